@@ -14,7 +14,8 @@ var Version = "dev"
 
 // Globals are the flags every command accepts.
 type Globals struct {
-	Data string `help:"Data directory of the embedded journal and managed files." default:"./.sessionrt" env:"SESSIONRT_DATA" type:"path"`
+	Data       string `help:"Data directory of the embedded journal and managed files." default:"./.sessionrt" env:"SESSIONRT_DATA" type:"path"`
+	JournalDSN string `name:"journal" help:"Journal backend: empty for the embedded engine in --data, or mysql://user:pass@host:port/db." env:"SESSIONRT_JOURNAL"`
 
 	// Stdout and Stderr let tests capture output; nil means the process's own.
 	Stdout io.Writer `kong:"-"`
@@ -47,6 +48,9 @@ type CLI struct {
 type JournalCmd struct {
 	Serve JournalServeCmd `cmd:"" help:"Serve the embedded journal database over the MySQL wire protocol."`
 	SQL   JournalSQLCmd   `cmd:"" name:"sql" help:"Run one SQL statement on the embedded journal database and print the rows."`
+
+	Verify JournalVerifyCmd `cmd:"" help:"Rebuild every projection from the events and report any difference."`
+	Events JournalEventsCmd `cmd:"" help:"Print a session's events, decoded."`
 }
 
 // VersionCmd prints the build version.
