@@ -1,0 +1,91 @@
+package managed
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func TestS52_SweepRemovesOnlyExpiredManagedFiles(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Date(2026, 1, 10, 0, 0, 0, 0, time.UTC)
+	s, err := New(Config{Dir: dir, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := s.Write("old output")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := s.Write("fresh output")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(other, []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	eight := now.Add(-8 * 24 * time.Hour)
+	for _, p := range []string{old, other} {
+		if err := os.Chtimes(p, eight, eight); err != nil {
+			t.Fatal(err)
+		}
+	}
+	six := now.Add(-6 * 24 * time.Hour)
+	if err := os.Chtimes(fresh, six, six); err != nil {
+		t.Fatal(err)
+	}
+	n, err := s.Sweep()
+	if err != nil || n != 1 {
+		t.Fatalf("sweep removed %d, err %v; want 1", n, err)
+	}
+	if _, err := os.Stat(old); !os.IsNotExist(err) {
+		t.Fatalf("expired managed file still there: %v", err)
+	}
+	for _, p := range []string{fresh, other} {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("%s removed: %v", p, err)
+		}
+	}
+}
+
+func TestNamesAreUniqueAndOwned(t *testing.T) {
+	s, err := New(Config{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for i := 0; i < 1000; i++ {
+		n := s.NewName()
+		if seen[n] {
+			t.Fatalf("duplicate name %s", n)
+		}
+		seen[n] = true
+	}
+	p, err := s.Write("x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Owns(p) || s.Owns(filepath.Join(s.Dir(), "other")) || s.Owns(filepath.Join(s.Dir(), "sub", filepath.Base(p))) {
+		t.Fatal("Owns disagrees with the flat tool_ rule")
+	}
+	b, err := os.ReadFile(p)
+	if err != nil || string(b) != "x" {
+		t.Fatalf("content %q err %v", b, err)
+	}
+}
+
+func TestWriteFailureIsAnError(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Config{Dir: filepath.Join(file, "sub")}) // parent is a file
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Write("x"); err == nil {
+		t.Fatal("write under a file succeeded")
+	}
+}
