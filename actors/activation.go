@@ -1,0 +1,182 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+)
+
+// activations places one actor per identity in this process: it spawns the
+// actor on first use and lets it passivate when idle.
+//
+// protoactor drops user messages that reach an actor after it stopped, so a
+// request racing a passivation would hang until its timeout. The fix is a
+// handshake under one lock: every request counts itself in-flight before it is
+// sent, and an actor may passivate only while nothing is in flight; once it
+// has, its entry is gone and the next request spawns a fresh activation.
+type activations struct {
+	system *actor.ActorSystem
+	props  func(id string) *actor.Props
+	prefix string
+
+	mu   sync.Mutex
+	live map[string]*activation
+	gen  uint64
+}
+
+type activation struct {
+	pid      *actor.PID
+	inflight int
+}
+
+func newActivations(system *actor.ActorSystem, prefix string, props func(id string) *actor.Props) *activations {
+	return &activations{system: system, props: props, prefix: prefix, live: map[string]*activation{}}
+}
+
+// errActorGone means the activation died with the request in its mailbox.
+var errActorGone = errors.New("actor stopped before answering")
+
+// request sends msg to the activation of id and waits for its reply, until
+// ctx is done or timeout passes. A request that finds the actor gone (it
+// crashed with the message queued) is retried once on a fresh activation:
+// every command is idempotent by its ID, so a second delivery is harmless.
+func (a *activations) request(ctx context.Context, id string, msg any, timeout time.Duration) (any, error) {
+	var lastErr error
+	for attempt := 0; attempt < 2; attempt++ {
+		pid, err := a.acquire(id)
+		if err != nil {
+			return nil, err
+		}
+		res, err := a.await(ctx, pid, msg, timeout)
+		a.release(id, pid)
+		if errors.Is(err, errActorGone) {
+			a.forget(id, pid)
+			lastErr = err
+			continue
+		}
+		return res, err
+	}
+	return nil, fmt.Errorf("%s %s: %w", a.prefix, id, lastErr)
+}
+
+func (a *activations) await(ctx context.Context, pid *actor.PID, msg any, timeout time.Duration) (any, error) {
+	f := a.system.Root.RequestFuture(pid, msg, timeout)
+	type result struct {
+		res any
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		res, err := f.Result()
+		done <- result{res, err}
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil {
+			if errors.Is(r.err, actor.ErrTimeout) {
+				return nil, fmt.Errorf("no answer within %s: %w", timeout, context.DeadlineExceeded)
+			}
+			return nil, r.err
+		}
+		if _, gone := r.res.(*actor.DeadLetterResponse); gone {
+			return nil, errActorGone
+		}
+		if err, ok := r.res.(error); ok {
+			return nil, err
+		}
+		return r.res, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// send delivers a one-way message to the activation of id (spawning it).
+func (a *activations) send(id string, msg any) error {
+	pid, err := a.acquire(id)
+	if err != nil {
+		return err
+	}
+	a.system.Root.Send(pid, msg)
+	a.release(id, pid)
+	return nil
+}
+
+func (a *activations) acquire(id string) (*actor.PID, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if e, ok := a.live[id]; ok {
+		e.inflight++
+		return e.pid, nil
+	}
+	a.gen++
+	// The generation keeps names unique while a passivated incarnation is
+	// still finishing its stop.
+	pid, err := a.system.Root.SpawnNamed(a.props(id), fmt.Sprintf("%s/%s#%d", a.prefix, id, a.gen))
+	if err != nil {
+		return nil, fmt.Errorf("activate %s %s: %w", a.prefix, id, err)
+	}
+	a.live[id] = &activation{pid: pid, inflight: 1}
+	return pid, nil
+}
+
+func (a *activations) release(id string, pid *actor.PID) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if e, ok := a.live[id]; ok && e.pid.Equal(pid) {
+		e.inflight--
+	}
+}
+
+// forget drops the entry of an activation known to be dead.
+func (a *activations) forget(id string, pid *actor.PID) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if e, ok := a.live[id]; ok && e.pid.Equal(pid) {
+		delete(a.live, id)
+	}
+}
+
+// tryPassivate is called by an idle actor about itself. It returns true when
+// the actor must stop now: no request is in flight and none can reach it any more.
+func (a *activations) tryPassivate(id string, pid *actor.PID) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	e, ok := a.live[id]
+	if !ok || !e.pid.Equal(pid) {
+		return true // already replaced: this incarnation is stale
+	}
+	if e.inflight > 0 {
+		return false
+	}
+	delete(a.live, id)
+	return true
+}
+
+// active returns the identities with a live activation.
+func (a *activations) active() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	ids := make([]string, 0, len(a.live))
+	for id := range a.live {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// stopAll stops every live activation and waits for each to finish stopping.
+func (a *activations) stopAll() {
+	a.mu.Lock()
+	pids := make([]*actor.PID, 0, len(a.live))
+	for _, e := range a.live {
+		pids = append(pids, e.pid)
+	}
+	a.live = map[string]*activation{}
+	a.mu.Unlock()
+	for _, pid := range pids {
+		_ = a.system.Root.StopFuture(pid).Wait()
+	}
+}

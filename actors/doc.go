@@ -1,0 +1,16 @@
+// Package actors holds the Session actor and its drain.
+//
+// A Session is one protoactor actor per session ID; its mailbox serializes the
+// drain (one provider turn at a time). The drain's decisions — what to promote
+// at a safe provider-turn boundary, whether to call the provider, when the turn
+// limit is hit — are the pure function Decide, tested without actors. The actor
+// is the thin shell around it: it appends each fact to the journal before it
+// acts on it, streams provider turns off the mailbox, and runs tool calls as
+// children of the Location's tool registry.
+//
+// Callers reach sessions only through the Sessions facade, so that the cluster
+// can place the same actor as a grain without changing them.
+//
+// This package must not open files, sockets or databases itself: the journal,
+// providers, context and tools come in through its Runtime configuration.
+package actors
