@@ -51,7 +51,9 @@ func newCounterActivations(t *testing.T) (*activations, *atomic.Int64) {
 	var stops atomic.Int64
 	var acts *activations
 	acts = newActivations(system, "counter", func(id string) *actor.Props {
-		return actor.PropsFromProducer(func() actor.Actor { return &counter{id: id, acts: acts, stops: &stops, idle: idleTimer{after: time.Millisecond}} })
+		return actor.PropsFromProducer(func() actor.Actor {
+			return &counter{id: id, acts: acts, stops: &stops, idle: idleTimer{after: time.Millisecond}}
+		})
 	})
 	t.Cleanup(acts.stopAll)
 	return acts, &stops

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-func steer(id string) Pending { return Pending{MessageID: id, Delivery: Steer} }
+func steer(id string) Pending  { return Pending{MessageID: id, Delivery: Steer} }
 func queued(id string) Pending { return Pending{MessageID: id, Delivery: Queue} }
 
 func TestDecide(t *testing.T) {
