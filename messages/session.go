@@ -1,0 +1,327 @@
+package messages
+
+// The session event family. Field tags are short msgpack map keys: a payload
+// is a map, so adding an optional field later stays readable by old rows.
+// Every event that belongs to a provider turn carries the owning assistant
+// message ID, because provider call IDs may repeat across turns.
+
+// ModelRef names a model at a provider.
+type ModelRef struct {
+	Provider string `msgpack:"p"`
+	ID       string `msgpack:"id"`
+}
+
+// Attachment is one typed prompt attachment. Data is inline content; URI a
+// reference resolved later. Either may be empty.
+type Attachment struct {
+	Kind      string `msgpack:"k"` // e.g. "file", "image", "resource"
+	Name      string `msgpack:"n,omitempty"`
+	MediaType string `msgpack:"mt,omitempty"`
+	URI       string `msgpack:"u,omitempty"`
+	Data      []byte `msgpack:"d,omitempty"`
+}
+
+// Prompt is what a user sends: text plus attachments.
+type Prompt struct {
+	Text        string       `msgpack:"t"`
+	Attachments []Attachment `msgpack:"a,omitempty"`
+}
+
+// Delivery says when an admitted prompt becomes model-visible.
+type Delivery string
+
+const (
+	// Steer promotes at the next safe provider-turn boundary, inside the current drain.
+	Steer Delivery = "steer"
+	// Queue opens a future activity, one queued prompt per activity, FIFO.
+	Queue Delivery = "queue"
+)
+
+// Valid reports whether d is one of the two delivery modes.
+func (d Delivery) Valid() bool { return d == Steer || d == Queue }
+
+// Usage is a provider turn's token accounting.
+type Usage struct {
+	InputTokens      int64 `msgpack:"in,omitempty"`
+	OutputTokens     int64 `msgpack:"out,omitempty"`
+	ReasoningTokens  int64 `msgpack:"rs,omitempty"`
+	CacheReadTokens  int64 `msgpack:"cr,omitempty"`
+	CacheWriteTokens int64 `msgpack:"cw,omitempty"`
+}
+
+// SessionCreated is always a session's first event (seq 1).
+type SessionCreated struct {
+	Location string   `msgpack:"loc"`
+	Agent    string   `msgpack:"ag"`
+	Model    ModelRef `msgpack:"m"`
+}
+
+// PromptAdmitted puts a prompt into the durable inbox; it is not yet
+// model-visible. MessageID is the idempotency key of the admission.
+type PromptAdmitted struct {
+	MessageID string   `msgpack:"id"`
+	Prompt    Prompt   `msgpack:"pr"`
+	Delivery  Delivery `msgpack:"dl"`
+}
+
+// PromptPromoted makes admitted prompts model-visible user messages, in the
+// order given (their admission order).
+type PromptPromoted struct {
+	MessageIDs []string `msgpack:"ids"`
+}
+
+// ContextEpochInitialized starts the first epoch: Baseline is the exact
+// provider-cache prefix, Snapshot the model-hidden per-source state. Location
+// must equal the session's current Location (epoch initialization is fenced
+// against moves).
+type ContextEpochInitialized struct {
+	Revision int64  `msgpack:"rev"`
+	Baseline string `msgpack:"b"`
+	Snapshot []byte `msgpack:"s"`
+	Location string `msgpack:"loc"`
+}
+
+// ContextEpochReplaced starts a fresh epoch (after a completed compaction).
+// Revision must be greater than the stored one (optimistic check).
+type ContextEpochReplaced struct {
+	Revision int64  `msgpack:"rev"`
+	Baseline string `msgpack:"b"`
+	Snapshot []byte `msgpack:"s"`
+	Location string `msgpack:"loc"`
+}
+
+// ContextEpochCleared ends the epoch (after a move); the next run initializes one.
+type ContextEpochCleared struct {
+	Reason string `msgpack:"r,omitempty"`
+}
+
+// ContextUpdated is a Mid-Conversation System Message: Text becomes a
+// chronological system message and Snapshot replaces the epoch's snapshot in
+// the same transaction. MessageID is optional; empty means "ctx_<seq>".
+type ContextUpdated struct {
+	MessageID string `msgpack:"id,omitempty"`
+	Text      string `msgpack:"t"`
+	Snapshot  []byte `msgpack:"s"`
+}
+
+// AgentSwitched selects the agent for the next provider turn.
+type AgentSwitched struct {
+	Agent string `msgpack:"ag"`
+}
+
+// ModelSwitched selects the model for the next provider turn.
+type ModelSwitched struct {
+	Model ModelRef `msgpack:"m"`
+}
+
+// Moved changes the session's Location.
+type Moved struct {
+	From string `msgpack:"f"`
+	To   string `msgpack:"t"`
+}
+
+// TurnStarted opens a provider turn and its assistant message.
+type TurnStarted struct {
+	AssistantMessageID string   `msgpack:"am"`
+	Agent              string   `msgpack:"ag"`
+	Model              ModelRef `msgpack:"m"`
+}
+
+// TurnEnded closes a provider turn normally (any finish reason, including
+// content-filter and length).
+type TurnEnded struct {
+	AssistantMessageID string `msgpack:"am"`
+	FinishReason       string `msgpack:"fr"`
+	Usage              Usage  `msgpack:"u"`
+	ProviderMetadata   []byte `msgpack:"pm,omitempty"` // opaque, provider-defined
+}
+
+// TurnFailed closes a provider turn with an error.
+type TurnFailed struct {
+	AssistantMessageID string `msgpack:"am"`
+	ErrorKind          string `msgpack:"k"` // e.g. "provider", "interrupted", "overflow", "turn_limit"
+	Message            string `msgpack:"msg"`
+}
+
+// TextEnded stores one complete text part of the assistant message.
+type TextEnded struct {
+	AssistantMessageID string `msgpack:"am"`
+	Text               string `msgpack:"t"`
+	ProviderMetadata   []byte `msgpack:"pm,omitempty"`
+}
+
+// ReasoningEnded stores one complete reasoning part.
+type ReasoningEnded struct {
+	AssistantMessageID string `msgpack:"am"`
+	Text               string `msgpack:"t"`
+	ProviderMetadata   []byte `msgpack:"pm,omitempty"`
+}
+
+// ToolInputStarted: the provider began streaming a tool call's input.
+type ToolInputStarted struct {
+	AssistantMessageID string `msgpack:"am"`
+	CallID             string `msgpack:"c"`
+	Tool               string `msgpack:"tl"`
+}
+
+// ToolInputEnded: the tool call's input is complete (Input is JSON).
+type ToolInputEnded struct {
+	AssistantMessageID string `msgpack:"am"`
+	CallID             string `msgpack:"c"`
+	Tool               string `msgpack:"tl"`
+	Input              []byte `msgpack:"in"`
+}
+
+// ToolCalled records a complete tool call before it runs. Agent is the
+// effective agent of the turn that issued it.
+type ToolCalled struct {
+	AssistantMessageID string `msgpack:"am"`
+	CallID             string `msgpack:"c"`
+	Tool               string `msgpack:"tl"`
+	Input              []byte `msgpack:"in"` // JSON
+	Agent              string `msgpack:"ag"`
+	ProviderMetadata   []byte `msgpack:"pm,omitempty"`
+}
+
+// ToolProgress is a durable progress note of a running tool (title/metadata).
+type ToolProgress struct {
+	AssistantMessageID string `msgpack:"am"`
+	CallID             string `msgpack:"c"`
+	Title              string `msgpack:"t,omitempty"`
+	Metadata           []byte `msgpack:"md,omitempty"`
+}
+
+// ToolSucceeded settles a call. Output is the bounded model-visible text;
+// ManagedPath names the managed file with the full output ("" when none);
+// Lossy says the output was truncated without a saved file.
+type ToolSucceeded struct {
+	AssistantMessageID string `msgpack:"am"`
+	CallID             string `msgpack:"c"`
+	Output             string `msgpack:"o"`
+	Structured         []byte `msgpack:"st,omitempty"`
+	ManagedPath        string `msgpack:"mp,omitempty"`
+	Lossy              bool   `msgpack:"l,omitempty"`
+	ProviderMetadata   []byte `msgpack:"pm,omitempty"`
+}
+
+// ToolFailed settles a call with an error the model sees.
+type ToolFailed struct {
+	AssistantMessageID string `msgpack:"am"`
+	CallID             string `msgpack:"c"`
+	Error              string `msgpack:"e"`
+}
+
+// PermissionAsked raises a pending permission request for a tool call.
+type PermissionAsked struct {
+	RequestID          string   `msgpack:"id"`
+	AssistantMessageID string   `msgpack:"am"`
+	CallID             string   `msgpack:"c"`
+	Action             string   `msgpack:"a"`
+	Resources          []string `msgpack:"r,omitempty"`
+}
+
+// PermissionReply is how a client answers a permission request.
+type PermissionReply string
+
+const (
+	ReplyOnce   PermissionReply = "once"
+	ReplyAlways PermissionReply = "always"
+	ReplyReject PermissionReply = "reject"
+)
+
+// PermissionReplied answers a pending permission request.
+type PermissionReplied struct {
+	RequestID string          `msgpack:"id"`
+	Reply     PermissionReply `msgpack:"r"`
+	Feedback  string          `msgpack:"fb,omitempty"`
+}
+
+// CompactionStarted durably identifies a compaction attempt.
+type CompactionStarted struct {
+	CompactionID string `msgpack:"id"`
+}
+
+// CompactionEnded completes a compaction: it becomes the model-visible
+// checkpoint and the history boundary.
+type CompactionEnded struct {
+	CompactionID  string `msgpack:"id"`
+	Summary       string `msgpack:"s"`
+	RecentContext string `msgpack:"rc"`
+}
+
+// Interrupted records that the drain was stopped by a client.
+type Interrupted struct {
+	Reason string `msgpack:"r,omitempty"`
+}
+
+// Idle is appended by the runner when a drain ends; a session whose last
+// drain event is not followed by Idle or Interrupted was mid-drain.
+type Idle struct{}
+
+func (SessionCreated) EventType() EventType { return EventType{"session.created", 1} }
+func (PromptAdmitted) EventType() EventType { return EventType{"session.prompt.admitted", 1} }
+func (PromptPromoted) EventType() EventType { return EventType{"session.prompt.promoted", 1} }
+func (ContextEpochInitialized) EventType() EventType {
+	return EventType{"session.context.epoch.initialized", 1}
+}
+func (ContextEpochReplaced) EventType() EventType {
+	return EventType{"session.context.epoch.replaced", 1}
+}
+func (ContextEpochCleared) EventType() EventType {
+	return EventType{"session.context.epoch.cleared", 1}
+}
+func (ContextUpdated) EventType() EventType    { return EventType{"session.context.updated", 1} }
+func (AgentSwitched) EventType() EventType     { return EventType{"session.agent.switched", 1} }
+func (ModelSwitched) EventType() EventType     { return EventType{"session.model.switched", 1} }
+func (Moved) EventType() EventType             { return EventType{"session.moved", 1} }
+func (TurnStarted) EventType() EventType       { return EventType{"session.turn.started", 1} }
+func (TurnEnded) EventType() EventType         { return EventType{"session.turn.ended", 1} }
+func (TurnFailed) EventType() EventType        { return EventType{"session.turn.failed", 1} }
+func (TextEnded) EventType() EventType         { return EventType{"session.text.ended", 1} }
+func (ReasoningEnded) EventType() EventType    { return EventType{"session.reasoning.ended", 1} }
+func (ToolInputStarted) EventType() EventType  { return EventType{"session.tool.input.started", 1} }
+func (ToolInputEnded) EventType() EventType    { return EventType{"session.tool.input.ended", 1} }
+func (ToolCalled) EventType() EventType        { return EventType{"session.tool.called", 1} }
+func (ToolProgress) EventType() EventType      { return EventType{"session.tool.progress", 1} }
+func (ToolSucceeded) EventType() EventType     { return EventType{"session.tool.succeeded", 1} }
+func (ToolFailed) EventType() EventType        { return EventType{"session.tool.failed", 1} }
+func (PermissionAsked) EventType() EventType   { return EventType{"session.permission.asked", 1} }
+func (PermissionReplied) EventType() EventType { return EventType{"session.permission.replied", 1} }
+func (CompactionStarted) EventType() EventType { return EventType{"session.compaction.started", 1} }
+func (CompactionEnded) EventType() EventType   { return EventType{"session.compaction.ended", 1} }
+func (Interrupted) EventType() EventType       { return EventType{"session.interrupted", 1} }
+func (Idle) EventType() EventType              { return EventType{"session.idle", 1} }
+
+// SessionEvents returns one zero value of every session event type.
+func SessionEvents() []Event {
+	return []Event{
+		SessionCreated{}, PromptAdmitted{}, PromptPromoted{},
+		ContextEpochInitialized{}, ContextEpochReplaced{}, ContextEpochCleared{}, ContextUpdated{},
+		AgentSwitched{}, ModelSwitched{}, Moved{},
+		TurnStarted{}, TurnEnded{}, TurnFailed{}, TextEnded{}, ReasoningEnded{},
+		ToolInputStarted{}, ToolInputEnded{}, ToolCalled{}, ToolProgress{}, ToolSucceeded{}, ToolFailed{},
+		PermissionAsked{}, PermissionReplied{},
+		CompactionStarted{}, CompactionEnded{}, Interrupted{}, Idle{},
+	}
+}
+
+// DeltaKind says which live fragment a Delta carries.
+type DeltaKind string
+
+const (
+	TextDelta       DeltaKind = "text"
+	ReasoningDelta  DeltaKind = "reasoning"
+	ToolInputDelta  DeltaKind = "tool-input"
+	CompactionDelta DeltaKind = "compaction"
+)
+
+// Delta is a live-only streaming fragment for connected renderers. It is not
+// an Event: it never reaches the journal, never advances a durable cursor and
+// is not replayed. The final values are stored once by the *Ended events.
+type Delta struct {
+	SessionID          string    `msgpack:"sid"`
+	AssistantMessageID string    `msgpack:"am,omitempty"`
+	CallID             string    `msgpack:"c,omitempty"`
+	Kind               DeltaKind `msgpack:"k"`
+	Text               string    `msgpack:"t"`
+}
