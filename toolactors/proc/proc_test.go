@@ -1,0 +1,130 @@
+package proc
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// readPID waits (bounded) for a file holding a PID written by the command.
+func readPID(t *testing.T, path string) int {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if b, err := os.ReadFile(path); err == nil && strings.HasSuffix(string(b), "\n") {
+			pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return pid
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("no pid in %s", path)
+	return 0
+}
+
+func TestExitCodeOutputAndClosedStdin(t *testing.T) {
+	dir := t.TempDir()
+	out, err := Run(context.Background(), Spec{Command: "pwd; cat; echo err >&2; exit 7", Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.ExitCode != 7 {
+		t.Fatalf("exit code %d", out.ExitCode)
+	}
+	real, _ := filepath.EvalSymlinks(dir)
+	if out.Output != real+"\nerr\n" {
+		t.Fatalf("output %q", out.Output)
+	}
+}
+
+func TestTimeoutKillsWholeGroup(t *testing.T) {
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pid")
+	start := time.Now()
+	out, err := Run(context.Background(), Spec{
+		Command: "sleep 300 & echo $! > pid; echo started; wait",
+		Dir:     dir, Timeout: 200 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !out.TimedOut || out.Signal != "terminated" {
+		t.Fatalf("outcome %+v", out)
+	}
+	if time.Since(start) > 30*time.Second {
+		t.Fatal("timeout did not stop the command")
+	}
+	if pid := readPID(t, pidFile); !Gone(pid, 5*time.Second) {
+		t.Fatalf("background sleep %d survived the timeout", pid)
+	}
+	if !strings.Contains(out.Output, "started") {
+		t.Fatalf("output lost: %q", out.Output)
+	}
+}
+
+func TestTermIgnoredEscalatesToKill(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan int, 1)
+	go func() {
+		// Cancel once the trap is installed.
+		readPID(t, filepath.Join(dir, "pid"))
+		cancel()
+	}()
+	out, err := Run(ctx, Spec{
+		Command: "trap '' TERM; echo $$ > pid; while :; do sleep 0.05; done",
+		Dir:     dir, KillGrace: 100 * time.Millisecond,
+		Started: func(pid int) { started <- pid },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !out.Cancelled || out.Signal != "killed" {
+		t.Fatalf("outcome %+v", out)
+	}
+	if !Gone(<-started, 5*time.Second) {
+		t.Fatal("leader alive")
+	}
+}
+
+func TestBackgroundJobsDieWithTheLeader(t *testing.T) {
+	dir := t.TempDir()
+	out, err := Run(context.Background(), Spec{Command: "sleep 300 & echo $! > pid", Dir: dir})
+	if err != nil || out.ExitCode != 0 {
+		t.Fatalf("%+v %v", out, err)
+	}
+	if pid := readPID(t, filepath.Join(dir, "pid")); !Gone(pid, 5*time.Second) {
+		t.Fatalf("background job %d leaked", pid)
+	}
+}
+
+func TestOutputCapKeepsHeadAndTail(t *testing.T) {
+	out, err := Run(context.Background(), Spec{
+		Command: "echo BEGIN; head -c 100000 /dev/zero | tr '\\0' x; echo; echo END", Dir: t.TempDir(), OutputCap: 1000,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(out.Output, "BEGIN\n") || !strings.HasSuffix(out.Output, "END\n") || out.Dropped != 100011-1000 {
+		t.Fatalf("dropped %d, output %q", out.Dropped, out.Output)
+	}
+}
+
+func TestMissingDirIsAStartError(t *testing.T) {
+	if _, err := Run(context.Background(), Spec{Command: "true", Dir: "/nonexistent/dir"}); err == nil || !strings.Contains(err.Error(), "/nonexistent/dir") {
+		t.Fatalf("err %v", err)
+	}
+}
+
+func TestConfiguredShell(t *testing.T) {
+	out, err := Run(context.Background(), Spec{Command: "echo $0", Dir: t.TempDir(), Shell: "/bin/bash"})
+	if err != nil || strings.TrimSpace(out.Output) != "/bin/bash" {
+		t.Fatalf("%q %v", out.Output, err)
+	}
+}
