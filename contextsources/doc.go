@@ -1,0 +1,45 @@
+// Package contextsources owns the System Context of a Session: Context Sources, their
+// composition, the Location-scoped System Context Registry, and the pure Context Epoch
+// logic (Initialize, Reconcile, Replace) plus the lowering of a Mid-Conversation System
+// Message for a provider.
+//
+// The model is split in two halves:
+//
+//   - Observation is the only effectful step. SystemContext.Observe (or Registry.Observe)
+//     calls every loader concurrently under one timeout. A loader that panics, times out
+//     or whose value cannot be encoded counts as Unavailable for that boundary; nothing
+//     escapes to the caller.
+//   - Initialize, Reconcile and Replace are pure functions of an Observation and the
+//     stored Snapshot. They never touch a clock, a file or an actor, so every rule is a
+//     table test.
+//
+// Typical use by the Session actor at a safe provider-turn boundary:
+//
+//	sc, _ := contextsources.Combine(registry.SystemContext(), skills.Source(agent))
+//	obs := sc.Observe(ctx, contextsources.ObserveConfig{})
+//	if noEpoch {
+//		gen, err := contextsources.Initialize(obs) // err: ErrUnavailable → turn blocked
+//		// journal gen.Baseline (exact text) and gen.Snapshot.Encode()
+//	}
+//	d := contextsources.Reconcile(obs, snapshot, contextsources.ReconcileOptions{})
+//	// d.Action: Unchanged | Updated (d.Message, d.Snapshot) |
+//	//           ReplacementReady (d.Generation) | ReplacementBlocked (d.Blocked)
+//
+// Rules (spec glossary 000, session.md 002):
+//   - A source's value is compared through its codec's JSON encoding; the Snapshot stores
+//     that encoding per key plus, for removable sources, a pre-rendered removal text.
+//   - Unavailable keeps the prior value and emits nothing (omitted until first loaded).
+//   - A successfully loaded absence emits the stored removal text and drops the key; a
+//     source without a removal renderer is never "removed" from the model's view, so its
+//     entry is kept.
+//   - A source new to the Snapshot emits its baseline rendering once; a stored value that
+//     no longer decodes is treated as new (re-announced), for that key only.
+//   - All changes at one boundary form one combined message, in observation order, then
+//     removals of sources no longer registered, in key order.
+//   - Replace restates the last admitted value of an unavailable source (or blocks when
+//     that value cannot be decoded, or always when ReplaceOptions.Strict is set).
+//
+// What it must not do: talk to actors, the journal or providers; wake sessions; keep
+// package-level mutable state. Loaders of the built-in sources live in the
+// subpackages environment, instructions and skills.
+package contextsources

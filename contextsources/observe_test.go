@@ -1,0 +1,71 @@
+package contextsources
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+func TestObserveTurnsMisbehavingLoadersIntoUnavailable(t *testing.T) {
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	cases := []struct {
+		name string
+		src  Source
+		want error
+	}{
+		{"panic", MustMake(Spec[string]{Key: "t/panic",
+			Load:     func(context.Context) Result[string] { panic("boom") },
+			Baseline: func(string) string { return "" }}), ErrLoaderPanic},
+		{"ignores its deadline", MustMake(Spec[string]{Key: "t/stuck",
+			Load:     func(context.Context) Result[string] { <-release; return Present("late") },
+			Baseline: func(string) string { return "" }}), ErrLoaderTimeout},
+		{"value does not encode", MustMake(Spec[func()]{Key: "t/func",
+			Load:     func(context.Context) Result[func()] { return Present(func() {}) },
+			Baseline: func(func()) string { return "" }}), ErrEncode},
+		{"zero Result", MustMake(Spec[string]{Key: "t/zero",
+			Load:     func(context.Context) Result[string] { return Result[string]{} },
+			Baseline: func(string) string { return "" }}), nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ok := strSource(t, "t/ok", newCell("fine"), false)
+			obs := mustNew(t, ok, tc.src).Observe(context.Background(), ObserveConfig{Timeout: 50 * time.Millisecond})
+			got, _ := obs.Lookup(tc.src.Key())
+			if got.State != StateUnavailable {
+				t.Fatalf("state %v, want unavailable", got.State)
+			}
+			if tc.want != nil && !errors.Is(got.Err, tc.want) {
+				t.Fatalf("reason %v, want %v", got.Err, tc.want)
+			}
+			if o, _ := obs.Lookup("t/ok"); o.State != StatePresent {
+				t.Fatalf("a healthy source next to it is %v", o.State)
+			}
+			if _, err := Initialize(obs); !errors.Is(err, ErrUnavailable) {
+				t.Fatalf("Initialize: %v, want ErrUnavailable", err)
+			}
+		})
+	}
+}
+
+func TestObserveHonoursCallerCancellation(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	src := MustMake(Spec[string]{Key: "t/waits",
+		Load:     func(ctx context.Context) Result[string] { <-ctx.Done(); return Unavailable[string](ctx.Err()) },
+		Baseline: func(string) string { return "" }})
+	obs := mustNew(t, src).Observe(ctx, ObserveConfig{})
+	if got := obs.Unavailable(); len(got) != 1 || got[0] != "t/waits" {
+		t.Fatalf("unavailable %v", got)
+	}
+}
+
+func TestLoaderMaySayUnavailableExplicitly(t *testing.T) {
+	c := &cell{r: Unavailable[string](errors.New("network down"))}
+	obs := observe(mustNew(t, strSource(t, "t/net", c, true)))
+	got, ok := obs.Lookup("t/net")
+	if !ok || got.State != StateUnavailable || got.Err.Error() != "network down" {
+		t.Fatalf("lookup %+v", got)
+	}
+}
