@@ -1,0 +1,131 @@
+// Package sse reads a text/event-stream (Server-Sent Events) body as the
+// provider adapters need it: event name and data, one event at a time, with
+// the bytes read so far counted for error messages.
+//
+// It does no JSON and no classification; the returned slices alias an
+// internal buffer and are valid only until the next call to Next.
+package sse
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// MaxEvent bounds one event's data (a guard against a server that never
+// sends a blank line).
+const MaxEvent = 16 << 20
+
+// ErrEventTooLarge is returned when one event exceeds MaxEvent bytes.
+var ErrEventTooLarge = errors.New("sse: event too large")
+
+// Event is one dispatched event. Name is "" when the stream gave none
+// (the spec's default "message"). Data joins multiple data lines with '\n'.
+type Event struct {
+	Name []byte
+	Data []byte
+}
+
+// Reader reads events from a body.
+type Reader struct {
+	r    *bufio.Reader
+	name []byte
+	data []byte
+	line []byte
+	n    int64
+	// lastPartial is the line being read when the body ended, quoted in
+	// errors about a cut stream.
+	lastPartial []byte
+}
+
+// NewReader returns a Reader over body.
+func NewReader(body io.Reader) *Reader {
+	return &Reader{r: bufio.NewReaderSize(body, 64<<10)}
+}
+
+// BytesRead is the number of body bytes consumed so far.
+func (r *Reader) BytesRead() int64 { return r.n }
+
+// Partial returns the incomplete trailing line when the body ended mid-line.
+func (r *Reader) Partial() []byte { return r.lastPartial }
+
+// Next returns the next event with data or a name. At the end of the body it
+// returns io.EOF if the body ended on an event boundary, and
+// io.ErrUnexpectedEOF when a partially received event was pending (the
+// stream was cut). Other errors are the body's read errors.
+func (r *Reader) Next() (Event, error) {
+	r.name = r.name[:0]
+	r.data = r.data[:0]
+	hasData, pending := false, false
+	for {
+		line, err := r.readLine()
+		if err != nil {
+			if err == io.EOF && (pending || len(line) > 0) {
+				r.lastPartial = append(r.lastPartial[:0], line...)
+				return Event{}, io.ErrUnexpectedEOF
+			}
+			return Event{}, err
+		}
+		if len(line) == 0 {
+			if hasData || len(r.name) > 0 {
+				return Event{Name: r.name, Data: r.data}, nil
+			}
+			pending = false
+			continue
+		}
+		pending = true
+		if line[0] == ':' { // comment (keep-alive)
+			continue
+		}
+		field, value := line, []byte(nil)
+		if i := bytes.IndexByte(line, ':'); i >= 0 {
+			field, value = line[:i], line[i+1:]
+			if len(value) > 0 && value[0] == ' ' {
+				value = value[1:]
+			}
+		}
+		switch string(field) {
+		case "data":
+			if hasData {
+				r.data = append(r.data, '\n')
+			}
+			if len(r.data)+len(value) > MaxEvent {
+				return Event{}, fmt.Errorf("%w (more than %d bytes)", ErrEventTooLarge, MaxEvent)
+			}
+			r.data = append(r.data, value...)
+			hasData = true
+		case "event":
+			r.name = append(r.name[:0], value...)
+		}
+		// "id" and "retry" are irrelevant to a single-request stream.
+	}
+}
+
+// readLine returns one line without its terminator (\n, \r\n). At the end of
+// the body it returns the unterminated remainder with io.EOF.
+func (r *Reader) readLine() ([]byte, error) {
+	b, err := r.r.ReadSlice('\n')
+	r.n += int64(len(b))
+	if err == bufio.ErrBufferFull {
+		r.line = append(r.line[:0], b...)
+		for err == bufio.ErrBufferFull {
+			b, err = r.r.ReadSlice('\n')
+			r.n += int64(len(b))
+			r.line = append(r.line, b...)
+			if len(r.line) > MaxEvent {
+				return nil, fmt.Errorf("%w (line longer than %d bytes)", ErrEventTooLarge, MaxEvent)
+			}
+		}
+		b = r.line
+	}
+	if err != nil {
+		return b, err
+	}
+	b = b[:len(b)-1]
+	if len(b) > 0 && b[len(b)-1] == '\r' {
+		b = b[:len(b)-1]
+	}
+	return b, nil
+}

@@ -1,0 +1,291 @@
+package openai
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/sessionrt/sessionrt/provider"
+	"github.com/sessionrt/sessionrt/provider/internal/sse"
+)
+
+// chunk is one chat.completion.chunk (or an in-stream error).
+type chunk struct {
+	ID      string          `json:"id"`
+	Model   string          `json:"model"`
+	Choices []choice        `json:"choices"`
+	Usage   *wireUsage      `json:"usage"`
+	Error   json.RawMessage `json:"error"`
+}
+
+type choice struct {
+	Index        int     `json:"index"`
+	Delta        delta   `json:"delta"`
+	FinishReason *string `json:"finish_reason"`
+}
+
+type delta struct {
+	Content string `json:"content"`
+	// ReasoningContent is DeepSeek/vLLM/llama.cpp's field; Reasoning is
+	// OpenRouter/Ollama's.
+	ReasoningContent string          `json:"reasoning_content"`
+	Reasoning        string          `json:"reasoning"`
+	Refusal          string          `json:"refusal"`
+	ToolCalls        []toolCallDelta `json:"tool_calls"`
+}
+
+type toolCallDelta struct {
+	Index    int    `json:"index"`
+	ID       string `json:"id"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+type wireUsage struct {
+	PromptTokens        int `json:"prompt_tokens"`
+	CompletionTokens    int `json:"completion_tokens"`
+	PromptTokensDetails *struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+	CompletionTokensDetails *struct {
+		ReasoningTokens int `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
+}
+
+type callState struct {
+	wireIndex int
+	id, name  string
+	args      []byte
+}
+
+// stream decodes one SSE response body into parts.
+type stream struct {
+	ctx  context.Context
+	body io.ReadCloser
+	rd   *sse.Reader
+
+	queue []provider.Part
+	qi    int
+
+	calls    []callState
+	finish   provider.FinishReason
+	usage    *provider.Usage
+	metaSent bool
+	done     bool
+	err      error
+
+	closeOnce sync.Once
+}
+
+func newStream(ctx context.Context, body io.ReadCloser) *stream {
+	return &stream{ctx: ctx, body: body, rd: sse.NewReader(body)}
+}
+
+// NewStreamForTest decodes body as a Chat Completions SSE stream; it exists
+// for benchmarks of the decoder alone.
+func NewStreamForTest(ctx context.Context, body io.ReadCloser) provider.Stream {
+	return newStream(ctx, body)
+}
+
+func (s *stream) Close() error {
+	s.closeOnce.Do(func() { s.body.Close() })
+	return nil
+}
+
+func (s *stream) Next() (provider.Part, error) {
+	for {
+		if s.qi < len(s.queue) {
+			p := s.queue[s.qi]
+			s.qi++
+			return p, nil
+		}
+		s.queue, s.qi = s.queue[:0], 0
+		if s.err != nil {
+			return provider.Part{}, s.err
+		}
+		if s.done {
+			return provider.Part{}, io.EOF
+		}
+		if err := s.step(); err != nil {
+			s.err = err
+			s.Close()
+		}
+	}
+}
+
+// step reads one event and queues its parts, or returns the terminal error.
+func (s *stream) step() error {
+	ev, err := s.rd.Next()
+	if err != nil {
+		if s.ctx.Err() != nil {
+			return provider.TransportError(s.ctx, Kind, "read stream", err)
+		}
+		if (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)) && s.finish != "" {
+			// Some compatible servers end the body without "data: [DONE]".
+			s.finalize()
+			return nil
+		}
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return &provider.Error{Kind: provider.KindRetryable, Provider: Kind,
+				Message: fmt.Sprintf("stream cut before its finish after %d bytes", s.rd.BytesRead()),
+				Snippet: provider.Quote(s.rd.Partial()), Err: io.ErrUnexpectedEOF}
+		}
+		if errors.Is(err, sse.ErrEventTooLarge) {
+			return &provider.Error{Kind: provider.KindMalformed, Provider: Kind, Message: "read stream", Err: err}
+		}
+		return provider.TransportError(s.ctx, Kind, fmt.Sprintf("read stream after %d bytes", s.rd.BytesRead()), err)
+	}
+	data := ev.Data
+	if len(data) == 0 {
+		return nil
+	}
+	if bytes.Equal(data, doneMarker) {
+		if s.finish == "" {
+			return provider.Malformed(Kind, "stream ended ([DONE]) without a finish_reason", data, nil)
+		}
+		s.finalize()
+		return nil
+	}
+	var c chunk
+	if err := json.Unmarshal(data, &c); err != nil {
+		return provider.Malformed(Kind, "chunk is not valid JSON", data, err)
+	}
+	if len(c.Error) > 0 && string(c.Error) != "null" {
+		code, msg := parseErrorBody(data)
+		e := provider.ClassifyHTTP(Kind, 0, code, msg, nil, time.Time{})
+		e.Snippet = provider.Quote(data)
+		return e
+	}
+	if !s.metaSent && (c.ID != "" || c.Model != "") {
+		s.metaSent = true
+		if c.ID != "" {
+			s.queue = append(s.queue, provider.Part{Kind: provider.PartMetadata, Key: provider.MetaResponseID, Text: c.ID})
+		}
+		if c.Model != "" {
+			s.queue = append(s.queue, provider.Part{Kind: provider.PartMetadata, Key: provider.MetaModel, Text: c.Model})
+		}
+	}
+	if c.Usage != nil {
+		u := provider.Usage{InputTokens: c.Usage.PromptTokens, OutputTokens: c.Usage.CompletionTokens}
+		if d := c.Usage.PromptTokensDetails; d != nil {
+			u.CacheReadTokens = d.CachedTokens
+		}
+		if d := c.Usage.CompletionTokensDetails; d != nil {
+			u.ReasoningTokens = d.ReasoningTokens
+		}
+		s.usage = &u
+	}
+	for i := range c.Choices {
+		ch := &c.Choices[i]
+		if ch.Index != 0 {
+			continue // n > 1 is never requested
+		}
+		if err := s.choice(ch, data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var doneMarker = []byte("[DONE]")
+
+func (s *stream) choice(ch *choice, data []byte) error {
+	d := &ch.Delta
+	if r := d.ReasoningContent + d.Reasoning; r != "" {
+		s.queue = append(s.queue, provider.Part{Kind: provider.PartReasoning, Text: r})
+	}
+	if d.Content != "" {
+		s.queue = append(s.queue, provider.Part{Kind: provider.PartText, Text: d.Content})
+	}
+	if d.Refusal != "" {
+		s.queue = append(s.queue, provider.Part{Kind: provider.PartText, Text: d.Refusal})
+	}
+	for _, tc := range d.ToolCalls {
+		slot := -1
+		for j := len(s.calls) - 1; j >= 0; j-- {
+			if s.calls[j].wireIndex == tc.Index {
+				slot = j
+				break
+			}
+		}
+		if slot >= 0 && tc.ID != "" && tc.ID != s.calls[slot].id {
+			// Ollama reuses index 0 for every call of a parallel batch and
+			// tells them apart only by ID.
+			slot = -1
+		}
+		if slot < 0 {
+			if s.finish != "" {
+				return provider.Malformed(Kind, "tool call delta after finish_reason", data, nil)
+			}
+			slot = len(s.calls)
+			id := tc.ID
+			if id == "" {
+				// Some local servers omit IDs; the Session needs one to pair
+				// the result.
+				id = fmt.Sprintf("call_%d", slot)
+			}
+			if tc.Function.Name == "" {
+				return provider.Malformed(Kind, "tool call without a function name", data, nil)
+			}
+			s.calls = append(s.calls, callState{wireIndex: tc.Index, id: id, name: tc.Function.Name})
+			s.queue = append(s.queue, provider.Part{Kind: provider.PartToolInputStart, Index: slot, ID: id, Name: tc.Function.Name})
+		}
+		if a := tc.Function.Arguments; a != "" {
+			s.calls[slot].args = append(s.calls[slot].args, a...)
+			s.queue = append(s.queue, provider.Part{Kind: provider.PartToolInputDelta, Index: slot, ID: s.calls[slot].id, Text: a})
+		}
+	}
+	if ch.FinishReason != nil && *ch.FinishReason != "" && s.finish == "" {
+		f, ok := mapFinish(*ch.FinishReason)
+		if !ok {
+			return provider.Malformed(Kind, "unknown finish_reason", []byte(*ch.FinishReason), nil)
+		}
+		for j := range s.calls {
+			c := &s.calls[j]
+			args := c.args
+			if len(bytes.TrimSpace(args)) == 0 {
+				args = []byte("{}")
+			}
+			if !json.Valid(args) {
+				return provider.Malformed(Kind, fmt.Sprintf("tool call %s (%s) arguments are not valid JSON", c.id, c.name), args, nil)
+			}
+			s.queue = append(s.queue, provider.Part{Kind: provider.PartToolCall, Index: j, ID: c.id, Name: c.name, Args: json.RawMessage(bytes.Clone(args))})
+		}
+		if len(s.calls) > 0 && f == provider.FinishStop {
+			// Some compatible servers say "stop" after tool calls; the
+			// neutral reason says what the turn holds.
+			f = provider.FinishToolCalls
+		}
+		s.finish = f
+	}
+	return nil
+}
+
+func (s *stream) finalize() {
+	if s.usage != nil {
+		s.queue = append(s.queue, provider.Part{Kind: provider.PartUsage, Usage: *s.usage})
+	}
+	s.queue = append(s.queue, provider.Part{Kind: provider.PartFinish, Finish: s.finish})
+	s.done = true
+}
+
+func mapFinish(r string) (provider.FinishReason, bool) {
+	switch r {
+	case "stop", "eos", "end_turn":
+		return provider.FinishStop, true
+	case "length", "max_tokens":
+		return provider.FinishLength, true
+	case "tool_calls", "function_call":
+		return provider.FinishToolCalls, true
+	case "content_filter":
+		return provider.FinishContentFilter, true
+	}
+	return "", false
+}

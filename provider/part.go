@@ -1,0 +1,91 @@
+package provider
+
+import "encoding/json"
+
+// PartKind says what a Part carries.
+type PartKind uint8
+
+const (
+	// PartText is a text delta (Text).
+	PartText PartKind = iota + 1
+	// PartReasoning is a reasoning delta (Text) of reasoning block Index.
+	PartReasoning
+	// PartToolInputStart opens tool call Index (ID, Name).
+	PartToolInputStart
+	// PartToolInputDelta is a fragment (Text) of tool call Index's JSON arguments.
+	PartToolInputDelta
+	// PartToolCall is a complete tool call Index (ID, Name, Args as valid JSON).
+	PartToolCall
+	// PartUsage reports token usage (Usage); at most once, before PartFinish.
+	PartUsage
+	// PartFinish is the last part of a turn (Finish).
+	PartFinish
+	// PartMetadata is provider metadata (Key, Text = value; Index = reasoning
+	// block for the Meta* reasoning keys).
+	PartMetadata
+)
+
+var partKindNames = [...]string{"", "text", "reasoning", "tool-input-start", "tool-input-delta", "tool-call", "usage", "finish", "metadata"}
+
+func (k PartKind) String() string {
+	if int(k) < len(partKindNames) && k != 0 {
+		return partKindNames[k]
+	}
+	return "unknown"
+}
+
+// Metadata keys of PartMetadata.
+const (
+	// MetaResponseID is the provider's response/message ID.
+	MetaResponseID = "response_id"
+	// MetaModel is the model the provider reports having used.
+	MetaModel = "model"
+	// MetaReasoningSignature is the signature of reasoning block Index (Anthropic).
+	MetaReasoningSignature = "reasoning.signature"
+	// MetaReasoningRedacted is the opaque data of redacted reasoning block Index (Anthropic).
+	MetaReasoningRedacted = "reasoning.redacted"
+)
+
+// Part is one element of a provider-turn stream. It is a flat value (no
+// interface) so that streaming a part allocates nothing beyond its strings.
+type Part struct {
+	Kind PartKind
+	// Index is the tool call index (tool parts) or reasoning block index
+	// (reasoning parts and reasoning metadata), both counted from 0 per turn.
+	Index int
+	// Text is the delta for text, reasoning and tool-input parts, the value
+	// for metadata.
+	Text string
+	// ID and Name identify a tool call.
+	ID   string
+	Name string
+	// Args is the complete JSON arguments of a PartToolCall.
+	Args json.RawMessage
+	// Key is the metadata key of a PartMetadata.
+	Key    string
+	Usage  Usage
+	Finish FinishReason
+}
+
+// Usage is token accounting of one turn. InputTokens counts all input tokens,
+// including those read from or written to the cache.
+type Usage struct {
+	InputTokens      int `json:"input_tokens"`
+	OutputTokens     int `json:"output_tokens"`
+	CacheReadTokens  int `json:"cache_read_tokens,omitempty"`
+	CacheWriteTokens int `json:"cache_write_tokens,omitempty"`
+	ReasoningTokens  int `json:"reasoning_tokens,omitempty"`
+}
+
+// FinishReason says why the model stopped.
+type FinishReason string
+
+const (
+	FinishStop          FinishReason = "stop"
+	FinishLength        FinishReason = "length"
+	FinishToolCalls     FinishReason = "tool_calls"
+	FinishContentFilter FinishReason = "content_filter"
+	// FinishOther is a documented provider reason with no neutral equivalent
+	// (e.g. Anthropic's pause_turn). Unknown reasons are a KindMalformed error.
+	FinishOther FinishReason = "other"
+)
