@@ -1,0 +1,186 @@
+package environment
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/sessionrt/sessionrt/contextsources"
+)
+
+// Key is the environment facts source key.
+const Key = "core/environment"
+
+// Facts is the observed environment of a Location.
+type Facts struct {
+	WorkingDirectory string `json:"workingDirectory"`
+	ProjectRoot      string `json:"projectRoot"`
+	GitRepository    bool   `json:"gitRepository"`
+	Platform         string `json:"platform"`
+	OS               string `json:"os"`
+	Shell            string `json:"shell"`
+}
+
+// Config says which Location to observe.
+type Config struct {
+	// Directory is the Location's working directory. Required.
+	Directory string
+	// ProjectRoot overrides the discovered root. Default: the nearest ancestor of
+	// Directory (itself included) holding ".git", else Directory.
+	ProjectRoot string
+	// Shell overrides the shell reported. Default: $SHELL, else "/bin/sh".
+	Shell string
+	// Getenv reads the environment. Default: os.Getenv.
+	Getenv func(string) string
+	// OSReleasePath is read for the OS name. Default: /etc/os-release (falling back to
+	// the Go runtime's GOOS when it cannot be read).
+	OSReleasePath string
+}
+
+func (c Config) withDefaults() (Config, error) {
+	if c.Directory == "" {
+		return c, errors.New("environment source: Directory is required")
+	}
+	abs, err := filepath.Abs(c.Directory)
+	if err != nil {
+		return c, fmt.Errorf("environment source: directory %q: %w", c.Directory, err)
+	}
+	c.Directory = abs
+	if c.Getenv == nil {
+		c.Getenv = os.Getenv
+	}
+	if c.OSReleasePath == "" {
+		c.OSReleasePath = "/etc/os-release"
+	}
+	return c, nil
+}
+
+// Project is where a directory sits: its canonical path, its project root and whether
+// that root is a git repository.
+type Project struct {
+	Directory string
+	Root      string
+	Git       bool
+}
+
+// ResolveProject canonicalizes dir and finds its project root: the nearest ancestor (dir
+// included) that holds ".git", else dir itself.
+func ResolveProject(dir string) (Project, error) {
+	canon, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return Project{}, fmt.Errorf("resolve project of %q: %w", dir, err)
+	}
+	if canon, err = filepath.Abs(canon); err != nil {
+		return Project{}, fmt.Errorf("resolve project of %q: %w", dir, err)
+	}
+	for d := canon; ; {
+		_, err := os.Lstat(filepath.Join(d, ".git"))
+		if err == nil {
+			return Project{Directory: canon, Root: d, Git: true}, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return Project{}, fmt.Errorf("resolve project of %q: %w", dir, err)
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return Project{Directory: canon, Root: canon}, nil
+		}
+		d = parent
+	}
+}
+
+// Observe reads the facts once.
+func Observe(ctx context.Context, cfg Config) contextsources.Result[Facts] {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return contextsources.Unavailable[Facts](err)
+	}
+	if err := ctx.Err(); err != nil {
+		return contextsources.Unavailable[Facts](err)
+	}
+	proj, err := ResolveProject(cfg.Directory)
+	if err != nil {
+		return contextsources.Unavailable[Facts](err)
+	}
+	if cfg.ProjectRoot != "" {
+		root, err := filepath.EvalSymlinks(cfg.ProjectRoot)
+		if err != nil {
+			return contextsources.Unavailable[Facts](fmt.Errorf("project root: %w", err))
+		}
+		_, gerr := os.Lstat(filepath.Join(root, ".git"))
+		if gerr != nil && !errors.Is(gerr, fs.ErrNotExist) {
+			return contextsources.Unavailable[Facts](fmt.Errorf("project root: %w", gerr))
+		}
+		proj.Root, proj.Git = root, gerr == nil
+	}
+	shell := cfg.Shell
+	if shell == "" {
+		shell = cfg.Getenv("SHELL")
+	}
+	if shell == "" {
+		shell = "/bin/sh"
+	}
+	return contextsources.Present(Facts{
+		WorkingDirectory: proj.Directory,
+		ProjectRoot:      proj.Root,
+		GitRepository:    proj.Git,
+		Platform:         runtime.GOOS + "/" + runtime.GOARCH,
+		OS:               osName(cfg.OSReleasePath),
+		Shell:            shell,
+	})
+}
+
+// osName is PRETTY_NAME from os-release, else GOOS.
+func osName(path string) string {
+	b, err := os.ReadFile(path)
+	if err == nil {
+		sc := bufio.NewScanner(bytes.NewReader(b))
+		for sc.Scan() {
+			if v, ok := strings.CutPrefix(sc.Text(), "PRETTY_NAME="); ok {
+				if v = strings.Trim(v, `"'`); v != "" {
+					return v
+				}
+			}
+		}
+	}
+	return runtime.GOOS
+}
+
+// Render renders facts as the model sees them.
+func Render(f Facts) string {
+	yes := "no"
+	if f.GitRepository {
+		yes = "yes"
+	}
+	return "Here is some useful information about the environment you are running in:\n<env>\n" +
+		"  Working directory: " + f.WorkingDirectory + "\n" +
+		"  Project root: " + f.ProjectRoot + "\n" +
+		"  Is directory a git repo: " + yes + "\n" +
+		"  Platform: " + f.Platform + "\n" +
+		"  OS: " + f.OS + "\n" +
+		"  Shell: " + f.Shell + "\n" +
+		"</env>"
+}
+
+// Source is the environment facts Context Source for cfg (not removable: a Location
+// always has an environment).
+func Source(cfg Config) (contextsources.Source, error) {
+	if _, err := cfg.withDefaults(); err != nil {
+		return contextsources.Source{}, err
+	}
+	return contextsources.Make(contextsources.Spec[Facts]{
+		Key:      Key,
+		Load:     func(ctx context.Context) contextsources.Result[Facts] { return Observe(ctx, cfg) },
+		Baseline: Render,
+		Update: func(f Facts) string {
+			return "The environment has changed; this is now in effect.\n" + Render(f)
+		},
+	})
+}
