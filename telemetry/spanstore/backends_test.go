@@ -1,0 +1,4 @@
+package spanstore
+
+// extraBackends are further databases the store tests run on.
+var extraBackends []backend
