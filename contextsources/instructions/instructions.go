@@ -1,0 +1,283 @@
+package instructions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/sessionrt/sessionrt/contextsources"
+)
+
+// Key is the aggregate instruction source key.
+const Key = "instructions/agents"
+
+// FileName is the instruction file looked for.
+const FileName = "AGENTS.md"
+
+// DefaultMaxFileBytes bounds one instruction file; longer files are cut with a marker.
+const DefaultMaxFileBytes = 256 << 10
+
+// The scopes of a File.
+const (
+	ScopeGlobal  = "global"
+	ScopeProject = "project"
+)
+
+// The variables that turn off project discovery when set to anything but "", "0",
+// "false", "no" or "off".
+const (
+	DisableVar          = "OPENCODE_DISABLE_PROJECT_CONFIG"
+	DisableVarSessionrt = "SESSIONRT_DISABLE_PROJECT_CONFIG"
+)
+
+// File is one loaded instruction file.
+type File struct {
+	Path    string `json:"path"`
+	Scope   string `json:"scope"`
+	Content string `json:"content"`
+}
+
+// Aggregate is the ordered set of effective instruction files.
+type Aggregate struct {
+	Files []File `json:"files"`
+}
+
+// Config says where to look.
+type Config struct {
+	// Directory is the Location's working directory. Required.
+	Directory string
+	// ProjectRoot bounds the upward walk. Default: Directory (only its own AGENTS.md).
+	ProjectRoot string
+	// GlobalDir holds the global AGENTS.md. Default: $XDG_CONFIG_HOME/sessionrt, else
+	// $HOME/.config/sessionrt; with neither set there is no global file.
+	GlobalDir string
+	// Getenv reads the environment (XDG_CONFIG_HOME, HOME, the disable variables).
+	// Default: os.Getenv.
+	Getenv func(string) string
+	// MaxFileBytes bounds each file. Default: DefaultMaxFileBytes.
+	MaxFileBytes int64
+}
+
+func (c Config) withDefaults() (Config, error) {
+	if c.Directory == "" {
+		return c, errors.New("instructions source: Directory is required")
+	}
+	if c.Getenv == nil {
+		c.Getenv = os.Getenv
+	}
+	if c.ProjectRoot == "" {
+		c.ProjectRoot = c.Directory
+	}
+	if c.GlobalDir == "" {
+		if x := c.Getenv("XDG_CONFIG_HOME"); x != "" {
+			c.GlobalDir = filepath.Join(x, "sessionrt")
+		} else if h := c.Getenv("HOME"); h != "" {
+			c.GlobalDir = filepath.Join(h, ".config", "sessionrt")
+		}
+	}
+	if c.MaxFileBytes <= 0 {
+		c.MaxFileBytes = DefaultMaxFileBytes
+	}
+	return c, nil
+}
+
+// ProjectDiscoveryDisabled reports whether a disable variable is set.
+func ProjectDiscoveryDisabled(getenv func(string) string) bool {
+	for _, k := range [...]string{DisableVar, DisableVarSessionrt} {
+		switch strings.ToLower(strings.TrimSpace(getenv(k))) {
+		case "", "0", "false", "no", "off":
+		default:
+			return true
+		}
+	}
+	return false
+}
+
+// Load observes the aggregate once: Present with the files, Absent when there are none,
+// Unavailable when an existing file cannot be read.
+func Load(ctx context.Context, cfg Config) contextsources.Result[Aggregate] {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return contextsources.Unavailable[Aggregate](err)
+	}
+	var files []File
+	seen := make(map[string]bool)
+	if cfg.GlobalDir != "" {
+		f, ok, err := readGlobal(filepath.Join(cfg.GlobalDir, FileName), cfg.MaxFileBytes)
+		if err != nil {
+			return contextsources.Unavailable[Aggregate](err)
+		}
+		if ok {
+			files = append(files, f)
+			seen[f.Path] = true
+		}
+	}
+	if !ProjectDiscoveryDisabled(cfg.Getenv) {
+		project, err := walkProject(ctx, cfg, seen)
+		if err != nil {
+			return contextsources.Unavailable[Aggregate](err)
+		}
+		files = append(files, project...)
+	}
+	if len(files) == 0 {
+		return contextsources.Absent[Aggregate]()
+	}
+	return contextsources.Present(Aggregate{Files: files})
+}
+
+// readGlobal follows symlinks freely: the global file is the user's own configuration.
+func readGlobal(path string, limit int64) (File, bool, error) {
+	canon, err := filepath.EvalSymlinks(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return File{}, false, nil
+	}
+	if err != nil {
+		return File{}, false, fmt.Errorf("global instructions %s: %w", path, err)
+	}
+	content, ok, err := readRegular(canon, limit)
+	if err != nil || !ok {
+		return File{}, false, err
+	}
+	return File{Path: canon, Scope: ScopeGlobal, Content: content}, true, nil
+}
+
+// walkProject collects AGENTS.md from the canonical directory up to the canonical root,
+// nearest first. A directory outside the root is not searched.
+func walkProject(ctx context.Context, cfg Config, seen map[string]bool) ([]File, error) {
+	dir, err := filepath.EvalSymlinks(cfg.Directory)
+	if err != nil {
+		return nil, fmt.Errorf("project instructions: directory %s: %w", cfg.Directory, err)
+	}
+	root, err := filepath.EvalSymlinks(cfg.ProjectRoot)
+	if err != nil {
+		return nil, fmt.Errorf("project instructions: project root %s: %w", cfg.ProjectRoot, err)
+	}
+	if dir, err = filepath.Abs(dir); err != nil {
+		return nil, err
+	}
+	if root, err = filepath.Abs(root); err != nil {
+		return nil, err
+	}
+	if !within(root, dir) {
+		return nil, nil
+	}
+	var files []File
+	for d := dir; ; d = filepath.Dir(d) {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("project instructions: %w", err)
+		}
+		f, ok, err := readProjectFile(filepath.Join(d, FileName), root, cfg.MaxFileBytes)
+		if err != nil {
+			return nil, err
+		}
+		if ok && !seen[f.Path] {
+			seen[f.Path] = true
+			files = append(files, f)
+		}
+		if d == root || filepath.Dir(d) == d {
+			return files, nil
+		}
+	}
+}
+
+// readProjectFile reads one candidate; a symlink is followed only to a target inside root.
+func readProjectFile(path, root string, limit int64) (File, bool, error) {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return File{}, false, nil
+	}
+	if err != nil {
+		return File{}, false, fmt.Errorf("project instructions %s: %w", path, err)
+	}
+	target := path
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		target, err = filepath.EvalSymlinks(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return File{}, false, nil // dangling: there is no file
+		}
+		if err != nil {
+			return File{}, false, fmt.Errorf("project instructions %s: %w", path, err)
+		}
+		if !within(root, target) {
+			return File{}, false, nil // never leave the project root
+		}
+	}
+	content, ok, err := readRegular(target, limit)
+	if err != nil || !ok {
+		return File{}, false, err
+	}
+	return File{Path: target, Scope: ScopeProject, Content: content}, true, nil
+}
+
+// readRegular reads a regular file up to limit bytes; anything else is not an
+// instruction file. An error reading an existing file is returned (→ Unavailable).
+func readRegular(path string, limit int64) (string, bool, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("read instructions %s: %w", path, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", false, fmt.Errorf("read instructions %s: %w", path, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return "", false, nil
+	}
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return "", false, fmt.Errorf("read instructions %s: %w", path, err)
+	}
+	if int64(len(b)) > limit {
+		return strings.ToValidUTF8(string(b[:limit]), "") +
+			fmt.Sprintf("\n[truncated: %s is longer than %d bytes]", path, limit), true, nil
+	}
+	return string(b), true, nil
+}
+
+// within reports whether p is root or below it (both canonical and absolute).
+func within(root, p string) bool {
+	rel, err := filepath.Rel(root, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// Render renders the aggregate as it appears in a baseline.
+func Render(a Aggregate) string {
+	parts := make([]string, len(a.Files))
+	for i, f := range a.Files {
+		parts[i] = "Instructions from: " + f.Path + "\n" + f.Content
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+// RenderUpdate restates the complete current set and says it supersedes the prior one.
+func RenderUpdate(a Aggregate) string {
+	return "The ambient AGENTS.md instructions have changed. The complete current set below " +
+		"supersedes all previously loaded instructions; earlier instructions not repeated here no longer apply.\n\n" +
+		Render(a)
+}
+
+// Revocation is the text emitted when no ambient instructions remain.
+const Revocation = "All previously loaded AGENTS.md instructions no longer apply; no ambient instructions are in effect now."
+
+// Source is the aggregate instruction Context Source for cfg.
+func Source(cfg Config) (contextsources.Source, error) {
+	if _, err := cfg.withDefaults(); err != nil {
+		return contextsources.Source{}, err
+	}
+	return contextsources.Make(contextsources.Spec[Aggregate]{
+		Key:      Key,
+		Load:     func(ctx context.Context) contextsources.Result[Aggregate] { return Load(ctx, cfg) },
+		Baseline: Render,
+		Update:   RenderUpdate,
+		Removal:  func(Aggregate) string { return Revocation },
+	})
+}

@@ -1,0 +1,389 @@
+package instructions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/sessionrt/sessionrt/contextsources"
+)
+
+// tree is a real directory layout in a temp dir: a global config dir, and a project
+// root/a/b/c with files written by the test.
+type tree struct {
+	t      *testing.T
+	base   string // canonical temp dir
+	xdg    string // XDG_CONFIG_HOME
+	root   string // project root
+	deep   string // root/a/b/c: the Location's directory
+	env    map[string]string
+	source contextsources.SystemContext
+	snap   contextsources.Snapshot
+}
+
+func newTree(t *testing.T) *tree {
+	t.Helper()
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &tree{t: t, base: base, xdg: filepath.Join(base, "xdg"), root: filepath.Join(base, "proj")}
+	tr.deep = filepath.Join(tr.root, "a", "b", "c")
+	for _, d := range []string{filepath.Join(tr.xdg, "sessionrt"), tr.deep} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tr.env = map[string]string{"XDG_CONFIG_HOME": tr.xdg, "HOME": filepath.Join(base, "home")}
+	return tr
+}
+
+func (tr *tree) cfg() Config {
+	return Config{Directory: tr.deep, ProjectRoot: tr.root, Getenv: func(k string) string { return tr.env[k] }}
+}
+
+func (tr *tree) write(rel, content string) string {
+	tr.t.Helper()
+	p := filepath.Join(tr.base, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		tr.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		tr.t.Fatal(err)
+	}
+	return p
+}
+
+func (tr *tree) remove(rel string) {
+	tr.t.Helper()
+	if err := os.Remove(filepath.Join(tr.base, rel)); err != nil {
+		tr.t.Fatal(err)
+	}
+}
+
+// paths lists the loaded files as "scope:relative path".
+func (tr *tree) paths(r contextsources.Result[Aggregate]) string {
+	tr.t.Helper()
+	if r.State() != contextsources.StatePresent {
+		return r.State().String()
+	}
+	var out []string
+	for _, f := range r.Value().Files {
+		rel, err := filepath.Rel(tr.base, f.Path)
+		if err != nil {
+			tr.t.Fatal(err)
+		}
+		out = append(out, f.Scope+":"+rel)
+	}
+	return strings.Join(out, " ")
+}
+
+func (tr *tree) load() contextsources.Result[Aggregate] { return Load(context.Background(), tr.cfg()) }
+
+// boundary runs initialize (first call) or reconcile (later calls) like the Session actor.
+func (tr *tree) boundary() contextsources.Decision {
+	tr.t.Helper()
+	if tr.source.Len() == 0 {
+		src, err := Source(tr.cfg())
+		if err != nil {
+			tr.t.Fatal(err)
+		}
+		tr.source, _ = contextsources.New(src)
+		g, err := contextsources.Initialize(tr.source.Observe(context.Background(), contextsources.ObserveConfig{}))
+		if err != nil {
+			tr.t.Fatal(err)
+		}
+		tr.snap = g.Snapshot
+		return contextsources.Decision{Action: contextsources.ReplacementReady, Generation: g}
+	}
+	d := contextsources.Reconcile(tr.source.Observe(context.Background(), contextsources.ObserveConfig{}), tr.snap, contextsources.ReconcileOptions{})
+	if d.Action == contextsources.Updated {
+		tr.snap = d.Snapshot
+	}
+	return d
+}
+
+func TestS44_GlobalFirstThenProjectFilesNearestFirst(t *testing.T) {
+	tr := newTree(t)
+	tr.write("xdg/sessionrt/AGENTS.md", "global rules")
+	tr.write("proj/AGENTS.md", "root rules")
+	tr.write("proj/a/AGENTS.md", "a rules")
+	tr.write("proj/a/b/c/AGENTS.md", "c rules")
+	tr.write("AGENTS.md", "above the project root: never read")
+	if got, want := tr.paths(tr.load()), "global:xdg/sessionrt/AGENTS.md project:proj/a/b/c/AGENTS.md project:proj/a/AGENTS.md project:proj/AGENTS.md"; got != want {
+		t.Fatalf("files\n got %s\nwant %s", got, want)
+	}
+	g := tr.boundary().Generation
+	want := "Instructions from: " + filepath.Join(tr.xdg, "sessionrt", "AGENTS.md") + "\nglobal rules\n\n" +
+		"Instructions from: " + filepath.Join(tr.deep, "AGENTS.md") + "\nc rules\n\n" +
+		"Instructions from: " + filepath.Join(tr.root, "a", "AGENTS.md") + "\na rules\n\n" +
+		"Instructions from: " + filepath.Join(tr.root, "AGENTS.md") + "\nroot rules"
+	if g.Baseline != want {
+		t.Fatalf("baseline\n%s\nwant\n%s", g.Baseline, want)
+	}
+}
+
+func TestGlobalFallsBackToHomeConfig(t *testing.T) {
+	tr := newTree(t)
+	delete(tr.env, "XDG_CONFIG_HOME")
+	tr.write("home/.config/sessionrt/AGENTS.md", "home rules")
+	if got := tr.paths(tr.load()); got != "global:home/.config/sessionrt/AGENTS.md" {
+		t.Fatalf("files %s", got)
+	}
+}
+
+func TestS44_EditsAndRemovalsAtBoundaries(t *testing.T) {
+	tr := newTree(t)
+	tr.write("xdg/sessionrt/AGENTS.md", "global v1")
+	tr.write("proj/AGENTS.md", "root v1")
+	tr.write("proj/a/b/AGENTS.md", "b v1")
+	tr.boundary()
+
+	if d := tr.boundary(); d.Action != contextsources.Unchanged {
+		t.Fatalf("untouched tree: %v %q", d.Action, d.Message)
+	}
+
+	// An edit: the complete current set, superseding the prior one.
+	tr.write("proj/AGENTS.md", "root v2")
+	d := tr.boundary()
+	if d.Action != contextsources.Updated || !strings.Contains(d.Message, "supersedes all previously loaded") {
+		t.Fatalf("edit: %v %q", d.Action, d.Message)
+	}
+	for _, want := range []string{"global v1", "b v1", "root v2"} {
+		if !strings.Contains(d.Message, want) {
+			t.Fatalf("edit message lacks %q: %q", want, d.Message)
+		}
+	}
+	if strings.Contains(d.Message, "root v1") {
+		t.Fatalf("edit message restates the old text: %q", d.Message)
+	}
+
+	// A new file deeper in the walk is part of the next complete set.
+	tr.write("proj/a/b/c/AGENTS.md", "c v1")
+	if d := tr.boundary(); d.Action != contextsources.Updated || !strings.Contains(d.Message, "c v1") {
+		t.Fatalf("added file: %v %q", d.Action, d.Message)
+	}
+
+	// Partial removal: the remaining set with supersession text.
+	tr.remove("proj/a/b/AGENTS.md")
+	d = tr.boundary()
+	if d.Action != contextsources.Updated || !strings.Contains(d.Message, "supersedes") || strings.Contains(d.Message, "b v1") ||
+		!strings.Contains(d.Message, "c v1") || !strings.Contains(d.Message, "global v1") {
+		t.Fatalf("partial removal: %v %q", d.Action, d.Message)
+	}
+
+	// Removing them all: the revocation text.
+	tr.remove("proj/a/b/c/AGENTS.md")
+	tr.remove("proj/AGENTS.md")
+	tr.remove("xdg/sessionrt/AGENTS.md")
+	d = tr.boundary()
+	if d.Action != contextsources.Updated || d.Message != Revocation {
+		t.Fatalf("full removal: %v %q", d.Action, d.Message)
+	}
+	if d := tr.boundary(); d.Action != contextsources.Unchanged {
+		t.Fatalf("after revocation: %v %q", d.Action, d.Message)
+	}
+
+	// Instructions coming back are announced again from scratch.
+	tr.write("proj/AGENTS.md", "root v3")
+	if d := tr.boundary(); d.Action != contextsources.Updated || !strings.HasPrefix(d.Message, "Instructions from: ") {
+		t.Fatalf("reappearing: %v %q", d.Action, d.Message)
+	}
+}
+
+func TestS44_DisableVariablesTurnOffProjectDiscoveryOnly(t *testing.T) {
+	for _, tc := range []struct {
+		name, key, value, want string
+	}{
+		{"opencode variable", DisableVar, "1", "global:xdg/sessionrt/AGENTS.md"},
+		{"sessionrt variable", DisableVarSessionrt, "true", "global:xdg/sessionrt/AGENTS.md"},
+		{"zero does not disable", DisableVar, "0", "global:xdg/sessionrt/AGENTS.md project:proj/AGENTS.md"},
+		{"false does not disable", DisableVarSessionrt, "false", "global:xdg/sessionrt/AGENTS.md project:proj/AGENTS.md"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := newTree(t)
+			tr.write("xdg/sessionrt/AGENTS.md", "global")
+			tr.write("proj/AGENTS.md", "project")
+			tr.env[tc.key] = tc.value
+			if got := tr.paths(tr.load()); got != tc.want {
+				t.Fatalf("files %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestS44_DirectoryOutsideTheProjectIsNotSearched(t *testing.T) {
+	tr := newTree(t)
+	tr.write("xdg/sessionrt/AGENTS.md", "global")
+	tr.write("proj/AGENTS.md", "project")
+	tr.write("elsewhere/AGENTS.md", "outside")
+	cfg := tr.cfg()
+	cfg.Directory = filepath.Join(tr.base, "elsewhere")
+	if got := tr.paths(Load(context.Background(), cfg)); got != "global:xdg/sessionrt/AGENTS.md" {
+		t.Fatalf("files %s", got)
+	}
+	// A directory reaching the project only through a symlink is canonicalized first.
+	link := filepath.Join(tr.base, "link-into-proj")
+	if err := os.Symlink(tr.deep, link); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Directory = link
+	if got := tr.paths(Load(context.Background(), cfg)); got != "global:xdg/sessionrt/AGENTS.md project:proj/AGENTS.md" {
+		t.Fatalf("files via symlinked directory %s", got)
+	}
+}
+
+func TestSymlinkPointingOutOfTheProjectIsIgnored(t *testing.T) {
+	tr := newTree(t)
+	secret := tr.write("secret/notes.md", "must not leak")
+	tr.write("proj/shared.md", "shared inside")
+	if err := os.Symlink(secret, filepath.Join(tr.deep, "AGENTS.md")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("shared.md", filepath.Join(tr.root, "AGENTS.md")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("does-not-exist.md", filepath.Join(tr.root, "a", "AGENTS.md")); err != nil {
+		t.Fatal(err)
+	}
+	r := tr.load()
+	if got := tr.paths(r); got != "project:proj/shared.md" {
+		t.Fatalf("files %s (the in-project link resolves to its canonical target; the escaping and dangling ones are skipped)", got)
+	}
+	if strings.Contains(Render(r.Value()), "must not leak") {
+		t.Fatal("content from outside the project root leaked")
+	}
+}
+
+func TestSymlinkLoopMakesTheSourceUnavailable(t *testing.T) {
+	tr := newTree(t)
+	loop := filepath.Join(tr.deep, "AGENTS.md")
+	if err := os.Symlink(loop, loop); err != nil {
+		t.Fatal(err)
+	}
+	if r := tr.load(); r.State() != contextsources.StateUnavailable {
+		t.Fatalf("state %v", r.State())
+	}
+}
+
+func TestNonRegularAgentsEntryIsNotAnInstructionFile(t *testing.T) {
+	tr := newTree(t)
+	if err := os.Mkdir(filepath.Join(tr.deep, "AGENTS.md"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if r := tr.load(); r.State() != contextsources.StateAbsent {
+		t.Fatalf("state %v", r.State())
+	}
+}
+
+func TestOversizedFileIsCutWithAMarker(t *testing.T) {
+	tr := newTree(t)
+	tr.write("proj/AGENTS.md", strings.Repeat("x", 100))
+	cfg := tr.cfg()
+	cfg.MaxFileBytes = 10
+	r := Load(context.Background(), cfg)
+	if got := r.Value().Files[0].Content; !strings.HasPrefix(got, "xxxxxxxxxx\n[truncated: ") {
+		t.Fatalf("content %q", got)
+	}
+}
+
+func TestMissingDirectoryIsAConfigurationErrorOrUnavailable(t *testing.T) {
+	if _, err := Source(Config{}); err == nil {
+		t.Fatal("Source without Directory accepted")
+	}
+	tr := newTree(t)
+	cfg := tr.cfg()
+	cfg.Directory = filepath.Join(tr.base, "no-such-dir")
+	cfg.ProjectRoot = cfg.Directory
+	if r := Load(context.Background(), cfg); r.State() != contextsources.StateUnavailable {
+		t.Fatalf("state %v", r.State())
+	}
+}
+
+// helperEnv makes the test binary, re-executed as an unprivileged user, load one tree.
+const helperEnv = "INSTRUCTIONS_TEST_HELPER_DIR"
+
+func TestUnreadableFileMakesTheSourceUnavailable(t *testing.T) {
+	tr := newTree(t)
+	tr.write("proj/AGENTS.md", "readable")
+	tr.boundary()
+	unreadable := tr.write("proj/a/AGENTS.md", "secret")
+	if err := os.Chmod(unreadable, 0); err != nil {
+		t.Fatal(err)
+	}
+	if os.Geteuid() != 0 {
+		r := tr.load()
+		if r.State() != contextsources.StateUnavailable || !errors.Is(r.Err(), os.ErrPermission) {
+			t.Fatalf("state %v (%v)", r.State(), r.Err())
+		}
+		if d := tr.boundary(); d.Action != contextsources.Unchanged {
+			t.Fatalf("unavailable must keep the last set: %v %q", d.Action, d.Message)
+		}
+		return
+	}
+	// root reads any file, so observe from this test binary re-executed as nobody.
+	out := runAsNobody(t, tr)
+	t.Logf("child observation: %s", strings.SplitN(out, "\n", 2)[0])
+	if !strings.Contains(out, "STATE=unavailable") || !strings.Contains(out, "permission denied") {
+		t.Fatalf("child observation:\n%s", out)
+	}
+}
+
+func runAsNobody(t *testing.T, tr *tree) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Make the tree and a copy of the binary reachable for uid 65534.
+	// t.TempDir makes base and its parent 0700.
+	for d := tr.deep; d != filepath.Dir(filepath.Dir(tr.base)); d = filepath.Dir(d) {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bin := filepath.Join(tr.base, "helper.test")
+	src, err := os.Open(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	dst, err := os.OpenFile(bin, os.O_CREATE|os.O_WRONLY, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		t.Fatal(err)
+	}
+	if err := dst.Close(); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-test.run=^TestHelperLoadAsAnotherUser$", "-test.count=1")
+	cmd.Env = []string{helperEnv + "=" + tr.base, "PATH=/usr/bin:/bin"}
+	cmd.Dir = tr.base
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("helper: %v\n%s", err, out)
+	}
+	return string(out)
+}
+
+// TestHelperLoadAsAnotherUser is not a test of its own: runAsNobody runs it.
+func TestHelperLoadAsAnotherUser(t *testing.T) {
+	base := os.Getenv(helperEnv)
+	if base == "" {
+		t.Skip("helper for TestUnreadableFileMakesTheSourceUnavailable")
+	}
+	root := filepath.Join(base, "proj")
+	r := Load(context.Background(), Config{Directory: filepath.Join(root, "a", "b", "c"), ProjectRoot: root,
+		Getenv: func(string) string { return "" }})
+	fmt.Printf("STATE=%v REASON=%v\n", r.State(), r.Err())
+}
