@@ -1,0 +1,206 @@
+package boltsql
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/planbuilder"
+)
+
+// The persisted description of a table: what CREATE TABLE said, in the
+// engine's own textual forms (type strings, default expressions), so a reopen
+// rebuilds the same sql.Schema.
+type tableDef struct {
+	ID        uint64      `json:"id"`
+	Name      string      `json:"name"`
+	Columns   []columnDef `json:"columns"`
+	PK        []int       `json:"pk"` // ordinals into Columns; empty means a hidden row id
+	Indexes   []indexDef  `json:"indexes,omitempty"`
+	Collation string      `json:"collation,omitempty"`
+	Comment   string      `json:"comment,omitempty"`
+	NextIdx   uint64      `json:"next_idx"`
+}
+
+type columnDef struct {
+	Name     string  `json:"name"`
+	Type     string  `json:"type"`
+	Nullable bool    `json:"nullable"`
+	AutoInc  bool    `json:"auto_increment,omitempty"`
+	Default  *string `json:"default,omitempty"`
+	OnUpdate *string `json:"on_update,omitempty"`
+	Comment  string  `json:"comment,omitempty"`
+	Extra    string  `json:"extra,omitempty"`
+}
+
+type indexDef struct {
+	ID      uint64   `json:"id"`
+	Name    string   `json:"name"`
+	Columns []string `json:"columns"`
+	Unique  bool     `json:"unique"`
+	Comment string   `json:"comment,omitempty"`
+}
+
+// tableInfo is a compiled, immutable tableDef: a schema change builds a new one.
+type tableInfo struct {
+	db         string
+	def        tableDef
+	schema     sql.PrimaryKeySchema
+	pkKinds    []keyKind
+	autoIncCol int // -1 when none
+	dataBucket []byte
+	primary    *indexInfo   // nil for a table without a primary key
+	indexes    []*indexInfo // secondary indexes
+}
+
+type indexInfo struct {
+	tbl     *tableInfo
+	def     indexDef
+	primary bool
+	cols    []int
+	kinds   []keyKind
+	bucket  []byte
+	exprs   []string
+	typs    []sql.ColumnExpressionType
+}
+
+func dataBucketName(id uint64) []byte { return []byte(fmt.Sprintf("d%d", id)) }
+func indexBucketName(table, idx uint64) []byte {
+	return []byte(fmt.Sprintf("x%d.%d", table, idx))
+}
+
+func schemaKey(db, table string) []byte {
+	return []byte(strings.ToLower(db) + "\x00" + strings.ToLower(table))
+}
+
+// defFromSchema builds the persisted form of a new table.
+func defFromSchema(id uint64, name string, s sql.PrimaryKeySchema, collation sql.CollationID, comment string) (tableDef, error) {
+	def := tableDef{ID: id, Name: name, PK: append([]int{}, s.PkOrdinals...), Comment: comment, NextIdx: 1}
+	if collation != sql.Collation_Unspecified {
+		def.Collation = collation.Name()
+	}
+	for _, c := range s.Schema {
+		if c.Generated != nil || c.Virtual {
+			return tableDef{}, fmt.Errorf("column %s: generated columns are not supported", c.Name)
+		}
+		cd := columnDef{Name: c.Name, Type: c.Type.String(), Nullable: c.Nullable, AutoInc: c.AutoIncrement, Comment: c.Comment, Extra: c.Extra}
+		if c.Default != nil {
+			s := c.Default.String()
+			cd.Default = &s
+		}
+		if c.OnUpdate != nil {
+			s := c.OnUpdate.String()
+			cd.OnUpdate = &s
+		}
+		def.Columns = append(def.Columns, cd)
+	}
+	return def, nil
+}
+
+// compile turns a tableDef into the schema and key layout the engine uses.
+func compile(db string, def tableDef) (*tableInfo, error) {
+	ti := &tableInfo{db: db, def: def, autoIncCol: -1, dataBucket: dataBucketName(def.ID)}
+	sch := make(sql.Schema, len(def.Columns))
+	for i, cd := range def.Columns {
+		typ, err := planbuilder.ParseColumnTypeString(cd.Type)
+		if err != nil {
+			return nil, fmt.Errorf("table %s column %s: type %q: %w", def.Name, cd.Name, cd.Type, err)
+		}
+		col := &sql.Column{Name: cd.Name, Type: typ, Nullable: cd.Nullable, AutoIncrement: cd.AutoInc,
+			Source: def.Name, DatabaseSource: db, Comment: cd.Comment, Extra: cd.Extra}
+		if cd.Default != nil {
+			col.Default = sql.NewUnresolvedColumnDefaultValue(*cd.Default)
+		}
+		if cd.OnUpdate != nil {
+			col.OnUpdate = sql.NewUnresolvedColumnDefaultValue(*cd.OnUpdate)
+		}
+		if cd.AutoInc {
+			ti.autoIncCol = i
+		}
+		sch[i] = col
+	}
+	for _, ord := range def.PK {
+		if ord < 0 || ord >= len(sch) {
+			return nil, fmt.Errorf("table %s: primary key ordinal %d out of range", def.Name, ord)
+		}
+		sch[ord].PrimaryKey = true
+	}
+	ti.schema = sql.NewPrimaryKeySchema(sch, def.PK...)
+	for _, ord := range def.PK {
+		k, err := keyKindOf(sch[ord].Name, sch[ord].Type)
+		if err != nil {
+			return nil, fmt.Errorf("table %s primary key: %w", def.Name, err)
+		}
+		ti.pkKinds = append(ti.pkKinds, k)
+	}
+	if len(def.PK) > 0 {
+		ti.primary = ti.newIndex(indexDef{Name: "PRIMARY", Unique: true}, def.PK, ti.pkKinds, ti.dataBucket)
+		ti.primary.primary = true
+	}
+	for _, idef := range def.Indexes {
+		cols := make([]int, len(idef.Columns))
+		kinds := make([]keyKind, len(idef.Columns))
+		for i, cn := range idef.Columns {
+			ord := sch.IndexOfColName(cn)
+			if ord < 0 {
+				return nil, fmt.Errorf("table %s index %s: no column %s", def.Name, idef.Name, cn)
+			}
+			k, err := keyKindOf(cn, sch[ord].Type)
+			if err != nil {
+				return nil, fmt.Errorf("table %s index %s: %w", def.Name, idef.Name, err)
+			}
+			cols[i], kinds[i] = ord, k
+		}
+		ti.indexes = append(ti.indexes, ti.newIndex(idef, cols, kinds, indexBucketName(def.ID, idef.ID)))
+	}
+	return ti, nil
+}
+
+func (ti *tableInfo) newIndex(def indexDef, cols []int, kinds []keyKind, bucket []byte) *indexInfo {
+	ix := &indexInfo{tbl: ti, def: def, cols: cols, kinds: kinds, bucket: bucket}
+	for _, ord := range cols {
+		c := ti.schema.Schema[ord]
+		gf := expression.NewGetFieldWithTable(ord, 0, c.Type, ti.db, ti.def.Name, c.Name, c.Nullable)
+		ix.exprs = append(ix.exprs, gf.String())
+		ix.typs = append(ix.typs, sql.ColumnExpressionType{Expression: gf.String(), Type: c.Type})
+	}
+	return ix
+}
+
+func (ti *tableInfo) hiddenPK() bool { return ti.primary == nil }
+
+func marshalDef(def tableDef) ([]byte, error) { return json.Marshal(def) }
+
+func unmarshalDef(b []byte) (tableDef, error) {
+	var def tableDef
+	err := json.Unmarshal(b, &def)
+	return def, err
+}
+
+// keyOf encodes the values of cols in row as a key.
+func keyOf(dst []byte, row sql.Row, cols []int, kinds []keyKind) ([]byte, bool, error) {
+	hasNull := false
+	for i, ord := range cols {
+		v := row[ord]
+		if v == nil {
+			hasNull = true
+		}
+		var err error
+		dst, err = appendKeyValue(dst, kinds[i], v)
+		if err != nil {
+			return nil, false, err
+		}
+	}
+	return dst, hasNull, nil
+}
+
+// keyString renders key values the way duplicate-key messages show them.
+func keyString(row sql.Row, cols []int) string {
+	parts := make([]string, len(cols))
+	for i, ord := range cols {
+		parts[i] = fmt.Sprint(row[ord])
+	}
+	return "[" + strings.Join(parts, ",") + "]"
+}

@@ -1,0 +1,29 @@
+// Package boltsql is the embedded, durable SQL engine of the journal:
+// go-mysql-server (v0.20.0) with a storage backend on one bbolt file.
+//
+// Start with Open, then use DB() (database/sql, in process) or Serve (MySQL
+// wire protocol). The package owns the on-disk layout, the key and row
+// encodings, the catalog and transactions. It knows nothing about the
+// journal's tables: those are ordinary SQL issued by package persistence.
+//
+//	eng, err := boltsql.Open(dir, boltsql.Options{})
+//	defer eng.Close()
+//	tx, _ := eng.DB().BeginTx(ctx, nil) // serializable: takes the writer at its first statement
+//
+// Layout: a meta bucket (magic, format version), the catalog (databases and
+// table definitions as JSON), one bucket of rows per table keyed by the
+// order-preserving encoding of the primary key, and one bucket per secondary
+// index keyed by index columns + primary key. Index lookups become byte-range
+// scans (keys.go); rows are tagged values that read back as the Go types the
+// engine wrote (values.go).
+//
+// Transactions (txn.go, writer.go): autocommit reads run on bbolt read
+// snapshots and never block writers. A write, or the first table access of
+// an explicit read-write transaction, takes the single writer turn, so
+// write transactions are serializable. Turns share bbolt write transactions
+// (group commit): a COMMIT returns only after the fsync that made it durable.
+//
+// It must not: overwrite on a duplicate key (that is error 1062), keep bbolt
+// memory past its transaction, or hold a read transaction while waiting for
+// the writer (bbolt can deadlock on a remap).
+package boltsql

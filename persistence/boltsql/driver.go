@@ -1,0 +1,346 @@
+package boltsql
+
+import (
+	"context"
+	"database/sql/driver"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/sqltypes"
+	"github.com/dolthub/vitess/go/vt/sqlparser"
+	mysqldriver "github.com/go-sql-driver/mysql"
+	"github.com/shopspring/decimal"
+)
+
+type gsqlContext = context.Context
+
+// connector is the in-process database/sql driver: one engine session per
+// connection, so START TRANSACTION ... COMMIT on a pinned connection is a
+// real transaction.
+type connector struct {
+	eng *Engine
+}
+
+func (c *connector) Connect(ctx context.Context) (driver.Conn, error) {
+	id := c.eng.connIDs.Add(1)
+	base := gsql.NewBaseSessionWithClientServer("boltsql", gsql.Client{User: "root", Address: "in-process"}, id)
+	return &conn{eng: c.eng, sess: c.eng.newSession(base)}, nil
+}
+
+func (c *connector) Driver() driver.Driver { return inProcessDriver{} }
+
+type inProcessDriver struct{}
+
+func (inProcessDriver) Open(string) (driver.Conn, error) {
+	return nil, errors.New("boltsql: use Engine.DB(); there is no DSN form")
+}
+
+type conn struct {
+	eng  *Engine
+	sess *Session
+}
+
+var (
+	_ driver.ConnBeginTx       = (*conn)(nil)
+	_ driver.ExecerContext     = (*conn)(nil)
+	_ driver.QueryerContext    = (*conn)(nil)
+	_ driver.SessionResetter   = (*conn)(nil)
+	_ driver.NamedValueChecker = (*conn)(nil)
+)
+
+func (c *conn) Prepare(query string) (driver.Stmt, error) { return &stmt{c: c, query: query}, nil }
+
+func (c *conn) Close() error {
+	c.sess.SessionEnd()
+	c.eng.sqle.CloseSession(c.sess.ID())
+	return nil
+}
+
+func (c *conn) Begin() (driver.Tx, error) {
+	return c.BeginTx(context.Background(), driver.TxOptions{})
+}
+
+func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	q := "START TRANSACTION"
+	if opts.ReadOnly {
+		q = "START TRANSACTION READ ONLY"
+	}
+	if _, err := c.ExecContext(ctx, q, nil); err != nil {
+		return nil, err
+	}
+	return &tx{c: c}, nil
+}
+
+// ResetSession ends a transaction a caller left open before the pool hands
+// the connection to someone else.
+func (c *conn) ResetSession(ctx context.Context) error {
+	c.sess.SessionEnd()
+	return nil
+}
+
+func (c *conn) CheckNamedValue(nv *driver.NamedValue) error {
+	switch v := nv.Value.(type) {
+	case nil, int64, float64, bool, []byte, string, time.Time:
+		return nil
+	case int:
+		nv.Value = int64(v)
+	case int32:
+		nv.Value = int64(v)
+	case int16:
+		nv.Value = int64(v)
+	case int8:
+		nv.Value = int64(v)
+	case uint8:
+		nv.Value = int64(v)
+	case uint16:
+		nv.Value = int64(v)
+	case uint32:
+		nv.Value = int64(v)
+	case uint64:
+		nv.Value = v
+	case uint:
+		nv.Value = uint64(v)
+	case float32:
+		nv.Value = float64(v)
+	default:
+		val, err := driver.DefaultParameterConverter.ConvertValue(nv.Value)
+		if err != nil {
+			return err
+		}
+		nv.Value = val
+	}
+	return nil
+}
+
+type tx struct{ c *conn }
+
+func (t *tx) Commit() error {
+	_, err := t.c.ExecContext(context.Background(), "COMMIT", nil)
+	return err
+}
+
+func (t *tx) Rollback() error {
+	_, err := t.c.ExecContext(context.Background(), "ROLLBACK", nil)
+	return err
+}
+
+func (c *conn) run(ctx context.Context, query string, args []driver.NamedValue) (*gsql.Context, gsql.Schema, gsql.RowIter, error) {
+	var bindings map[string]sqlparser.Expr
+	if len(args) > 0 {
+		bindings = make(map[string]sqlparser.Expr, len(args))
+		for _, a := range args {
+			name := a.Name
+			if name == "" {
+				name = "v" + strconv.Itoa(a.Ordinal)
+			}
+			b, err := toBinding(a.Value)
+			if err != nil {
+				return nil, nil, nil, fmt.Errorf("argument %s: %w", name, err)
+			}
+			bindings[name] = b
+		}
+	}
+	qctx := c.eng.newContext(ctx, c.sess, query)
+	sch, iter, _, err := c.eng.sqle.QueryWithBindings(qctx, query, nil, bindings, nil)
+	if err != nil {
+		c.sess.CommandEnd()
+		return nil, nil, nil, toMySQLError(err)
+	}
+	return qctx, sch, iter, nil
+}
+
+func toBinding(v driver.Value) (sqlparser.Expr, error) {
+	if t, ok := v.(time.Time); ok {
+		v = t.UTC().Format("2006-01-02 15:04:05.999999")
+	}
+	bv, err := sqltypes.BuildBindVariable(v)
+	if err != nil {
+		return nil, err
+	}
+	val, err := sqltypes.BindVariableToValue(bv)
+	if err != nil {
+		return nil, err
+	}
+	return sqlparser.ExprFromValue(val)
+}
+
+func (c *conn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	qctx, _, iter, err := c.run(ctx, query, args)
+	if err != nil {
+		return nil, err
+	}
+	var res result
+	for {
+		row, err := iter.Next(qctx)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			_ = iter.Close(qctx)
+			c.sess.CommandEnd()
+			return nil, toMySQLError(err)
+		}
+		if len(row) == 1 {
+			if ok, isOK := row[0].(types.OkResult); isOK {
+				res.affected += int64(ok.RowsAffected)
+				if ok.InsertID != 0 {
+					res.insertID = int64(ok.InsertID)
+				}
+			}
+		}
+	}
+	err = iter.Close(qctx)
+	c.sess.CommandEnd()
+	if err != nil {
+		return nil, toMySQLError(err)
+	}
+	return &res, nil
+}
+
+func (c *conn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	qctx, sch, iter, err := c.run(ctx, query, args)
+	if err != nil {
+		return nil, err
+	}
+	return &rows{c: c, ctx: qctx, sch: sch, iter: iter}, nil
+}
+
+type result struct{ affected, insertID int64 }
+
+func (r *result) LastInsertId() (int64, error) { return r.insertID, nil }
+func (r *result) RowsAffected() (int64, error) { return r.affected, nil }
+
+type stmt struct {
+	c     *conn
+	query string
+}
+
+func (s *stmt) Close() error  { return nil }
+func (s *stmt) NumInput() int { return -1 }
+func (s *stmt) Exec(args []driver.Value) (driver.Result, error) {
+	return s.c.ExecContext(context.Background(), s.query, named(args))
+}
+func (s *stmt) Query(args []driver.Value) (driver.Rows, error) {
+	return s.c.QueryContext(context.Background(), s.query, named(args))
+}
+func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+	return s.c.ExecContext(ctx, s.query, args)
+}
+func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
+	return s.c.QueryContext(ctx, s.query, args)
+}
+
+func named(args []driver.Value) []driver.NamedValue {
+	out := make([]driver.NamedValue, len(args))
+	for i, a := range args {
+		out[i] = driver.NamedValue{Ordinal: i + 1, Value: a}
+	}
+	return out
+}
+
+type rows struct {
+	c      *conn
+	ctx    *gsql.Context
+	sch    gsql.Schema
+	iter   gsql.RowIter
+	closed bool
+}
+
+func (r *rows) Columns() []string {
+	names := make([]string, len(r.sch))
+	for i, col := range r.sch {
+		names[i] = col.Name
+	}
+	return names
+}
+
+// Close finishes the statement: an autocommit statement commits here.
+func (r *rows) Close() error {
+	if r.closed {
+		return nil
+	}
+	r.closed = true
+	err := r.iter.Close(r.ctx)
+	r.c.sess.CommandEnd()
+	return toMySQLError(err)
+}
+
+func (r *rows) Next(dest []driver.Value) error {
+	for {
+		row, err := r.iter.Next(r.ctx)
+		if err != nil {
+			if err == io.EOF {
+				return io.EOF
+			}
+			return toMySQLError(err)
+		}
+		if len(row) == 1 {
+			if _, ok := row[0].(types.OkResult); ok {
+				continue
+			}
+		}
+		for i := range dest {
+			if i < len(row) {
+				dest[i] = driverValue(row[i])
+			}
+		}
+		return nil
+	}
+}
+
+// driverValue maps engine values onto the types database/sql accepts.
+func driverValue(v interface{}) driver.Value {
+	switch x := v.(type) {
+	case nil, int64, float64, bool, []byte, string, time.Time:
+		return x
+	case int8:
+		return int64(x)
+	case int16:
+		return int64(x)
+	case int32:
+		return int64(x)
+	case int:
+		return int64(x)
+	case uint8:
+		return int64(x)
+	case uint16:
+		return int64(x)
+	case uint32:
+		return int64(x)
+	case uint64:
+		return x
+	case float32:
+		return float64(x)
+	case decimal.Decimal:
+		return x.String()
+	case gsql.JSONWrapper:
+		val, err := x.ToInterface()
+		if err != nil {
+			return fmt.Sprint(x)
+		}
+		b, _ := json.Marshal(val)
+		return b
+	}
+	return fmt.Sprint(v)
+}
+
+// toMySQLError gives in-process callers the error type a MySQL server
+// connection gives them, so one check (Number 1062) works for both.
+func toMySQLError(err error) error {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	se := gsql.CastSQLError(err)
+	if se == nil {
+		return err
+	}
+	me := &mysqldriver.MySQLError{Number: uint16(se.Num), Message: se.Message}
+	copy(me.SQLState[:], se.State)
+	return me
+}

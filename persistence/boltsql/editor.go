@@ -1,0 +1,429 @@
+package boltsql
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	bolt "go.etcd.io/bbolt"
+)
+
+var errNoTxn = errors.New("boltsql: statement has no transaction")
+
+// editor applies a statement's row changes to the write transaction. The
+// undo log mark taken at StatementBegin lets DiscardChanges roll back just
+// this statement, inside a larger transaction.
+type editor struct {
+	t    *Table
+	tx   *txn
+	err  error // taking the writer failed; reported by the first edit
+	mark int
+}
+
+var (
+	_ sql.TableEditor         = (*editor)(nil)
+	_ sql.AutoIncrementSetter = (*editor)(nil)
+)
+
+func (t *Table) editor(ctx *sql.Context) *editor {
+	e := &editor{t: t}
+	e.tx, e.err = txnOf(ctx)
+	if e.err == nil {
+		// Take the writer now, before the statement's read cursors open,
+		// so the rows it reads are the rows it changes.
+		_, e.err = e.tx.writeTx(ctx)
+	}
+	return e
+}
+
+func (t *Table) Inserter(ctx *sql.Context) sql.RowInserter { return t.editor(ctx) }
+func (t *Table) Updater(ctx *sql.Context) sql.RowUpdater   { return t.editor(ctx) }
+func (t *Table) Deleter(ctx *sql.Context) sql.RowDeleter   { return t.editor(ctx) }
+func (t *Table) Replacer(ctx *sql.Context) sql.RowReplacer { return t.editor(ctx) }
+func (t *Table) AutoIncrementSetter(ctx *sql.Context) sql.AutoIncrementSetter {
+	return t.editor(ctx)
+}
+
+func (e *editor) StatementBegin(ctx *sql.Context) {
+	if e.err == nil {
+		e.mark = e.tx.mark()
+	}
+}
+
+func (e *editor) DiscardChanges(ctx *sql.Context, errorEncountered error) error {
+	if e.err != nil {
+		return nil
+	}
+	return e.tx.discardSince(e.mark)
+}
+
+func (e *editor) StatementComplete(ctx *sql.Context) error { return nil }
+func (e *editor) Close(ctx *sql.Context) error             { return nil }
+
+func (e *editor) buckets() (*bolt.Tx, *bolt.Bucket, error) {
+	if e.err != nil {
+		return nil, nil, e.err
+	}
+	wtx := e.tx.wtx
+	if wtx == nil {
+		return nil, nil, errTxnDone
+	}
+	data := wtx.Bucket(e.t.ti.dataBucket)
+	if data == nil {
+		return nil, nil, fmt.Errorf("table %s: storage missing", e.t.ti.def.Name)
+	}
+	return wtx, data, nil
+}
+
+func (e *editor) Insert(ctx *sql.Context, row sql.Row) error {
+	wtx, data, err := e.buckets()
+	if err != nil {
+		return err
+	}
+	ti := e.t.ti
+	if len(row) != len(ti.schema.Schema) {
+		return fmt.Errorf("table %s: row has %d values, table has %d columns", ti.def.Name, len(row), len(ti.schema.Schema))
+	}
+	pk, _, err := keyOf(nil, row, ti.primary.cols, ti.primary.kinds)
+	if err != nil {
+		return fmt.Errorf("table %s primary key: %w", ti.def.Name, err)
+	}
+	if ex := data.Get(pk); ex != nil {
+		existing, _ := decodeRow(ex)
+		return sql.NewUniqueKeyErr(keyString(row, ti.primary.cols), true, existing)
+	}
+	ikeys := make([][]byte, len(ti.indexes))
+	for i, ix := range ti.indexes {
+		k, hasNull, err := keyOf(nil, row, ix.cols, ix.kinds)
+		if err != nil {
+			return fmt.Errorf("table %s index %s: %w", ti.def.Name, ix.def.Name, err)
+		}
+		if ix.def.Unique && !hasNull {
+			if existing, found, err := e.uniqueHolder(wtx, data, ix, k, nil); err != nil {
+				return err
+			} else if found {
+				return sql.NewUniqueKeyErr(keyString(row, ix.cols), false, existing)
+			}
+		}
+		ikeys[i] = append(k, pk...)
+	}
+	val, err := encodeRow(nil, row)
+	if err != nil {
+		return fmt.Errorf("table %s: %w", ti.def.Name, err)
+	}
+	if err := e.tx.put(data, ti.dataBucket, pk, val); err != nil {
+		return err
+	}
+	for i, ix := range ti.indexes {
+		if err := e.tx.put(wtx.Bucket(ix.bucket), ix.bucket, ikeys[i], pk); err != nil {
+			return err
+		}
+	}
+	if ti.autoIncCol >= 0 && row[ti.autoIncCol] != nil {
+		if v, ok := asUint64(row[ti.autoIncCol]); ok {
+			cur, err := e.tx.autoIncValue(wtx, ti)
+			if err != nil {
+				return err
+			}
+			if v >= cur {
+				return e.tx.setAutoInc(wtx, ti, v+1)
+			}
+		}
+	}
+	return nil
+}
+
+// uniqueHolder finds the row holding index key prefix k, ignoring the row
+// whose primary key is self.
+func (e *editor) uniqueHolder(wtx *bolt.Tx, data *bolt.Bucket, ix *indexInfo, k, self []byte) (sql.Row, bool, error) {
+	c := wtx.Bucket(ix.bucket).Cursor()
+	for ik, pk := c.Seek(k); ik != nil && bytes.HasPrefix(ik, k); ik, pk = c.Next() {
+		if self != nil && bytes.Equal(pk, self) {
+			continue
+		}
+		existing, err := decodeRow(data.Get(pk))
+		return existing, true, err
+	}
+	return nil, false, nil
+}
+
+func (e *editor) Update(ctx *sql.Context, old, new sql.Row) error {
+	wtx, data, err := e.buckets()
+	if err != nil {
+		return err
+	}
+	ti := e.t.ti
+	oldPK, _, err := keyOf(nil, old, ti.primary.cols, ti.primary.kinds)
+	if err != nil {
+		return err
+	}
+	newPK, _, err := keyOf(nil, new, ti.primary.cols, ti.primary.kinds)
+	if err != nil {
+		return err
+	}
+	pkChanged := !bytes.Equal(oldPK, newPK)
+	if pkChanged {
+		if ex := data.Get(newPK); ex != nil {
+			existing, _ := decodeRow(ex)
+			return sql.NewUniqueKeyErr(keyString(new, ti.primary.cols), true, existing)
+		}
+	}
+	type change struct{ oldKey, newKey []byte }
+	changes := make([]change, len(ti.indexes))
+	for i, ix := range ti.indexes {
+		ok, _, err := keyOf(nil, old, ix.cols, ix.kinds)
+		if err != nil {
+			return err
+		}
+		nk, hasNull, err := keyOf(nil, new, ix.cols, ix.kinds)
+		if err != nil {
+			return err
+		}
+		if ix.def.Unique && !hasNull && !bytes.Equal(ok, nk) {
+			if existing, found, err := e.uniqueHolder(wtx, data, ix, nk, oldPK); err != nil {
+				return err
+			} else if found {
+				return sql.NewUniqueKeyErr(keyString(new, ix.cols), false, existing)
+			}
+		}
+		changes[i] = change{append(ok, oldPK...), append(nk, newPK...)}
+	}
+	val, err := encodeRow(nil, new)
+	if err != nil {
+		return fmt.Errorf("table %s: %w", ti.def.Name, err)
+	}
+	if pkChanged {
+		if err := e.tx.del(data, ti.dataBucket, oldPK); err != nil {
+			return err
+		}
+	}
+	if err := e.tx.put(data, ti.dataBucket, newPK, val); err != nil {
+		return err
+	}
+	for i, ix := range ti.indexes {
+		ch := changes[i]
+		if bytes.Equal(ch.oldKey, ch.newKey) {
+			continue
+		}
+		b := wtx.Bucket(ix.bucket)
+		if err := e.tx.del(b, ix.bucket, ch.oldKey); err != nil {
+			return err
+		}
+		if err := e.tx.put(b, ix.bucket, ch.newKey, newPK); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *editor) Delete(ctx *sql.Context, row sql.Row) error {
+	wtx, data, err := e.buckets()
+	if err != nil {
+		return err
+	}
+	ti := e.t.ti
+	pk, _, err := keyOf(nil, row, ti.primary.cols, ti.primary.kinds)
+	if err != nil {
+		return err
+	}
+	if data.Get(pk) == nil {
+		return sql.ErrDeleteRowNotFound.New()
+	}
+	if err := e.tx.del(data, ti.dataBucket, pk); err != nil {
+		return err
+	}
+	for _, ix := range ti.indexes {
+		k, _, err := keyOf(nil, row, ix.cols, ix.kinds)
+		if err != nil {
+			return err
+		}
+		if err := e.tx.del(wtx.Bucket(ix.bucket), ix.bucket, append(k, pk...)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// AUTO_INCREMENT: the next value lives in the autoinc bucket under the
+// table id and moves with the transaction (a rolled-back insert returns it).
+
+func u64key(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
+
+func (t *txn) autoIncValue(tx *bolt.Tx, ti *tableInfo) (uint64, error) {
+	b := tx.Bucket(bucketAutoInc)
+	if b == nil {
+		return 1, nil
+	}
+	v := b.Get(u64key(ti.def.ID))
+	if len(v) != 8 {
+		return 1, nil
+	}
+	return binary.BigEndian.Uint64(v), nil
+}
+
+func (t *txn) setAutoInc(tx *bolt.Tx, ti *tableInfo, next uint64) error {
+	return t.put(tx.Bucket(bucketAutoInc), bucketAutoInc, u64key(ti.def.ID), u64key(next))
+}
+
+func (t *Table) PeekNextAutoIncrementValue(ctx *sql.Context) (uint64, error) {
+	tx, err := txnOf(ctx)
+	if err != nil {
+		return 0, err
+	}
+	btx, err := tx.readTx(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return tx.autoIncValue(btx, t.ti)
+}
+
+func (t *Table) GetNextAutoIncrementValue(ctx *sql.Context, insertVal interface{}) (uint64, error) {
+	tx, err := txnOf(ctx)
+	if err != nil {
+		return 0, err
+	}
+	wtx, err := tx.writeTx(ctx)
+	if err != nil {
+		return 0, err
+	}
+	cur, err := tx.autoIncValue(wtx, t.ti)
+	if err != nil {
+		return 0, err
+	}
+	if v, ok := asUint64(insertVal); ok && insertVal != nil && v > cur {
+		return v, nil
+	}
+	return cur, nil
+}
+
+func (e *editor) SetAutoIncrementValue(ctx *sql.Context, v uint64) error {
+	wtx, _, err := e.buckets()
+	if err != nil {
+		return err
+	}
+	return e.tx.setAutoInc(wtx, e.t.ti, v)
+}
+
+func (e *editor) AcquireAutoIncrementLock(ctx *sql.Context) (func(), error) {
+	return func() {}, nil // the writer turn already serializes inserts
+}
+
+// Index DDL.
+
+func (t *Table) CreateIndex(ctx *sql.Context, def sql.IndexDef) error {
+	if def.IsPrimary() {
+		return nil // the primary key is the row key, declared by the schema
+	}
+	if def.IsFullText() || def.IsSpatial() || def.IsVector() {
+		return sql.ErrUnsupportedFeature.New("FULLTEXT, SPATIAL and VECTOR indexes")
+	}
+	tx, err := txnOf(ctx)
+	if err != nil {
+		return err
+	}
+	wtx, err := tx.writeTx(ctx)
+	if err != nil {
+		return err
+	}
+	ti := t.eng.lookupTable(t.ti.db, t.ti.def.Name)
+	if ti == nil {
+		return sql.ErrTableNotFound.New(t.ti.def.Name)
+	}
+	for _, ix := range ti.indexes {
+		if strings.EqualFold(ix.def.Name, def.Name) {
+			return sql.ErrDuplicateKey.New(def.Name)
+		}
+	}
+	nd := ti.def
+	nd.Indexes = append(append([]indexDef{}, ti.def.Indexes...), indexDef{ID: nd.NextIdx, Name: def.Name, Unique: def.IsUnique(), Comment: def.Comment})
+	for _, c := range def.Columns {
+		if c.Length > 0 {
+			return sql.ErrUnsupportedFeature.New("index prefix lengths (column " + c.Name + ")")
+		}
+		nd.Indexes[len(nd.Indexes)-1].Columns = append(nd.Indexes[len(nd.Indexes)-1].Columns, c.Name)
+	}
+	nd.NextIdx++
+	nti, err := compile(ti.db, nd)
+	if err != nil {
+		return err
+	}
+	ix := nti.indexes[len(nti.indexes)-1]
+	b, err := tx.createBucket(ix.bucket)
+	if err != nil {
+		return err
+	}
+	data := wtx.Bucket(nti.dataBucket)
+	c := data.Cursor()
+	for pk, v := c.First(); pk != nil; pk, v = c.Next() {
+		row, err := decodeRow(v)
+		if err != nil {
+			return err
+		}
+		k, hasNull, err := keyOf(nil, row, ix.cols, ix.kinds)
+		if err != nil {
+			return err
+		}
+		if ix.def.Unique && !hasNull {
+			if ik, _ := b.Cursor().Seek(k); ik != nil && bytes.HasPrefix(ik, k) {
+				return sql.NewUniqueKeyErr(keyString(row, ix.cols), false, row)
+			}
+		}
+		if err := b.Put(append(k, pk...), append([]byte(nil), pk...)); err != nil {
+			return err
+		}
+	}
+	if err := tx.saveDef(nti); err != nil {
+		return err
+	}
+	t.eng.swapTable(tx, ti.db, ti.def.Name, nti)
+	t.ti = nti
+	return nil
+}
+
+func (t *Table) DropIndex(ctx *sql.Context, name string) error {
+	return t.alterIndexes(ctx, name, func(tx *txn, nd *tableDef, i int) {
+		tx.drops = append(tx.drops, indexBucketName(nd.ID, nd.Indexes[i].ID))
+		nd.Indexes = append(nd.Indexes[:i:i], nd.Indexes[i+1:]...)
+	})
+}
+
+func (t *Table) RenameIndex(ctx *sql.Context, from, to string) error {
+	return t.alterIndexes(ctx, from, func(tx *txn, nd *tableDef, i int) {
+		nd.Indexes[i].Name = to
+	})
+}
+
+func (t *Table) alterIndexes(ctx *sql.Context, name string, change func(*txn, *tableDef, int)) error {
+	tx, err := txnOf(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.writeTx(ctx); err != nil {
+		return err
+	}
+	ti := t.eng.lookupTable(t.ti.db, t.ti.def.Name)
+	if ti == nil {
+		return sql.ErrTableNotFound.New(t.ti.def.Name)
+	}
+	nd := ti.def
+	nd.Indexes = append([]indexDef{}, ti.def.Indexes...)
+	for i := range nd.Indexes {
+		if strings.EqualFold(nd.Indexes[i].Name, name) {
+			change(tx, &nd, i)
+			nti, err := compile(ti.db, nd)
+			if err != nil {
+				return err
+			}
+			if err := tx.saveDef(nti); err != nil {
+				return err
+			}
+			t.eng.swapTable(tx, ti.db, ti.def.Name, nti)
+			t.ti = nti
+			return nil
+		}
+	}
+	return sql.ErrIndexNotFound.New(name)
+}

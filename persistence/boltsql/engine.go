@@ -1,0 +1,277 @@
+package boltsql
+
+import (
+	"bytes"
+	"database/sql"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	sqle "github.com/dolthub/go-mysql-server"
+	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/analyzer"
+	bolt "go.etcd.io/bbolt"
+)
+
+// Options configure an Engine. The zero value is the production default.
+type Options struct {
+	// Database is the SQL database created if missing and selected on every
+	// connection. Default "sessionrt".
+	Database string
+	// LockWaitTimeout bounds how long a write waits for the writer (another
+	// write transaction) before failing with MySQL error 1205. Default 30s.
+	LockWaitTimeout time.Duration
+	// MaxBatch is the most SQL transactions that share one fsync. Default 256.
+	MaxBatch int
+	// NoSync skips fsync. For tests only: a crash can lose committed data.
+	NoSync bool
+	// InitialMmapSize is bbolt's initial memory map size; a larger map means
+	// fewer remaps, which wait for all readers. Default 1 GiB.
+	InitialMmapSize int
+}
+
+func (o Options) withDefaults() Options {
+	if o.Database == "" {
+		o.Database = "sessionrt"
+	}
+	if o.LockWaitTimeout <= 0 {
+		o.LockWaitTimeout = 30 * time.Second
+	}
+	if o.MaxBatch <= 0 {
+		o.MaxBatch = 256
+	}
+	if o.InitialMmapSize <= 0 {
+		o.InitialMmapSize = 1 << 30
+	}
+	return o
+}
+
+const (
+	// FileName is the bbolt file inside the data directory.
+	FileName = "journal.bolt"
+	lockName = "journal.lock"
+	magic    = "sessionrt-boltsql"
+	// FormatVersion is the storage layout this build writes and reads.
+	FormatVersion uint64 = 1
+)
+
+var (
+	bucketMeta    = []byte("meta")
+	bucketDBs     = []byte("dbs")
+	bucketSchema  = []byte("schema")
+	bucketAutoInc = []byte("autoinc")
+)
+
+// Sentinel errors callers may branch on.
+var (
+	// ErrInUse: another process (or Engine) has the data directory open.
+	ErrInUse = errors.New("data directory in use")
+	// ErrForeignFile: the file is not a boltsql database.
+	ErrForeignFile = errors.New("not a sessionrt journal database")
+	// ErrNewerFormat: the file was written by a newer build.
+	ErrNewerFormat = errors.New("database written by a newer format version")
+)
+
+// Engine is a go-mysql-server engine whose databases live in one bbolt file.
+type Engine struct {
+	opts Options
+	dir  string
+	lock *os.File
+	bolt *bolt.DB
+	w    *writer
+	sqle *sqle.Engine
+
+	catMu sync.RWMutex
+	dbs   map[string]*dbInfo
+
+	keysRead atomic.Uint64 // keys visited by scans; tests use it to prove seeks
+	connIDs  atomic.Uint32
+
+	dbOnce sync.Once
+	sqlDB  *sql.DB
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Open opens (creating if missing) the engine in dir. It refuses a file that
+// is not ours or is newer, and a directory another process has open.
+func Open(dir string, opts Options) (*Engine, error) {
+	opts = opts.withDefaults()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("open journal %s: %w", dir, err)
+	}
+	lock, err := lockDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{opts: opts, dir: dir, lock: lock, dbs: map[string]*dbInfo{}}
+	path := filepath.Join(dir, FileName)
+	e.bolt, err = bolt.Open(path, 0o600, &bolt.Options{
+		Timeout:         time.Second, // the directory lock already excludes other processes
+		NoSync:          opts.NoSync,
+		InitialMmapSize: opts.InitialMmapSize,
+		FreelistType:    bolt.FreelistMapType,
+	})
+	if err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("open journal %s: %w: %w", path, ErrForeignFile, err)
+	}
+	if err := e.bolt.Update(e.initFile); err != nil {
+		e.bolt.Close()
+		lock.Close()
+		return nil, fmt.Errorf("open journal %s: %w", path, err)
+	}
+	if err := e.loadCatalog(); err != nil {
+		e.bolt.Close()
+		lock.Close()
+		return nil, fmt.Errorf("open journal %s: %w", path, err)
+	}
+	e.w = newWriter(e.bolt, opts.MaxBatch, opts.LockWaitTimeout, func() { _ = e.loadCatalog() })
+	e.sqle = sqle.New(analyzer.NewDefault(newProvider(e)), &sqle.Config{})
+	return e, nil
+}
+
+// lockDir takes an exclusive flock on the directory's lock file and records
+// our pid in it, so a second opener learns who holds it.
+func lockDir(dir string) (*os.File, error) {
+	path := filepath.Join(dir, lockName)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open journal lock %s: %w", path, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		b, _ := os.ReadFile(path)
+		f.Close()
+		pid := strings.TrimSpace(string(b))
+		if pid == "" {
+			pid = "unknown"
+		}
+		return nil, fmt.Errorf("journal directory %s is %w by pid %s", dir, ErrInUse, pid)
+	}
+	if err := f.Truncate(0); err == nil {
+		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	}
+	return f, nil
+}
+
+// initFile stamps a new file, or checks an existing one is ours and not newer.
+func (e *Engine) initFile(tx *bolt.Tx) error {
+	meta := tx.Bucket(bucketMeta)
+	if meta == nil {
+		empty := true
+		_ = tx.ForEach(func([]byte, *bolt.Bucket) error { empty = false; return nil })
+		if !empty {
+			return fmt.Errorf("%w: it has no %q metadata", ErrForeignFile, magic)
+		}
+		var err error
+		if meta, err = tx.CreateBucket(bucketMeta); err != nil {
+			return err
+		}
+		if err := meta.Put([]byte("magic"), []byte(magic)); err != nil {
+			return err
+		}
+		if err := meta.Put([]byte("version"), u64key(FormatVersion)); err != nil {
+			return err
+		}
+	}
+	if !bytes.Equal(meta.Get([]byte("magic")), []byte(magic)) {
+		return fmt.Errorf("%w: wrong magic", ErrForeignFile)
+	}
+	v := meta.Get([]byte("version"))
+	if len(v) != 8 {
+		return fmt.Errorf("%w: no format version", ErrForeignFile)
+	}
+	if ver := binary.BigEndian.Uint64(v); ver > FormatVersion {
+		return fmt.Errorf("%w: file has version %d, this build reads up to %d", ErrNewerFormat, ver, FormatVersion)
+	}
+	for _, name := range [][]byte{bucketDBs, bucketSchema, bucketAutoInc} {
+		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+			return err
+		}
+	}
+	dbs := tx.Bucket(bucketDBs)
+	if dbs.Get([]byte(strings.ToLower(e.opts.Database))) == nil {
+		return dbs.Put([]byte(strings.ToLower(e.opts.Database)), []byte(e.opts.Database))
+	}
+	return nil
+}
+
+// loadCatalog rebuilds the in-memory catalog from the file.
+func (e *Engine) loadCatalog() error {
+	dbs := map[string]*dbInfo{}
+	err := e.bolt.View(func(tx *bolt.Tx) error {
+		if err := tx.Bucket(bucketDBs).ForEach(func(k, v []byte) error {
+			dbs[string(k)] = &dbInfo{name: string(v), tables: map[string]*tableInfo{}}
+			return nil
+		}); err != nil {
+			return err
+		}
+		return tx.Bucket(bucketSchema).ForEach(func(k, v []byte) error {
+			dbName, _, ok := strings.Cut(string(k), "\x00")
+			d := dbs[dbName]
+			if !ok || d == nil {
+				return fmt.Errorf("schema entry %q has no database", k)
+			}
+			def, err := unmarshalDef(v)
+			if err != nil {
+				return fmt.Errorf("schema of %q: %w", k, err)
+			}
+			ti, err := compile(d.name, def)
+			if err != nil {
+				return err
+			}
+			d.tables[strings.ToLower(def.Name)] = ti
+			return nil
+		})
+	})
+	if err != nil {
+		return err
+	}
+	e.catMu.Lock()
+	e.dbs = dbs
+	e.catMu.Unlock()
+	return nil
+}
+
+// DB returns a database/sql handle running statements in process on this
+// engine, with the default database selected. Transactions are real:
+// BeginTx pins a connection and issues START TRANSACTION, and
+// Commit/Rollback issue COMMIT/ROLLBACK. Errors carry MySQL codes as
+// *mysql.MySQLError (github.com/go-sql-driver/mysql), e.g. 1062 for a
+// duplicate key, the same as from a MySQL or MariaDB server.
+func (e *Engine) DB() *sql.DB {
+	e.dbOnce.Do(func() { e.sqlDB = sql.OpenDB(&connector{eng: e}) })
+	return e.sqlDB
+}
+
+// Close closes the database/sql handle, waits for the writer to finish and
+// closes the file. Transactions still open are rolled back by closing their
+// connections first.
+func (e *Engine) Close() error {
+	e.closeOnce.Do(func() {
+		if e.sqlDB != nil {
+			_ = e.sqlDB.Close()
+		}
+		e.w.close()
+		e.closeErr = e.bolt.Close()
+		_ = e.lock.Close()
+	})
+	return e.closeErr
+}
+
+// Dir is the data directory.
+func (e *Engine) Dir() string { return e.dir }
+
+func (e *Engine) newContext(ctx gsqlContext, sess *Session, query string) *gsql.Context {
+	return gsql.NewContext(ctx, gsql.WithSession(sess), gsql.WithQuery(query),
+		gsql.WithMemoryManager(e.sqle.MemoryManager), gsql.WithProcessList(e.sqle.ProcessList))
+}

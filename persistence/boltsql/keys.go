@@ -1,0 +1,286 @@
+package boltsql
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/types"
+)
+
+// keyKind is how a column's values are laid out in an order-preserving key.
+type keyKind uint8
+
+const (
+	keyNone   keyKind = iota // the column cannot be part of a key
+	keySigned                // all signed integer types, BOOL
+	keyUnsigned
+	keyFloat
+	keyBytes // strings with a binary collation, BINARY/VARBINARY/BLOB
+	keyTime
+)
+
+// keyKindOf returns how values of typ are encoded in keys, or an error naming
+// why the type cannot be a key column.
+func keyKindOf(col string, typ sql.Type) (keyKind, error) {
+	switch {
+	case types.IsSigned(typ) || types.IsYear(typ):
+		return keySigned, nil
+	case types.IsUnsigned(typ):
+		return keyUnsigned, nil
+	case types.IsFloat(typ):
+		return keyFloat, nil
+	case types.IsTime(typ):
+		return keyTime, nil
+	case types.IsBinaryType(typ):
+		return keyBytes, nil
+	case types.IsText(typ):
+		if tc, ok := typ.(sql.TypeWithCollation); ok {
+			name := tc.Collation().Name()
+			if name != "binary" && !strings.HasSuffix(name, "_bin") {
+				return keyNone, fmt.Errorf("column %s: collation %s cannot be used in a key (keys compare bytes; use a _bin collation)", col, name)
+			}
+		}
+		return keyBytes, nil
+	}
+	return keyNone, fmt.Errorf("column %s: type %s cannot be used in a primary key or index", col, typ.String())
+}
+
+// Key layout: per column, 0x00 for NULL, or 0x01 followed by the value:
+// integers as 8 big-endian bytes (signed ones with the sign bit flipped),
+// floats as their IEEE bits arranged to sort, times as flipped seconds plus
+// nanoseconds, and byte strings with 0x00 escaped as 0x00 0xFF and terminated
+// by 0x00 0x01. Every encoding is self-delimiting, so a key built from a
+// prefix of the columns is a byte prefix of the full key, and byte order is
+// value order: ranges on leading columns become byte ranges.
+const (
+	keyNull    = 0x00
+	keyNotNull = 0x01
+)
+
+func appendKeyValue(dst []byte, kind keyKind, v interface{}) ([]byte, error) {
+	if v == nil {
+		return append(dst, keyNull), nil
+	}
+	dst = append(dst, keyNotNull)
+	switch kind {
+	case keySigned:
+		i, ok := asInt64(v)
+		if !ok {
+			return nil, fmt.Errorf("key value %v (%T) is not an integer", v, v)
+		}
+		return binary.BigEndian.AppendUint64(dst, uint64(i)^(1<<63)), nil
+	case keyUnsigned:
+		u, ok := asUint64(v)
+		if !ok {
+			return nil, fmt.Errorf("key value %v (%T) is not an unsigned integer", v, v)
+		}
+		return binary.BigEndian.AppendUint64(dst, u), nil
+	case keyFloat:
+		var f float64
+		switch x := v.(type) {
+		case float64:
+			f = x
+		case float32:
+			f = float64(x)
+		default:
+			i, ok := asInt64(v)
+			if !ok {
+				return nil, fmt.Errorf("key value %v (%T) is not a number", v, v)
+			}
+			f = float64(i)
+		}
+		bits := math.Float64bits(f)
+		if bits&(1<<63) != 0 {
+			bits = ^bits
+		} else {
+			bits |= 1 << 63
+		}
+		return binary.BigEndian.AppendUint64(dst, bits), nil
+	case keyTime:
+		t, ok := v.(time.Time)
+		if !ok {
+			return nil, fmt.Errorf("key value %v (%T) is not a time", v, v)
+		}
+		t = t.UTC()
+		dst = binary.BigEndian.AppendUint64(dst, uint64(t.Unix())^(1<<63))
+		return binary.BigEndian.AppendUint32(dst, uint32(t.Nanosecond())), nil
+	case keyBytes:
+		var b []byte
+		switch x := v.(type) {
+		case string:
+			b = []byte(x)
+		case []byte:
+			b = x
+		default:
+			return nil, fmt.Errorf("key value %v (%T) is not a string", v, v)
+		}
+		for {
+			i := bytes.IndexByte(b, 0)
+			if i < 0 {
+				break
+			}
+			dst = append(dst, b[:i+1]...)
+			dst = append(dst, 0xFF)
+			b = b[i+1:]
+		}
+		dst = append(dst, b...)
+		return append(dst, 0x00, 0x01), nil
+	}
+	return nil, fmt.Errorf("key value %v (%T): column kind %d cannot be encoded", v, v, kind)
+}
+
+func asInt64(v interface{}) (int64, bool) {
+	switch x := v.(type) {
+	case int64:
+		return x, true
+	case int32:
+		return int64(x), true
+	case int16:
+		return int64(x), true
+	case int8:
+		return int64(x), true
+	case int:
+		return int64(x), true
+	case uint8:
+		return int64(x), true
+	case uint16:
+		return int64(x), true
+	case uint32:
+		return int64(x), true
+	case uint64:
+		if x > math.MaxInt64 {
+			return 0, false
+		}
+		return int64(x), true
+	case bool:
+		if x {
+			return 1, true
+		}
+		return 0, true
+	}
+	return 0, false
+}
+
+func asUint64(v interface{}) (uint64, bool) {
+	switch x := v.(type) {
+	case uint64:
+		return x, true
+	case uint32:
+		return uint64(x), true
+	case uint16:
+		return uint64(x), true
+	case uint8:
+		return uint64(x), true
+	case uint:
+		return uint64(x), true
+	}
+	if i, ok := asInt64(v); ok && i >= 0 {
+		return uint64(i), true
+	}
+	return 0, false
+}
+
+// prefixEnd returns the smallest key greater than every key that starts with
+// p, or nil when there is none (p is all 0xFF).
+func prefixEnd(p []byte) []byte {
+	end := append([]byte(nil), p...)
+	for i := len(end) - 1; i >= 0; i-- {
+		if end[i] < 0xFF {
+			end[i]++
+			return end[:i+1]
+		}
+	}
+	return nil
+}
+
+// keySpan is the half-open byte interval [lo, hi) of keys to read; hi nil
+// means unbounded above.
+type keySpan struct {
+	lo, hi []byte
+}
+
+// spanOfRange converts one range over an index's columns into a byte span.
+// The equality prefix becomes a byte prefix and the first non-equality column
+// bounds the span; columns after it are left to the Filter the engine keeps
+// above the scan (PreciseMatch is false), so the span may hold extra keys
+// only when a range constrains columns after a non-equality column.
+func spanOfRange(kinds []keyKind, rng sql.MySQLRange) (keySpan, bool, error) {
+	var prefix []byte
+	var err error
+	for i, ce := range rng {
+		if i >= len(kinds) {
+			break
+		}
+		lowerKey, lowerIsKey := ce.LowerBound.(sql.Below)
+		upperKey, upperIsKey := ce.UpperBound.(sql.Above)
+		if lowerIsKey && upperIsKey {
+			if cmp, cerr := ce.Typ.Compare(context.Background(), lowerKey.Key, upperKey.Key); cerr == nil && cmp == 0 {
+				prefix, err = appendKeyValue(prefix, kinds[i], lowerKey.Key)
+				if err != nil {
+					return keySpan{}, false, err
+				}
+				continue
+			}
+		}
+		// An IS NULL point: [BelowNull, AboveNull].
+		if _, ok := ce.LowerBound.(sql.BelowNull); ok {
+			if _, ok := ce.UpperBound.(sql.AboveNull); ok {
+				prefix = append(prefix, keyNull)
+				continue
+			}
+		}
+		var span keySpan
+		switch lb := ce.LowerBound.(type) {
+		case sql.BelowNull:
+			span.lo = append(append([]byte(nil), prefix...), keyNull)
+		case sql.AboveNull:
+			span.lo = append(append([]byte(nil), prefix...), keyNotNull)
+		case sql.Below:
+			span.lo, err = appendKeyValue(append([]byte(nil), prefix...), kinds[i], lb.Key)
+		case sql.Above:
+			var k []byte
+			k, err = appendKeyValue(append([]byte(nil), prefix...), kinds[i], lb.Key)
+			span.lo = prefixEnd(k)
+			if span.lo == nil {
+				return keySpan{}, true, nil
+			}
+		case sql.AboveAll:
+			return keySpan{}, true, nil
+		default:
+			return keySpan{}, false, fmt.Errorf("unsupported lower bound %T", lb)
+		}
+		if err != nil {
+			return keySpan{}, false, err
+		}
+		switch ub := ce.UpperBound.(type) {
+		case sql.AboveAll:
+			span.hi = prefixEnd(prefix)
+		case sql.AboveNull:
+			span.hi = append(append([]byte(nil), prefix...), keyNotNull)
+		case sql.BelowNull:
+			return keySpan{}, true, nil
+		case sql.Above:
+			var k []byte
+			k, err = appendKeyValue(append([]byte(nil), prefix...), kinds[i], ub.Key)
+			span.hi = prefixEnd(k)
+		case sql.Below:
+			span.hi, err = appendKeyValue(append([]byte(nil), prefix...), kinds[i], ub.Key)
+		default:
+			return keySpan{}, false, fmt.Errorf("unsupported upper bound %T", ub)
+		}
+		if err != nil {
+			return keySpan{}, false, err
+		}
+		if span.hi != nil && bytes.Compare(span.lo, span.hi) >= 0 {
+			return keySpan{}, true, nil
+		}
+		return span, false, nil
+	}
+	return keySpan{lo: prefix, hi: prefixEnd(prefix)}, false, nil
+}

@@ -1,0 +1,279 @@
+package boltsql
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/information_schema"
+)
+
+// provider is the sql.DatabaseProvider over the in-memory catalog, which
+// mirrors the schema bucket of the bbolt file.
+type provider struct {
+	eng    *Engine
+	infoDB sql.Database
+}
+
+var _ sql.MutableDatabaseProvider = (*provider)(nil)
+
+func newProvider(e *Engine) *provider {
+	return &provider{eng: e, infoDB: information_schema.NewInformationSchemaDatabase()}
+}
+
+func (p *provider) Database(ctx *sql.Context, name string) (sql.Database, error) {
+	if strings.EqualFold(name, p.infoDB.Name()) {
+		return p.infoDB, nil
+	}
+	p.eng.catMu.RLock()
+	d, ok := p.eng.dbs[strings.ToLower(name)]
+	p.eng.catMu.RUnlock()
+	if !ok {
+		return nil, sql.ErrDatabaseNotFound.New(name)
+	}
+	return &database{eng: p.eng, name: d.name}, nil
+}
+
+func (p *provider) HasDatabase(ctx *sql.Context, name string) bool {
+	if strings.EqualFold(name, p.infoDB.Name()) {
+		return true
+	}
+	p.eng.catMu.RLock()
+	defer p.eng.catMu.RUnlock()
+	_, ok := p.eng.dbs[strings.ToLower(name)]
+	return ok
+}
+
+func (p *provider) AllDatabases(ctx *sql.Context) []sql.Database {
+	p.eng.catMu.RLock()
+	out := []sql.Database{p.infoDB}
+	for _, d := range p.eng.dbs {
+		out = append(out, &database{eng: p.eng, name: d.name})
+	}
+	p.eng.catMu.RUnlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].Name() < out[j].Name() })
+	return out
+}
+
+func (p *provider) CreateDatabase(ctx *sql.Context, name string) error {
+	t, err := txnOf(ctx)
+	if err != nil {
+		return err
+	}
+	if p.HasDatabase(ctx, name) {
+		return sql.ErrDatabaseExists.New(name)
+	}
+	wtx, err := t.writeTx(ctx)
+	if err != nil {
+		return err
+	}
+	b := wtx.Bucket(bucketDBs)
+	if err := t.put(b, bucketDBs, []byte(strings.ToLower(name)), []byte(name)); err != nil {
+		return err
+	}
+	p.eng.catMu.Lock()
+	p.eng.dbs[strings.ToLower(name)] = &dbInfo{name: name, tables: map[string]*tableInfo{}}
+	p.eng.catMu.Unlock()
+	t.onUndo(func() {
+		p.eng.catMu.Lock()
+		delete(p.eng.dbs, strings.ToLower(name))
+		p.eng.catMu.Unlock()
+	})
+	return nil
+}
+
+func (p *provider) DropDatabase(ctx *sql.Context, name string) error {
+	t, err := txnOf(ctx)
+	if err != nil {
+		return err
+	}
+	p.eng.catMu.RLock()
+	d, ok := p.eng.dbs[strings.ToLower(name)]
+	n := 0
+	if ok {
+		n = len(d.tables)
+	}
+	p.eng.catMu.RUnlock()
+	if !ok {
+		return sql.ErrDatabaseNotFound.New(name)
+	}
+	if n > 0 {
+		return sql.ErrDatabaseWriteLocked.New(name + " still has tables; drop them first")
+	}
+	wtx, err := t.writeTx(ctx)
+	if err != nil {
+		return err
+	}
+	if err := t.del(wtx.Bucket(bucketDBs), bucketDBs, []byte(strings.ToLower(name))); err != nil {
+		return err
+	}
+	p.eng.catMu.Lock()
+	delete(p.eng.dbs, strings.ToLower(name))
+	p.eng.catMu.Unlock()
+	t.onUndo(func() {
+		p.eng.catMu.Lock()
+		p.eng.dbs[strings.ToLower(name)] = d
+		p.eng.catMu.Unlock()
+	})
+	return nil
+}
+
+type dbInfo struct {
+	name   string
+	tables map[string]*tableInfo // by lower-case name
+}
+
+// database is one SQL database (schema) of the catalog.
+type database struct {
+	eng  *Engine
+	name string
+}
+
+var (
+	_ sql.Database     = (*database)(nil)
+	_ sql.TableCreator = (*database)(nil)
+	_ sql.TableDropper = (*database)(nil)
+)
+
+func (d *database) Name() string { return d.name }
+
+func (d *database) GetTableInsensitive(ctx *sql.Context, name string) (sql.Table, bool, error) {
+	ti := d.eng.lookupTable(d.name, name)
+	if ti == nil {
+		return nil, false, nil
+	}
+	return &Table{eng: d.eng, ti: ti}, true, nil
+}
+
+func (d *database) GetTableNames(ctx *sql.Context) ([]string, error) {
+	d.eng.catMu.RLock()
+	defer d.eng.catMu.RUnlock()
+	db, ok := d.eng.dbs[strings.ToLower(d.name)]
+	if !ok {
+		return nil, nil
+	}
+	names := make([]string, 0, len(db.tables))
+	for _, ti := range db.tables {
+		names = append(names, ti.def.Name)
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+func (d *database) CreateTable(ctx *sql.Context, name string, schema sql.PrimaryKeySchema, collation sql.CollationID, comment string) error {
+	if d.eng.lookupTable(d.name, name) != nil {
+		return sql.ErrTableAlreadyExists.New(name)
+	}
+	if len(schema.PkOrdinals) == 0 {
+		return sql.ErrUnsupportedFeature.New("tables without a PRIMARY KEY (table " + name + ")")
+	}
+	t, err := txnOf(ctx)
+	if err != nil {
+		return err
+	}
+	wtx, err := t.writeTx(ctx)
+	if err != nil {
+		return err
+	}
+	if d.eng.lookupTable(d.name, name) != nil { // created while we waited for the writer
+		return sql.ErrTableAlreadyExists.New(name)
+	}
+	meta := wtx.Bucket(bucketMeta)
+	id, err := meta.NextSequence()
+	if err != nil {
+		return err
+	}
+	def, err := defFromSchema(id, name, schema, collation, comment)
+	if err != nil {
+		return err
+	}
+	ti, err := compile(d.name, def)
+	if err != nil {
+		return err
+	}
+	if err := t.saveDef(ti); err != nil {
+		return err
+	}
+	if _, err := t.createBucket(ti.dataBucket); err != nil {
+		return err
+	}
+	d.eng.swapTable(t, d.name, name, ti)
+	return nil
+}
+
+func (d *database) DropTable(ctx *sql.Context, name string) error {
+	ti := d.eng.lookupTable(d.name, name)
+	if ti == nil {
+		return sql.ErrTableNotFound.New(name)
+	}
+	t, err := txnOf(ctx)
+	if err != nil {
+		return err
+	}
+	wtx, err := t.writeTx(ctx)
+	if err != nil {
+		return err
+	}
+	if err := t.del(wtx.Bucket(bucketSchema), bucketSchema, schemaKey(d.name, name)); err != nil {
+		return err
+	}
+	if err := t.del(wtx.Bucket(bucketAutoInc), bucketAutoInc, u64key(ti.def.ID)); err != nil {
+		return err
+	}
+	t.drops = append(t.drops, ti.dataBucket)
+	for _, ix := range ti.indexes {
+		t.drops = append(t.drops, ix.bucket)
+	}
+	d.eng.swapTable(t, d.name, name, nil)
+	return nil
+}
+
+// saveDef persists ti's definition in this transaction.
+func (t *txn) saveDef(ti *tableInfo) error {
+	b, err := marshalDef(ti.def)
+	if err != nil {
+		return err
+	}
+	return t.put(t.wtx.Bucket(bucketSchema), bucketSchema, schemaKey(ti.db, ti.def.Name), b)
+}
+
+func (e *Engine) lookupTable(db, name string) *tableInfo {
+	e.catMu.RLock()
+	defer e.catMu.RUnlock()
+	d, ok := e.dbs[strings.ToLower(db)]
+	if !ok {
+		return nil
+	}
+	return d.tables[strings.ToLower(name)]
+}
+
+// swapTable replaces (or with ti nil removes) a table in the catalog, undoably.
+func (e *Engine) swapTable(t *txn, db, name string, ti *tableInfo) {
+	key := strings.ToLower(name)
+	e.catMu.Lock()
+	d := e.dbs[strings.ToLower(db)]
+	prev := d.tables[key]
+	if ti == nil {
+		delete(d.tables, key)
+	} else {
+		d.tables[key] = ti
+	}
+	e.catMu.Unlock()
+	t.onUndo(func() {
+		e.catMu.Lock()
+		if prev == nil {
+			delete(d.tables, key)
+		} else {
+			d.tables[key] = prev
+		}
+		e.catMu.Unlock()
+	})
+}
+
+func txnOf(ctx *sql.Context) (*txn, error) {
+	t, ok := ctx.GetTransaction().(*txn)
+	if !ok || t == nil {
+		return nil, errNoTxn
+	}
+	return t, nil
+}

@@ -1,0 +1,106 @@
+package boltsql
+
+import (
+	"strings"
+
+	"github.com/dolthub/go-mysql-server/sql"
+)
+
+// Session is a go-mysql-server session whose transactions are boltsql txns.
+type Session struct {
+	*sql.BaseSession
+	eng *Engine
+}
+
+var (
+	_ sql.TransactionSession    = (*Session)(nil)
+	_ sql.LifecycleAwareSession = (*Session)(nil)
+)
+
+func (e *Engine) newSession(base *sql.BaseSession) *Session {
+	base.SetCurrentDatabase(e.opts.Database)
+	return &Session{BaseSession: base, eng: e}
+}
+
+// StartTransaction implements sql.TransactionSession. A transaction still
+// attached to the session (the engine drops some on error paths) is rolled
+// back first, so it cannot keep the writer.
+func (s *Session) StartTransaction(ctx *sql.Context, char sql.TransactionCharacteristic) (sql.Transaction, error) {
+	if old, ok := s.GetTransaction().(*txn); ok && old != nil {
+		_ = old.rollback()
+	}
+	return &txn{eng: s.eng, readOnly: char == sql.ReadOnly}, nil
+}
+
+func (s *Session) CommitTransaction(ctx *sql.Context, tx sql.Transaction) error {
+	t, ok := tx.(*txn)
+	if !ok {
+		return nil
+	}
+	return t.commit()
+}
+
+func (s *Session) Rollback(ctx *sql.Context, tx sql.Transaction) error {
+	t, ok := tx.(*txn)
+	if !ok {
+		return nil
+	}
+	return t.rollback()
+}
+
+func (s *Session) CreateSavepoint(ctx *sql.Context, tx sql.Transaction, name string) error {
+	if t, ok := tx.(*txn); ok {
+		t.savepoint(name)
+	}
+	return nil
+}
+
+func (s *Session) RollbackToSavepoint(ctx *sql.Context, tx sql.Transaction, name string) error {
+	if t, ok := tx.(*txn); ok {
+		return t.rollbackToSavepoint(name)
+	}
+	return nil
+}
+
+func (s *Session) ReleaseSavepoint(ctx *sql.Context, tx sql.Transaction, name string) error {
+	if t, ok := tx.(*txn); ok {
+		return t.releaseSavepoint(name)
+	}
+	return nil
+}
+
+// CommandBegin implements sql.LifecycleAwareSession.
+func (s *Session) CommandBegin() error { return nil }
+
+// CommandEnd ends an autocommit transaction the engine left behind after an
+// error, so a failed statement never keeps the writer.
+func (s *Session) CommandEnd() { s.endLeftover(false) }
+
+// SessionEnd rolls back whatever is open.
+func (s *Session) SessionEnd() { s.endLeftover(true) }
+
+func (s *Session) endLeftover(all bool) {
+	t, ok := s.GetTransaction().(*txn)
+	if !ok || t == nil {
+		return
+	}
+	if !all && (s.GetIgnoreAutoCommit() || !s.autocommit()) {
+		return
+	}
+	_ = t.rollback()
+	s.SetTransaction(nil)
+	if all {
+		s.SetIgnoreAutoCommit(false)
+	}
+}
+
+func (s *Session) autocommit() bool {
+	v, err := s.GetSessionVariable(nil, "autocommit")
+	if err != nil {
+		return true
+	}
+	on, ok := asInt64(v)
+	return !ok || on != 0
+}
+
+func equalFold(a, b string) bool { return strings.EqualFold(a, b) }

@@ -1,0 +1,308 @@
+package boltsql
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	bolt "go.etcd.io/bbolt"
+)
+
+// Table is a go-mysql-server table stored in bbolt: rows in a bucket keyed
+// by the encoded primary key, each secondary index in its own bucket keyed
+// by the encoded index columns followed by the primary key.
+type Table struct {
+	eng *Engine
+	ti  *tableInfo // replaced in place by this table's own index DDL
+}
+
+var (
+	_ sql.Table                 = (*Table)(nil)
+	_ sql.PrimaryKeyTable       = (*Table)(nil)
+	_ sql.IndexAddressableTable = (*Table)(nil)
+	_ sql.IndexAlterableTable   = (*Table)(nil)
+	_ sql.InsertableTable       = (*Table)(nil)
+	_ sql.UpdatableTable        = (*Table)(nil)
+	_ sql.DeletableTable        = (*Table)(nil)
+	_ sql.ReplaceableTable      = (*Table)(nil)
+	_ sql.AutoIncrementTable    = (*Table)(nil)
+	_ sql.CommentedTable        = (*Table)(nil)
+)
+
+func (t *Table) Name() string                           { return t.ti.def.Name }
+func (t *Table) String() string                         { return t.ti.def.Name }
+func (t *Table) Schema() sql.Schema                     { return t.ti.schema.Schema }
+func (t *Table) PrimaryKeySchema() sql.PrimaryKeySchema { return t.ti.schema }
+func (t *Table) Comment() string                        { return t.ti.def.Comment }
+
+func (t *Table) Collation() sql.CollationID {
+	if t.ti.def.Collation != "" {
+		if c, err := sql.ParseCollation("", t.ti.def.Collation, false); err == nil {
+			return c
+		}
+	}
+	return sql.Collation_Default
+}
+
+// partition carries the lookup (nil for a full scan): lookup joins call
+// LookupPartitions repeatedly on one IndexedTable.
+type partition struct {
+	lookup *sql.IndexLookup
+}
+
+func (p *partition) Key() []byte { return []byte("boltsql") }
+
+func (t *Table) Partitions(ctx *sql.Context) (sql.PartitionIter, error) {
+	return sql.PartitionsToPartitionIter(&partition{}), nil
+}
+
+func (t *Table) PartitionRows(ctx *sql.Context, p sql.Partition) (sql.RowIter, error) {
+	part, ok := p.(*partition)
+	if !ok {
+		return nil, fmt.Errorf("boltsql: foreign partition %T", p)
+	}
+	it := &rowIter{tbl: t, ti: t.ti, batch: 8}
+	if part.lookup == nil || part.lookup.Index == nil {
+		it.spans = []keySpan{{}}
+		return it, nil
+	}
+	ix, ok := part.lookup.Index.(*Index)
+	if !ok {
+		return nil, fmt.Errorf("boltsql: foreign index %T", part.lookup.Index)
+	}
+	it.ix = ix.ix
+	it.reverse = part.lookup.IsReverse
+	if part.lookup.IsEmptyRange {
+		return it, nil
+	}
+	ranges, ok := part.lookup.Ranges.(sql.MySQLRangeCollection)
+	if !ok {
+		return nil, fmt.Errorf("boltsql: unsupported range collection %T", part.lookup.Ranges)
+	}
+	for _, r := range ranges {
+		span, empty, err := spanOfRange(ix.ix.kinds, r)
+		if err != nil {
+			return nil, fmt.Errorf("index %s: %w", ix.ix.def.Name, err)
+		}
+		if !empty {
+			it.spans = append(it.spans, span)
+		}
+	}
+	sort.Slice(it.spans, func(i, j int) bool { return bytes.Compare(it.spans[i].lo, it.spans[j].lo) < 0 })
+	if it.reverse {
+		for i, j := 0, len(it.spans)-1; i < j; i, j = i+1, j-1 {
+			it.spans[i], it.spans[j] = it.spans[j], it.spans[i]
+		}
+	}
+	return it, nil
+}
+
+// IndexedAccess implements sql.IndexAddressable.
+func (t *Table) IndexedAccess(ctx *sql.Context, lookup sql.IndexLookup) sql.IndexedTable {
+	return &IndexedTable{Table: t}
+}
+
+// PreciseMatch is false: the engine keeps its Filter above index scans, so
+// a span may safely cover more than the predicate (trailing columns).
+func (t *Table) PreciseMatch() bool { return false }
+
+func (t *Table) GetIndexes(ctx *sql.Context) ([]sql.Index, error) {
+	out := make([]sql.Index, 0, len(t.ti.indexes)+1)
+	if t.ti.primary != nil {
+		out = append(out, &Index{ix: t.ti.primary})
+	}
+	for _, ix := range t.ti.indexes {
+		out = append(out, &Index{ix: ix})
+	}
+	return out, nil
+}
+
+// IndexedTable is a Table whose partitions come from an index lookup.
+type IndexedTable struct {
+	*Table
+}
+
+var _ sql.IndexedTable = (*IndexedTable)(nil)
+
+func (t *IndexedTable) LookupPartitions(ctx *sql.Context, lookup sql.IndexLookup) (sql.PartitionIter, error) {
+	l := lookup
+	return sql.PartitionsToPartitionIter(&partition{lookup: &l}), nil
+}
+
+// Index is a primary or secondary index as go-mysql-server sees it.
+type Index struct {
+	ix *indexInfo
+}
+
+var (
+	_ sql.Index        = (*Index)(nil)
+	_ sql.OrderedIndex = (*Index)(nil)
+)
+
+func (i *Index) ID() string                                        { return i.ix.def.Name }
+func (i *Index) Database() string                                  { return i.ix.tbl.db }
+func (i *Index) Table() string                                     { return i.ix.tbl.def.Name }
+func (i *Index) Expressions() []string                             { return i.ix.exprs }
+func (i *Index) IsUnique() bool                                    { return i.ix.def.Unique }
+func (i *Index) IsSpatial() bool                                   { return false }
+func (i *Index) IsFullText() bool                                  { return false }
+func (i *Index) IsVector() bool                                    { return false }
+func (i *Index) Comment() string                                   { return i.ix.def.Comment }
+func (i *Index) IndexType() string                                 { return "BTREE" }
+func (i *Index) IsGenerated() bool                                 { return false }
+func (i *Index) ColumnExpressionTypes() []sql.ColumnExpressionType { return i.ix.typs }
+func (i *Index) CanSupport(*sql.Context, ...sql.Range) bool        { return true }
+func (i *Index) CanSupportOrderBy(sql.Expression) bool             { return false }
+func (i *Index) PrefixLengths() []uint16                           { return nil }
+func (i *Index) Order() sql.IndexOrder                             { return sql.IndexOrderAsc }
+func (i *Index) Reversible() bool                                  { return true }
+
+// rowIter reads rows of one table over key spans, in key order (or reverse).
+// It reads a batch of keys at a time and re-seeks after the last key it
+// returned, because a bbolt cursor is invalidated when the statement writes
+// to the bucket it walks (UPDATE and DELETE do).
+type rowIter struct {
+	tbl     *Table
+	ti      *tableInfo
+	ix      *indexInfo // nil: scan the rows bucket
+	spans   []keySpan
+	reverse bool
+
+	span  int
+	last  []byte // last key read in the current span
+	buf   []sql.Row
+	pos   int
+	batch int
+	ownTx *bolt.Tx // when the context has no transaction
+	done  bool
+}
+
+func (it *rowIter) Next(ctx *sql.Context) (sql.Row, error) {
+	for it.pos >= len(it.buf) {
+		if it.done || it.span >= len(it.spans) {
+			return nil, io.EOF
+		}
+		if err := it.fill(ctx); err != nil {
+			return nil, err
+		}
+	}
+	r := it.buf[it.pos]
+	it.buf[it.pos] = nil
+	it.pos++
+	return r, nil
+}
+
+func (it *rowIter) tx(ctx *sql.Context) (*bolt.Tx, error) {
+	if t, err := txnOf(ctx); err == nil {
+		return t.readTx(ctx)
+	}
+	if it.ownTx == nil {
+		tx, err := it.tbl.eng.bolt.Begin(false)
+		if err != nil {
+			return nil, err
+		}
+		it.ownTx = tx
+	}
+	return it.ownTx, nil
+}
+
+func (it *rowIter) fill(ctx *sql.Context) error {
+	it.buf, it.pos = it.buf[:0], 0
+	tx, err := it.tx(ctx)
+	if err != nil {
+		return err
+	}
+	data := tx.Bucket(it.ti.dataBucket)
+	src := data
+	if it.ix != nil && !it.ix.primary {
+		src = tx.Bucket(it.ix.bucket)
+	}
+	if data == nil || src == nil {
+		it.done = true // table created by a transaction this snapshot does not see
+		return nil
+	}
+	c := src.Cursor()
+	var n uint64
+	defer func() { it.tbl.eng.keysRead.Add(n) }()
+	for len(it.buf) < it.batch && it.span < len(it.spans) {
+		sp := it.spans[it.span]
+		var k, v []byte
+		if !it.reverse {
+			if it.last == nil {
+				if sp.lo == nil {
+					k, v = c.First()
+				} else {
+					k, v = c.Seek(sp.lo)
+				}
+			} else {
+				k, v = c.Seek(it.last)
+				if k != nil && bytes.Equal(k, it.last) {
+					k, v = c.Next()
+				}
+			}
+		} else {
+			seek := sp.hi
+			if it.last != nil {
+				seek = it.last
+			}
+			if seek == nil {
+				k, v = c.Last()
+			} else if k, v = c.Seek(seek); k == nil {
+				k, v = c.Last()
+			} else {
+				k, v = c.Prev()
+			}
+		}
+		for ; k != nil; func() {
+			if it.reverse {
+				k, v = c.Prev()
+			} else {
+				k, v = c.Next()
+			}
+		}() {
+			if !it.reverse && sp.hi != nil && bytes.Compare(k, sp.hi) >= 0 {
+				k = nil
+				break
+			}
+			if it.reverse && sp.lo != nil && bytes.Compare(k, sp.lo) < 0 {
+				k = nil
+				break
+			}
+			n++
+			it.last = append(it.last[:0], k...)
+			rowBytes := v
+			if src != data {
+				rowBytes = data.Get(v)
+				if rowBytes == nil {
+					return fmt.Errorf("table %s index %s: entry without row", it.ti.def.Name, it.ix.def.Name)
+				}
+			}
+			row, err := decodeRow(rowBytes)
+			if err != nil {
+				return fmt.Errorf("table %s: %w", it.ti.def.Name, err)
+			}
+			it.buf = append(it.buf, row)
+			if len(it.buf) >= it.batch {
+				break
+			}
+		}
+		if k == nil { // span exhausted
+			it.span++
+			it.last = nil
+		}
+	}
+	if it.batch < 256 {
+		it.batch *= 4
+	}
+	return nil
+}
+
+func (it *rowIter) Close(ctx *sql.Context) error {
+	if it.ownTx != nil {
+		_ = it.ownTx.Rollback()
+		it.ownTx = nil
+	}
+	return nil
+}

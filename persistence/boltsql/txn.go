@@ -1,0 +1,334 @@
+package boltsql
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	bolt "go.etcd.io/bbolt"
+)
+
+// txn is one SQL transaction. It opens bbolt lazily: an autocommit statement
+// that only reads runs on a read snapshot that never blocks the writer; a
+// write (or the first table access of an explicit read-write transaction)
+// takes a writer turn and then sees the latest state and excludes other
+// writers until COMMIT or ROLLBACK. Every change is recorded in an undo log,
+// which serves statement rollback, savepoints and ROLLBACK.
+type txn struct {
+	eng      *Engine
+	readOnly bool // START TRANSACTION READ ONLY
+
+	mu       sync.Mutex // the wire server may end a session while a command is running
+	decided  bool       // explicit vs autocommit has been determined
+	explicit bool
+	rtx      *bolt.Tx
+	turn     *turn
+	wtx      *bolt.Tx
+	undo     []undoRec
+	drops    [][]byte // buckets to delete at commit (DROP TABLE/INDEX)
+	dirty    bool
+	done     bool
+	saves    []savepoint
+}
+
+type savepoint struct {
+	name string
+	mark int
+}
+
+// undoRec restores one key (or drops a bucket created by this transaction,
+// or reverts an in-memory catalog change).
+type undoRec struct {
+	bucket     []byte
+	key        []byte
+	prev       []byte // nil: the key did not exist
+	dropBucket bool
+	catalog    func()
+}
+
+var _ sql.Transaction = (*txn)(nil)
+
+func (t *txn) String() string   { return "boltsql transaction" }
+func (t *txn) IsReadOnly() bool { return t.readOnly }
+
+var errTxnDone = errors.New("boltsql: transaction already ended")
+
+// decide records whether this transaction spans statements (START
+// TRANSACTION, or autocommit off); explicit read-write ones take the writer
+// at their first table access so that a read followed by a write is serializable.
+func (t *txn) decide(ctx *sql.Context) {
+	if t.decided {
+		return
+	}
+	t.decided = true
+	if ctx.GetIgnoreAutoCommit() {
+		t.explicit = true
+		return
+	}
+	if v, err := ctx.GetSessionVariable(ctx, "autocommit"); err == nil {
+		if on, ok := asInt64(v); ok && on == 0 {
+			t.explicit = true
+		}
+	}
+}
+
+// readTx returns the bbolt transaction reads of this statement use.
+func (t *txn) readTx(ctx *sql.Context) (*bolt.Tx, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.done {
+		return nil, errTxnDone
+	}
+	if t.wtx != nil {
+		return t.wtx, nil
+	}
+	t.decide(ctx)
+	if t.explicit && !t.readOnly {
+		return t.acquireLocked(ctx)
+	}
+	if t.rtx == nil {
+		rtx, err := t.eng.bolt.Begin(false)
+		if err != nil {
+			return nil, fmt.Errorf("begin read transaction: %w", err)
+		}
+		t.rtx = rtx
+	}
+	return t.rtx, nil
+}
+
+// writeTx returns the bbolt write transaction, taking a writer turn first.
+func (t *txn) writeTx(ctx *sql.Context) (*bolt.Tx, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.done {
+		return nil, errTxnDone
+	}
+	if t.wtx != nil {
+		return t.wtx, nil
+	}
+	if t.readOnly {
+		return nil, sql.ErrReadOnlyTransaction.New()
+	}
+	t.decide(ctx)
+	return t.acquireLocked(ctx)
+}
+
+func (t *txn) acquireLocked(ctx *sql.Context) (*bolt.Tx, error) {
+	// A read transaction held by this goroutine while waiting for the writer
+	// can deadlock bbolt (a commit that grows the file waits for readers).
+	if t.rtx != nil {
+		_ = t.rtx.Rollback()
+		t.rtx = nil
+	}
+	tu, wtx, err := t.eng.w.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	t.turn, t.wtx = tu, wtx
+	return wtx, nil
+}
+
+// put writes key=val in bucket, logging the previous value.
+func (t *txn) put(b *bolt.Bucket, bucket, key, val []byte) error {
+	prev := b.Get(key)
+	rec := undoRec{bucket: bucket, key: append([]byte(nil), key...)}
+	if prev != nil {
+		rec.prev = append([]byte{}, prev...)
+	}
+	if err := b.Put(key, val); err != nil {
+		return err
+	}
+	t.undo = append(t.undo, rec)
+	t.dirty = true
+	return nil
+}
+
+// del deletes key from bucket, logging the previous value.
+func (t *txn) del(b *bolt.Bucket, bucket, key []byte) error {
+	prev := b.Get(key)
+	if prev == nil {
+		return nil
+	}
+	rec := undoRec{bucket: bucket, key: append([]byte(nil), key...), prev: append([]byte{}, prev...)}
+	if err := b.Delete(key); err != nil {
+		return err
+	}
+	t.undo = append(t.undo, rec)
+	t.dirty = true
+	return nil
+}
+
+func (t *txn) createBucket(name []byte) (*bolt.Bucket, error) {
+	b, err := t.wtx.CreateBucket(name)
+	if err != nil {
+		return nil, fmt.Errorf("create bucket %s: %w", name, err)
+	}
+	t.undo = append(t.undo, undoRec{bucket: append([]byte(nil), name...), dropBucket: true})
+	t.dirty = true
+	return b, nil
+}
+
+func (t *txn) onUndo(f func()) {
+	t.undo = append(t.undo, undoRec{catalog: f})
+	t.dirty = true
+}
+
+// undoTo reverts every change after mark, newest first.
+func (t *txn) undoTo(mark int) error {
+	var firstErr error
+	for i := len(t.undo) - 1; i >= mark; i-- {
+		r := t.undo[i]
+		switch {
+		case r.catalog != nil:
+			r.catalog()
+		case r.dropBucket:
+			if err := t.wtx.DeleteBucket(r.bucket); err != nil && firstErr == nil {
+				firstErr = err
+			}
+		default:
+			b := t.wtx.Bucket(r.bucket)
+			if b == nil {
+				continue // its creation was undone already
+			}
+			var err error
+			if r.prev == nil {
+				err = b.Delete(r.key)
+			} else {
+				err = b.Put(r.key, r.prev)
+			}
+			if err != nil && firstErr == nil {
+				firstErr = err
+			}
+		}
+	}
+	t.undo = t.undo[:mark]
+	return firstErr
+}
+
+func (t *txn) mark() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.undo)
+}
+
+// discardSince is statement rollback.
+func (t *txn) discardSince(mark int) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.wtx == nil || mark > len(t.undo) {
+		return nil
+	}
+	if err := t.undoTo(mark); err != nil {
+		t.poisonLocked()
+		return fmt.Errorf("statement rollback failed, transaction aborted: %w", err)
+	}
+	return nil
+}
+
+func (t *txn) poisonLocked() {
+	if t.turn != nil {
+		_ = t.turn.finish(turnPoisoned)
+	}
+	t.turn, t.wtx, t.done = nil, nil, true
+}
+
+func (t *txn) commit() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.done {
+		return nil
+	}
+	t.done = true
+	if t.rtx != nil {
+		_ = t.rtx.Rollback()
+		t.rtx = nil
+	}
+	if t.turn == nil {
+		return nil
+	}
+	tu := t.turn
+	for _, name := range t.drops {
+		if err := t.wtx.DeleteBucket(name); err != nil && !errors.Is(err, bolt.ErrBucketNotFound) {
+			_ = t.undoTo(0)
+			t.turn, t.wtx = nil, nil
+			_ = tu.finish(turnPoisoned)
+			return fmt.Errorf("commit: drop %s: %w", name, err)
+		}
+	}
+	t.turn, t.wtx = nil, nil
+	if !t.dirty {
+		return tu.finish(turnRolledBack) // nothing written: no fsync to wait for
+	}
+	if err := tu.finish(turnCommitted); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+func (t *txn) rollback() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.done {
+		return nil
+	}
+	t.done = true
+	if t.rtx != nil {
+		_ = t.rtx.Rollback()
+		t.rtx = nil
+	}
+	if t.turn == nil {
+		return nil
+	}
+	tu := t.turn
+	err := t.undoTo(0)
+	t.turn, t.wtx = nil, nil
+	if err != nil {
+		_ = tu.finish(turnPoisoned)
+		return fmt.Errorf("rollback: %w", err)
+	}
+	return tu.finish(turnRolledBack)
+}
+
+func (t *txn) savepoint(name string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.saves = append(t.saves, savepoint{name: name, mark: len(t.undo)})
+}
+
+func (t *txn) findSavepoint(name string) int {
+	for i := len(t.saves) - 1; i >= 0; i-- {
+		if equalFold(t.saves[i].name, name) {
+			return i
+		}
+	}
+	return -1
+}
+
+func (t *txn) rollbackToSavepoint(name string) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	i := t.findSavepoint(name)
+	if i < 0 {
+		return sql.ErrSavepointDoesNotExist.New(name)
+	}
+	if t.wtx != nil {
+		if err := t.undoTo(t.saves[i].mark); err != nil {
+			t.poisonLocked()
+			return err
+		}
+	}
+	t.saves = t.saves[:i+1]
+	return nil
+}
+
+func (t *txn) releaseSavepoint(name string) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	i := t.findSavepoint(name)
+	if i < 0 {
+		return sql.ErrSavepointDoesNotExist.New(name)
+	}
+	t.saves = t.saves[:i]
+	return nil
+}

@@ -1,0 +1,248 @@
+package boltsql
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/shopspring/decimal"
+)
+
+// Row layout: uvarint column count, then per value a tag byte naming the Go
+// type the engine handed us and its payload. Decoding yields the same Go
+// type, so a stored row reads back exactly as it was written.
+const (
+	tagNull byte = iota
+	tagInt8
+	tagInt16
+	tagInt32
+	tagInt64
+	tagUint8
+	tagUint16
+	tagUint32
+	tagUint64
+	tagFloat32
+	tagFloat64
+	tagString
+	tagBytes
+	tagTime
+	tagDecimal
+	tagJSON
+	tagInt
+)
+
+var errCorruptRow = errors.New("corrupt row encoding")
+
+func encodeRow(dst []byte, row sql.Row) ([]byte, error) {
+	dst = binary.AppendUvarint(dst, uint64(len(row)))
+	for i, v := range row {
+		var err error
+		dst, err = appendValue(dst, v)
+		if err != nil {
+			return nil, fmt.Errorf("column %d: %w", i, err)
+		}
+	}
+	return dst, nil
+}
+
+func appendValue(dst []byte, v interface{}) ([]byte, error) {
+	switch x := v.(type) {
+	case nil:
+		return append(dst, tagNull), nil
+	case int8:
+		return append(dst, tagInt8, byte(x)), nil
+	case int16:
+		return binary.AppendVarint(append(dst, tagInt16), int64(x)), nil
+	case int32:
+		return binary.AppendVarint(append(dst, tagInt32), int64(x)), nil
+	case int64:
+		return binary.AppendVarint(append(dst, tagInt64), x), nil
+	case int:
+		return binary.AppendVarint(append(dst, tagInt), int64(x)), nil
+	case uint8:
+		return append(dst, tagUint8, x), nil
+	case uint16:
+		return binary.AppendUvarint(append(dst, tagUint16), uint64(x)), nil
+	case uint32:
+		return binary.AppendUvarint(append(dst, tagUint32), uint64(x)), nil
+	case uint64:
+		return binary.AppendUvarint(append(dst, tagUint64), x), nil
+	case float32:
+		return binary.BigEndian.AppendUint32(append(dst, tagFloat32), math.Float32bits(x)), nil
+	case float64:
+		return binary.BigEndian.AppendUint64(append(dst, tagFloat64), math.Float64bits(x)), nil
+	case string:
+		dst = binary.AppendUvarint(append(dst, tagString), uint64(len(x)))
+		return append(dst, x...), nil
+	case []byte:
+		dst = binary.AppendUvarint(append(dst, tagBytes), uint64(len(x)))
+		return append(dst, x...), nil
+	case time.Time:
+		dst = binary.AppendVarint(append(dst, tagTime), x.Unix())
+		return binary.AppendUvarint(dst, uint64(x.Nanosecond())), nil
+	case decimal.Decimal:
+		s := x.String()
+		dst = binary.AppendUvarint(append(dst, tagDecimal), uint64(len(s)))
+		return append(dst, s...), nil
+	case sql.JSONWrapper:
+		val, err := x.ToInterface()
+		if err != nil {
+			return nil, err
+		}
+		b, err := json.Marshal(val)
+		if err != nil {
+			return nil, err
+		}
+		dst = binary.AppendUvarint(append(dst, tagJSON), uint64(len(b)))
+		return append(dst, b...), nil
+	}
+	return nil, fmt.Errorf("values of Go type %T cannot be stored", v)
+}
+
+func decodeRow(b []byte) (sql.Row, error) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)) {
+		return nil, errCorruptRow
+	}
+	b = b[k:]
+	row := make(sql.Row, n)
+	for i := range row {
+		if len(b) == 0 {
+			return nil, errCorruptRow
+		}
+		tag := b[0]
+		b = b[1:]
+		var err error
+		row[i], b, err = decodeValue(tag, b)
+		if err != nil {
+			return nil, fmt.Errorf("column %d: %w", i, err)
+		}
+	}
+	return row, nil
+}
+
+func decodeValue(tag byte, b []byte) (interface{}, []byte, error) {
+	varint := func() (int64, error) {
+		v, k := binary.Varint(b)
+		if k <= 0 {
+			return 0, errCorruptRow
+		}
+		b = b[k:]
+		return v, nil
+	}
+	uvarint := func() (uint64, error) {
+		v, k := binary.Uvarint(b)
+		if k <= 0 {
+			return 0, errCorruptRow
+		}
+		b = b[k:]
+		return v, nil
+	}
+	bytesOf := func() ([]byte, error) {
+		n, err := uvarint()
+		if err != nil || n > uint64(len(b)) {
+			return nil, errCorruptRow
+		}
+		out := b[:n]
+		b = b[n:]
+		return out, nil
+	}
+	switch tag {
+	case tagNull:
+		return nil, b, nil
+	case tagInt8:
+		if len(b) < 1 {
+			return nil, nil, errCorruptRow
+		}
+		return int8(b[0]), b[1:], nil
+	case tagUint8:
+		if len(b) < 1 {
+			return nil, nil, errCorruptRow
+		}
+		return b[0], b[1:], nil
+	case tagInt16, tagInt32, tagInt64, tagInt:
+		v, err := varint()
+		if err != nil {
+			return nil, nil, err
+		}
+		switch tag {
+		case tagInt16:
+			return int16(v), b, nil
+		case tagInt32:
+			return int32(v), b, nil
+		case tagInt:
+			return int(v), b, nil
+		}
+		return v, b, nil
+	case tagUint16, tagUint32, tagUint64:
+		v, err := uvarint()
+		if err != nil {
+			return nil, nil, err
+		}
+		switch tag {
+		case tagUint16:
+			return uint16(v), b, nil
+		case tagUint32:
+			return uint32(v), b, nil
+		}
+		return v, b, nil
+	case tagFloat32:
+		if len(b) < 4 {
+			return nil, nil, errCorruptRow
+		}
+		return math.Float32frombits(binary.BigEndian.Uint32(b)), b[4:], nil
+	case tagFloat64:
+		if len(b) < 8 {
+			return nil, nil, errCorruptRow
+		}
+		return math.Float64frombits(binary.BigEndian.Uint64(b)), b[8:], nil
+	case tagString:
+		s, err := bytesOf()
+		if err != nil {
+			return nil, nil, err
+		}
+		return string(s), b, nil
+	case tagBytes:
+		s, err := bytesOf()
+		if err != nil {
+			return nil, nil, err
+		}
+		return append([]byte{}, s...), b, nil // bbolt memory is valid only inside its transaction
+	case tagTime:
+		sec, err := varint()
+		if err != nil {
+			return nil, nil, err
+		}
+		nsec, err := uvarint()
+		if err != nil {
+			return nil, nil, err
+		}
+		return time.Unix(sec, int64(nsec)).UTC(), b, nil
+	case tagDecimal:
+		s, err := bytesOf()
+		if err != nil {
+			return nil, nil, err
+		}
+		d, err := decimal.NewFromString(string(s))
+		if err != nil {
+			return nil, nil, err
+		}
+		return d, b, nil
+	case tagJSON:
+		s, err := bytesOf()
+		if err != nil {
+			return nil, nil, err
+		}
+		var val interface{}
+		if err := json.Unmarshal(s, &val); err != nil {
+			return nil, nil, err
+		}
+		return types.JSONDocument{Val: val}, b, nil
+	}
+	return nil, nil, fmt.Errorf("%w: unknown tag %d", errCorruptRow, tag)
+}

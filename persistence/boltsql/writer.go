@@ -1,0 +1,157 @@
+package boltsql
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/dolthub/vitess/go/mysql"
+	bolt "go.etcd.io/bbolt"
+)
+
+// The writer grants the single bbolt write transaction to one SQL write
+// transaction at a time (a "turn") and group-commits: when a turn commits
+// and another SQL transaction is already waiting, the next turn runs in the
+// same bbolt transaction; the bbolt transaction is committed (one fsync) when
+// nobody is waiting or maxBatch turns have committed, and only then do the
+// COMMITs of that batch return. Turns never interleave, so SQL write
+// transactions are serializable; a turn that rolls back has undone its
+// changes before it ends, so a batch holds only whole committed transactions.
+
+// turnEnd says how a turn finished.
+type turnEnd int
+
+const (
+	turnCommitted  turnEnd = iota // changes stay; wait for the batch's fsync
+	turnRolledBack                // changes already undone
+	turnPoisoned                  // undo failed: the whole bbolt transaction must be discarded
+)
+
+type turn struct {
+	granted chan grant   // loop → holder
+	ended   chan turnEnd // holder → loop
+	durable chan error   // loop → holder, for committed turns
+}
+
+type grant struct {
+	tx  *bolt.Tx
+	err error
+}
+
+type writer struct {
+	db        *bolt.DB
+	requests  chan *turn
+	quit      chan struct{}
+	stopped   chan struct{}
+	maxBatch  int
+	lockWait  time.Duration
+	afterFail func() // called when a batch's commit failed (reload in-memory state)
+}
+
+func newWriter(db *bolt.DB, maxBatch int, lockWait time.Duration, afterFail func()) *writer {
+	w := &writer{db: db, requests: make(chan *turn), quit: make(chan struct{}), stopped: make(chan struct{}),
+		maxBatch: maxBatch, lockWait: lockWait, afterFail: afterFail}
+	go w.loop()
+	return w
+}
+
+var errEngineClosed = errors.New("boltsql: engine is closed")
+
+// acquire waits for the write transaction, at most the lock-wait timeout.
+func (w *writer) acquire(ctx context.Context) (*turn, *bolt.Tx, error) {
+	t := &turn{granted: make(chan grant, 1), ended: make(chan turnEnd, 1), durable: make(chan error, 1)}
+	timer := time.NewTimer(w.lockWait)
+	defer timer.Stop()
+	select {
+	case w.requests <- t:
+	case <-timer.C:
+		return nil, nil, mysql.NewSQLError(mysql.ERLockWaitTimeout, mysql.SSUnknownSQLState,
+			"Lock wait timeout exceeded after %s waiting for the write transaction; try restarting transaction", w.lockWait)
+	case <-ctx.Done():
+		return nil, nil, ctx.Err()
+	case <-w.quit:
+		return nil, nil, errEngineClosed
+	}
+	g := <-t.granted
+	if g.err != nil {
+		return nil, nil, g.err
+	}
+	return t, g.tx, nil
+}
+
+// finish ends a turn; for a committed turn it returns once the batch holding
+// it is durable (or failed).
+func (t *turn) finish(end turnEnd) error {
+	t.ended <- end
+	if end != turnCommitted {
+		return nil
+	}
+	return <-t.durable
+}
+
+func (w *writer) loop() {
+	defer close(w.stopped)
+	var tx *bolt.Tx
+	var batch []*turn
+	flush := func(discard error) {
+		if tx == nil {
+			return
+		}
+		var err error
+		if len(batch) == 0 || discard != nil {
+			_ = tx.Rollback()
+			err = discard
+		} else if err = tx.Commit(); err != nil {
+			err = fmt.Errorf("commit to disk: %w", err)
+		}
+		if err != nil && len(batch) > 0 && w.afterFail != nil {
+			w.afterFail()
+		}
+		for _, t := range batch {
+			t.durable <- err
+		}
+		tx, batch = nil, batch[:0]
+	}
+	for {
+		var t *turn
+		if tx == nil {
+			select {
+			case t = <-w.requests:
+			case <-w.quit:
+				return
+			}
+		} else {
+			select {
+			case t = <-w.requests:
+			default:
+				flush(nil)
+				continue
+			}
+		}
+		if tx == nil {
+			var err error
+			if tx, err = w.db.Begin(true); err != nil {
+				tx = nil
+				t.granted <- grant{err: fmt.Errorf("begin write transaction: %w", err)}
+				continue
+			}
+		}
+		t.granted <- grant{tx: tx}
+		switch <-t.ended {
+		case turnCommitted:
+			batch = append(batch, t)
+			if len(batch) >= w.maxBatch {
+				flush(nil)
+			}
+		case turnPoisoned:
+			flush(errors.New("a transaction in this group commit could not be undone; the group was discarded"))
+		}
+	}
+}
+
+// close stops the loop once no turn is active; callers must have ended their turns.
+func (w *writer) close() {
+	close(w.quit)
+	<-w.stopped
+}
