@@ -44,7 +44,7 @@ func NewRegistry(cfg RegistryConfig) *Registry {
 // is left alone); its sources leave the context at the next observation, and Reconcile
 // then emits their removal text.
 func (r *Registry) Register(key string, sc SystemContext) (remove func(), err error) {
-	if err := ValidateKey(key); err != nil {
+	if err := validateContributionKey(key); err != nil {
 		return nil, fmt.Errorf("register contribution: %w", err)
 	}
 	r.mu.Lock()
@@ -75,6 +75,22 @@ func (r *Registry) Register(key string, sc SystemContext) (remove func(), err er
 			r.rebuild()
 		}
 	}, nil
+}
+
+// validateContributionKey accepts any non-empty key of letters, digits and "._/-": unlike
+// source keys, contribution keys need no namespace (they only order contributions).
+func validateContributionKey(key string) error {
+	if key == "" {
+		return fmt.Errorf("%w: empty contribution key", ErrInvalidSource)
+	}
+	for _, r := range key {
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' ||
+			r == '.' || r == '_' || r == '-' || r == '/'
+		if !ok {
+			return fmt.Errorf("%w: contribution key %q: character %q not allowed", ErrInvalidSource, key, r)
+		}
+	}
+	return nil
 }
 
 // Unregister removes the contribution under key, whoever registered it.
