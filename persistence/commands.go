@@ -1,0 +1,113 @@
+package persistence
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/sessionrt/sessionrt/messages"
+)
+
+// CreateSession appends SessionCreated as seq 1 unless the session already
+// exists. It returns the session row and whether this call created it; a
+// reused ID returns the existing session (its content is not compared), and
+// of two racing creates exactly one creates.
+func (j *Journal) CreateSession(ctx context.Context, sessionID string, ownerEpoch int64, c messages.SessionCreated) (Session, bool, error) {
+	for attempt := 0; ; attempt++ {
+		s, err := j.Session(ctx, sessionID)
+		if err == nil {
+			return s, false, nil
+		} else if !errors.Is(err, ErrNotFound) {
+			return Session{}, false, fmt.Errorf("create session %s: %w", sessionID, err)
+		}
+		_, err = j.appendTx(ctx, sessionID, 0, ownerEpoch, []messages.Event{c}, nil)
+		if err == nil {
+			s, err := j.Session(ctx, sessionID)
+			return s, err == nil, err
+		}
+		// ErrConflict: a racing create won (read it back, once).
+		if !errors.Is(err, ErrConflict) || attempt > 0 {
+			return Session{}, false, fmt.Errorf("create session %s: %w", sessionID, err)
+		}
+	}
+}
+
+var (
+	qPendingCount = stmt(`SELECT COUNT(*) FROM {session_input} WHERE session_id = ? AND promoted_seq = 0`)
+)
+
+// AdmitPrompt appends PromptAdmitted idempotently by a.MessageID:
+//   - a new ID is admitted at expectedSeq+1 (Receipt.AdmittedSeq);
+//   - the same ID with the same session, prompt and delivery returns the
+//     original receipt (Duplicate=true) and writes nothing;
+//   - the same ID with another session, prompt or delivery: ErrPromptConflict.
+//
+// backlogLimit > 0 refuses a new admission with ErrBacklogFull when that many
+// prompts are already pending. Seq and epoch rules are Append's.
+func (j *Journal) AdmitPrompt(ctx context.Context, sessionID string, expectedSeq, ownerEpoch int64, a messages.PromptAdmitted, backlogLimit int) (Receipt, error) {
+	if a.MessageID == "" {
+		return Receipt{}, fmt.Errorf("admit to session %s: empty message ID", sessionID)
+	}
+	if !a.Delivery.Valid() {
+		return Receipt{}, fmt.Errorf("admit %s to session %s: delivery %q is neither steer nor queue", a.MessageID, sessionID, a.Delivery)
+	}
+	prompt, err := msgpack.Marshal(a.Prompt)
+	if err != nil {
+		return Receipt{}, fmt.Errorf("admit %s to session %s: %w", a.MessageID, sessionID, err)
+	}
+	r := Receipt{SessionID: sessionID, MessageID: a.MessageID, Delivery: a.Delivery}
+	pre := func(tx *sql.Tx) (bool, error) {
+		var owner string
+		var admitted int64
+		err := tx.QueryRowContext(ctx, j.n.q(qPromptID), a.MessageID).Scan(&owner, &admitted)
+		if err == nil {
+			if owner != sessionID {
+				return true, fmt.Errorf("%w: %s belongs to session %s", ErrPromptConflict, a.MessageID, owner)
+			}
+			var delivery string
+			var stored []byte
+			var promoted int64
+			if err := tx.QueryRowContext(ctx, j.n.q(qInput), sessionID, admitted).Scan(&delivery, &stored, &promoted); err != nil {
+				return true, fmt.Errorf("inbox row of %s: %w", a.MessageID, err)
+			}
+			if delivery != string(a.Delivery) {
+				return true, fmt.Errorf("%w: %s was admitted as %s, not %s", ErrPromptConflict, a.MessageID, delivery, a.Delivery)
+			}
+			if !bytes.Equal(stored, prompt) {
+				return true, fmt.Errorf("%w: %s was admitted with another prompt", ErrPromptConflict, a.MessageID)
+			}
+			r.AdmittedSeq, r.Duplicate = admitted, true
+			return true, nil
+		} else if !errors.Is(err, sql.ErrNoRows) {
+			return true, err
+		}
+		if backlogLimit > 0 {
+			var pending int
+			if err := tx.QueryRowContext(ctx, j.n.q(qPendingCount), sessionID).Scan(&pending); err != nil {
+				return true, err
+			}
+			if pending >= backlogLimit {
+				return true, fmt.Errorf("%w: %d prompts pending, limit %d", ErrBacklogFull, pending, backlogLimit)
+			}
+		}
+		return false, nil
+	}
+	last, err := j.appendTx(ctx, sessionID, expectedSeq, ownerEpoch, []messages.Event{a}, pre)
+	if err != nil {
+		return Receipt{}, fmt.Errorf("admit %s to session %s after seq %d: %w", a.MessageID, sessionID, expectedSeq, err)
+	}
+	if r.Duplicate {
+		// The stream may have moved on; report its head, not the caller's guess.
+		var epoch int64
+		if err := j.db.QueryRowContext(ctx, j.n.q(qStream), sessionID).Scan(&r.LastSeq, &epoch); err != nil {
+			return Receipt{}, fmt.Errorf("admit %s to session %s: %w", a.MessageID, sessionID, err)
+		}
+		return r, nil
+	}
+	r.AdmittedSeq, r.LastSeq = last, last
+	return r, nil
+}

@@ -1,0 +1,30 @@
+// Package persistence is the journal: durable session events (msgpack, typed
+// by messages.Registry) and the projections derived from them, written in ONE
+// SQL transaction, plus replay, tail, ownership fencing and verification.
+//
+// It speaks MySQL-dialect SQL through database/sql, so one code path serves
+// the embedded engine (persistence/boltsql) and MySQL/MariaDB. Every table is
+// keyed by a primary key that starts with session_id, every range query
+// orders by the full key prefix, and no vendor-only feature is used.
+//
+// Model:
+//   - A session's events form a stream with contiguous seqs 1..last_seq.
+//     Append(ctx, id, expectedSeq, epoch, events) is optimistic: a stale
+//     expectedSeq gives ErrConflict, an epoch older than the last Acquire
+//     gives ErrFenced, and in both cases nothing is written.
+//   - The projector (project.go) applies each event to the projection tables
+//     inside the same transaction; an event that breaks a projection
+//     invariant (promoting an unknown prompt, settling a tool twice, an epoch
+//     for a stale Location, ...) fails with ErrProjection and rolls back the
+//     whole append.
+//   - Events(ctx, id, after) replays then tails with no gap and no duplicate:
+//     the tailer subscribes before it reads, wake-ups are edge-triggered
+//     dirty signals, and the rows carry the truth (a poll covers writers in
+//     other processes).
+//   - Verify rebuilds every projection into scratch tables with the same
+//     projector and diffs them against the stored ones.
+//
+// It must not: decide what a session does next (that is the Session actor's
+// pure logic), hold per-session state in memory beyond tail subscriptions,
+// or store live-only deltas (messages.Delta is not an Event).
+package persistence

@@ -1,0 +1,377 @@
+package persistence
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	gmssql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/sessionrt/sessionrt/messages"
+)
+
+// Config configures a Journal.
+type Config struct {
+	// DB is the database (required). The Journal does not close it unless
+	// it was opened by OpenURL.
+	DB *sql.DB
+	// Registry decodes stored events. Default: messages.SessionRegistry().
+	Registry *messages.Registry
+	// PollInterval bounds how late a tailer sees commits made by another
+	// process (in-process commits wake tailers at once). Default 250 ms.
+	PollInterval time.Duration
+	// MaxRetries is how often a transaction that the database aborted for a
+	// deadlock or lock timeout is retried before the error is returned.
+	// Default 8.
+	MaxRetries int
+	// Now stamps events. Default time.Now.
+	Now func() time.Time
+}
+
+// Journal is the event journal with its projections. Safe for concurrent use.
+type Journal struct {
+	db      *sql.DB
+	reg     *messages.Registry
+	n       *names
+	poll    time.Duration
+	retries int
+	now     func() time.Time
+	hub     *hub
+	closers []func() error
+}
+
+// Open migrates the schema and returns a Journal on cfg.DB.
+func Open(ctx context.Context, cfg Config) (*Journal, error) {
+	if cfg.DB == nil {
+		return nil, errors.New("open journal: Config.DB is nil")
+	}
+	if cfg.Registry == nil {
+		cfg.Registry = messages.SessionRegistry()
+	}
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = 250 * time.Millisecond
+	}
+	if cfg.MaxRetries <= 0 {
+		cfg.MaxRetries = 8
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if err := migrate(ctx, cfg.DB); err != nil {
+		return nil, fmt.Errorf("open journal: %w", err)
+	}
+	return &Journal{db: cfg.DB, reg: cfg.Registry, n: newNames(""), poll: cfg.PollInterval,
+		retries: cfg.MaxRetries, now: cfg.Now, hub: newHub()}, nil
+}
+
+// DB is the underlying database (for admin tools and tests).
+func (j *Journal) DB() *sql.DB { return j.db }
+
+// Registry is the event registry the journal decodes with.
+func (j *Journal) Registry() *messages.Registry { return j.reg }
+
+// Close releases what OpenURL opened; a Journal from Open leaves its DB open.
+func (j *Journal) Close() error {
+	var errs []error
+	for i := len(j.closers) - 1; i >= 0; i-- {
+		errs = append(errs, j.closers[i]())
+	}
+	j.closers = nil
+	return errors.Join(errs...)
+}
+
+var (
+	qStream        = stmt(`SELECT last_seq, epoch FROM {streams} WHERE session_id = ?`)
+	qAdvanceStream = stmt(`UPDATE {streams} SET last_seq = ? WHERE session_id = ? AND last_seq = ? AND epoch = ?`)
+	qInsertStream  = stmt(`INSERT INTO {streams} (session_id, last_seq, owner, epoch) VALUES (?, ?, ?, ?)`)
+	qBumpEpoch     = stmt(`UPDATE {streams} SET epoch = ?, owner = ? WHERE session_id = ? AND epoch = ?`)
+)
+
+// Acquire makes owner the session's owner and returns a new epoch, greater
+// than every earlier one. Appends with an older epoch are then ErrFenced.
+// The session need not exist yet.
+func (j *Journal) Acquire(ctx context.Context, sessionID, owner string) (Ownership, error) {
+	if sessionID == "" {
+		return Ownership{}, errors.New("acquire: empty session ID")
+	}
+	var own Ownership
+	err := j.inTx(ctx, func(tx *sql.Tx) error {
+		var last, epoch int64
+		err := tx.QueryRowContext(ctx, j.n.q(qStream), sessionID).Scan(&last, &epoch)
+		if errors.Is(err, sql.ErrNoRows) {
+			if _, err := tx.ExecContext(ctx, j.n.q(qInsertStream), sessionID, 0, owner, 1); err != nil {
+				return err // a duplicate means a racing Acquire: retried by inTx
+			}
+			own = Ownership{Epoch: 1}
+			return nil
+		} else if err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, j.n.q(qBumpEpoch), epoch+1, owner, sessionID, epoch)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n != 1 {
+			return errRetry
+		}
+		own = Ownership{Epoch: epoch + 1, LastSeq: last}
+		return nil
+	}, true)
+	if err != nil {
+		return Ownership{}, fmt.Errorf("acquire session %s for %s: %w", sessionID, owner, err)
+	}
+	return own, nil
+}
+
+// Append writes events as seqs expectedSeq+1.. and projects them, in one
+// transaction, and returns the new last seq. ownerEpoch must be the epoch of
+// the latest Acquire (0 if the session was never acquired). A stale
+// expectedSeq gives ErrConflict, a superseded epoch ErrFenced, an event that
+// breaks a projection ErrProjection; in every error case nothing is written.
+func (j *Journal) Append(ctx context.Context, sessionID string, expectedSeq, ownerEpoch int64, events ...messages.Event) (int64, error) {
+	last, err := j.appendTx(ctx, sessionID, expectedSeq, ownerEpoch, events, nil)
+	if err != nil {
+		return 0, fmt.Errorf("append session %s after seq %d: %w", sessionID, expectedSeq, err)
+	}
+	return last, nil
+}
+
+// appendTx is the one write path. pre, when set, runs first in the same
+// transaction; if it returns done=true the transaction is rolled back and
+// nothing is appended (used for idempotent commands).
+func (j *Journal) appendTx(ctx context.Context, sessionID string, expectedSeq, epoch int64, events []messages.Event,
+	pre func(tx *sql.Tx) (done bool, err error)) (int64, error) {
+	if sessionID == "" {
+		return 0, errors.New("empty session ID")
+	}
+	if len(events) == 0 {
+		return 0, errors.New("no events to append")
+	}
+	if expectedSeq < 0 {
+		return 0, fmt.Errorf("negative expected seq %d", expectedSeq)
+	}
+	// Encode before the transaction: a bad event costs no round trip.
+	payloads := make([][]byte, len(events))
+	for i, e := range events {
+		b, err := j.reg.Marshal(e)
+		if err != nil {
+			return 0, fmt.Errorf("event %d: %w", i, err)
+		}
+		payloads[i] = b
+	}
+	newLast := expectedSeq + int64(len(events))
+	done := false
+	err := j.inTx(ctx, func(tx *sql.Tx) error {
+		done = false
+		if pre != nil {
+			d, err := pre(tx)
+			if err != nil || d {
+				done = d
+				return err
+			}
+		}
+		if err := j.advance(ctx, tx, sessionID, expectedSeq, epoch, newLast); err != nil {
+			return err
+		}
+		if err := j.insertEvents(ctx, tx, sessionID, expectedSeq, events, payloads); err != nil {
+			return err
+		}
+		p := newProjector(ctx, tx, j.n, sessionID)
+		for i, e := range events {
+			if err := p.apply(expectedSeq+1+int64(i), e); err != nil {
+				return err
+			}
+		}
+		return p.flush()
+	}, false)
+	if err != nil {
+		return 0, err
+	}
+	if done {
+		return expectedSeq, nil
+	}
+	j.hub.notify(sessionID)
+	return newLast, nil
+}
+
+// advance moves the stream head from expectedSeq to newLast, checking the
+// epoch. The UPDATE takes the stream row's lock, so concurrent appends to one
+// session serialize here and the loser sees the winner's last_seq.
+func (j *Journal) advance(ctx context.Context, tx *sql.Tx, sid string, expectedSeq, epoch, newLast int64) error {
+	res, err := tx.ExecContext(ctx, j.n.q(qAdvanceStream), newLast, sid, expectedSeq, epoch)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 1 {
+		return nil
+	}
+	var last, current int64
+	err = tx.QueryRowContext(ctx, j.n.q(qStream), sid).Scan(&last, &current)
+	if errors.Is(err, sql.ErrNoRows) {
+		switch {
+		case epoch != 0:
+			return fmt.Errorf("%w: epoch %d was never acquired", ErrFenced, epoch)
+		case expectedSeq != 0:
+			return fmt.Errorf("%w: expected seq %d, the session has no events", ErrConflict, expectedSeq)
+		}
+		if _, err := tx.ExecContext(ctx, j.n.q(qInsertStream), sid, newLast, "", 0); err != nil {
+			if isDuplicate(err) {
+				return fmt.Errorf("%w: a concurrent writer created the stream", ErrConflict)
+			}
+			return err
+		}
+		return nil
+	} else if err != nil {
+		return err
+	}
+	if current != epoch {
+		return fmt.Errorf("%w: epoch %d, current %d", ErrFenced, epoch, current)
+	}
+	return fmt.Errorf("%w: expected seq %d, last is %d", ErrConflict, expectedSeq, last)
+}
+
+func (j *Journal) insertEvents(ctx context.Context, tx *sql.Tx, sid string, after int64, events []messages.Event, payloads [][]byte) error {
+	var b strings.Builder
+	b.WriteString("INSERT INTO ")
+	b.WriteString(j.n.prefix)
+	b.WriteString("events (session_id, seq, type, version, at_us, payload) VALUES ")
+	args := make([]any, 0, 6*len(events))
+	at := j.now().UnixMicro()
+	for i, e := range events {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("(?, ?, ?, ?, ?, ?)")
+		t := e.EventType()
+		args = append(args, sid, after+1+int64(i), t.Name, t.Version, at, payloads[i])
+	}
+	if _, err := tx.ExecContext(ctx, b.String(), args...); err != nil {
+		if isDuplicate(err) {
+			return fmt.Errorf("%w: event seq already written", ErrConflict)
+		}
+		return err
+	}
+	return nil
+}
+
+// errRetry asks inTx to run the transaction again.
+var errRetry = errors.New("retry transaction")
+
+// inTx runs fn in a transaction, committing on nil. Deadlocks and lock
+// timeouts (and errRetry; and duplicates when retryDup) are retried.
+func (j *Journal) inTx(ctx context.Context, fn func(tx *sql.Tx) error, retryDup bool) error {
+	var err error
+	for attempt := 0; attempt <= j.retries; attempt++ {
+		err = j.tryTx(ctx, fn)
+		if err == nil {
+			return nil
+		}
+		if !(errors.Is(err, errRetry) || isTransient(err) || (retryDup && isDuplicate(err))) || ctx.Err() != nil {
+			return err
+		}
+	}
+	return err
+}
+
+func (j *Journal) tryTx(ctx context.Context, fn func(tx *sql.Tx) error) (err error) {
+	tx, err := j.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if p := recover(); p != nil { // no panic escapes the journal
+			tx.Rollback()
+			err = fmt.Errorf("journal transaction panicked: %v", p)
+		}
+	}()
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// isDuplicate reports a duplicate-key error from MySQL/MariaDB or the
+// embedded engine.
+func isDuplicate(err error) bool {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		return me.Number == 1062
+	}
+	if gmssql.ErrPrimaryKeyViolation.Is(err) || gmssql.ErrUniqueKeyViolation.Is(err) || gmssql.ErrDuplicateEntry.Is(err) {
+		return true
+	}
+	var ue gmssql.UniqueKeyError
+	if errors.As(err, &ue) {
+		return true
+	}
+	var num interface{ Number() int } // vitess *mysql.SQLError
+	if errors.As(err, &num) && num.Number() == 1062 {
+		return true
+	}
+	return false
+}
+
+// isTransient reports a deadlock or lock-wait timeout: the transaction was
+// rolled back and can be run again.
+func isTransient(err error) bool {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		return me.Number == 1213 || me.Number == 1205
+	}
+	var num interface{ Number() int }
+	if errors.As(err, &num) {
+		return num.Number() == 1213 || num.Number() == 1205
+	}
+	return false
+}
+
+// hub holds the in-process tail subscriptions: one capacity-1 dirty signal
+// per tailer, registered before the tailer's first read.
+type hub struct {
+	mu   sync.Mutex
+	subs map[string]map[chan struct{}]struct{}
+}
+
+func newHub() *hub { return &hub{subs: map[string]map[chan struct{}]struct{}{}} }
+
+func (h *hub) subscribe(sid string) chan struct{} {
+	c := make(chan struct{}, 1)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.subs[sid] == nil {
+		h.subs[sid] = map[chan struct{}]struct{}{}
+	}
+	h.subs[sid][c] = struct{}{}
+	return c
+}
+
+func (h *hub) unsubscribe(sid string, c chan struct{}) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.subs[sid], c)
+	if len(h.subs[sid]) == 0 {
+		delete(h.subs, sid) // inactive sessions keep no wake state
+	}
+}
+
+// notify marks every tailer of sid dirty; repeated commits coalesce.
+func (h *hub) notify(sid string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for c := range h.subs[sid] {
+		select {
+		case c <- struct{}{}:
+		default:
+		}
+	}
+}

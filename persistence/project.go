@@ -1,0 +1,577 @@
+package persistence
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/sessionrt/sessionrt/messages"
+)
+
+// querier is what the projector needs: a *sql.Tx.
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// projector applies one session's events to the projection tables inside
+// one transaction. Messages touched by several events of the same batch are
+// read once, changed in memory and written once by flush.
+type projector struct {
+	ctx    context.Context
+	tx     querier
+	n      *names
+	sid    string
+	msgs   map[string]*msgEntry
+	order  []*msgEntry
+	status Status // pending status change, written by flush
+}
+
+type msgEntry struct {
+	m            Message
+	isNew, dirty bool
+}
+
+func newProjector(ctx context.Context, tx querier, n *names, sessionID string) *projector {
+	return &projector{ctx: ctx, tx: tx, n: n, sid: sessionID, msgs: map[string]*msgEntry{}}
+}
+
+func (p *projector) refuse(seq int64, e messages.Event, format string, args ...any) error {
+	return fmt.Errorf("%w: session %s seq %d %s: %s", ErrProjection, p.sid, seq, e.EventType(), fmt.Sprintf(format, args...))
+}
+
+func (p *projector) exec(q string, args ...any) (sql.Result, error) {
+	return p.tx.ExecContext(p.ctx, p.n.q(q), args...)
+}
+
+func (p *projector) row(q string, args ...any) *sql.Row {
+	return p.tx.QueryRowContext(p.ctx, p.n.q(q), args...)
+}
+
+var (
+	qInsertSession  = stmt(`INSERT INTO {sessions} (session_id, location, agent, provider, model, status, created_seq, history_seq) VALUES (?, ?, ?, ?, ?, ?, ?, 0)`)
+	qSessionLoc     = stmt(`SELECT location FROM {sessions} WHERE session_id = ?`)
+	qSetStatus      = stmt(`UPDATE {sessions} SET status = ? WHERE session_id = ?`)
+	qSetAgent       = stmt(`UPDATE {sessions} SET agent = ? WHERE session_id = ?`)
+	qSetModel       = stmt(`UPDATE {sessions} SET provider = ?, model = ? WHERE session_id = ?`)
+	qSetLocation    = stmt(`UPDATE {sessions} SET location = ? WHERE session_id = ?`)
+	qSetHistorySeq  = stmt(`UPDATE {sessions} SET history_seq = ? WHERE session_id = ?`)
+	qInsertPromptID = stmt(`INSERT INTO {prompt_ids} (message_id, session_id, admitted_seq) VALUES (?, ?, ?)`)
+	qPromptID       = stmt(`SELECT session_id, admitted_seq FROM {prompt_ids} WHERE message_id = ?`)
+	qInsertInput    = stmt(`INSERT INTO {session_input} (session_id, admitted_seq, message_id, delivery, prompt, promoted_seq) VALUES (?, ?, ?, ?, ?, 0)`)
+	qInput          = stmt(`SELECT delivery, prompt, promoted_seq FROM {session_input} WHERE session_id = ? AND admitted_seq = ?`)
+	qPromote        = stmt(`UPDATE {session_input} SET promoted_seq = ? WHERE session_id = ? AND admitted_seq = ?`)
+	qEpochRevision  = stmt(`SELECT revision FROM {context_epochs} WHERE session_id = ?`)
+	qInsertEpoch    = stmt(`INSERT INTO {context_epochs} (session_id, revision, baseline, snapshot, location, baseline_seq, updated_seq) VALUES (?, ?, ?, ?, ?, ?, ?)`)
+	qReplaceEpoch   = stmt(`UPDATE {context_epochs} SET revision = ?, baseline = ?, snapshot = ?, location = ?, baseline_seq = ?, updated_seq = ? WHERE session_id = ?`)
+	qUpdateSnapshot = stmt(`UPDATE {context_epochs} SET revision = ?, snapshot = ?, updated_seq = ? WHERE session_id = ?`)
+	qDeleteEpoch    = stmt(`DELETE FROM {context_epochs} WHERE session_id = ?`)
+	qMessageID      = stmt(`SELECT seq, idx FROM {message_ids} WHERE session_id = ? AND message_id = ?`)
+	qMessageBody    = stmt(`SELECT role, body FROM {session_messages} WHERE session_id = ? AND seq = ? AND idx = ?`)
+	qInsertMsgID    = stmt(`INSERT INTO {message_ids} (session_id, message_id, seq, idx) VALUES (?, ?, ?, ?)`)
+	qInsertMessage  = stmt(`INSERT INTO {session_messages} (session_id, seq, idx, message_id, role, body) VALUES (?, ?, ?, ?, ?, ?)`)
+	qUpdateMessage  = stmt(`UPDATE {session_messages} SET body = ? WHERE session_id = ? AND seq = ? AND idx = ?`)
+	qToolState      = stmt(`SELECT state FROM {tool_calls} WHERE session_id = ? AND assistant_message_id = ? AND call_id = ?`)
+	qInsertTool     = stmt(`INSERT INTO {tool_calls} (session_id, assistant_message_id, call_id, tool, agent, state, seq, updated_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
+	qUpdateTool     = stmt(`UPDATE {tool_calls} SET tool = ?, agent = ?, state = ?, updated_seq = ? WHERE session_id = ? AND assistant_message_id = ? AND call_id = ?`)
+	qSetToolState   = stmt(`UPDATE {tool_calls} SET state = ?, updated_seq = ? WHERE session_id = ? AND assistant_message_id = ? AND call_id = ?`)
+	qInsertPerm     = stmt(`INSERT INTO {permissions} (session_id, request_id, seq, body, state) VALUES (?, ?, ?, ?, 'pending')`)
+	qPerm           = stmt(`SELECT body, state FROM {permissions} WHERE session_id = ? AND request_id = ?`)
+	qReplyPerm      = stmt(`UPDATE {permissions} SET body = ?, state = 'replied' WHERE session_id = ? AND request_id = ?`)
+)
+
+// apply projects one event with its seq.
+func (p *projector) apply(seq int64, ev messages.Event) error {
+	if _, first := ev.(messages.SessionCreated); first != (seq == 1) {
+		if seq == 1 {
+			return p.refuse(seq, ev, "a session's first event must be %s", messages.SessionCreated{}.EventType())
+		}
+		return p.refuse(seq, ev, "the session already exists")
+	}
+	switch e := ev.(type) {
+	case messages.SessionCreated:
+		if e.Location == "" {
+			return p.refuse(seq, ev, "empty location")
+		}
+		_, err := p.exec(qInsertSession, p.sid, e.Location, e.Agent, e.Model.Provider, e.Model.ID, string(StatusIdle), seq)
+		return err
+
+	case messages.PromptAdmitted:
+		if e.MessageID == "" || !e.Delivery.Valid() {
+			return p.refuse(seq, ev, "message ID %q / delivery %q invalid", e.MessageID, e.Delivery)
+		}
+		if _, err := p.exec(qInsertPromptID, e.MessageID, p.sid, seq); err != nil {
+			if isDuplicate(err) {
+				return fmt.Errorf("session %s seq %d admit %s: %w", p.sid, seq, e.MessageID, ErrPromptConflict)
+			}
+			return err
+		}
+		prompt, err := msgpack.Marshal(e.Prompt)
+		if err != nil {
+			return err
+		}
+		_, err = p.exec(qInsertInput, p.sid, seq, e.MessageID, string(e.Delivery), prompt)
+		return err
+
+	case messages.PromptPromoted:
+		if len(e.MessageIDs) == 0 {
+			return p.refuse(seq, ev, "no message IDs")
+		}
+		for i, id := range e.MessageIDs {
+			var owner string
+			var admitted int64
+			err := p.row(qPromptID, id).Scan(&owner, &admitted)
+			if errors.Is(err, sql.ErrNoRows) || (err == nil && owner != p.sid) {
+				return p.refuse(seq, ev, "prompt %s was never admitted to this session", id)
+			} else if err != nil {
+				return err
+			}
+			var delivery string
+			var raw []byte
+			var promoted int64
+			if err := p.row(qInput, p.sid, admitted).Scan(&delivery, &raw, &promoted); err != nil {
+				return fmt.Errorf("inbox row of prompt %s: %w", id, err)
+			}
+			if promoted != 0 {
+				return p.refuse(seq, ev, "prompt %s was already promoted at seq %d", id, promoted)
+			}
+			var pr messages.Prompt
+			if err := msgpack.Unmarshal(raw, &pr); err != nil {
+				return fmt.Errorf("inbox row of prompt %s: %w", id, err)
+			}
+			if _, err := p.exec(qPromote, seq, p.sid, admitted); err != nil {
+				return err
+			}
+			if err := p.newMessage(seq, ev, Message{ID: id, Seq: seq, Index: i, Role: RoleUser, Prompt: &pr, Delivery: messages.Delivery(delivery)}); err != nil {
+				return err
+			}
+		}
+		p.status = StatusBusy
+		return nil
+
+	case messages.ContextEpochInitialized:
+		if err := p.checkLocation(seq, ev, e.Location); err != nil {
+			return err
+		}
+		if _, found, err := p.epochRevision(); err != nil {
+			return err
+		} else if found {
+			return p.refuse(seq, ev, "an epoch already exists (replace it, or clear it first)")
+		}
+		_, err := p.exec(qInsertEpoch, p.sid, e.Revision, []byte(e.Baseline), nonNil(e.Snapshot), e.Location, seq, seq)
+		return err
+
+	case messages.ContextEpochReplaced:
+		if err := p.checkLocation(seq, ev, e.Location); err != nil {
+			return err
+		}
+		rev, found, err := p.epochRevision()
+		if err != nil {
+			return err
+		}
+		if !found {
+			_, err = p.exec(qInsertEpoch, p.sid, e.Revision, []byte(e.Baseline), nonNil(e.Snapshot), e.Location, seq, seq)
+			return err
+		}
+		if e.Revision <= rev {
+			return p.refuse(seq, ev, "revision %d is not newer than the stored %d", e.Revision, rev)
+		}
+		_, err = p.exec(qReplaceEpoch, e.Revision, []byte(e.Baseline), nonNil(e.Snapshot), e.Location, seq, seq, p.sid)
+		return err
+
+	case messages.ContextEpochCleared:
+		_, err := p.exec(qDeleteEpoch, p.sid)
+		return err
+
+	case messages.ContextUpdated:
+		rev, found, err := p.epochRevision()
+		if err != nil {
+			return err
+		}
+		if !found {
+			return p.refuse(seq, ev, "no context epoch to update")
+		}
+		if _, err := p.exec(qUpdateSnapshot, rev+1, nonNil(e.Snapshot), seq, p.sid); err != nil {
+			return err
+		}
+		id := e.MessageID
+		if id == "" {
+			id = fmt.Sprintf("ctx_%d", seq)
+		}
+		return p.newMessage(seq, ev, Message{ID: id, Seq: seq, Role: RoleSystem, Text: e.Text})
+
+	case messages.AgentSwitched:
+		_, err := p.exec(qSetAgent, e.Agent, p.sid)
+		return err
+
+	case messages.ModelSwitched:
+		_, err := p.exec(qSetModel, e.Model.Provider, e.Model.ID, p.sid)
+		return err
+
+	case messages.Moved:
+		if err := p.checkLocation(seq, ev, e.From); err != nil {
+			return err
+		}
+		if e.To == "" {
+			return p.refuse(seq, ev, "empty destination")
+		}
+		if _, err := p.exec(qSetLocation, e.To, p.sid); err != nil {
+			return err
+		}
+		// A move clears the epoch: the destination initializes a fresh baseline.
+		_, err := p.exec(qDeleteEpoch, p.sid)
+		return err
+
+	case messages.TurnStarted:
+		if e.AssistantMessageID == "" {
+			return p.refuse(seq, ev, "empty assistant message ID")
+		}
+		p.status = StatusBusy
+		return p.newMessage(seq, ev, Message{ID: e.AssistantMessageID, Seq: seq, Role: RoleAssistant, Agent: e.Agent, Model: e.Model})
+
+	case messages.TurnEnded:
+		m, err := p.openTurn(seq, ev, e.AssistantMessageID)
+		if err != nil {
+			return err
+		}
+		m.Finished, m.FinishReason, m.Usage, m.ProviderMetadata = true, e.FinishReason, e.Usage, e.ProviderMetadata
+		return nil
+
+	case messages.TurnFailed:
+		m, err := p.openTurn(seq, ev, e.AssistantMessageID)
+		if err != nil {
+			return err
+		}
+		m.Finished, m.ErrorKind, m.Error = true, e.ErrorKind, e.Message
+		return nil
+
+	case messages.TextEnded:
+		m, err := p.assistant(seq, ev, e.AssistantMessageID)
+		if err != nil {
+			return err
+		}
+		m.Parts = append(m.Parts, Part{Kind: PartText, Seq: seq, Text: e.Text, ProviderMetadata: e.ProviderMetadata})
+		return nil
+
+	case messages.ReasoningEnded:
+		m, err := p.assistant(seq, ev, e.AssistantMessageID)
+		if err != nil {
+			return err
+		}
+		m.Parts = append(m.Parts, Part{Kind: PartReasoning, Seq: seq, Text: e.Text, ProviderMetadata: e.ProviderMetadata})
+		return nil
+
+	case messages.ToolInputStarted:
+		return p.toolInput(seq, ev, e.AssistantMessageID, e.CallID, e.Tool)
+
+	case messages.ToolInputEnded:
+		return p.toolInput(seq, ev, e.AssistantMessageID, e.CallID, e.Tool)
+
+	case messages.ToolCalled:
+		m, err := p.assistant(seq, ev, e.AssistantMessageID)
+		if err != nil {
+			return err
+		}
+		state, found, err := p.toolState(e.AssistantMessageID, e.CallID)
+		switch {
+		case err != nil:
+			return err
+		case !found:
+			_, err = p.exec(qInsertTool, p.sid, e.AssistantMessageID, e.CallID, e.Tool, e.Agent, string(ToolRunning), seq, seq)
+		case state == ToolPending:
+			_, err = p.exec(qUpdateTool, e.Tool, e.Agent, string(ToolRunning), seq, p.sid, e.AssistantMessageID, e.CallID)
+		default:
+			return p.refuse(seq, ev, "call %s is already %s", e.CallID, state)
+		}
+		if err != nil {
+			return err
+		}
+		m.Parts = append(m.Parts, Part{Kind: PartTool, Seq: seq, Tool: &ToolPart{
+			CallID: e.CallID, Tool: e.Tool, Agent: e.Agent, Input: e.Input, State: ToolRunning, CallMetadata: e.ProviderMetadata}})
+		return nil
+
+	case messages.ToolProgress:
+		tp, err := p.runningTool(seq, ev, e.AssistantMessageID, e.CallID, ToolRunning)
+		if err != nil {
+			return err
+		}
+		tp.Title = e.Title
+		_, err = p.exec(qSetToolState, string(ToolRunning), seq, p.sid, e.AssistantMessageID, e.CallID)
+		return err
+
+	case messages.ToolSucceeded:
+		tp, err := p.runningTool(seq, ev, e.AssistantMessageID, e.CallID, ToolCompleted)
+		if err != nil {
+			return err
+		}
+		tp.State, tp.Output, tp.Structured, tp.ManagedPath, tp.Lossy, tp.ResultMetadata =
+			ToolCompleted, e.Output, e.Structured, e.ManagedPath, e.Lossy, e.ProviderMetadata
+		return nil
+
+	case messages.ToolFailed:
+		state, found, err := p.toolState(e.AssistantMessageID, e.CallID)
+		if err != nil {
+			return err
+		}
+		if !found || (state != ToolPending && state != ToolRunning) {
+			return p.refuse(seq, ev, "call %s of %s is not pending or running", e.CallID, e.AssistantMessageID)
+		}
+		if _, err := p.exec(qSetToolState, string(ToolFailed), seq, p.sid, e.AssistantMessageID, e.CallID); err != nil {
+			return err
+		}
+		if state == ToolPending { // never called: no model-visible part to settle
+			return nil
+		}
+		m, err := p.assistant(seq, ev, e.AssistantMessageID)
+		if err != nil {
+			return err
+		}
+		if tp := toolPart(m, e.CallID); tp != nil {
+			tp.State, tp.Error = ToolFailed, e.Error
+		}
+		return nil
+
+	case messages.PermissionAsked:
+		if e.RequestID == "" {
+			return p.refuse(seq, ev, "empty request ID")
+		}
+		body, err := msgpack.Marshal(Permission{AssistantMessageID: e.AssistantMessageID, CallID: e.CallID, Action: e.Action, Resources: e.Resources})
+		if err != nil {
+			return err
+		}
+		if _, err := p.exec(qInsertPerm, p.sid, e.RequestID, seq, body); err != nil {
+			if isDuplicate(err) {
+				return p.refuse(seq, ev, "permission request %s already asked", e.RequestID)
+			}
+			return err
+		}
+		return nil
+
+	case messages.PermissionReplied:
+		var body []byte
+		var state string
+		err := p.row(qPerm, p.sid, e.RequestID).Scan(&body, &state)
+		if errors.Is(err, sql.ErrNoRows) || (err == nil && state != "pending") {
+			return p.refuse(seq, ev, "permission request %s is not pending", e.RequestID)
+		} else if err != nil {
+			return err
+		}
+		var perm Permission
+		if err := msgpack.Unmarshal(body, &perm); err != nil {
+			return fmt.Errorf("permission %s body: %w", e.RequestID, err)
+		}
+		perm.Reply, perm.Feedback, perm.RepliedSeq = e.Reply, e.Feedback, seq
+		if body, err = msgpack.Marshal(perm); err != nil {
+			return err
+		}
+		_, err = p.exec(qReplyPerm, body, p.sid, e.RequestID)
+		return err
+
+	case messages.CompactionStarted:
+		p.status = StatusBusy
+		return nil
+
+	case messages.CompactionEnded:
+		id := e.CompactionID
+		if id == "" {
+			id = fmt.Sprintf("cmp_%d", seq)
+		}
+		if _, err := p.exec(qSetHistorySeq, seq, p.sid); err != nil {
+			return err
+		}
+		return p.newMessage(seq, ev, Message{ID: id, Seq: seq, Role: RoleCompaction, Text: e.Summary, RecentContext: e.RecentContext})
+
+	case messages.Interrupted, messages.Idle:
+		p.status = StatusIdle
+		return nil
+	}
+	return p.refuse(seq, ev, "no projection for this event type")
+}
+
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}
+
+func (p *projector) checkLocation(seq int64, ev messages.Event, loc string) error {
+	var current string
+	if err := p.row(qSessionLoc, p.sid).Scan(&current); err != nil {
+		return fmt.Errorf("session location: %w", err)
+	}
+	if loc != current {
+		return p.refuse(seq, ev, "location %q is not the session's location %q", loc, current)
+	}
+	return nil
+}
+
+func (p *projector) epochRevision() (int64, bool, error) {
+	var rev int64
+	err := p.row(qEpochRevision, p.sid).Scan(&rev)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, false, nil
+	}
+	return rev, err == nil, err
+}
+
+func (p *projector) toolState(am, call string) (ToolState, bool, error) {
+	var s string
+	err := p.row(qToolState, p.sid, am, call).Scan(&s)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	}
+	return ToolState(s), err == nil, err
+}
+
+func (p *projector) toolInput(seq int64, ev messages.Event, am, call, tool string) error {
+	if _, err := p.assistant(seq, ev, am); err != nil {
+		return err
+	}
+	state, found, err := p.toolState(am, call)
+	switch {
+	case err != nil:
+		return err
+	case !found:
+		_, err = p.exec(qInsertTool, p.sid, am, call, tool, "", string(ToolPending), seq, seq)
+		return err
+	case state == ToolPending:
+		_, err = p.exec(qSetToolState, string(ToolPending), seq, p.sid, am, call)
+		return err
+	}
+	return p.refuse(seq, ev, "call %s is already %s", call, state)
+}
+
+// runningTool checks the call is running, records the new state and returns
+// its part in the assistant message.
+func (p *projector) runningTool(seq int64, ev messages.Event, am, call string, next ToolState) (*ToolPart, error) {
+	state, found, err := p.toolState(am, call)
+	if err != nil {
+		return nil, err
+	}
+	if !found || state != ToolRunning {
+		return nil, p.refuse(seq, ev, "call %s of %s is not running (state %q)", call, am, state)
+	}
+	if next != ToolRunning {
+		if _, err := p.exec(qSetToolState, string(next), seq, p.sid, am, call); err != nil {
+			return nil, err
+		}
+	}
+	m, err := p.assistant(seq, ev, am)
+	if err != nil {
+		return nil, err
+	}
+	tp := toolPart(m, call)
+	if tp == nil {
+		return nil, p.refuse(seq, ev, "call %s has no part in %s", call, am)
+	}
+	return tp, nil
+}
+
+func toolPart(m *Message, call string) *ToolPart {
+	for i := len(m.Parts) - 1; i >= 0; i-- {
+		if t := m.Parts[i].Tool; t != nil && t.CallID == call {
+			return t
+		}
+	}
+	return nil
+}
+
+func (p *projector) newMessage(seq int64, ev messages.Event, m Message) error {
+	if _, ok := p.msgs[m.ID]; ok {
+		return p.refuse(seq, ev, "message %s already exists", m.ID)
+	}
+	var s int64
+	var idx int
+	err := p.row(qMessageID, p.sid, m.ID).Scan(&s, &idx)
+	if err == nil {
+		return p.refuse(seq, ev, "message %s already exists", m.ID)
+	} else if !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	e := &msgEntry{m: m, isNew: true}
+	p.msgs[m.ID] = e
+	p.order = append(p.order, e)
+	return nil
+}
+
+// assistant loads an assistant message for change.
+func (p *projector) assistant(seq int64, ev messages.Event, id string) (*Message, error) {
+	if e, ok := p.msgs[id]; ok {
+		if e.m.Role != RoleAssistant {
+			return nil, p.refuse(seq, ev, "message %s is a %s message", id, e.m.Role)
+		}
+		e.dirty = true
+		return &e.m, nil
+	}
+	var m Message
+	err := p.row(qMessageID, p.sid, id).Scan(&m.Seq, &m.Index)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, p.refuse(seq, ev, "no assistant message %s", id)
+	} else if err != nil {
+		return nil, err
+	}
+	var role string
+	var body []byte
+	if err := p.row(qMessageBody, p.sid, m.Seq, m.Index).Scan(&role, &body); err != nil {
+		return nil, fmt.Errorf("message %s: %w", id, err)
+	}
+	if Role(role) != RoleAssistant {
+		return nil, p.refuse(seq, ev, "message %s is a %s message", id, role)
+	}
+	if err := msgpack.Unmarshal(body, &m); err != nil {
+		return nil, fmt.Errorf("message %s body: %w", id, err)
+	}
+	m.ID, m.Role = id, RoleAssistant
+	e := &msgEntry{m: m, dirty: true}
+	p.msgs[id] = e
+	p.order = append(p.order, e)
+	return &e.m, nil
+}
+
+// openTurn loads an assistant message that has not finished yet.
+func (p *projector) openTurn(seq int64, ev messages.Event, id string) (*Message, error) {
+	m, err := p.assistant(seq, ev, id)
+	if err != nil {
+		return nil, err
+	}
+	if m.Finished {
+		return nil, p.refuse(seq, ev, "turn %s already ended", id)
+	}
+	return m, nil
+}
+
+// flush writes the messages and status changed by this batch.
+func (p *projector) flush() error {
+	for _, e := range p.order {
+		if !e.isNew && !e.dirty {
+			continue
+		}
+		body, err := msgpack.Marshal(&e.m)
+		if err != nil {
+			return fmt.Errorf("encode message %s: %w", e.m.ID, err)
+		}
+		if e.isNew {
+			if _, err := p.exec(qInsertMsgID, p.sid, e.m.ID, e.m.Seq, e.m.Index); err != nil {
+				return fmt.Errorf("message %s: %w", e.m.ID, err)
+			}
+			if _, err := p.exec(qInsertMessage, p.sid, e.m.Seq, e.m.Index, e.m.ID, string(e.m.Role), body); err != nil {
+				return fmt.Errorf("message %s: %w", e.m.ID, err)
+			}
+		} else if _, err := p.exec(qUpdateMessage, body, p.sid, e.m.Seq, e.m.Index); err != nil {
+			return fmt.Errorf("message %s: %w", e.m.ID, err)
+		}
+		e.isNew, e.dirty = false, false
+	}
+	if p.status != "" {
+		if _, err := p.exec(qSetStatus, string(p.status), p.sid); err != nil {
+			return err
+		}
+		p.status = ""
+	}
+	return nil
+}

@@ -1,0 +1,255 @@
+package persistence
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/sessionrt/sessionrt/messages"
+)
+
+var (
+	qSession      = stmt(`SELECT location, agent, provider, model, status, created_seq, history_seq FROM {sessions} WHERE session_id = ?`)
+	qPendingInbox = stmt(`SELECT admitted_seq, message_id, delivery, prompt, promoted_seq FROM {session_input} WHERE session_id = ? AND promoted_seq = 0 ORDER BY session_id, admitted_seq`)
+	qMessagesFrom = stmt(`SELECT seq, idx, message_id, role, body FROM {session_messages} WHERE session_id = ? AND seq >= ? ORDER BY session_id, seq, idx`)
+	qMessagesPage = stmt(`SELECT seq, idx, message_id, role, body FROM {session_messages} WHERE session_id = ? AND seq >= ? ORDER BY session_id, seq, idx LIMIT ?`)
+	qEpoch        = stmt(`SELECT revision, baseline, snapshot, location, baseline_seq, updated_seq FROM {context_epochs} WHERE session_id = ?`)
+	qToolCalls    = stmt(`SELECT assistant_message_id, call_id, tool, agent, state, seq, updated_seq FROM {tool_calls} WHERE session_id = ? ORDER BY session_id, assistant_message_id, call_id`)
+	qPermissions  = stmt(`SELECT request_id, seq, body, state FROM {permissions} WHERE session_id = ? ORDER BY session_id, request_id`)
+	qBusy         = stmt(`SELECT session_id FROM {sessions} WHERE status = 'busy' ORDER BY session_id`)
+	qAllSessions  = stmt(`SELECT session_id FROM {streams} ORDER BY session_id`)
+)
+
+// Session reads the sessions row and the stream head. ErrNotFound when the
+// session was never created.
+func (j *Journal) Session(ctx context.Context, sessionID string) (Session, error) {
+	s := Session{ID: sessionID}
+	var status string
+	err := j.db.QueryRowContext(ctx, j.n.q(qSession), sessionID).Scan(&s.Location, &s.Agent, &s.Model.Provider, &s.Model.ID, &status, &s.CreatedSeq, &s.HistorySeq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Session{}, fmt.Errorf("session %s: %w", sessionID, ErrNotFound)
+	} else if err != nil {
+		return Session{}, fmt.Errorf("read session %s: %w", sessionID, err)
+	}
+	s.Status = Status(status)
+	var epoch int64
+	if err := j.db.QueryRowContext(ctx, j.n.q(qStream), sessionID).Scan(&s.LastSeq, &epoch); err != nil {
+		return Session{}, fmt.Errorf("read session %s stream: %w", sessionID, err)
+	}
+	return s, nil
+}
+
+// PendingInbox lists the session's admitted, not yet promoted prompts in
+// admission order.
+func (j *Journal) PendingInbox(ctx context.Context, sessionID string) ([]InboxEntry, error) {
+	rows, err := j.db.QueryContext(ctx, j.n.q(qPendingInbox), sessionID)
+	if err != nil {
+		return nil, fmt.Errorf("read inbox of %s: %w", sessionID, err)
+	}
+	defer rows.Close()
+	var out []InboxEntry
+	for rows.Next() {
+		e := InboxEntry{SessionID: sessionID}
+		var delivery string
+		var prompt []byte
+		if err := rows.Scan(&e.AdmittedSeq, &e.MessageID, &delivery, &prompt, &e.PromotedSeq); err != nil {
+			return nil, fmt.Errorf("read inbox of %s: %w", sessionID, err)
+		}
+		e.Delivery = messages.Delivery(delivery)
+		if err := msgpack.Unmarshal(prompt, &e.Prompt); err != nil {
+			return nil, fmt.Errorf("read inbox of %s: prompt %s: %w", sessionID, e.MessageID, err)
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read inbox of %s: %w", sessionID, err)
+	}
+	return out, nil
+}
+
+func scanMessages(rows *sql.Rows, sessionID string, keep func(*Message) bool, limit int) ([]Message, bool, error) {
+	defer rows.Close()
+	var out []Message
+	more := false
+	for rows.Next() {
+		var m Message
+		var role string
+		var body []byte
+		if err := rows.Scan(&m.Seq, &m.Index, &m.ID, &role, &body); err != nil {
+			return nil, false, err
+		}
+		if err := msgpack.Unmarshal(body, &m); err != nil {
+			return nil, false, fmt.Errorf("message %s (seq %d) of %s: %w", m.ID, m.Seq, sessionID, err)
+		}
+		m.Role = Role(role)
+		if keep != nil && !keep(&m) {
+			continue
+		}
+		if limit > 0 && len(out) == limit {
+			more = true
+			continue // drain the rows: the iterator must be read to the end
+		}
+		out = append(out, m)
+	}
+	return out, more, rows.Err()
+}
+
+// ModelHistory is the model-visible history for the next provider turn:
+// messages in event order from the latest completed compaction on (the
+// compaction checkpoint included), without Mid-Conversation System Messages
+// from before the current Context Epoch's baseline (the baseline restates
+// them).
+func (j *Journal) ModelHistory(ctx context.Context, sessionID string) ([]Message, error) {
+	s, err := j.Session(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	ep, hasEpoch, err := j.Epoch(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := j.db.QueryContext(ctx, j.n.q(qMessagesFrom), sessionID, s.HistorySeq)
+	if err != nil {
+		return nil, fmt.Errorf("read history of %s: %w", sessionID, err)
+	}
+	out, _, err := scanMessages(rows, sessionID, func(m *Message) bool {
+		return !(hasEpoch && m.Role == RoleSystem && m.Seq < ep.BaselineSeq)
+	}, 0)
+	if err != nil {
+		return nil, fmt.Errorf("read history of %s: %w", sessionID, err)
+	}
+	return out, nil
+}
+
+// Messages pages through the full projected history (compacted and
+// superseded messages included) in event order: up to limit messages
+// strictly after the cursor. More says exactly whether any remain.
+func (j *Journal) Messages(ctx context.Context, sessionID string, after Cursor, limit int) (Page, error) {
+	if limit <= 0 {
+		return Page{}, fmt.Errorf("page history of %s: limit %d must be positive", sessionID, limit)
+	}
+	// Rows sharing after.Seq (prompts promoted together) are skipped in Go:
+	// the range stays a plain key prefix (no OR, no full scan).
+	fetch := limit + 1 + after.Index + 1
+	rows, err := j.db.QueryContext(ctx, j.n.q(qMessagesPage), sessionID, after.Seq, fetch)
+	if err != nil {
+		return Page{}, fmt.Errorf("page history of %s: %w", sessionID, err)
+	}
+	msgs, more, err := scanMessages(rows, sessionID, func(m *Message) bool {
+		return m.Seq > after.Seq || (m.Seq == after.Seq && m.Index > after.Index)
+	}, limit)
+	if err != nil {
+		return Page{}, fmt.Errorf("page history of %s: %w", sessionID, err)
+	}
+	p := Page{Messages: msgs, Next: after, More: more}
+	if n := len(msgs); n > 0 {
+		p.Next = Cursor{Seq: msgs[n-1].Seq, Index: msgs[n-1].Index}
+	}
+	return p, nil
+}
+
+// Epoch reads the current Context Epoch; found is false when there is none
+// (never initialized, or cleared by a move).
+func (j *Journal) Epoch(ctx context.Context, sessionID string) (Epoch, bool, error) {
+	var e Epoch
+	var baseline, loc []byte
+	err := j.db.QueryRowContext(ctx, j.n.q(qEpoch), sessionID).Scan(&e.Revision, &baseline, &e.Snapshot, &loc, &e.BaselineSeq, &e.UpdatedSeq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Epoch{}, false, nil
+	} else if err != nil {
+		return Epoch{}, false, fmt.Errorf("read epoch of %s: %w", sessionID, err)
+	}
+	e.Baseline, e.Location = string(baseline), string(loc)
+	return e, true, nil
+}
+
+// ToolCalls lists the session's tool calls in the given states (all when
+// none given), ordered by assistant message ID and call ID. Crash recovery
+// asks for ToolPending and ToolRunning.
+func (j *Journal) ToolCalls(ctx context.Context, sessionID string, states ...ToolState) ([]ToolCall, error) {
+	rows, err := j.db.QueryContext(ctx, j.n.q(qToolCalls), sessionID)
+	if err != nil {
+		return nil, fmt.Errorf("read tool calls of %s: %w", sessionID, err)
+	}
+	defer rows.Close()
+	var out []ToolCall
+	for rows.Next() {
+		c := ToolCall{SessionID: sessionID}
+		var state string
+		if err := rows.Scan(&c.AssistantMessageID, &c.CallID, &c.Tool, &c.Agent, &state, &c.Seq, &c.UpdatedSeq); err != nil {
+			return nil, fmt.Errorf("read tool calls of %s: %w", sessionID, err)
+		}
+		c.State = ToolState(state)
+		if len(states) == 0 || containsState(states, c.State) {
+			out = append(out, c)
+		}
+	}
+	return out, rows.Err()
+}
+
+func containsState(states []ToolState, s ToolState) bool {
+	for _, x := range states {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// PendingPermissions lists the session's unanswered permission requests.
+func (j *Journal) PendingPermissions(ctx context.Context, sessionID string) ([]Permission, error) {
+	rows, err := j.db.QueryContext(ctx, j.n.q(qPermissions), sessionID)
+	if err != nil {
+		return nil, fmt.Errorf("read permissions of %s: %w", sessionID, err)
+	}
+	defer rows.Close()
+	var out []Permission
+	for rows.Next() {
+		var p Permission
+		var body []byte
+		var state string
+		if err := rows.Scan(&p.RequestID, &p.Seq, &body, &state); err != nil {
+			return nil, fmt.Errorf("read permissions of %s: %w", sessionID, err)
+		}
+		if state != "pending" {
+			continue
+		}
+		if err := msgpack.Unmarshal(body, &p); err != nil {
+			return nil, fmt.Errorf("read permission %s of %s: %w", p.RequestID, sessionID, err)
+		}
+		p.SessionID, p.Pending = sessionID, true
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// MidDrain lists the sessions whose last drain did not end (status busy):
+// at start-up, the sessions that were mid-drain when the server stopped.
+func (j *Journal) MidDrain(ctx context.Context) ([]string, error) {
+	return j.ids(ctx, qBusy)
+}
+
+// SessionIDs lists every session with a stream (created or only acquired).
+func (j *Journal) SessionIDs(ctx context.Context) ([]string, error) {
+	return j.ids(ctx, qAllSessions)
+}
+
+func (j *Journal) ids(ctx context.Context, q string) ([]string, error) {
+	rows, err := j.db.QueryContext(ctx, j.n.q(q))
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("list sessions: %w", err)
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,179 @@
+package persistence
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// IDs are VARBINARY so comparisons are byte-exact on every backend (MariaDB's
+// default collation is case-insensitive; the embedded engine's is binary).
+// Texts that must survive verbatim (baseline, prompts, bodies) are LONGBLOB.
+
+// migrations are applied in order at Open; version i+1 is migrations[i].
+// Never edit a released migration: append a new one. Table names are written
+// as {name} so the same DDL builds Verify's scratch tables.
+var migrations = [][]string{
+	{ // 1: the journal and its projections
+		`CREATE TABLE IF NOT EXISTS {streams} (
+			session_id VARBINARY(255) NOT NULL,
+			last_seq BIGINT NOT NULL,
+			owner VARBINARY(255) NOT NULL,
+			epoch BIGINT NOT NULL,
+			PRIMARY KEY (session_id))`,
+		`CREATE TABLE IF NOT EXISTS {events} (
+			session_id VARBINARY(255) NOT NULL,
+			seq BIGINT NOT NULL,
+			type VARBINARY(255) NOT NULL,
+			version INT NOT NULL,
+			at_us BIGINT NOT NULL,
+			payload LONGBLOB NOT NULL,
+			PRIMARY KEY (session_id, seq))`,
+		`CREATE TABLE IF NOT EXISTS {sessions} (
+			session_id VARBINARY(255) NOT NULL,
+			location LONGBLOB NOT NULL,
+			agent VARBINARY(255) NOT NULL,
+			provider VARBINARY(255) NOT NULL,
+			model VARBINARY(255) NOT NULL,
+			status VARBINARY(16) NOT NULL,
+			created_seq BIGINT NOT NULL,
+			history_seq BIGINT NOT NULL,
+			PRIMARY KEY (session_id))`,
+		`CREATE TABLE IF NOT EXISTS {session_input} (
+			session_id VARBINARY(255) NOT NULL,
+			admitted_seq BIGINT NOT NULL,
+			message_id VARBINARY(255) NOT NULL,
+			delivery VARBINARY(16) NOT NULL,
+			prompt LONGBLOB NOT NULL,
+			promoted_seq BIGINT NOT NULL,
+			PRIMARY KEY (session_id, admitted_seq))`,
+		`CREATE TABLE IF NOT EXISTS {prompt_ids} (
+			message_id VARBINARY(255) NOT NULL,
+			session_id VARBINARY(255) NOT NULL,
+			admitted_seq BIGINT NOT NULL,
+			PRIMARY KEY (message_id))`,
+		`CREATE TABLE IF NOT EXISTS {session_messages} (
+			session_id VARBINARY(255) NOT NULL,
+			seq BIGINT NOT NULL,
+			idx INT NOT NULL,
+			message_id VARBINARY(255) NOT NULL,
+			role VARBINARY(16) NOT NULL,
+			body LONGBLOB NOT NULL,
+			PRIMARY KEY (session_id, seq, idx))`,
+		`CREATE TABLE IF NOT EXISTS {message_ids} (
+			session_id VARBINARY(255) NOT NULL,
+			message_id VARBINARY(255) NOT NULL,
+			seq BIGINT NOT NULL,
+			idx INT NOT NULL,
+			PRIMARY KEY (session_id, message_id))`,
+		`CREATE TABLE IF NOT EXISTS {context_epochs} (
+			session_id VARBINARY(255) NOT NULL,
+			revision BIGINT NOT NULL,
+			baseline LONGBLOB NOT NULL,
+			snapshot LONGBLOB NOT NULL,
+			location LONGBLOB NOT NULL,
+			baseline_seq BIGINT NOT NULL,
+			updated_seq BIGINT NOT NULL,
+			PRIMARY KEY (session_id))`,
+		`CREATE TABLE IF NOT EXISTS {tool_calls} (
+			session_id VARBINARY(255) NOT NULL,
+			assistant_message_id VARBINARY(255) NOT NULL,
+			call_id VARBINARY(255) NOT NULL,
+			tool VARBINARY(255) NOT NULL,
+			agent VARBINARY(255) NOT NULL,
+			state VARBINARY(16) NOT NULL,
+			seq BIGINT NOT NULL,
+			updated_seq BIGINT NOT NULL,
+			PRIMARY KEY (session_id, assistant_message_id, call_id))`,
+		`CREATE TABLE IF NOT EXISTS {permissions} (
+			session_id VARBINARY(255) NOT NULL,
+			request_id VARBINARY(255) NOT NULL,
+			seq BIGINT NOT NULL,
+			body LONGBLOB NOT NULL,
+			state VARBINARY(16) NOT NULL,
+			PRIMARY KEY (session_id, request_id))`,
+	},
+}
+
+// projectionTables are rebuilt by Verify, with the columns that form their
+// primary key (the comparison order).
+var projectionTables = []struct{ name, key string }{
+	{"sessions", "session_id"},
+	{"session_input", "session_id, admitted_seq"},
+	{"prompt_ids", "message_id"},
+	{"session_messages", "session_id, seq, idx"},
+	{"message_ids", "session_id, message_id"},
+	{"context_epochs", "session_id"},
+	{"tool_calls", "session_id, assistant_message_id, call_id"},
+	{"permissions", "session_id, request_id"},
+}
+
+// names renders {table} placeholders with a prefix ("" for the live tables,
+// a scratch prefix for Verify).
+type names struct {
+	prefix string
+	r      *strings.Replacer
+	cache  map[string]string
+}
+
+func newNames(prefix string) *names {
+	var pairs []string
+	for _, t := range []string{"streams", "events", "sessions", "session_input", "prompt_ids",
+		"session_messages", "message_ids", "context_epochs", "tool_calls", "permissions"} {
+		pairs = append(pairs, "{"+t+"}", prefix+t)
+	}
+	n := &names{prefix: prefix, r: strings.NewReplacer(pairs...), cache: map[string]string{}}
+	// Pre-render every statement of the package once: q is then a map read,
+	// safe for concurrent use because the map is never written again.
+	for _, s := range allStatements {
+		n.cache[s] = n.r.Replace(s)
+	}
+	return n
+}
+
+// q returns the statement with its table names filled in.
+func (n *names) q(s string) string {
+	if r, ok := n.cache[s]; ok {
+		return r
+	}
+	return n.r.Replace(s) // statements built at run time (migrations, Verify)
+}
+
+// allStatements is filled by stmt() at package initialization.
+var allStatements []string
+
+// stmt registers a constant statement for pre-rendering.
+func stmt(s string) string {
+	allStatements = append(allStatements, s)
+	return s
+}
+
+// migrate brings the live schema to the newest version.
+func migrate(ctx context.Context, db *sql.DB) error {
+	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version INT NOT NULL, applied_us BIGINT NOT NULL, PRIMARY KEY (version))`); err != nil {
+		return fmt.Errorf("migrate: create schema_migrations: %w", err)
+	}
+	var current sql.NullInt64
+	if err := db.QueryRowContext(ctx, `SELECT MAX(version) FROM schema_migrations`).Scan(&current); err != nil {
+		return fmt.Errorf("migrate: read version: %w", err)
+	}
+	if int(current.Int64) > len(migrations) {
+		return fmt.Errorf("migrate: database schema version %d is newer than this binary's %d", current.Int64, len(migrations))
+	}
+	n := newNames("")
+	for v := int(current.Int64) + 1; v <= len(migrations); v++ {
+		for _, s := range migrations[v-1] {
+			if _, err := db.ExecContext(ctx, n.q(s)); err != nil {
+				return fmt.Errorf("migrate to version %d: %w", v, err)
+			}
+		}
+		_, err := db.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_us) VALUES (?, ?)`, v, time.Now().UnixMicro())
+		if err != nil && !isDuplicate(err) { // a concurrent Open applied it too
+			return fmt.Errorf("migrate to version %d: record: %w", v, err)
+		}
+	}
+	return nil
+}

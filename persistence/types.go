@@ -1,0 +1,225 @@
+package persistence
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/sessionrt/sessionrt/messages"
+)
+
+// Sentinel errors callers branch on (test with errors.Is).
+var (
+	// ErrConflict: the expected seq is stale (another append won); nothing was written.
+	ErrConflict = errors.New("journal conflict: stale expected seq")
+	// ErrFenced: a newer owner acquired the session; nothing was written.
+	ErrFenced = errors.New("journal fenced: ownership epoch superseded")
+	// ErrNotFound: no such session (or row).
+	ErrNotFound = errors.New("not found")
+	// ErrPromptConflict: a prompt message ID reused for another session,
+	// prompt or delivery mode.
+	ErrPromptConflict = errors.New("prompt message ID reused with different content")
+	// ErrBacklogFull: the session's pending inbox is at its configured limit.
+	ErrBacklogFull = errors.New("inbox backlog limit reached")
+	// ErrProjection: an event breaks a projection invariant; the append was rolled back.
+	ErrProjection = errors.New("projection refused event")
+)
+
+// DecodeError is a stored event row that cannot be decoded (unknown type or
+// corrupt payload). Replay stops at it. Unwrap gives messages.ErrUnknownType
+// or messages.ErrUndecodable.
+type DecodeError struct {
+	SessionID string
+	Seq       int64
+	Type      messages.EventType
+	Err       error
+}
+
+func (e *DecodeError) Error() string {
+	return fmt.Sprintf("session %s seq %d type %s: %v", e.SessionID, e.Seq, e.Type, e.Err)
+}
+func (e *DecodeError) Unwrap() error { return e.Err }
+
+// Status is a session's drain status.
+type Status string
+
+const (
+	// StatusIdle: no drain in progress (never drained, or ended with Idle/Interrupted).
+	StatusIdle Status = "idle"
+	// StatusBusy: a drain started (PromptPromoted, TurnStarted, CompactionStarted)
+	// and has not ended; at start-up these sessions were mid-drain.
+	StatusBusy Status = "busy"
+)
+
+// Session is the sessions projection row.
+type Session struct {
+	ID         string
+	Location   string
+	Agent      string
+	Model      messages.ModelRef
+	Status     Status
+	CreatedSeq int64
+	HistorySeq int64 // seq of the latest completed compaction (the history boundary); 0 none
+	LastSeq    int64 // the stream's last event seq
+}
+
+// Ownership is what Acquire grants: the epoch to pass to every append and
+// the stream's last seq to use as the first expectedSeq.
+type Ownership struct {
+	Epoch   int64
+	LastSeq int64
+}
+
+// InboxEntry is one admitted prompt (session_input row).
+type InboxEntry struct {
+	SessionID   string
+	MessageID   string
+	AdmittedSeq int64
+	PromotedSeq int64 // 0 while pending
+	Delivery    messages.Delivery
+	Prompt      messages.Prompt
+}
+
+// Receipt answers an admission. A duplicate (same ID, same content) returns
+// the original AdmittedSeq with Duplicate set and writes nothing.
+type Receipt struct {
+	SessionID   string
+	MessageID   string
+	Delivery    messages.Delivery
+	AdmittedSeq int64
+	LastSeq     int64 // the stream's last seq after the call (unchanged for a duplicate)
+	Duplicate   bool
+}
+
+// Role of a projected message.
+type Role string
+
+const (
+	RoleUser       Role = "user"
+	RoleAssistant  Role = "assistant"
+	RoleSystem     Role = "system"     // a Mid-Conversation System Message
+	RoleCompaction Role = "compaction" // a completed compaction checkpoint
+)
+
+// PartKind of an assistant message part.
+type PartKind string
+
+const (
+	PartText      PartKind = "text"
+	PartReasoning PartKind = "reasoning"
+	PartTool      PartKind = "tool"
+)
+
+// ToolState of a tool call.
+type ToolState string
+
+const (
+	ToolPending   ToolState = "pending" // input streaming or complete, not yet called
+	ToolRunning   ToolState = "running" // ToolCalled recorded, not settled
+	ToolCompleted ToolState = "completed"
+	ToolFailed    ToolState = "failed"
+)
+
+// Message is one projected Session message, ordered by (Seq, Index): the seq
+// of the event that created it and its position within that event (several
+// prompts promoted by one event share a seq).
+type Message struct {
+	ID    string `msgpack:"-"`
+	Seq   int64  `msgpack:"-"`
+	Index int    `msgpack:"-"`
+	Role  Role   `msgpack:"-"`
+
+	// user
+	Prompt   *messages.Prompt  `msgpack:"pr,omitempty"`
+	Delivery messages.Delivery `msgpack:"dl,omitempty"`
+	// system: the update text; compaction: the summary
+	Text          string `msgpack:"t,omitempty"`
+	RecentContext string `msgpack:"rc,omitempty"` // compaction only
+
+	// assistant
+	Agent            string            `msgpack:"ag,omitempty"`
+	Model            messages.ModelRef `msgpack:"m,omitempty"`
+	Parts            []Part            `msgpack:"pa,omitempty"`
+	Finished         bool              `msgpack:"fin,omitempty"` // TurnEnded or TurnFailed seen
+	FinishReason     string            `msgpack:"fr,omitempty"`
+	Usage            messages.Usage    `msgpack:"u,omitempty"`
+	ProviderMetadata []byte            `msgpack:"pm,omitempty"`
+	ErrorKind        string            `msgpack:"ek,omitempty"`
+	Error            string            `msgpack:"e,omitempty"`
+}
+
+// Part is one part of an assistant message, in event order.
+type Part struct {
+	Kind             PartKind  `msgpack:"k"`
+	Seq              int64     `msgpack:"s"`
+	Text             string    `msgpack:"t,omitempty"`
+	ProviderMetadata []byte    `msgpack:"pm,omitempty"`
+	Tool             *ToolPart `msgpack:"tl,omitempty"`
+}
+
+// ToolPart is a tool call and, once settled, its result.
+type ToolPart struct {
+	CallID         string    `msgpack:"c"`
+	Tool           string    `msgpack:"n"`
+	Agent          string    `msgpack:"ag"`
+	Input          []byte    `msgpack:"in"`
+	State          ToolState `msgpack:"st"`
+	Title          string    `msgpack:"ti,omitempty"` // latest ToolProgress title
+	Output         string    `msgpack:"o,omitempty"`
+	Structured     []byte    `msgpack:"so,omitempty"`
+	ManagedPath    string    `msgpack:"mp,omitempty"`
+	Lossy          bool      `msgpack:"l,omitempty"`
+	Error          string    `msgpack:"e,omitempty"`
+	CallMetadata   []byte    `msgpack:"cm,omitempty"` // provider metadata of the call side
+	ResultMetadata []byte    `msgpack:"rm,omitempty"` // provider metadata of the settlement
+}
+
+// Cursor is an exclusive position in a session's message history.
+// The zero Cursor is before the first message.
+type Cursor struct {
+	Seq   int64
+	Index int
+}
+
+// Page is one page of history. More is exact: true iff messages exist after Next.
+type Page struct {
+	Messages []Message
+	Next     Cursor // position of the last message returned (or the request's cursor)
+	More     bool
+}
+
+// Epoch is the current Context Epoch.
+type Epoch struct {
+	Revision    int64
+	Baseline    string // verbatim provider-cache prefix
+	Snapshot    []byte
+	Location    string
+	BaselineSeq int64 // seq of the Initialized/Replaced event
+	UpdatedSeq  int64 // seq of the last event that changed it
+}
+
+// ToolCall is a tool_calls projection row.
+type ToolCall struct {
+	SessionID          string
+	AssistantMessageID string
+	CallID             string
+	Tool               string
+	Agent              string
+	State              ToolState
+	Seq                int64 // first event of the call
+	UpdatedSeq         int64
+}
+
+// Permission is a permission request (pending until replied).
+type Permission struct {
+	SessionID          string                   `msgpack:"-"`
+	RequestID          string                   `msgpack:"-"`
+	Seq                int64                    `msgpack:"-"`
+	Pending            bool                     `msgpack:"-"`
+	AssistantMessageID string                   `msgpack:"am"`
+	CallID             string                   `msgpack:"c"`
+	Action             string                   `msgpack:"a"`
+	Resources          []string                 `msgpack:"r,omitempty"`
+	Reply              messages.PermissionReply `msgpack:"rp,omitempty"`
+	Feedback           string                   `msgpack:"fb,omitempty"`
+	RepliedSeq         int64                    `msgpack:"rs,omitempty"`
+}
