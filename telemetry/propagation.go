@@ -1,0 +1,41 @@
+package telemetry
+
+import (
+	"context"
+
+	"go.opentelemetry.io/otel/propagation"
+)
+
+// Header names of the W3C Trace Context, as they appear in message headers.
+const (
+	HeaderTraceparent = "traceparent"
+	HeaderTracestate  = "tracestate"
+)
+
+// Inject returns the W3C trace context of ctx's span as message headers
+// ("traceparent" and, when set, "tracestate"). It returns an empty map when
+// ctx carries no valid span context, so the receiver starts a new trace.
+func Inject(ctx context.Context) map[string]string {
+	h := make(map[string]string, 2)
+	InjectInto(ctx, h)
+	return h
+}
+
+// InjectInto adds the W3C trace context of ctx to existing headers, replacing
+// any trace context they held. headers must not be nil.
+func InjectInto(ctx context.Context, headers map[string]string) {
+	delete(headers, HeaderTraceparent)
+	delete(headers, HeaderTracestate)
+	propagation.TraceContext{}.Inject(ctx, propagation.MapCarrier(headers))
+}
+
+// Extract returns ctx carrying the remote span context found in headers, so
+// that spans started from it are children of the sender's span. Missing or
+// malformed trace headers leave ctx as it was (the spec says to start a new
+// trace rather than fail). A nil map is fine.
+func Extract(ctx context.Context, headers map[string]string) context.Context {
+	if len(headers) == 0 {
+		return ctx
+	}
+	return propagation.TraceContext{}.Extract(ctx, propagation.MapCarrier(headers))
+}
