@@ -1,0 +1,4 @@
+package telemetry
+
+// extraBackends are further databases the store benchmarks run on.
+var extraBackends []backend
