@@ -1,0 +1,80 @@
+package boltsql
+
+import (
+	"database/sql"
+	"errors"
+	"testing"
+
+	mysqldriver "github.com/go-sql-driver/mysql"
+)
+
+func openTest(t *testing.T, opts Options) *Engine {
+	t.Helper()
+	e, err := Open(t.TempDir(), opts)
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+func mustExec(t *testing.T, db interface {
+	Exec(string, ...any) (sql.Result, error)
+}, q string, args ...any) sql.Result {
+	t.Helper()
+	r, err := db.Exec(q, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return r
+}
+
+func queryInt(t *testing.T, db interface {
+	QueryRow(string, ...any) *sql.Row
+}, q string, args ...any) int64 {
+	t.Helper()
+	var n sql.NullInt64
+	if err := db.QueryRow(q, args...).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return n.Int64
+}
+
+func queryStrings(t *testing.T, db *sql.DB, q string, args ...any) []string {
+	t.Helper()
+	rows, err := db.Query(q, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, s)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func mysqlCode(err error) int {
+	var me *mysqldriver.MySQLError
+	if errors.As(err, &me) {
+		return int(me.Number)
+	}
+	return 0
+}
+
+const eventsDDL = `CREATE TABLE IF NOT EXISTS events (
+	session_id VARCHAR(64) NOT NULL,
+	seq BIGINT NOT NULL,
+	kind VARCHAR(32) NOT NULL,
+	body LONGBLOB,
+	at DATETIME(6) NOT NULL,
+	PRIMARY KEY (session_id, seq),
+	KEY by_kind (kind)
+)`
