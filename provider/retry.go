@@ -93,6 +93,9 @@ type retryStream struct {
 func (s *retryStream) open(last error) error {
 	for {
 		if last != nil {
+			if err := s.ctx.Err(); err != nil && KindOf(last) != KindInterrupted {
+				return &Error{Kind: KindInterrupted, Message: "cancelled while retrying", Err: errors.Join(err, last)}
+			}
 			d, ok := s.delay(last)
 			if !ok {
 				return last
@@ -127,7 +130,7 @@ func (s *retryStream) open(last error) error {
 // must not be retried.
 func (s *retryStream) delay(err error) (time.Duration, bool) {
 	var pe *Error
-	if !errors.As(err, &pe) || !pe.Retryable() || s.attempt >= s.r.cfg.MaxAttempts || s.ctx.Err() != nil {
+	if !errors.As(err, &pe) || !pe.Retryable() || s.attempt >= s.r.cfg.MaxAttempts {
 		return 0, false
 	}
 	if pe.RetryAfter > 0 {

@@ -1,0 +1,170 @@
+package provider_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sessionrt/sessionrt/provider"
+	"github.com/sessionrt/sessionrt/provider/scripted"
+)
+
+func req() *provider.Request {
+	return &provider.Request{Model: provider.ModelRef{Provider: "scripted", Model: "t"}, Messages: []provider.Message{{Role: provider.RoleUser, Text: "hi"}}}
+}
+
+func script(t *testing.T, src string) *scripted.Provider {
+	t.Helper()
+	sc, err := scripted.Parse([]byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := scripted.New(scripted.Config{Script: sc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+type sleeps struct{ d []time.Duration }
+
+func (s *sleeps) sleep(_ context.Context, d time.Duration) error { s.d = append(s.d, d); return nil }
+
+func TestRetryBacksOff2_4_8_16AndStopsAfterFiveAttempts(t *testing.T) {
+	p := script(t, `{"turns":[{"error":{"kind":"retryable"}}],"when_exhausted":"repeat_last"}`)
+	var sl sleeps
+	_, err := provider.Retry(p, provider.RetryConfig{Sleep: sl.sleep}).Stream(context.Background(), req())
+	if !errors.Is(err, provider.ErrRetryable) {
+		t.Fatalf("err = %v", err)
+	}
+	want := []time.Duration{2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second}
+	if len(sl.d) != 4 || sl.d[0] != want[0] || sl.d[1] != want[1] || sl.d[2] != want[2] || sl.d[3] != want[3] {
+		t.Errorf("delays = %v, want %v", sl.d, want)
+	}
+	if p.Count() != 5 {
+		t.Errorf("attempts = %d, want 5", p.Count())
+	}
+}
+
+func TestRetryDoesNotRetryNonRetryableOrHugeRetryAfter(t *testing.T) {
+	for _, src := range []string{
+		`{"turns":[{"error":{"kind":"context_overflow"}},{"text":"never"}]}`,
+		`{"turns":[{"error":{"kind":"auth"}},{"text":"never"}]}`,
+		`{"turns":[{"error":{"kind":"rate_limited","retry_after":"10m"}},{"text":"never"}]}`,
+	} {
+		p := script(t, src)
+		var sl sleeps
+		_, err := provider.Retry(p, provider.RetryConfig{Sleep: sl.sleep}).Stream(context.Background(), req())
+		if err == nil || p.Count() != 1 || len(sl.d) != 0 {
+			t.Errorf("%s: err %v attempts %d sleeps %v, want one attempt and the error", src, err, p.Count(), sl.d)
+		}
+	}
+}
+
+func TestRetryHoldsMetadataSoAnErrorAfterItIsStillRetried(t *testing.T) {
+	p := script(t, `{"turns":[
+		{"parts":[{"kind":"metadata","key":"response_id","text":"r1"},{"kind":"text","text":"x"}],"error":{"kind":"retryable","after_parts":1}},
+		{"parts":[{"kind":"metadata","key":"response_id","text":"r2"},{"kind":"text","text":"ok"},{"kind":"finish","finish":"stop"}]}
+	]}`)
+	var sl sleeps
+	s, err := provider.Retry(p, provider.RetryConfig{Sleep: sl.sleep}).Stream(context.Background(), req())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := provider.Collect(s, "scripted")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Meta[provider.MetaResponseID] != "r2" || a.Message().Text != "ok" || len(sl.d) != 1 {
+		t.Fatalf("meta %v text %q sleeps %v", a.Meta, a.Message().Text, sl.d)
+	}
+}
+
+func TestRetryWaitIsInterruptedByCancel(t *testing.T) {
+	p := script(t, `{"turns":[{"error":{"kind":"retryable"}}],"when_exhausted":"repeat_last"}`)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	// The default sleep honours ctx: no 2 s wait.
+	start := time.Now()
+	_, err := provider.Retry(p, provider.RetryConfig{}).Stream(ctx, req())
+	if !errors.Is(err, provider.ErrInterrupted) || !errors.Is(err, provider.ErrRetryable) {
+		t.Fatalf("err = %v", err)
+	}
+	if time.Since(start) > time.Second {
+		t.Fatalf("cancelled retry waited %s", time.Since(start))
+	}
+}
+
+func TestClassifyHTTP(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	h := http.Header{}
+	h.Set("Retry-After", now.Add(30*time.Second).Format(http.TimeFormat))
+	cases := []struct {
+		status    int
+		code, msg string
+		hdr       http.Header
+		kind      provider.Kind
+	}{
+		{400, "invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum", nil, provider.KindContextOverflow},
+		{400, "", "Input is too long for requested model", nil, provider.KindContextOverflow},
+		{400, "", "trying to keep the first 5000 tokens when context the overflows; greater than the context length", nil, provider.KindContextOverflow},
+		{429, "rate_limit_exceeded", "Rate limit reached on tokens per min", h, provider.KindRateLimited},
+		{403, "permission_error", "no access", nil, provider.KindAuth},
+		{404, "not_found_error", "model: claude-9", nil, provider.KindInvalidRequest},
+		{503, "", "upstream unavailable", nil, provider.KindRetryable},
+		{0, "overloaded_error", "Overloaded", nil, provider.KindRetryable},
+		{400, "content_filter", "filtered", nil, provider.KindContentFilter},
+	}
+	for _, c := range cases {
+		e := provider.ClassifyHTTP("x", c.status, c.code, c.msg, c.hdr, now)
+		if e.Kind != c.kind {
+			t.Errorf("%d %s %q: kind %s, want %s", c.status, c.code, c.msg, e.Kind, c.kind)
+		}
+	}
+	if e := provider.ClassifyHTTP("x", 429, "", "", h, now); e.RetryAfter != 30*time.Second {
+		t.Errorf("HTTP-date Retry-After = %s", e.RetryAfter)
+	}
+}
+
+func TestQuoteIsBounded(t *testing.T) {
+	big := strings.Repeat("é", 10000)
+	q := provider.Quote([]byte(big))
+	if len(q) > 3*provider.MaxSnippet || !strings.Contains(q, "bytes)") {
+		t.Fatalf("quote of 20000 bytes is %d bytes: %.80s", len(q), q)
+	}
+	if got := provider.Quote([]byte("a\nb")); got != `"a\nb"` {
+		t.Errorf("small quote = %s", got)
+	}
+}
+
+func TestErrorsMatchTheirSentinels(t *testing.T) {
+	e := &provider.Error{Kind: provider.KindContextOverflow, Provider: "openai", Status: 400, Message: "too long"}
+	wrapped := errors.Join(errors.New("turn 3"), e)
+	if !errors.Is(wrapped, provider.ErrContextOverflow) || errors.Is(wrapped, provider.ErrRateLimited) {
+		t.Fatal("sentinel matching is wrong")
+	}
+	if s := e.Error(); s != "openai: context_overflow (HTTP 400): too long" {
+		t.Errorf("Error() = %q", s)
+	}
+}
+
+func TestMuxRoutesByProviderID(t *testing.T) {
+	a := script(t, `{"turns":[{"text":"from a"}]}`)
+	m := provider.NewMux(map[string]provider.Provider{"a": a})
+	r := req()
+	r.Model.Provider = "a"
+	s, err := m.Stream(context.Background(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if acc, err := provider.Collect(s, "a"); err != nil || acc.Message().Text != "from a" {
+		t.Fatalf("%v %v", acc, err)
+	}
+	r.Model.Provider = "nope"
+	if _, err := m.Stream(context.Background(), r); !errors.Is(err, provider.ErrInvalidRequest) || !strings.Contains(err.Error(), `"nope"`) {
+		t.Fatalf("err = %v", err)
+	}
+}
