@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -137,20 +138,28 @@ func (v *vec[T]) with(name string, values []string) (*T, error) {
 		return nil, fmt.Errorf("%w: %s takes %d label values (%s), got %d",
 			ErrInvalid, name, len(v.labels), strings.Join(v.labels, ", "), len(values))
 	}
-	key := strings.Join(values, "\xff")
+	// Build the key on the stack: the lookup of an existing child, the hot
+	// path, then allocates nothing (m[string(b)] does not copy).
+	var buf [128]byte
+	key := buf[:0]
+	for _, s := range values {
+		// Length-prefixed, so no choice of values can collide.
+		key = binary.AppendUvarint(key, uint64(len(s)))
+		key = append(key, s...)
+	}
 	v.mu.RLock()
-	c, ok := v.children[key]
+	c, ok := v.children[string(key)]
 	v.mu.RUnlock()
 	if ok {
 		return c.m, nil
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if c, ok := v.children[key]; ok {
+	if c, ok := v.children[string(key)]; ok {
 		return c.m, nil
 	}
 	c = &child[T]{values: slices.Clone(values), m: v.newChild()}
-	v.children[key] = c
+	v.children[string(key)] = c
 	return c.m, nil
 }
 
