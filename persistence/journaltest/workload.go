@@ -123,6 +123,10 @@ func (w *Workload) one(s *sim) messages.Event {
 			s.busy = true
 			return messages.PromptPromoted{MessageIDs: ids}
 		case 3:
+			if s.epoch && r.IntN(4) == 0 {
+				s.epoch = false
+				return messages.ContextEpochCleared{Reason: "test"}
+			}
 			if s.epoch {
 				s.rev++
 				return messages.ContextEpochReplaced{Revision: s.rev, Baseline: fmt.Sprintf("baseline %d\n", s.rev), Snapshot: []byte{byte(s.rev)}, Location: s.loc}
@@ -156,6 +160,9 @@ func (w *Workload) one(s *sim) messages.Event {
 		case 10:
 			if s.turn == "" {
 				continue
+			}
+			if len(s.inputs) > 0 && r.IntN(2) == 0 {
+				return messages.ToolInputEnded{AssistantMessageID: s.turn, CallID: s.inputs[0], Tool: "bash", Input: []byte(`{}`)}
 			}
 			call := s.next("call")
 			s.inputs = append(s.inputs, call)

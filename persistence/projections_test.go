@@ -1,0 +1,259 @@
+package persistence_test
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+
+	"github.com/sessionrt/sessionrt/messages"
+	"github.com/sessionrt/sessionrt/persistence"
+)
+
+func roles(ms []persistence.Message) string {
+	s := ""
+	for _, m := range ms {
+		switch m.Role {
+		case persistence.RoleUser:
+			s += "U"
+		case persistence.RoleAssistant:
+			s += "A"
+		case persistence.RoleSystem:
+			s += "S"
+		case persistence.RoleCompaction:
+			s += "C"
+		}
+	}
+	return s
+}
+
+func TestPromotionMovesInboxRowsIntoHistoryInOrder(t *testing.T) {
+	eachBackend(t, func(t *testing.T, j *persistence.Journal) {
+		ctx := testCtx(t)
+		last := mustAppend(t, j, "s1", 0, 0, created("/p"),
+			messages.PromptAdmitted{MessageID: "m1", Prompt: messages.Prompt{Text: "one"}, Delivery: messages.Steer},
+			messages.PromptAdmitted{MessageID: "m2", Prompt: messages.Prompt{Text: "two"}, Delivery: messages.Queue},
+			messages.PromptAdmitted{MessageID: "m3", Prompt: messages.Prompt{Text: "three"}, Delivery: messages.Steer})
+		inbox, _ := j.PendingInbox(ctx, "s1")
+		if len(inbox) != 3 || inbox[0].MessageID != "m1" || inbox[1].Delivery != messages.Queue || inbox[2].AdmittedSeq != 4 {
+			t.Fatalf("inbox %+v", inbox)
+		}
+		last = mustAppend(t, j, "s1", last, 0, messages.PromptPromoted{MessageIDs: []string{"m1", "m3"}})
+		inbox, _ = j.PendingInbox(ctx, "s1")
+		if len(inbox) != 1 || inbox[0].MessageID != "m2" {
+			t.Fatalf("inbox after promotion %+v", inbox)
+		}
+		h, _ := j.ModelHistory(ctx, "s1")
+		if len(h) != 2 || h[0].ID != "m1" || h[1].ID != "m3" || h[0].Seq != last || h[1].Index != 1 || h[1].Prompt.Text != "three" {
+			t.Fatalf("history %+v", h)
+		}
+		s, _ := j.Session(ctx, "s1")
+		if s.Status != persistence.StatusBusy {
+			t.Fatalf("status %s after promotion", s.Status)
+		}
+		// Promoting twice is refused.
+		if _, err := j.Append(ctx, "s1", last, 0, messages.PromptPromoted{MessageIDs: []string{"m1"}}); err == nil {
+			t.Fatal("double promotion accepted")
+		}
+	})
+}
+
+func TestTurnWithToolsProjectsAssistantMessageAndToolStates(t *testing.T) {
+	eachBackend(t, func(t *testing.T, j *persistence.Journal) {
+		ctx := testCtx(t)
+		last := mustAppend(t, j, "s1", 0, 0, created("/p"),
+			messages.PromptAdmitted{MessageID: "u1", Prompt: messages.Prompt{Text: "go"}, Delivery: messages.Steer},
+			messages.PromptPromoted{MessageIDs: []string{"u1"}},
+			messages.TurnStarted{AssistantMessageID: "a1", Agent: "build", Model: model},
+			messages.ReasoningEnded{AssistantMessageID: "a1", Text: "hmm", ProviderMetadata: []byte("sig")},
+			messages.TextEnded{AssistantMessageID: "a1", Text: "running"},
+			messages.ToolInputStarted{AssistantMessageID: "a1", CallID: "c1", Tool: "bash"},
+			messages.ToolCalled{AssistantMessageID: "a1", CallID: "c1", Tool: "bash", Input: []byte(`{}`), Agent: "build"},
+			messages.ToolCalled{AssistantMessageID: "a1", CallID: "c2", Tool: "read", Input: []byte(`{}`), Agent: "build"},
+			messages.ToolInputStarted{AssistantMessageID: "a1", CallID: "c3", Tool: "bash"},
+			messages.TurnEnded{AssistantMessageID: "a1", FinishReason: "tool-calls", Usage: messages.Usage{InputTokens: 7}})
+		running, _ := j.ToolCalls(ctx, "s1", persistence.ToolPending, persistence.ToolRunning)
+		if len(running) != 3 || running[0].State != persistence.ToolRunning || running[2].State != persistence.ToolPending {
+			t.Fatalf("unsettled calls %+v", running)
+		}
+		last = mustAppend(t, j, "s1", last, 0,
+			messages.ToolProgress{AssistantMessageID: "a1", CallID: "c1", Title: "ls"},
+			messages.ToolSucceeded{AssistantMessageID: "a1", CallID: "c1", Output: "ok", ManagedPath: "/m/tool_c1", Lossy: false},
+			messages.ToolFailed{AssistantMessageID: "a1", CallID: "c2", Error: "Tool execution interrupted"},
+			messages.ToolFailed{AssistantMessageID: "a1", CallID: "c3", Error: "Tool execution interrupted"})
+		if left, _ := j.ToolCalls(ctx, "s1", persistence.ToolPending, persistence.ToolRunning); len(left) != 0 {
+			t.Fatalf("unsettled after recovery %+v", left)
+		}
+		if _, err := j.Append(ctx, "s1", last, 0, messages.ToolSucceeded{AssistantMessageID: "a1", CallID: "c1"}); err == nil {
+			t.Fatal("a tool settled twice")
+		}
+		h, _ := j.ModelHistory(ctx, "s1")
+		if roles(h) != "UA" {
+			t.Fatalf("history roles %s", roles(h))
+		}
+		a := h[1]
+		if !a.Finished || a.FinishReason != "tool-calls" || a.Usage.InputTokens != 7 || len(a.Parts) != 4 {
+			t.Fatalf("assistant %+v", a)
+		}
+		kinds := []persistence.PartKind{a.Parts[0].Kind, a.Parts[1].Kind, a.Parts[2].Kind, a.Parts[3].Kind}
+		if !reflect.DeepEqual(kinds, []persistence.PartKind{persistence.PartReasoning, persistence.PartText, persistence.PartTool, persistence.PartTool}) {
+			t.Fatalf("parts %v", kinds)
+		}
+		c1, c2 := a.Parts[2].Tool, a.Parts[3].Tool
+		if c1.State != persistence.ToolCompleted || c1.Output != "ok" || c1.Title != "ls" || c1.ManagedPath != "/m/tool_c1" || c1.Agent != "build" {
+			t.Fatalf("c1 %+v", c1)
+		}
+		if c2.State != persistence.ToolFailed || c2.Error != "Tool execution interrupted" {
+			t.Fatalf("c2 %+v", c2)
+		}
+	})
+}
+
+func TestSameCallIDInTwoTurnsSettlesAgainstItsOwnMessage(t *testing.T) {
+	eachBackend(t, func(t *testing.T, j *persistence.Journal) {
+		ctx := testCtx(t)
+		mustAppend(t, j, "s1", 0, 0, created("/p"),
+			messages.TurnStarted{AssistantMessageID: "a1"},
+			messages.ToolCalled{AssistantMessageID: "a1", CallID: "call_0", Tool: "bash"},
+			messages.ToolSucceeded{AssistantMessageID: "a1", CallID: "call_0", Output: "first"},
+			messages.TurnEnded{AssistantMessageID: "a1"},
+			messages.TurnStarted{AssistantMessageID: "a2"},
+			messages.ToolCalled{AssistantMessageID: "a2", CallID: "call_0", Tool: "bash"},
+			messages.ToolSucceeded{AssistantMessageID: "a2", CallID: "call_0", Output: "second"},
+			messages.TurnEnded{AssistantMessageID: "a2"})
+		h, _ := j.ModelHistory(ctx, "s1")
+		if len(h) != 2 || h[0].Parts[0].Tool.Output != "first" || h[1].Parts[0].Tool.Output != "second" {
+			t.Fatalf("history %+v", h)
+		}
+	})
+}
+
+func TestEpochLifecycleAndHistoryBoundaries(t *testing.T) {
+	eachBackend(t, func(t *testing.T, j *persistence.Journal) {
+		ctx := testCtx(t)
+		last := mustAppend(t, j, "s1", 0, 0, created("/p"),
+			messages.ContextEpochInitialized{Revision: 1, Baseline: "base\x00 \n", Snapshot: []byte{1}, Location: "/p"},
+			messages.PromptAdmitted{MessageID: "u1", Delivery: messages.Steer},
+			messages.PromptPromoted{MessageIDs: []string{"u1"}},
+			messages.ContextUpdated{Text: "changed", Snapshot: []byte{2}},
+			messages.PromptAdmitted{MessageID: "u2", Delivery: messages.Steer},
+			messages.PromptPromoted{MessageIDs: []string{"u2"}})
+		ep, ok, _ := j.Epoch(ctx, "s1")
+		if !ok || ep.Baseline != "base\x00 \n" || ep.Revision != 2 || !reflect.DeepEqual(ep.Snapshot, []byte{2}) || ep.BaselineSeq != 2 || ep.UpdatedSeq != 5 {
+			t.Fatalf("epoch %+v", ep)
+		}
+		h, _ := j.ModelHistory(ctx, "s1")
+		if roles(h) != "USU" || h[1].Text != "changed" || h[1].ID != "ctx_5" {
+			t.Fatalf("history %s %+v", roles(h), h)
+		}
+		// A stale revision is refused; a compaction then a fresh baseline cut history.
+		if _, err := j.Append(ctx, "s1", last, 0, messages.ContextEpochReplaced{Revision: 2, Location: "/p"}); err == nil {
+			t.Fatal("stale revision accepted")
+		}
+		last = mustAppend(t, j, "s1", last, 0,
+			messages.CompactionStarted{CompactionID: "k1"},
+			messages.CompactionEnded{CompactionID: "k1", Summary: "sum", RecentContext: "recent"},
+			messages.ContextUpdated{Text: "before new baseline", Snapshot: []byte{3}},
+			messages.ContextEpochReplaced{Revision: 9, Baseline: "fresh", Snapshot: []byte{9}, Location: "/p"},
+			messages.PromptAdmitted{MessageID: "u3", Delivery: messages.Steer},
+			messages.PromptPromoted{MessageIDs: []string{"u3"}})
+		h, _ = j.ModelHistory(ctx, "s1")
+		if roles(h) != "CU" || h[0].Text != "sum" || h[0].RecentContext != "recent" {
+			t.Fatalf("history after compaction %s", roles(h))
+		}
+		all, _ := j.Messages(ctx, "s1", persistence.Cursor{}, 100)
+		if roles(all.Messages) != "USUCSU" || all.More {
+			t.Fatalf("full history %s more=%v", roles(all.Messages), all.More)
+		}
+		// A move clears the epoch; the old Location cannot re-initialize it.
+		last = mustAppend(t, j, "s1", last, 0, messages.Moved{From: "/p", To: "/q"})
+		if _, ok, _ := j.Epoch(ctx, "s1"); ok {
+			t.Fatal("epoch survived the move")
+		}
+		if _, err := j.Append(ctx, "s1", last, 0, messages.ContextEpochInitialized{Revision: 1, Location: "/p"}); err == nil {
+			t.Fatal("old Location recreated the epoch")
+		}
+		mustAppend(t, j, "s1", last, 0, messages.ContextEpochInitialized{Revision: 1, Baseline: "q", Location: "/q"})
+		s, _ := j.Session(ctx, "s1")
+		if s.Location != "/q" {
+			t.Fatalf("location %q", s.Location)
+		}
+	})
+}
+
+func TestSwitchesPermissionsAndMidDrainStatus(t *testing.T) {
+	eachBackend(t, func(t *testing.T, j *persistence.Journal) {
+		ctx := testCtx(t)
+		mustAppend(t, j, "idle", 0, 0, created("/p"))
+		last := mustAppend(t, j, "s1", 0, 0, created("/p"),
+			messages.AgentSwitched{Agent: "plan"},
+			messages.ModelSwitched{Model: messages.ModelRef{Provider: "anthropic", ID: "claude"}},
+			messages.TurnStarted{AssistantMessageID: "a1"},
+			messages.PermissionAsked{RequestID: "p1", AssistantMessageID: "a1", CallID: "c1", Action: "bash", Resources: []string{"rm"}},
+			messages.PermissionAsked{RequestID: "p2", AssistantMessageID: "a1", CallID: "c2", Action: "edit"},
+			messages.PermissionReplied{RequestID: "p1", Reply: messages.ReplyAlways})
+		s, _ := j.Session(ctx, "s1")
+		if s.Agent != "plan" || s.Model.Provider != "anthropic" || s.Model.ID != "claude" || s.Status != persistence.StatusBusy {
+			t.Fatalf("session %+v", s)
+		}
+		perms, _ := j.PendingPermissions(ctx, "s1")
+		if len(perms) != 1 || perms[0].RequestID != "p2" || perms[0].Action != "edit" || perms[0].CallID != "c2" {
+			t.Fatalf("pending permissions %+v", perms)
+		}
+		if _, err := j.Append(ctx, "s1", last, 0, messages.PermissionReplied{RequestID: "p1", Reply: messages.ReplyOnce}); err == nil {
+			t.Fatal("answered twice")
+		}
+		mid, _ := j.MidDrain(ctx)
+		if !reflect.DeepEqual(mid, []string{"s1"}) {
+			t.Fatalf("mid-drain %v", mid)
+		}
+		mustAppend(t, j, "s1", last, 0, messages.TurnEnded{AssistantMessageID: "a1"}, messages.Idle{})
+		if mid, _ := j.MidDrain(ctx); len(mid) != 0 {
+			t.Fatalf("mid-drain after idle %v", mid)
+		}
+	})
+}
+
+func TestHistoryPagingIsExclusiveAndSaysExactlyWhetherMoreRemain(t *testing.T) {
+	eachBackend(t, func(t *testing.T, j *persistence.Journal) {
+		ctx := testCtx(t)
+		last := mustAppend(t, j, "s1", 0, 0, created("/p"))
+		var ids []string
+		for i := 0; i < 7; i++ {
+			ids = append(ids, fmt.Sprint("m", i))
+			last = mustAppend(t, j, "s1", last, 0, messages.PromptAdmitted{MessageID: ids[i], Delivery: messages.Steer})
+		}
+		// Three promoted by one event share a seq; the rest one by one.
+		last = mustAppend(t, j, "s1", last, 0, messages.PromptPromoted{MessageIDs: ids[:3]})
+		for _, id := range ids[3:] {
+			last = mustAppend(t, j, "s1", last, 0, messages.PromptPromoted{MessageIDs: []string{id}})
+		}
+		for _, size := range []int{1, 2, 3, 7, 8} {
+			var got []string
+			cur := persistence.Cursor{}
+			for pages := 0; ; pages++ {
+				p, err := j.Messages(ctx, "s1", cur, size)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, m := range p.Messages {
+					got = append(got, m.ID)
+				}
+				wantMore := len(got) < 7
+				if p.More != wantMore {
+					t.Fatalf("size %d page %d: more=%v with %d of 7 read", size, pages, p.More, len(got))
+				}
+				cur = p.Next
+				if !p.More {
+					break
+				}
+			}
+			if !reflect.DeepEqual(got, ids) {
+				t.Fatalf("size %d: paged %v", size, got)
+			}
+		}
+		p, _ := j.Messages(ctx, "s1", persistence.Cursor{Seq: last, Index: 0}, 5)
+		if len(p.Messages) != 0 || p.More || p.Next != (persistence.Cursor{Seq: last}) {
+			t.Fatalf("page after the end %+v", p)
+		}
+	})
+}
