@@ -333,3 +333,22 @@ func TestConcurrentUpdatesAreCounted(t *testing.T) {
 		t.Fatalf("append count = %v, want %d", v, workers*each)
 	}
 }
+
+func TestLabelValuesNeverCollide(t *testing.T) {
+	reg := NewRegistry()
+	cv, err := reg.CounterVec("pairs_total", "x", "a", "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, _ := cv.With("a\xff", "b")
+	y, _ := cv.With("a", "\xffb")
+	z, _ := cv.With("a", "\xffb")
+	if x == y || y != z {
+		t.Fatalf("children: %p %p %p; want two distinct, the last two equal", x, y, z)
+	}
+	x.Inc()
+	samples, _ := parseExposition(t, expose(t, reg)) // invalid UTF-8 is exposed as U+FFFD
+	if v, ok := find(samples, "pairs_total", map[string]string{"a": "a\uFFFD", "b": "b"}); !ok || v != 1 {
+		t.Fatalf("sample with replaced invalid UTF-8: %v %v", v, ok)
+	}
+}

@@ -254,8 +254,10 @@ var (
 	labelEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`, `"`, `\"`)
 )
 
-func escapeHelp(s string) string       { return helpEscaper.Replace(s) }
-func escapeLabelValue(s string) string { return labelEscaper.Replace(s) }
+func escapeHelp(s string) string { return helpEscaper.Replace(strings.ToValidUTF8(s, "\uFFFD")) }
+
+// escapeLabelValue also replaces invalid UTF-8, which the format forbids.
+func escapeLabelValue(s string) string { return labelEscaper.Replace(strings.ToValidUTF8(s, "\uFFFD")) }
 
 func validate(name string, labels []string, histogram bool) error {
 	if !validName(name, true) {
