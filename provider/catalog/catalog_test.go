@@ -1,0 +1,186 @@
+package catalog
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sessionrt/sessionrt/provider"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestBuiltinIsValidAndNotShared(t *testing.T) {
+	c := Builtin()
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	m, err := c.Resolve(provider.ModelRef{Provider: "anthropic", Model: "claude-sonnet-4-5"})
+	if err != nil || m.ContextWindow != 200000 || !m.Reasoning || !m.Tools {
+		t.Fatalf("claude-sonnet-4-5 = %+v, %v", m, err)
+	}
+	c.Providers["openai"].Models["gpt-4o"] = Model{}
+	if m, _ := Builtin().Resolve(provider.ModelRef{Provider: "openai", Model: "gpt-4o"}); m.ContextWindow != 128000 {
+		t.Fatal("Builtin returned shared state")
+	}
+}
+
+func TestFileMergesOverBuiltin(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "catalog.json")
+	os.WriteFile(path, []byte(`{
+		"providers": {
+			"ollama": {"kind": "openai", "base_url": "http://127.0.0.1:11434/v1", "allow_unlisted": true,
+				"models": {"qwen3:8b": {"context_window": 40960, "output_limit": 8192, "tools": true, "reasoning": true,
+					"controls": {"temperature": 0.6}, "wire": {"top_k": 20}}}},
+			"anthropic": {"models": {"claude-sonnet-4-5": {"context_window": 1000000, "output_limit": 64000, "tools": true, "reasoning": true}}}
+		},
+		"default": {"provider": "ollama", "model": "qwen3:8b"}
+	}`), 0o644)
+	c, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := c.Resolve(provider.ModelRef{Provider: "anthropic", Model: "claude-sonnet-4-5"}); m.ContextWindow != 1000000 {
+		t.Errorf("override lost: %+v", m)
+	}
+	if _, err := c.Resolve(provider.ModelRef{Provider: "anthropic", Model: "claude-haiku-4-5"}); err != nil {
+		t.Errorf("built-in model lost by merging: %v", err)
+	}
+	if c.Providers["anthropic"].APIKeyEnv != "ANTHROPIC_API_KEY" {
+		t.Errorf("built-in provider fields lost: %+v", c.Providers["anthropic"])
+	}
+	if m, err := c.Resolve(provider.ModelRef{Provider: "ollama", Model: "anything"}); err != nil || m.ContextWindow != Unlisted().ContextWindow {
+		t.Errorf("unlisted model = %+v, %v", m, err)
+	}
+	if c.Default == nil || c.Default.Model != "qwen3:8b" {
+		t.Errorf("default = %v", c.Default)
+	}
+}
+
+func TestBadCatalogsNameTheEntry(t *testing.T) {
+	cases := map[string]string{
+		`{"providers":{"x":{"kind":"gemini"}}}`:                                                        `provider "x": kind "gemini"`,
+		`{"providers":{"x":{"kind":"openai","base_url":"localhost:8080"}}}`:                            `base_url`,
+		`{"providers":{"x":{"kind":"openai","models":{"m":{"context_window":10,"output_limit":20}}}}}`: `model "m"`,
+		`{"providers":{"x":{"kind":"openai","modles":{}}}}`:                                            `unknown field`,
+		`{"default":{"provider":"openai","model":"gpt-9"}}`:                                            `default model: unknown model "gpt-9"`,
+		`{"providers":{"x":{"kind":"openai","mid_system":"sometimes"}}}`:                               `mid_system`,
+	}
+	for src, want := range cases {
+		if _, err := Parse([]byte(src)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err = %v, want %q", src, err, want)
+		}
+	}
+}
+
+func TestApplyKeepsControlsOptionsAndWireSeparateAndRequestWins(t *testing.T) {
+	t06, t02 := 0.6, 0.2
+	yes := true
+	m := Model{OutputLimit: 64000, Reasoning: false,
+		Controls: provider.Controls{Temperature: &t06, Stop: []string{"END"}},
+		Options:  provider.Options{ParallelToolCalls: &yes, ReasoningEffort: "high"},
+		Wire:     map[string]json.RawMessage{"top_k": json.RawMessage(`20`), "min_p": json.RawMessage(`0.05`)},
+	}
+	req := &provider.Request{Model: provider.ModelRef{Model: "x"},
+		Controls: provider.Controls{Temperature: &t02},
+		Options:  provider.Options{ReasoningBudget: 5000},
+		Wire:     map[string]json.RawMessage{"top_k": json.RawMessage(`40`)},
+	}
+	out := Apply(m, req)
+	if *out.Controls.Temperature != 0.2 || out.Controls.Stop[0] != "END" || out.Controls.MaxOutputTokens != MaxDefaultOutput {
+		t.Errorf("controls = %+v", out.Controls)
+	}
+	if out.Options.ParallelToolCalls == nil || !*out.Options.ParallelToolCalls || out.Options.ReasoningEffort != "" || out.Options.ReasoningBudget != 0 {
+		t.Errorf("options = %+v (reasoning must be dropped for a non-reasoning model)", out.Options)
+	}
+	if string(out.Wire["top_k"]) != "40" || string(out.Wire["min_p"]) != "0.05" {
+		t.Errorf("wire = %v", out.Wire)
+	}
+	if req.Controls.MaxOutputTokens != 0 || len(req.Wire) != 1 {
+		t.Error("Apply mutated the caller's request")
+	}
+}
+
+func TestOpenWithoutKeysServesTheOfflineDemo(t *testing.T) {
+	r, err := Open(OpenConfig{Getenv: env(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(r.Configured(), ","); got != "scripted" {
+		t.Fatalf("configured = %s", got)
+	}
+	if r.Default() != (provider.ModelRef{Provider: "scripted", Model: "demo"}) {
+		t.Fatalf("default = %v", r.Default())
+	}
+	s, err := r.Stream(context.Background(), &provider.Request{Messages: []provider.Message{{Role: provider.RoleUser, Text: "hello"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc, err := provider.Collect(s, "scripted")
+	if err != nil || !strings.Contains(acc.Message().Text, "offline demo") {
+		t.Fatalf("%q %v", acc.Message().Text, err)
+	}
+	if _, err := r.Stream(context.Background(), &provider.Request{Model: provider.ModelRef{Provider: "openai", Model: "gpt-4o"}}); !errors.Is(err, provider.ErrInvalidRequest) || !strings.Contains(err.Error(), "not configured") {
+		t.Fatalf("unconfigured provider err = %v", err)
+	}
+}
+
+func TestOpenFromEnvironmentRoutesToALocalOpenAICompatibleServer(t *testing.T) {
+	var body map[string]any
+	var auth string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		json.Unmarshal(b, &body)
+		auth = r.Header.Get("Authorization")
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, `data: {"id":"c","choices":[{"index":0,"delta":{"content":"local"},"finish_reason":"stop"}]}`+"\n\ndata: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	r, err := Open(OpenConfig{Getenv: env(map[string]string{"OPENAI_BASE_URL": srv.URL + "/v1", "SESSIONRT_MODEL": "openai/llama3.2"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Default() != (provider.ModelRef{Provider: "openai", Model: "llama3.2"}) {
+		t.Fatalf("default = %v", r.Default())
+	}
+	s, err := r.Stream(context.Background(), &provider.Request{Messages: []provider.Message{{Role: provider.RoleUser, Text: "hi"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc, err := provider.Collect(s, "openai")
+	if err != nil || acc.Message().Text != "local" {
+		t.Fatalf("%q %v", acc.Message().Text, err)
+	}
+	if body["model"] != "llama3.2" || body["max_tokens"] != float64(Unlisted().OutputLimit) || auth != "" {
+		t.Errorf("body model %v max_tokens %v auth %q", body["model"], body["max_tokens"], auth)
+	}
+}
+
+func TestOpenPrefersAnthropicThenOpenAIAndRejectsBadModelEnv(t *testing.T) {
+	r, err := Open(OpenConfig{Getenv: env(map[string]string{"ANTHROPIC_API_KEY": "k", "OPENAI_API_KEY": "k"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Default().Provider != "anthropic" || strings.Join(r.Configured(), ",") != "anthropic,openai,scripted" {
+		t.Errorf("default %v configured %v", r.Default(), r.Configured())
+	}
+	r, _ = Open(OpenConfig{Getenv: env(map[string]string{"OPENAI_API_KEY": "k"})})
+	if r.Default() != (provider.ModelRef{Provider: "openai", Model: "gpt-4.1"}) {
+		t.Errorf("default = %v", r.Default())
+	}
+	if m, err := r.Model(r.Default()); err != nil || m.ContextWindow != 1047576 {
+		t.Errorf("model = %+v %v", m, err)
+	}
+	for _, bad := range []string{"gpt-4o", "anthropic/claude-sonnet-4-5", "openai/gpt-9"} {
+		if _, err := Open(OpenConfig{Getenv: env(map[string]string{"OPENAI_API_KEY": "k", "SESSIONRT_MODEL": bad})}); err == nil || !strings.Contains(err.Error(), "SESSIONRT_MODEL") {
+			t.Errorf("SESSIONRT_MODEL=%s: err = %v", bad, err)
+		}
+	}
+}

@@ -1,0 +1,213 @@
+package catalog
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/sessionrt/sessionrt/provider"
+	"github.com/sessionrt/sessionrt/provider/anthropic"
+	"github.com/sessionrt/sessionrt/provider/openai"
+	"github.com/sessionrt/sessionrt/provider/scripted"
+)
+
+// OpenConfig configures Open. Zero fields take the documented defaults.
+type OpenConfig struct {
+	// Catalog defaults to Builtin().
+	Catalog *Catalog
+	// Getenv defaults to os.Getenv (tests inject a map).
+	Getenv func(string) string
+	// HTTPClient is shared by the HTTP adapters; default: each adapter's own.
+	HTTPClient *http.Client
+	// Retry configures the retry wrapper around every provider.
+	Retry provider.RetryConfig
+	// NoRetry disables the retry wrapper (the caller retries itself).
+	NoRetry bool
+}
+
+// Registry is the configured provider set. It is itself a provider.Provider:
+// Stream resolves the request's model in the catalog, fills in the model's
+// defaults (Apply), and routes it to the provider's adapter with retries.
+type Registry struct {
+	catalog    *Catalog
+	mux        *provider.Mux
+	retrying   provider.Provider
+	defaultRef provider.ModelRef
+}
+
+// Open builds the providers the environment configures:
+//   - a provider whose APIKeyEnv variable is set (OPENAI_API_KEY,
+//     ANTHROPIC_API_KEY for the built-ins), or whose BaseURLEnv variable is
+//     set (OPENAI_BASE_URL alone configures a local server without a key),
+//     or, for catalog-file providers, that has a base URL and no APIKeyEnv;
+//   - scripted providers always (the demo, or the provider's script file).
+//
+// The default model is SESSIONRT_MODEL ("provider/model") when set, else the
+// catalog's default, else the first configured of anthropic/claude-sonnet-4-5
+// and openai/gpt-4.1, else scripted/demo — so sessionrt always starts.
+// When OPENAI_BASE_URL names another server than api.openai.com, the openai
+// provider allows unlisted models (a local server serves what was pulled).
+func Open(cfg OpenConfig) (*Registry, error) {
+	c := cfg.Catalog
+	if c == nil {
+		c = Builtin()
+	}
+	getenv := cfg.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	// Work on a copy: Open adjusts providers from the environment.
+	cc := &Catalog{Providers: make(map[string]Provider, len(c.Providers)), Default: c.Default}
+	for id, p := range c.Providers {
+		cc.Providers[id] = p
+	}
+	providers := map[string]provider.Provider{}
+	for _, id := range cc.ProviderIDs() {
+		p := cc.Providers[id]
+		key := ""
+		if p.APIKeyEnv != "" {
+			key = getenv(p.APIKeyEnv)
+		}
+		baseFromEnv := ""
+		if p.BaseURLEnv != "" {
+			baseFromEnv = getenv(p.BaseURLEnv)
+		}
+		if baseFromEnv != "" {
+			p.BaseURL = baseFromEnv
+			if p.Kind == KindOpenAI && !strings.Contains(baseFromEnv, "api.openai.com") {
+				p.AllowUnlisted = true
+			}
+		}
+		configured := false
+		switch p.Kind {
+		case KindScripted:
+			configured = true
+		case KindOpenAI:
+			configured = key != "" || baseFromEnv != "" || (p.APIKeyEnv == "" && p.BaseURL != "")
+		case KindAnthropic:
+			configured = key != "" || (p.APIKeyEnv == "" && p.BaseURL != "")
+		}
+		if !configured {
+			continue
+		}
+		ad, err := build(id, p, key, cfg.HTTPClient)
+		if err != nil {
+			return nil, err
+		}
+		cc.Providers[id] = p
+		providers[id] = ad
+	}
+	r := &Registry{catalog: cc, mux: provider.NewMux(providers)}
+	r.retrying = r.mux
+	if !cfg.NoRetry {
+		r.retrying = provider.Retry(r.mux, cfg.Retry)
+	}
+	def, err := r.pickDefault(getenv("SESSIONRT_MODEL"))
+	if err != nil {
+		return nil, err
+	}
+	r.defaultRef = def
+	return r, nil
+}
+
+func build(id string, p Provider, key string, hc *http.Client) (provider.Provider, error) {
+	switch p.Kind {
+	case KindOpenAI:
+		mid := openai.MidSystemAuto
+		switch p.MidSystem {
+		case "native":
+			mid = openai.MidSystemNative
+		case "wrapped":
+			mid = openai.MidSystemWrapped
+		}
+		a, err := openai.New(openai.Config{BaseURL: p.BaseURL, APIKey: key, Headers: p.Headers, HTTPClient: hc, MidSystem: mid, MaxTokensField: p.MaxTokensField})
+		if err != nil {
+			return nil, fmt.Errorf("provider %q: %w", id, err)
+		}
+		return a, nil
+	case KindAnthropic:
+		a, err := anthropic.New(anthropic.Config{BaseURL: p.BaseURL, APIKey: key, Headers: p.Headers, HTTPClient: hc})
+		if err != nil {
+			return nil, fmt.Errorf("provider %q: %w", id, err)
+		}
+		return a, nil
+	case KindScripted:
+		if p.Script == "" {
+			return scripted.Demo(), nil
+		}
+		sc, err := scripted.Load(p.Script)
+		if err != nil {
+			return nil, fmt.Errorf("provider %q: %w", id, err)
+		}
+		return scripted.New(scripted.Config{Script: sc})
+	}
+	return nil, fmt.Errorf("provider %q: unknown kind %q", id, p.Kind)
+}
+
+func (r *Registry) pickDefault(env string) (provider.ModelRef, error) {
+	if env != "" {
+		prov, model, ok := strings.Cut(env, "/")
+		if !ok || prov == "" || model == "" {
+			return provider.ModelRef{}, fmt.Errorf("SESSIONRT_MODEL %q: want provider/model", env)
+		}
+		ref := provider.ModelRef{Provider: prov, Model: model}
+		if err := r.check(ref); err != nil {
+			return provider.ModelRef{}, fmt.Errorf("SESSIONRT_MODEL: %w", err)
+		}
+		return ref, nil
+	}
+	if d := r.catalog.Default; d != nil && r.check(*d) == nil {
+		return *d, nil
+	}
+	for _, ref := range []provider.ModelRef{{Provider: "anthropic", Model: "claude-sonnet-4-5"}, {Provider: "openai", Model: "gpt-4.1"}} {
+		if r.check(ref) == nil {
+			return ref, nil
+		}
+	}
+	return provider.ModelRef{Provider: "scripted", Model: scripted.DemoModel}, nil
+}
+
+// check says whether ref names a configured provider and a known model.
+func (r *Registry) check(ref provider.ModelRef) error {
+	if _, ok := r.mux.Lookup(ref.Provider); !ok {
+		return fmt.Errorf("provider %q is not configured (configured: %s)", ref.Provider, strings.Join(r.mux.IDs(), ", "))
+	}
+	_, err := r.catalog.Resolve(ref)
+	return err
+}
+
+// Default is the model to use when a session names none.
+func (r *Registry) Default() provider.ModelRef { return r.defaultRef }
+
+// Configured lists the configured provider IDs.
+func (r *Registry) Configured() []string { return r.mux.IDs() }
+
+// Catalog is the catalog as configured (base URLs from the environment applied).
+func (r *Registry) Catalog() *Catalog { return r.catalog }
+
+// Model returns the description of a configured model (context window,
+// output limit, capabilities) — what the Session needs for compaction.
+func (r *Registry) Model(ref provider.ModelRef) (Model, error) {
+	if err := r.check(ref); err != nil {
+		return Model{}, err
+	}
+	return r.catalog.Resolve(ref)
+}
+
+// Stream resolves req's model, applies its catalog defaults and streams the
+// turn through the provider's adapter (with retries unless NoRetry). An
+// empty req.Model uses Default().
+func (r *Registry) Stream(ctx context.Context, req *provider.Request) (provider.Stream, error) {
+	if req.Model == (provider.ModelRef{}) {
+		cp := *req
+		cp.Model = r.defaultRef
+		req = &cp
+	}
+	m, err := r.Model(req.Model)
+	if err != nil {
+		return nil, &provider.Error{Kind: provider.KindInvalidRequest, Message: "model " + req.Model.String(), Err: err}
+	}
+	return r.retrying.Stream(ctx, Apply(m, req))
+}
