@@ -1,0 +1,208 @@
+package pty
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+)
+
+func TestEnvironmentPrecedence(t *testing.T) {
+	env := Environment(
+		[]string{"A=base", "B=base", "C=base", "D=base", "TERM=vt100"},
+		map[string]string{"B": "caller", "C": "caller", "TERM": "dumb"},
+		map[string]string{"C": "host", TerminalEnvVar: "0"},
+	)
+	want := []string{"A=base", "B=caller", "C=host", "D=base", TerminalEnvVar + "=1", "TERM=" + ForcedTERM}
+	if strings.Join(env, " ") != strings.Join(want, " ") {
+		t.Fatalf("got %v\nwant %v", env, want)
+	}
+}
+
+// screen collects a terminal's output for a test.
+type screen struct {
+	mu     sync.Mutex
+	buf    strings.Builder
+	change chan struct{}
+	exited chan *Exited
+}
+
+func newScreen() *screen {
+	return &screen{change: make(chan struct{}, 1), exited: make(chan *Exited, 1)}
+}
+
+func (s *screen) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *Output:
+		s.mu.Lock()
+		s.buf.Write(m.Data)
+		s.mu.Unlock()
+		select {
+		case s.change <- struct{}{}:
+		default:
+		}
+	case *Exited:
+		s.exited <- m
+	}
+}
+
+// waitFor waits (bounded) until the output matches re and returns the first submatch.
+func (s *screen) waitFor(t *testing.T, re *regexp.Regexp) string {
+	t.Helper()
+	deadline := time.After(15 * time.Second)
+	for {
+		s.mu.Lock()
+		m := re.FindStringSubmatch(s.buf.String())
+		text := s.buf.String()
+		s.mu.Unlock()
+		if m != nil {
+			if len(m) > 1 {
+				return m[1]
+			}
+			return m[0]
+		}
+		select {
+		case <-s.change:
+		case <-deadline:
+			t.Fatalf("no match for %s in terminal output:\n%s", re, text)
+		}
+	}
+}
+
+func TestS57_PTYActor(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys := actor.NewActorSystem()
+	scr := newScreen()
+	sub := sys.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return scr }))
+	var seenLocation, seenDir string
+	props, err := Props(Config{
+		ID: "t1", Location: dir, Shell: "/bin/sh",
+		Env: map[string]string{"A": "caller", "B": "caller", "TERM": "dumb"},
+		Overlay: EnvOverlayFunc(func(_ context.Context, location, wd string) (map[string]string, error) {
+			seenLocation, seenDir = location, wd
+			return map[string]string{"B": "host", "C": "host"}, nil
+		}),
+		Subscribers: []*actor.PID{sub},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	term := sys.Root.Spawn(props)
+	send := func(line string) { sys.Root.Send(term, &Input{Data: []byte(line + "\n")}) }
+
+	send("tty")
+	scr.waitFor(t, regexp.MustCompile(`/dev/pts/\d+`))
+	send("stty size")
+	scr.waitFor(t, regexp.MustCompile(`24 80\r?\n`))
+	sys.Root.Send(term, &Resize{Rows: 40, Cols: 100})
+	send("stty size")
+	scr.waitFor(t, regexp.MustCompile(`40 100\r?\n`))
+
+	send(`echo "R:$A:$B:$C:$TERM:$SESSIONRT_TERMINAL:$(pwd)"`)
+	got := scr.waitFor(t, regexp.MustCompile(`(R:[^$\r\n]*)\r?\n`))
+	if want := "R:caller:host:host:xterm-256color:1:" + dir; got != want {
+		t.Fatalf("environment line %q, want %q", got, want)
+	}
+	if seenLocation != dir || seenDir != dir {
+		t.Fatalf("overlay saw location %q dir %q", seenLocation, seenDir)
+	}
+
+	send(`sleep 300 & echo "BG:$!:"`)
+	bg, _ := strconv.Atoi(scr.waitFor(t, regexp.MustCompile(`BG:(\d+):`)))
+	res, err := sys.Root.RequestFuture(term, &Info{}, 5*time.Second).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	shell := res.(*InfoReply).PID
+	if !alive(shell) || !alive(bg) {
+		t.Fatal("shell or background job not running")
+	}
+	if err := sys.Root.StopFuture(term).Wait(); err != nil {
+		t.Fatal(err)
+	}
+	// Stopped means killed and reaped: the shell is gone at once.
+	if alive(shell) {
+		t.Fatalf("shell %d alive after its PTY actor stopped", shell)
+	}
+	if !gone(bg, 5*time.Second) {
+		t.Fatalf("background job %d alive after its PTY actor stopped", bg)
+	}
+	select {
+	case ex := <-scr.exited:
+		if ex.ID != "t1" || ex.PID != shell {
+			t.Fatalf("exit %+v", ex)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no Exited message")
+	}
+}
+
+func TestShellExitStopsTheActorAfterLastOutput(t *testing.T) {
+	sys := actor.NewActorSystem()
+	scr := newScreen()
+	sub := sys.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return scr }))
+	props, err := Props(Config{ID: "t2", Dir: t.TempDir(), Shell: "/bin/sh", Args: []string{"-c", "echo last words; exit 4"}, Subscribers: []*actor.PID{sub}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys.Root.Spawn(props)
+	select {
+	case ex := <-scr.exited:
+		if ex.ExitCode != 4 {
+			t.Fatalf("exit %+v", ex)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("no Exited message")
+	}
+	scr.waitFor(t, regexp.MustCompile("last words"))
+}
+
+func TestMissingShellReportsExitWithError(t *testing.T) {
+	sys := actor.NewActorSystem()
+	scr := newScreen()
+	sub := sys.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return scr }))
+	props, err := Props(Config{ID: "t3", Dir: t.TempDir(), Shell: "/no/such/shell", Subscribers: []*actor.PID{sub}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys.Root.Spawn(props)
+	ex := <-scr.exited
+	if !strings.Contains(ex.Err, "/no/such/shell") {
+		t.Fatalf("exit %+v", ex)
+	}
+}
+
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && i+2 < len(s) && s[i+2] != 'Z'
+}
+
+func gone(pid int, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for alive(pid) {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	return true
+}
+
+var _ = syscall.SIGKILL
