@@ -32,11 +32,11 @@ func TestSchemaAndRowsSurviveReopen(t *testing.T) {
 	defer e.Close()
 	db = e.DB()
 	var (
-		id, i    int64
-		b        bool
-		v, txt   string
-		bl, lb   []byte
-		dt       time.Time
+		id, i  int64
+		b      bool
+		v, txt string
+		bl, lb []byte
+		dt     time.Time
 	)
 	if err := db.QueryRow("SELECT id, i, b, v, tx, bl, lb, dt FROM kinds WHERE id = 1").Scan(&id, &i, &b, &v, &txt, &bl, &lb, &dt); err != nil {
 		t.Fatal(err)

@@ -342,5 +342,12 @@ func toMySQLError(err error) error {
 	}
 	me := &mysqldriver.MySQLError{Number: uint16(se.Num), Message: se.Message}
 	copy(me.SQLState[:], se.State)
+	// go-mysql-server reports these as 1105 (unknown error); MySQL has codes.
+	switch {
+	case gsql.ErrSyntaxError.Is(err):
+		me.Number, me.SQLState = 1064, [5]byte{'4', '2', '0', '0', '0'}
+	case gsql.ErrColumnNotFound.Is(err) || gsql.ErrTableColumnNotFound.Is(err):
+		me.Number, me.SQLState = 1054, [5]byte{'4', '2', 'S', '2', '2'}
+	}
 	return me
 }
