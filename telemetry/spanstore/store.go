@@ -23,6 +23,9 @@ const SessionKey = "gen_ai.conversation.id"
 // ErrShutdown is returned by ExportSpans after Shutdown.
 var ErrShutdown = errors.New("span store is shut down")
 
+// ErrNoSession is returned by Trace for an empty session ID.
+var ErrNoSession = errors.New("no session ID given")
+
 // ErrInvalidConfig is wrapped by Open's configuration errors.
 var ErrInvalidConfig = errors.New("invalid span store config")
 
@@ -372,8 +375,12 @@ func (s *Store) Prune(ctx context.Context) (int64, error) {
 	return deleted, nil
 }
 
-// Trace returns every stored span of a session, ordered by start time.
+// Trace returns every stored span of a session, ordered by start time; none
+// (and no error) for a session it has no spans of.
 func (s *Store) Trace(ctx context.Context, sessionID string) ([]Span, error) {
+	if sessionID == "" {
+		return nil, fmt.Errorf("read spans: %w", ErrNoSession)
+	}
 	rows, err := s.cfg.DB.QueryContext(ctx, "SELECT "+columns+" FROM "+s.table+
 		" WHERE session_id = ? ORDER BY session_id, start_ns, span_id", sessionID)
 	if err != nil {

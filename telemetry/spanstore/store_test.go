@@ -148,6 +148,9 @@ func TestStoreReturnsASessionsSpansInStartOrderWithTypedAttributes(t *testing.T)
 		if none, err := s.Trace(ctxT(t), "ses_missing"); err != nil || len(none) != 0 {
 			t.Fatalf("unknown session: %v, %v", none, err)
 		}
+		if _, err := s.Trace(ctxT(t), ""); !errors.Is(err, ErrNoSession) {
+			t.Fatalf("empty session: %v, want ErrNoSession", err)
+		}
 		st := s.Stats()
 		if st.Exported != 6 || st.DroppedNoSession != 1 {
 			t.Fatalf("stats = %+v, want 6 exported, 1 without session", st)
