@@ -240,6 +240,12 @@ func (r *registry) execute(ctx actor.Context, m *ExecuteTool) {
 			return
 		}
 	}
+	for i, rule := range m.Rules {
+		if err := rule.Validate(); err != nil {
+			c.settleError(ErrorFailed, fmt.Sprintf("permission rule %d of agent %q: %v", i, m.Agent, err), "", "")
+			return
+		}
+	}
 	tool, ok := r.byName[m.Tool]
 	if !ok {
 		c.settleError(ErrorUnknownTool, fmt.Sprintf("unknown tool %q; available: %s", m.Tool, r.names()), "", "")

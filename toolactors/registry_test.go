@@ -578,3 +578,18 @@ func waitPID(t *testing.T, path string, cmd *exec.Cmd) int {
 	t.Fatalf("child server wrote no %s", path)
 	return 0
 }
+
+func TestInvalidPermissionRuleFailsTheCallNamingIt(t *testing.T) {
+	h := newHarness(t, nil)
+	m := h.call("c1", "bash", map[string]any{"command": "true"})
+	m.Rules = []permission.Rule{{Action: "bash", Resource: "*", Effect: "sometimes"}}
+	e := h.fails(m, ErrorFailed)
+	if !strings.Contains(e.Message, "sometimes") || !strings.Contains(e.Message, "rule 0") {
+		t.Fatalf("message %q", e.Message)
+	}
+	select {
+	case pid := <-h.pids:
+		t.Fatalf("bash ran (pid %d) under an invalid rule", pid)
+	default:
+	}
+}

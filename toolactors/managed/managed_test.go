@@ -1,6 +1,7 @@
 package managed
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -88,4 +89,36 @@ func TestWriteFailureIsAnError(t *testing.T) {
 	if _, err := s.Write("x"); err == nil {
 		t.Fatal("write under a file succeeded")
 	}
+}
+
+func TestRunSweepsPeriodicallyUntilCancelled(t *testing.T) {
+	dir := t.TempDir()
+	s, err := New(Config{Dir: dir, Retention: time.Hour, SweepInterval: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { s.Run(ctx); close(done) }()
+	// Written after Run started: only a later periodic sweep can remove it.
+	p, err := s.Write("x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-2 * time.Hour)
+	if err := os.Chtimes(p, old, old); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := os.Stat(p); os.IsNotExist(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("periodic sweep never removed the expired file")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	<-done
 }
