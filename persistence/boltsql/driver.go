@@ -28,7 +28,9 @@ type connector struct {
 }
 
 func (c *connector) Connect(ctx context.Context) (driver.Conn, error) {
-	id := c.eng.connIDs.Add(1)
+	// In-process ids start high so they never collide with the wire
+	// server's connection ids in the shared process list.
+	id := 1<<31 + c.eng.connIDs.Add(1)
 	base := gsql.NewBaseSessionWithClientServer("boltsql", gsql.Client{User: "root", Address: "in-process"}, id)
 	return &conn{eng: c.eng, sess: c.eng.newSession(base)}, nil
 }

@@ -94,6 +94,7 @@ type Engine struct {
 
 	keysRead atomic.Uint64 // keys visited by scans; tests use it to prove seeks
 	connIDs  atomic.Uint32
+	pids     atomic.Uint64
 
 	dbOnce sync.Once
 	sqlDB  *sql.DB
@@ -272,6 +273,6 @@ func (e *Engine) Close() error {
 func (e *Engine) Dir() string { return e.dir }
 
 func (e *Engine) newContext(ctx gsqlContext, sess *Session, query string) *gsql.Context {
-	return gsql.NewContext(ctx, gsql.WithSession(sess), gsql.WithQuery(query),
+	return gsql.NewContext(ctx, gsql.WithSession(sess), gsql.WithQuery(query), gsql.WithPid(e.pids.Add(1)),
 		gsql.WithMemoryManager(e.sqle.MemoryManager), gsql.WithProcessList(e.sqle.ProcessList))
 }
