@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -60,35 +61,49 @@ func (sc SystemContext) Observe(ctx context.Context, cfg ObserveConfig) Observat
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	type done struct {
-		i int
-		o observed
-	}
-	// Buffered so a loader finishing after the deadline never blocks its goroutine.
-	ch := make(chan done, n)
+	// Loaders write their own slot under mu; the last one closes all, so the caller
+	// wakes once. After the deadline the caller marks the observation closed and late
+	// loaders discard their results instead of racing with the returned slice.
+	var (
+		mu     sync.Mutex
+		closed bool
+		got    = make([]bool, n)
+		left   = n
+		all    = make(chan struct{})
+	)
 	for i, s := range sc.sources {
-		go func() { ch <- done{i, loadOne(ctx, s.impl)} }()
-	}
-	got := make([]bool, n)
-	for remaining := n; remaining > 0; {
-		select {
-		case d := <-ch:
-			entries[d.i], got[d.i] = d.o, true
-			remaining--
-		case <-ctx.Done():
-			for i, s := range sc.sources {
-				if !got[i] {
-					entries[i] = observed{src: s.impl, state: StateUnavailable,
-						err: fmt.Errorf("%w: %s: %w", ErrLoaderTimeout, s.Key(), ctx.Err())}
-				}
+		go func() {
+			o := loadOne(ctx, s.impl)
+			mu.Lock()
+			defer mu.Unlock()
+			if closed {
+				return
 			}
-			remaining = 0
+			entries[i], got[i] = o, true
+			if left--; left == 0 {
+				close(all)
+			}
+		}()
+	}
+	select {
+	case <-all:
+	case <-ctx.Done():
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	closed = true
+	for i, s := range sc.sources {
+		if !got[i] {
+			entries[i] = observed{src: s.impl, state: StateUnavailable,
+				err: fmt.Errorf("%w: %s: %w", ErrLoaderTimeout, s.Key(), ctx.Err())}
+			continue
 		}
+		entries[i] = encodeOne(entries[i])
 	}
 	return Observation{entries: entries}
 }
 
-// loadOne runs one loader and encodes its value; panics become Unavailable.
+// loadOne runs one loader; a panic becomes Unavailable.
 func loadOne(ctx context.Context, src sourceImpl) (o observed) {
 	o.src = src
 	defer func() {
@@ -98,21 +113,38 @@ func loadOne(ctx context.Context, src sourceImpl) (o observed) {
 		}
 	}()
 	st, v, err := src.load(ctx)
-	o.state, o.err = st, err
+	o.state, o.value, o.err = st, v, err
+	if st == StateUnavailable && o.err == nil {
+		o.err = errors.New("unavailable")
+	}
 	if st != StatePresent {
-		if st == StateUnavailable && o.err == nil {
-			o.err = errors.New("unavailable")
-		}
+		o.value = nil
+	}
+	return o
+}
+
+// encodeOne encodes a present value on the caller's goroutine (whose stack is already
+// grown: encoding in each fresh loader goroutine cost more in stack copies than the
+// encoding itself). A codec that fails, panics or writes invalid JSON makes the source
+// Unavailable.
+func encodeOne(o observed) (out observed) {
+	if o.state != StatePresent {
 		return o
 	}
-	enc, err := src.encode(v)
-	if err == nil && !json.Valid(enc) {
+	defer func() {
+		if r := recover(); r != nil {
+			out = observed{src: o.src, state: StateUnavailable,
+				err: fmt.Errorf("%w: %s: codec panicked: %v", ErrEncode, o.src.key(), r)}
+		}
+	}()
+	enc, err := o.src.encode(o.value)
+	if err == nil && !o.src.trustedJSON() && !json.Valid(enc) {
 		err = errors.New("codec produced invalid JSON")
 	}
 	if err != nil {
-		return observed{src: src, state: StateUnavailable, err: fmt.Errorf("%w: %s: %w", ErrEncode, src.key(), err)}
+		return observed{src: o.src, state: StateUnavailable, err: fmt.Errorf("%w: %s: %w", ErrEncode, o.src.key(), err)}
 	}
-	o.value, o.enc = v, enc
+	o.enc = enc
 	return o
 }
 

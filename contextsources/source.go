@@ -129,6 +129,8 @@ type sourceImpl interface {
 	update(v any) string
 	removable() bool
 	removal(v any) string
+	// trustedJSON: the codec is encoding/json, whose output needs no validation.
+	trustedJSON() bool
 }
 
 type typed[T any] struct{ s Spec[T] }
@@ -149,6 +151,10 @@ func (t typed[T]) baseline(v any) string        { return t.s.Baseline(v.(T)) }
 func (t typed[T]) update(v any) string          { return t.s.Update(v.(T)) }
 func (t typed[T]) removable() bool              { return t.s.Removal != nil }
 func (t typed[T]) removal(v any) string         { return t.s.Removal(v.(T)) }
+func (t typed[T]) trustedJSON() bool {
+	_, ok := t.s.Codec.(JSONCodec[T])
+	return ok
+}
 
 // Make validates spec and hides its value type.
 func Make[T any](spec Spec[T]) (Source, error) {

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/sessionrt/sessionrt/contextsources"
 )
@@ -102,14 +103,25 @@ func Observe(ctx context.Context, cfg Config) contextsources.Result[Facts] {
 	if err != nil {
 		return contextsources.Unavailable[Facts](err)
 	}
+	return observe(ctx, cfg, osName(cfg.OSReleasePath))
+}
+
+func observe(ctx context.Context, cfg Config, osn string) contextsources.Result[Facts] {
 	if err := ctx.Err(); err != nil {
 		return contextsources.Unavailable[Facts](err)
 	}
-	proj, err := ResolveProject(cfg.Directory)
-	if err != nil {
-		return contextsources.Unavailable[Facts](err)
-	}
-	if cfg.ProjectRoot != "" {
+	var proj Project
+	if cfg.ProjectRoot == "" {
+		p, err := ResolveProject(cfg.Directory)
+		if err != nil {
+			return contextsources.Unavailable[Facts](err)
+		}
+		proj = p
+	} else {
+		dir, err := filepath.EvalSymlinks(cfg.Directory)
+		if err != nil {
+			return contextsources.Unavailable[Facts](fmt.Errorf("working directory: %w", err))
+		}
 		root, err := filepath.EvalSymlinks(cfg.ProjectRoot)
 		if err != nil {
 			return contextsources.Unavailable[Facts](fmt.Errorf("project root: %w", err))
@@ -118,7 +130,7 @@ func Observe(ctx context.Context, cfg Config) contextsources.Result[Facts] {
 		if gerr != nil && !errors.Is(gerr, fs.ErrNotExist) {
 			return contextsources.Unavailable[Facts](fmt.Errorf("project root: %w", gerr))
 		}
-		proj.Root, proj.Git = root, gerr == nil
+		proj = Project{Directory: dir, Root: root, Git: gerr == nil}
 	}
 	shell := cfg.Shell
 	if shell == "" {
@@ -132,7 +144,7 @@ func Observe(ctx context.Context, cfg Config) contextsources.Result[Facts] {
 		ProjectRoot:      proj.Root,
 		GitRepository:    proj.Git,
 		Platform:         runtime.GOOS + "/" + runtime.GOARCH,
-		OS:               osName(cfg.OSReleasePath),
+		OS:               osn,
 		Shell:            shell,
 	})
 }
@@ -170,14 +182,17 @@ func Render(f Facts) string {
 }
 
 // Source is the environment facts Context Source for cfg (not removable: a Location
-// always has an environment).
+// always has an environment). The OS name is read once, when the source first loads: it
+// is a fact of the host, not of the Location.
 func Source(cfg Config) (contextsources.Source, error) {
-	if _, err := cfg.withDefaults(); err != nil {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
 		return contextsources.Source{}, err
 	}
+	osOnce := sync.OnceValue(func() string { return osName(cfg.OSReleasePath) })
 	return contextsources.Make(contextsources.Spec[Facts]{
 		Key:      Key,
-		Load:     func(ctx context.Context) contextsources.Result[Facts] { return Observe(ctx, cfg) },
+		Load:     func(ctx context.Context) contextsources.Result[Facts] { return observe(ctx, cfg, osOnce()) },
 		Baseline: Render,
 		Update: func(f Facts) string {
 			return "The environment has changed; this is now in effect.\n" + Render(f)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -139,7 +138,7 @@ func readGlobal(path string, limit int64) (File, bool, error) {
 	if err != nil {
 		return File{}, false, fmt.Errorf("global instructions %s: %w", path, err)
 	}
-	content, ok, err := readRegular(canon, limit)
+	content, ok, err := readRegular(canon, limit, false)
 	if err != nil || !ok {
 		return File{}, false, err
 	}
@@ -186,61 +185,61 @@ func walkProject(ctx context.Context, cfg Config, seen map[string]bool) ([]File,
 }
 
 // readProjectFile reads one candidate; a symlink is followed only to a target inside root.
+// The common cases cost one open: O_NOFOLLOW refuses a symlink (ELOOP), which is then
+// resolved and contained explicitly.
 func readProjectFile(path, root string, limit int64) (File, bool, error) {
-	fi, err := os.Lstat(path)
+	content, ok, err := readRegular(path, limit, true)
+	if err == nil {
+		if !ok {
+			return File{}, false, nil
+		}
+		return File{Path: path, Scope: ScopeProject, Content: content}, true, nil
+	}
+	if !errors.Is(err, errSymlink) {
+		return File{}, false, err
+	}
+	target, err := filepath.EvalSymlinks(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return File{}, false, nil
+		return File{}, false, nil // dangling: there is no file
 	}
 	if err != nil {
 		return File{}, false, fmt.Errorf("project instructions %s: %w", path, err)
 	}
-	target := path
-	if fi.Mode()&fs.ModeSymlink != 0 {
-		target, err = filepath.EvalSymlinks(path)
-		if errors.Is(err, fs.ErrNotExist) {
-			return File{}, false, nil // dangling: there is no file
-		}
-		if err != nil {
-			return File{}, false, fmt.Errorf("project instructions %s: %w", path, err)
-		}
-		if !within(root, target) {
-			return File{}, false, nil // never leave the project root
-		}
+	if !within(root, target) {
+		return File{}, false, nil // never leave the project root
 	}
-	content, ok, err := readRegular(target, limit)
+	content, ok, err = readRegular(target, limit, false)
 	if err != nil || !ok {
 		return File{}, false, err
 	}
 	return File{Path: target, Scope: ScopeProject, Content: content}, true, nil
 }
 
-// readRegular reads a regular file up to limit bytes; anything else is not an
-// instruction file. An error reading an existing file is returned (→ Unavailable).
-func readRegular(path string, limit int64) (string, bool, error) {
-	f, err := os.Open(path)
+// errSymlink: readRegular was asked not to follow and path is a symlink.
+var errSymlink = errors.New("is a symlink")
+
+// readRegular reads a regular file up to limit bytes; anything else (a directory, a FIFO)
+// is not an instruction file. An error reading an existing file is returned
+// (→ Unavailable); with noFollow a symlink yields errSymlink.
+func readRegular(path string, limit int64, noFollow bool) (string, bool, error) {
+	buf, ok, err := readLimited(path, limit, noFollow)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", false, nil
 	}
 	if err != nil {
-		return "", false, fmt.Errorf("read instructions %s: %w", path, err)
+		if errors.Is(err, errSymlink) {
+			return "", false, err
+		}
+		return "", false, fmt.Errorf("read instructions: %w", err)
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return "", false, fmt.Errorf("read instructions %s: %w", path, err)
-	}
-	if !fi.Mode().IsRegular() {
+	if !ok {
 		return "", false, nil
 	}
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return "", false, fmt.Errorf("read instructions %s: %w", path, err)
-	}
-	if int64(len(b)) > limit {
-		return strings.ToValidUTF8(string(b[:limit]), "") +
+	if int64(len(buf)) > limit {
+		return strings.ToValidUTF8(string(buf[:limit]), "") +
 			fmt.Sprintf("\n[truncated: %s is longer than %d bytes]", path, limit), true, nil
 	}
-	return string(b), true, nil
+	return string(buf), true, nil
 }
 
 // within reports whether p is root or below it (both canonical and absolute).
