@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -26,6 +27,9 @@ type callActor struct {
 	cfg    Config
 	cancel context.CancelFunc
 	done   chan struct{}
+	// stopping tells the tool goroutine not to post callFinished to an actor that is
+	// already stopping (it would only become a dead letter).
+	stopping atomic.Bool
 }
 
 // callFinished is posted by the tool goroutine to its actor when it has settled.
@@ -49,13 +53,18 @@ func (a *callActor) Receive(ctx actor.Context) {
 		a.cancel, a.done = cancel, make(chan struct{})
 		self, system := ctx.Self(), ctx.ActorSystem()
 		go func() {
-			defer system.Root.Send(self, &callFinished{})
+			defer func() {
+				if !a.stopping.Load() {
+					system.Root.Send(self, &callFinished{})
+				}
+			}()
 			defer close(a.done)
 			a.execute(runCtx)
 		}()
 	case *callFinished:
 		ctx.Stop(ctx.Self())
 	case *actor.Stopping:
+		a.stopping.Store(true)
 		if a.cancel == nil {
 			return
 		}

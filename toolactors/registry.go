@@ -84,9 +84,11 @@ func (c Config) validate() (Config, error) {
 // either lose the call (protoactor drops the failing message) or run the tool twice.
 // The call's settle-once guard and the registry's Terminated handler still produce its
 // one settlement.
-var callSupervision = actor.NewOneForOneStrategy(0, time.Second, func(reason any) actor.Directive {
-	return actor.StopDirective
-})
+func callSupervision() actor.SupervisorStrategy {
+	return actor.NewOneForOneStrategy(0, time.Second, func(reason any) actor.Directive {
+		return actor.StopDirective
+	})
+}
 
 // Props returns the props of a registry actor for cfg. Its parent (the Location
 // supervisor) may restart it: a restart rebuilds the built-in scope from cfg, stops the
@@ -98,7 +100,7 @@ func Props(cfg Config) (*actor.Props, error) {
 		return nil, err
 	}
 	return actor.PropsFromProducer(func() actor.Actor { return newRegistry(cfg) },
-		actor.WithSupervisor(callSupervision)), nil
+		actor.WithSupervisor(callSupervision())), nil
 }
 
 type scope struct {

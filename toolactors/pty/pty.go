@@ -78,9 +78,11 @@ type InfoReply struct {
 // terminalSupervision: a terminal is never restarted by its supervisor, because a
 // restart would start a fresh shell and silently lose the user's shell state; a failed
 // PTY actor stops (killing its processes) and the client opens a new terminal.
-var terminalSupervision = actor.NewOneForOneStrategy(0, time.Second, func(any) actor.Directive {
-	return actor.StopDirective
-})
+func terminalSupervision() actor.SupervisorStrategy {
+	return actor.NewOneForOneStrategy(0, time.Second, func(any) actor.Directive {
+		return actor.StopDirective
+	})
+}
 
 // Props returns the props of a PTY actor. Spawn it as a child of the Location
 // supervisor, which should stop (not restart) it on failure: see SupervisorStrategy.
@@ -110,7 +112,7 @@ func Props(cfg Config) (*actor.Props, error) {
 }
 
 // SupervisorStrategy is the strategy a parent should use for PTY actors.
-func SupervisorStrategy() actor.SupervisorStrategy { return terminalSupervision }
+func SupervisorStrategy() actor.SupervisorStrategy { return terminalSupervision() }
 
 type terminal struct {
 	cfg      Config

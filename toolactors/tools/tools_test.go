@@ -321,3 +321,28 @@ func assertFile(t *testing.T, dir, rel, want string) {
 		t.Fatalf("%s = %q, %v; want %q", rel, b, err, want)
 	}
 }
+
+func TestBashWorkdirOutsideLocationNeedsExternalDirectoryPermission(t *testing.T) {
+	dir, outside := location(t), location(t)
+	var asked []string
+	c := Call{Dir: dir, Authorize: func(_ context.Context, action string, res, _ []string, _ string) error {
+		asked = append(asked, action+" "+strings.Join(res, ","))
+		if action == "external_directory" {
+			return errors.New("denied by test rule")
+		}
+		return nil
+	}}
+	b := &Bash{cfg: Config{}.withDefaults()}
+	if _, err := run(t, b, c, BashInput{Command: "pwd", Workdir: outside}); err == nil {
+		t.Fatal("ran outside the Location without external_directory authority")
+	}
+	if len(asked) != 1 || asked[0] != "external_directory "+outside {
+		t.Fatalf("checks %v", asked)
+	}
+	asked = nil
+	write(t, dir, "sub/x", "")
+	res, err := run(t, b, c, BashInput{Command: "pwd", Workdir: "sub"})
+	if err != nil || !strings.HasPrefix(res.Text, filepath.Join(dir, "sub")+"\n") || len(asked) != 1 || asked[0] != "bash pwd" {
+		t.Fatalf("%v %q %v", err, res.Text, asked)
+	}
+}
