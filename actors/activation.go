@@ -19,9 +19,10 @@ import (
 // sent, and an actor may passivate only while nothing is in flight; once it
 // has, its entry is gone and the next request spawns a fresh activation.
 type activations struct {
-	system *actor.ActorSystem
-	props  func(id string) *actor.Props
-	prefix string
+	system  *actor.ActorSystem
+	spawner *actor.RootContext // spawns with the supervision of the caller's choice
+	props   func(id string) *actor.Props
+	prefix  string
 
 	mu   sync.Mutex
 	live map[string]*activation
@@ -34,7 +35,7 @@ type activation struct {
 }
 
 func newActivations(system *actor.ActorSystem, prefix string, props func(id string) *actor.Props) *activations {
-	return &activations{system: system, props: props, prefix: prefix, live: map[string]*activation{}}
+	return &activations{system: system, spawner: system.Root, props: props, prefix: prefix, live: map[string]*activation{}}
 }
 
 // errActorGone means the activation died with the request in its mailbox.
@@ -115,7 +116,7 @@ func (a *activations) acquire(id string) (*actor.PID, error) {
 	a.gen++
 	// The generation keeps names unique while a passivated incarnation is
 	// still finishing its stop.
-	pid, err := a.system.Root.SpawnNamed(a.props(id), fmt.Sprintf("%s/%s#%d", a.prefix, id, a.gen))
+	pid, err := a.spawner.SpawnNamed(a.props(id), fmt.Sprintf("%s/%s#%d", a.prefix, id, a.gen))
 	if err != nil {
 		return nil, fmt.Errorf("activate %s %s: %w", a.prefix, id, err)
 	}
@@ -179,4 +180,12 @@ func (a *activations) stopAll() {
 	for _, pid := range pids {
 		_ = a.system.Root.StopFuture(pid).Wait()
 	}
+}
+
+// isLive reports whether id has an activation in this process.
+func (a *activations) isLive(id string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	_, ok := a.live[id]
+	return ok
 }

@@ -1,0 +1,80 @@
+package actors
+
+import (
+	"github.com/sessionrt/sessionrt/messages"
+	"github.com/sessionrt/sessionrt/persistence"
+)
+
+// The commands a Session actor answers. They are plain values: the Sessions
+// facade sends them locally, the cluster wraps them for other members. Every
+// command that changes state carries the ID that makes a retry idempotent
+// (the session ID itself, a prompt's message ID, a permission request ID).
+
+// Create makes the session if it does not exist; an existing one is returned.
+type Create struct {
+	Location string
+	Agent    string
+	Model    messages.ModelRef
+}
+
+// Prompt admits one input into the durable inbox.
+type Prompt struct {
+	MessageID string // generated when empty
+	Prompt    messages.Prompt
+	Delivery  messages.Delivery
+	Resume    bool // schedule execution after admission
+}
+
+// Run is an explicit resume: it joins the active drain or starts one that makes
+// at least one provider attempt, and answers with the drain's Outcome.
+type Run struct{}
+
+// Wake reports new durable inbox work; it calls the provider only when input
+// can be promoted. Wakes coalesce.
+type Wake struct{}
+
+// Interrupt stops the active drain and answers once cleanup is done.
+type Interrupt struct{}
+
+// Move changes the session's Location; the epoch is cleared.
+type Move struct{ To string }
+
+// SwitchAgent selects the agent for the next provider turn.
+type SwitchAgent struct{ Agent string }
+
+// SwitchModel selects the model for the next provider turn.
+type SwitchModel struct{ Model messages.ModelRef }
+
+// ReplyPermission answers a pending permission request.
+type ReplyPermission struct {
+	RequestID string
+	Reply     messages.PermissionReply
+	Feedback  string
+}
+
+// WaitIdle answers with the Outcome of the active drain, or at once when idle.
+type WaitIdle struct{}
+
+// Info answers Create, Move and the switches: the session as projected.
+type Info struct {
+	Session persistence.Session
+	Created bool // this call created it
+}
+
+// Receipt answers Prompt.
+type Receipt = persistence.Receipt
+
+// Outcome answers Run and WaitIdle: how the drain ended.
+type Outcome struct {
+	// Err is empty when the drain ended normally, else why it stopped
+	// (turn failure, turn limit, context blocked, interrupted).
+	Err string
+	// Kind classifies Err: "", "provider", "turn_limit", "context_blocked",
+	// "interrupted", "moved", "fenced".
+	Kind string
+	// LastSeq is the stream's last seq when the drain ended.
+	LastSeq int64
+}
+
+// Done answers commands that have nothing else to say (Wake, Interrupt, ReplyPermission).
+type Done struct{ LastSeq int64 }

@@ -1,0 +1,164 @@
+package actors
+
+import (
+	"fmt"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/sessionrt/sessionrt/messages"
+	"github.com/sessionrt/sessionrt/persistence"
+	"github.com/sessionrt/sessionrt/supervisor"
+)
+
+func (a *sessionActor) notFound() error {
+	return &CommandError{Code: CodeNotFound, Msg: fmt.Sprintf("session %s not found", a.id)}
+}
+
+func (a *sessionActor) create(m *Create) any {
+	if a.exists {
+		return &Info{Session: a.sess}
+	}
+	loc, err := supervisor.Canonical(m.Location)
+	if err != nil {
+		return invalidf(err.Error())
+	}
+	agent := m.Agent
+	if agent == "" {
+		agent = a.rt.cfg.DefaultAgent
+	}
+	if _, ok := a.rt.cfg.Agents[agent]; !ok {
+		return invalidf(fmt.Sprintf("unknown agent %q", agent))
+	}
+	model := m.Model
+	if model.ID == "" {
+		model = a.rt.cfg.DefaultModel
+	}
+	sess, created, err := a.rt.journal.CreateSession(a.rt.ctx, a.id, a.ownership, messages.SessionCreated{Location: loc, Agent: agent, Model: model})
+	if err != nil {
+		return a.journalError(err)
+	}
+	if err := a.reload(); err != nil {
+		return err
+	}
+	if created {
+		a.publish(1, messages.SessionCreated{Location: loc, Agent: agent, Model: model})
+	}
+	return &Info{Session: sess, Created: created}
+}
+
+func (a *sessionActor) prompt(m *Prompt) any {
+	if !a.exists {
+		return a.notFound()
+	}
+	if m.Delivery == "" {
+		m.Delivery = messages.Steer
+	}
+	if !m.Delivery.Valid() {
+		return invalidf(fmt.Sprintf("delivery %q: want steer or queue", m.Delivery))
+	}
+	if m.MessageID == "" {
+		m.MessageID = messages.NewID("msg")
+	}
+	ev := messages.PromptAdmitted{MessageID: m.MessageID, Prompt: m.Prompt, Delivery: m.Delivery}
+	rec, err := a.rt.journal.AdmitPrompt(a.rt.ctx, a.id, a.seq, a.ownership, ev, a.rt.cfg.InboxLimit)
+	if err != nil {
+		return a.journalError(err)
+	}
+	if !rec.Duplicate {
+		first := a.seq + 1
+		a.seq = rec.LastSeq
+		a.sess.LastSeq = rec.LastSeq
+		a.pending = append(a.pending, persistence.InboxEntry{SessionID: a.id, MessageID: m.MessageID, AdmittedSeq: rec.AdmittedSeq, Delivery: m.Delivery, Prompt: m.Prompt})
+		a.publish(first, ev)
+	}
+	if m.Resume {
+		a.wake()
+	}
+	return &rec
+}
+
+// journalError maps a fencing failure to stopping this activation.
+func (a *sessionActor) journalError(err error) error {
+	if errorCode(err) == CodeFenced {
+		a.loaded = false
+		a.abandon("fenced")
+		a.system.Root.Stop(a.self)
+	}
+	return err
+}
+
+func (a *sessionActor) move(m *Move) any {
+	if !a.exists {
+		return a.notFound()
+	}
+	to, err := supervisor.Canonical(m.To)
+	if err != nil {
+		return invalidf(err.Error())
+	}
+	if to == a.sess.Location {
+		return &Info{Session: a.sess}
+	}
+	// The epoch is cleared with the move in one transaction: the old
+	// Location's runner finds it gone and fenced, the destination builds a
+	// fresh baseline before any prompt promotes.
+	if err := a.append(messages.Moved{From: a.sess.Location, To: to}, messages.ContextEpochCleared{Reason: "moved"}); err != nil {
+		return err
+	}
+	return &Info{Session: a.sess}
+}
+
+func (a *sessionActor) switchAgent(m *SwitchAgent) any {
+	if !a.exists {
+		return a.notFound()
+	}
+	if _, ok := a.rt.cfg.Agents[m.Agent]; !ok {
+		return invalidf(fmt.Sprintf("unknown agent %q", m.Agent))
+	}
+	if m.Agent != a.sess.Agent {
+		if err := a.append(messages.AgentSwitched{Agent: m.Agent}); err != nil {
+			return err
+		}
+	}
+	return &Info{Session: a.sess}
+}
+
+func (a *sessionActor) switchModel(m *SwitchModel) any {
+	if !a.exists {
+		return a.notFound()
+	}
+	if m.Model.ID == "" || m.Model.Provider == "" {
+		return invalidf("model switch needs a provider and a model ID")
+	}
+	if m.Model != a.sess.Model {
+		if err := a.append(messages.ModelSwitched{Model: m.Model}); err != nil {
+			return err
+		}
+	}
+	return &Info{Session: a.sess}
+}
+
+func (a *sessionActor) run(ctx actor.Context) {
+	if !a.exists {
+		a.respond(ctx, a.notFound())
+		return
+	}
+	if a.drain != nil {
+		a.drain.waiters = append(a.drain.waiters, ctx.Sender())
+		return
+	}
+	a.startDrain(true, ctx.Sender())
+}
+
+func (a *sessionActor) wake() {
+	if !a.exists {
+		return
+	}
+	if a.drain != nil {
+		a.wakeAgain = true
+		return
+	}
+	if len(a.pending) == 0 {
+		return // nothing can be promoted: a wake never calls the provider
+	}
+	a.startDrain(false, nil)
+}

@@ -1,0 +1,626 @@
+package actors
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/sessionrt/sessionrt/contextsources"
+	"github.com/sessionrt/sessionrt/messages"
+	"github.com/sessionrt/sessionrt/provider"
+)
+
+// drain is the process-local span that promotes input and runs provider turns
+// until nothing needs continuation. It has no durable identity.
+type drain struct {
+	token        uint64
+	location     string // captured at start: every turn is fenced against it
+	runOwed      bool   // an explicit run's provider attempt is still owed
+	continuation bool   // the last turn's tool results need an answer
+	turnsUsed    int
+	lastTurn     bool
+	waiters      []*actor.PID // Run and WaitIdle callers
+	interrupters []*actor.PID // Interrupt callers waiting for cleanup
+	interrupted  bool
+	busy         bool // an async step (observation, catalog, stream) is outstanding
+	lastErr      *Outcome
+	loc          *locationPIDs
+	turn         *turn
+}
+
+// turn is one provider turn in flight.
+type turn struct {
+	token       uint64
+	assistantID string
+	agent       string
+	model       messages.ModelRef
+	cancel      context.CancelFunc
+	streaming   bool
+	text        strings.Builder
+	reasoning   strings.Builder
+	reasonMeta  map[string]string
+	calls       map[string]*toolCall // by provider call ID
+	order       []string
+	unsettled   int
+	finish      provider.FinishReason
+	usage       provider.Usage
+	err         error
+	recorded    bool // durable output exists (text, reasoning or a tool call)
+}
+
+type toolCall struct {
+	id, tool string
+	input    []byte
+	settled  bool
+}
+
+// Messages the drain posts to itself from goroutines. Each carries the token
+// of the drain or turn that started the work; stale ones are dropped.
+type (
+	locationResolved struct {
+		token uint64
+		loc   *locationPIDs
+		err   error
+	}
+	contextObserved struct {
+		token uint64
+		init  bool
+		obs   contextsources.Observation
+		err   error
+	}
+	catalogLoaded struct {
+		token uint64
+		tools []provider.Tool
+		err   error
+	}
+	streamPart struct {
+		token uint64
+		part  provider.Part
+	}
+	streamEnded struct {
+		token uint64
+		err   error
+	}
+)
+
+func (a *sessionActor) onDrainMessage(ctx actor.Context, msg any) {
+	d := a.drain
+	switch m := msg.(type) {
+	case *locationResolved:
+		if d == nil || m.token != d.token {
+			return
+		}
+		d.busy = false
+		if m.err != nil {
+			a.endDrain(&Outcome{Err: m.err.Error(), Kind: "location"})
+			return
+		}
+		d.loc = m.loc
+		a.boundary()
+	case *contextObserved:
+		if d == nil || m.token != d.token {
+			return
+		}
+		d.busy = false
+		a.onContext(m)
+	case *catalogLoaded:
+		if d == nil || m.token != d.token {
+			return
+		}
+		d.busy = false
+		a.onCatalog(m)
+	case *streamPart:
+		if d == nil || d.turn == nil || m.token != d.turn.token {
+			return
+		}
+		a.onPart(m.part)
+	case *streamEnded:
+		if d == nil || d.turn == nil || m.token != d.turn.token {
+			return
+		}
+		a.onStreamEnded(m.err)
+	case *toolSettled:
+		a.onToolSettled(m)
+	case *permissionAsk:
+		a.onPermissionAsk(m)
+	}
+}
+
+// async runs work off the mailbox and posts its result back; a panic in the
+// work becomes the result's error instead of killing the process.
+func (a *sessionActor) async(work func() any, onPanic func(error) any) {
+	system, self := a.system, a.self
+	go func() {
+		var res any
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					res = onPanic(fmt.Errorf("panic: %v", r))
+				}
+			}()
+			res = work()
+		}()
+		system.Root.Send(self, res)
+	}()
+}
+
+func (a *sessionActor) startDrain(runOwed bool, waiter *actor.PID) {
+	d := &drain{token: nextToken(), location: a.sess.Location, runOwed: runOwed}
+	if waiter != nil {
+		d.waiters = append(d.waiters, waiter)
+	}
+	a.drain = d
+	d.busy = true
+	token, dir := d.token, d.location
+	a.async(func() any {
+		loc, err := a.rt.resolveLocation(dir)
+		return &locationResolved{token: token, loc: loc, err: err}
+	}, func(err error) any { return &locationResolved{token: token, err: err} })
+}
+
+// boundary is the safe provider-turn boundary: every started tool has settled.
+func (a *sessionActor) boundary() {
+	d := a.drain
+	if d.interrupted {
+		a.finishInterrupt()
+		return
+	}
+	if a.sess.Location != d.location {
+		// Moved: this runner's Location may start no new turn and may not
+		// recreate the epoch. The destination initializes on its next run.
+		a.endDrain(&Outcome{Err: "session moved to " + a.sess.Location, Kind: "moved"})
+		return
+	}
+	step := Decide(a.boundaryState())
+	if step.Err != nil {
+		a.endDrain(&Outcome{Err: step.Err.Error(), Kind: "turn_limit"})
+		return
+	}
+	if !step.Call {
+		a.endDrain(d.lastErr)
+		return
+	}
+	if a.epoch == nil {
+		// The first complete observation initializes the epoch before any
+		// input becomes model-visible: blocked context leaves it pending.
+		a.observe(true)
+		return
+	}
+	if len(step.Promote) > 0 {
+		if err := a.append(messages.PromptPromoted{MessageIDs: step.Promote}); err != nil {
+			a.endDrain(&Outcome{Err: err.Error(), Kind: errorCode(err)})
+			return
+		}
+	}
+	d.turnsUsed, d.lastTurn, d.runOwed = step.TurnsUsed, step.LastTurn, false
+	d.continuation = false
+	// Promoted input precedes any context update at this boundary.
+	a.observe(false)
+}
+
+func (a *sessionActor) boundaryState() Boundary {
+	b := Boundary{
+		Continuation: a.drain.continuation,
+		RunOwed:      a.drain.runOwed,
+		TurnsUsed:    a.drain.turnsUsed,
+		TurnLimit:    a.rt.agent(a.sess.Agent).TurnLimit,
+	}
+	for _, p := range a.pending {
+		dl := Steer
+		if p.Delivery == messages.Queue {
+			dl = Queue
+		}
+		b.Pending = append(b.Pending, Pending{MessageID: p.MessageID, Seq: p.AdmittedSeq, Delivery: dl})
+	}
+	return b
+}
+
+func (a *sessionActor) observe(init bool) {
+	d := a.drain
+	d.busy = true
+	token, pid := d.token, d.loc.context
+	extra := a.rt.agentContext(a.sess.Agent)
+	a.async(func() any {
+		obs, err := a.rt.observeContext(pid, extra)
+		return &contextObserved{token: token, init: init, obs: obs, err: err}
+	}, func(err error) any { return &contextObserved{token: token, init: init, err: err} })
+}
+
+func (a *sessionActor) onContext(m *contextObserved) {
+	d := a.drain
+	if d.interrupted {
+		a.finishInterrupt()
+		return
+	}
+	if m.err != nil {
+		a.endDrain(&Outcome{Err: "observe context: " + m.err.Error(), Kind: "context_blocked"})
+		return
+	}
+	if a.sess.Location != d.location {
+		a.endDrain(&Outcome{Err: "session moved to " + a.sess.Location, Kind: "moved"})
+		return
+	}
+	if m.init {
+		gen, err := contextsources.Initialize(m.obs)
+		if err != nil {
+			a.endDrain(&Outcome{Err: err.Error(), Kind: "context_blocked"})
+			return
+		}
+		snap, err := gen.Snapshot.Encode()
+		if err != nil {
+			a.endDrain(&Outcome{Err: err.Error(), Kind: "internal"})
+			return
+		}
+		ev := messages.ContextEpochInitialized{Revision: a.seq + 1, Baseline: gen.Baseline, Snapshot: snap, Location: d.location}
+		if err := a.append(ev); err != nil {
+			a.endDrain(&Outcome{Err: err.Error(), Kind: errorCode(err)})
+			return
+		}
+		a.boundary()
+		return
+	}
+	prev, _ := contextsources.DecodeSnapshot(a.epoch.Snapshot) // a corrupt snapshot re-announces per key
+	replace := a.sess.HistorySeq > a.epoch.BaselineSeq
+	dec := contextsources.Reconcile(m.obs, prev, contextsources.ReconcileOptions{ReplaceBaseline: replace})
+	switch dec.Action {
+	case contextsources.Updated:
+		snap, err := dec.Snapshot.Encode()
+		if err == nil {
+			err = a.append(messages.ContextUpdated{MessageID: messages.NewID("ctx"), Text: dec.Message, Snapshot: snap})
+		}
+		if err != nil {
+			a.endDrain(&Outcome{Err: err.Error(), Kind: errorCode(err)})
+			return
+		}
+	case contextsources.ReplacementReady:
+		snap, err := dec.Generation.Snapshot.Encode()
+		if err == nil {
+			err = a.append(messages.ContextEpochReplaced{Revision: a.seq + 1, Baseline: dec.Generation.Baseline, Snapshot: snap, Location: d.location})
+		}
+		if err != nil {
+			a.endDrain(&Outcome{Err: err.Error(), Kind: errorCode(err)})
+			return
+		}
+	case contextsources.ReplacementBlocked:
+		msg := "context replacement blocked"
+		if dec.Blocked != nil {
+			msg = dec.Blocked.Error()
+		}
+		a.endDrain(&Outcome{Err: msg, Kind: "context_blocked"})
+		return
+	}
+	a.loadCatalog()
+}
+
+func (a *sessionActor) loadCatalog() {
+	d := a.drain
+	if d.lastTurn {
+		a.startTurn(nil) // the last allowed turn is sent without tools
+		return
+	}
+	d.busy = true
+	token, pid, agent := d.token, d.loc.tools, a.sess.Agent
+	a.async(func() any {
+		tools, err := a.rt.catalog(pid, agent)
+		return &catalogLoaded{token: token, tools: tools, err: err}
+	}, func(err error) any { return &catalogLoaded{token: token, err: err} })
+}
+
+func (a *sessionActor) onCatalog(m *catalogLoaded) {
+	if a.drain.interrupted {
+		a.finishInterrupt()
+		return
+	}
+	if m.err != nil {
+		a.endDrain(&Outcome{Err: "tool catalog: " + m.err.Error(), Kind: "tools"})
+		return
+	}
+	a.startTurn(m.tools)
+}
+
+// startTurn records the turn, then streams it off the mailbox.
+func (a *sessionActor) startTurn(tools []provider.Tool) {
+	d := a.drain
+	history, err := a.rt.journal.ModelHistory(a.rt.ctx, a.id)
+	if err != nil {
+		a.endDrain(&Outcome{Err: "load history: " + err.Error(), Kind: "internal"})
+		return
+	}
+	prov, err := a.rt.provider(a.sess.Model)
+	if err != nil {
+		a.endDrain(&Outcome{Err: err.Error(), Kind: "provider"})
+		return
+	}
+	req := buildRequest(turnRequest{Model: a.sess.Model, Baseline: a.epoch.Baseline, History: history, Tools: tools, LastTurn: d.lastTurn})
+	t := &turn{
+		token:       nextToken(),
+		assistantID: messages.NewID("msg"),
+		agent:       a.sess.Agent,
+		model:       a.sess.Model,
+		calls:       map[string]*toolCall{},
+		streaming:   true,
+	}
+	if err := a.append(messages.TurnStarted{AssistantMessageID: t.assistantID, Agent: t.agent, Model: t.model}); err != nil {
+		a.endDrain(&Outcome{Err: err.Error(), Kind: errorCode(err)})
+		return
+	}
+	sctx, cancel := context.WithCancel(a.rt.ctx)
+	t.cancel = cancel
+	d.turn = t
+	system, self, token := a.system, a.self, t.token
+	go func() {
+		err := pump(sctx, prov, req, func(p provider.Part) {
+			system.Root.Send(self, &streamPart{token: token, part: p})
+		})
+		system.Root.Send(self, &streamEnded{token: token, err: err})
+	}()
+}
+
+// pump streams one provider turn, delivering every part; it never panics.
+func pump(ctx context.Context, prov provider.Provider, req *provider.Request, deliver func(provider.Part)) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("provider panicked: %v", r)
+		}
+	}()
+	s, err := prov.Stream(ctx, req)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	for {
+		p, err := s.Next()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+		deliver(p)
+		if p.Kind == provider.PartFinish {
+			return nil
+		}
+	}
+}
+
+func (a *sessionActor) onPart(p provider.Part) {
+	t := a.drain.turn
+	switch p.Kind {
+	case provider.PartText:
+		t.text.WriteString(p.Text)
+		a.delta(messages.TextDelta, t.assistantID, "", p.Text)
+	case provider.PartReasoning:
+		t.reasoning.WriteString(p.Text)
+		a.delta(messages.ReasoningDelta, t.assistantID, "", p.Text)
+	case provider.PartToolInputStart, provider.PartToolInputDelta:
+		a.delta(messages.ToolInputDelta, t.assistantID, p.ID, p.Text)
+	case provider.PartToolCall:
+		a.onToolCall(p)
+	case provider.PartUsage:
+		t.usage = p.Usage
+	case provider.PartFinish:
+		t.finish = p.Finish
+	case provider.PartMetadata:
+		if strings.HasPrefix(p.Key, "reasoning.") {
+			if t.reasonMeta == nil {
+				t.reasonMeta = map[string]string{}
+			}
+			t.reasonMeta[p.Key] = p.Text
+		}
+	}
+}
+
+func (a *sessionActor) delta(kind messages.DeltaKind, assistantID, callID, text string) {
+	if a.rt.bus == nil || text == "" {
+		return
+	}
+	a.rt.bus.Publish(Live{SessionID: a.id, Delta: &messages.Delta{SessionID: a.id, AssistantMessageID: assistantID, CallID: callID, Kind: kind, Text: text}})
+}
+
+// onToolCall records a complete call durably, then starts it at once.
+func (a *sessionActor) onToolCall(p provider.Part) {
+	d, t := a.drain, a.drain.turn
+	if d.interrupted {
+		return // nothing new starts once an interrupt is under way
+	}
+	if _, dup := t.calls[p.ID]; dup || p.ID == "" {
+		return // a provider repeating a call ID within a turn: keep the first
+	}
+	c := &toolCall{id: p.ID, tool: p.Name, input: append([]byte(nil), p.Args...)}
+	if err := a.append(messages.ToolCalled{AssistantMessageID: t.assistantID, CallID: c.id, Tool: c.tool, Input: c.input, Agent: t.agent}); err != nil {
+		t.err = err
+		t.cancel()
+		return
+	}
+	t.recorded = true
+	t.calls[c.id] = c
+	t.order = append(t.order, c.id)
+	t.unsettled++
+	a.executeTool(t, c)
+}
+
+func (a *sessionActor) onStreamEnded(err error) {
+	d, t := a.drain, a.drain.turn
+	t.streaming = false
+	t.cancel()
+	if err != nil && t.err == nil {
+		t.err = err
+	}
+	if t.err == nil && t.finish == "" {
+		t.err = &provider.Error{Kind: provider.KindMalformed, Message: "stream ended without a finish reason"}
+	}
+	// The final text and reasoning are stored once, as soon as the stream
+	// is over, whatever the tools still do.
+	var evs []messages.Event
+	if s := t.reasoning.String(); s != "" {
+		evs = append(evs, messages.ReasoningEnded{AssistantMessageID: t.assistantID, Text: s, ProviderMetadata: encodeMeta(t.reasonMeta)})
+	}
+	if s := t.text.String(); s != "" {
+		evs = append(evs, messages.TextEnded{AssistantMessageID: t.assistantID, Text: s})
+	}
+	if len(evs) > 0 {
+		if err := a.append(evs...); err != nil {
+			t.err = err
+		} else {
+			t.recorded = true
+		}
+	}
+	if d.interrupted {
+		a.cancelTools()
+	}
+	if t.unsettled == 0 {
+		a.finishTurn()
+	}
+}
+
+// finishTurn closes the turn once its stream is over and every tool settled.
+func (a *sessionActor) finishTurn() {
+	d, t := a.drain, a.drain.turn
+	d.turn = nil
+	d.turnsUsed++
+	if d.interrupted {
+		a.finishInterrupt()
+		return
+	}
+	if t.err != nil {
+		kind := "provider"
+		if errorCode(t.err) == CodeFenced {
+			return // the activation is stopping
+		}
+		if errors.Is(t.err, provider.ErrContextOverflow) {
+			kind = "overflow"
+		}
+		if err := a.append(messages.TurnFailed{AssistantMessageID: t.assistantID, ErrorKind: kind, Message: t.err.Error()}); err != nil {
+			return
+		}
+		d.lastErr = &Outcome{Err: t.err.Error(), Kind: kind}
+		d.continuation = false
+		a.boundary() // a steer admitted meanwhile still runs
+		return
+	}
+	ev := messages.TurnEnded{AssistantMessageID: t.assistantID, FinishReason: string(t.finish), Usage: messages.Usage{
+		InputTokens: int64(t.usage.InputTokens), OutputTokens: int64(t.usage.OutputTokens), ReasoningTokens: int64(t.usage.ReasoningTokens),
+		CacheReadTokens: int64(t.usage.CacheReadTokens), CacheWriteTokens: int64(t.usage.CacheWriteTokens),
+	}}
+	if err := a.append(ev); err != nil {
+		return
+	}
+	d.lastErr = nil
+	d.continuation = len(t.order) > 0 && t.finish != provider.FinishContentFilter
+	a.boundary()
+}
+
+// endDrain closes the drain: Idle is appended, callers get the outcome, and a
+// wake that arrived meanwhile starts at most one follow-up drain.
+func (a *sessionActor) endDrain(out *Outcome) {
+	d := a.drain
+	if out == nil {
+		out = &Outcome{}
+	}
+	if a.loaded {
+		if err := a.append(messages.Idle{}); err != nil && out.Err == "" {
+			out = &Outcome{Err: err.Error(), Kind: errorCode(err)}
+		}
+	}
+	out.LastSeq = a.seq
+	a.drain = nil
+	for _, w := range d.waiters {
+		a.system.Root.Send(w, out)
+	}
+	if a.wakeAgain {
+		a.wakeAgain = false
+		a.wake()
+	}
+}
+
+// interrupt stops the active drain and answers when its cleanup is done.
+func (a *sessionActor) interrupt(ctx actor.Context) {
+	d := a.drain
+	if d == nil {
+		a.respond(ctx, &Done{LastSeq: a.seq})
+		return
+	}
+	if ctx.Sender() != nil {
+		d.interrupters = append(d.interrupters, ctx.Sender())
+	}
+	a.beginInterrupt()
+}
+
+func (a *sessionActor) beginInterrupt() {
+	d := a.drain
+	if d.interrupted {
+		return
+	}
+	d.interrupted = true
+	a.wakeAgain = false // reruns queued before the interruption are suppressed
+	if t := d.turn; t != nil {
+		t.cancel()
+		a.cancelTools()
+		return // the stream's end and the settlements call finishInterrupt
+	}
+	if !d.busy {
+		a.finishInterrupt()
+	}
+}
+
+// finishInterrupt runs once nothing is outstanding: the open turn fails as
+// interrupted, pending inbox rows stay for a later run.
+func (a *sessionActor) finishInterrupt() {
+	d := a.drain
+	var evs []messages.Event
+	if t := d.turn; t != nil {
+		if t.streaming || t.unsettled > 0 {
+			return
+		}
+		d.turn = nil
+		evs = append(evs, messages.TurnFailed{AssistantMessageID: t.assistantID, ErrorKind: "interrupted", Message: "interrupted"})
+	}
+	evs = append(evs, messages.Interrupted{Reason: "interrupted by client"}, messages.Idle{})
+	_ = a.append(evs...)
+	a.drain = nil
+	out := &Outcome{Err: "interrupted", Kind: "interrupted", LastSeq: a.seq}
+	for _, w := range d.waiters {
+		a.system.Root.Send(w, out)
+	}
+	for _, w := range d.interrupters {
+		a.system.Root.Send(w, &Done{LastSeq: a.seq})
+	}
+}
+
+// abandon drops the drain without writing (the actor stops or lost
+// ownership): work in flight is cancelled, callers are told.
+func (a *sessionActor) abandon(why string) {
+	d := a.drain
+	if d == nil {
+		return
+	}
+	if d.turn != nil {
+		d.turn.cancel()
+		a.cancelTools()
+	}
+	a.drain = nil
+	out := &Outcome{Err: why, Kind: "fenced", LastSeq: a.seq}
+	for _, w := range d.waiters {
+		a.system.Root.Send(w, out)
+	}
+	for _, w := range d.interrupters {
+		a.system.Root.Send(w, &Done{LastSeq: a.seq})
+	}
+	for id, p := range a.perms {
+		close(p.ch)
+		delete(a.perms, id)
+	}
+}
+
+func encodeMeta(m map[string]string) []byte {
+	if len(m) == 0 {
+		return nil
+	}
+	b, _ := json.Marshal(m)
+	return b
+}

@@ -1,0 +1,317 @@
+package actors
+
+import (
+	"context"
+	"database/sql"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/sessionrt/sessionrt/contextsources"
+	"github.com/sessionrt/sessionrt/internal/testdb"
+	"github.com/sessionrt/sessionrt/messages"
+	"github.com/sessionrt/sessionrt/persistence"
+	"github.com/sessionrt/sessionrt/persistence/boltsql"
+	"github.com/sessionrt/sessionrt/provider"
+	"github.com/sessionrt/sessionrt/provider/scripted"
+	"github.com/sessionrt/sessionrt/supervisor"
+	"github.com/sessionrt/sessionrt/toolactors"
+	"github.com/sessionrt/sessionrt/toolactors/managed"
+	"github.com/sessionrt/sessionrt/toolactors/permission"
+)
+
+// testModel is the model every harness session starts with.
+var testModel = messages.ModelRef{Provider: "scripted", ID: "test-model"}
+
+// source is a context source whose value a test sets: present, absent or unavailable.
+type source struct {
+	mu sync.Mutex
+	r  contextsources.Result[string]
+}
+
+func (s *source) set(r contextsources.Result[string]) { s.mu.Lock(); s.r = r; s.mu.Unlock() }
+func (s *source) load(context.Context) contextsources.Result[string] {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.r
+}
+
+// harness is one process of the runtime: a real embedded journal, the real
+// actor tree (Locations with context and tool registries, Session actors)
+// and a scripted provider driven by the test.
+type harness struct {
+	t        *testing.T
+	data     string
+	loc      string
+	engine   *boltsql.Engine
+	maria    *sql.DB
+	journal  *persistence.Journal
+	system   *actor.ActorSystem
+	locs     *supervisor.Locations
+	sessions *Sessions
+	prov     *scripted.Provider
+	bus      *Bus
+	sources  map[string]*source
+
+	mu    sync.Mutex
+	turns func(req *provider.Request, n int) (scripted.Turn, error)
+}
+
+type harnessOption func(*Config)
+
+func newHarness(t *testing.T, turns func(req *provider.Request, n int) (scripted.Turn, error), opts ...harnessOption) *harness {
+	t.Helper()
+	h := &harness{t: t, data: t.TempDir(), loc: t.TempDir(), turns: turns, sources: map[string]*source{}}
+	for _, k := range []string{"env", "rules"} {
+		h.sources[k] = &source{r: contextsources.Present(k + " v1")}
+	}
+	h.start(opts...)
+	return h
+}
+
+func (h *harness) start(opts ...harnessOption) {
+	t := h.t
+	t.Helper()
+	var err error
+	var db *sql.DB
+	if os.Getenv("SESSIONRT_SCENARIO_JOURNAL") == "mariadb" {
+		// The same scenarios on the second backend.
+		if h.maria == nil {
+			h.maria = testdb.MariaDB(t).DB
+		}
+		db = h.maria
+	} else {
+		h.engine, err = boltsql.Open(filepath.Join(h.data, "journal"), boltsql.Options{NoSync: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		db = h.engine.DB()
+	}
+	h.journal, err = persistence.Open(context.Background(), persistence.Config{DB: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	quiet := slog.New(slog.DiscardHandler)
+	h.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return quiet }))
+	out, err := managed.New(managed.Config{Dir: filepath.Join(h.data, "tool-output")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var contributions []supervisor.ContextContribution
+	for _, k := range []string{"env", "rules"} {
+		src := h.sources[k]
+		key := "test/" + k
+		contributions = append(contributions, supervisor.ContextContribution{Key: k, Sources: func(string) (contextsources.SystemContext, error) {
+			s, err := contextsources.Make(contextsources.Spec[string]{
+				Key:      key,
+				Load:     src.load,
+				Baseline: func(v string) string { return key + ": " + v },
+				Removal:  func(string) string { return key + " no longer applies" },
+			})
+			if err != nil {
+				return contextsources.SystemContext{}, err
+			}
+			return contextsources.New(s)
+		}})
+	}
+	h.locs, err = supervisor.New(h.system, supervisor.Config{Logger: quiet, Children: []supervisor.ChildSpec{
+		supervisor.ContextRegistryChild(contextsources.RegistryConfig{}, contributions),
+		{Name: ToolRegistryName, Props: func(dir string) *actor.Props {
+			p, err := toolactors.Props(toolactors.Config{Dir: dir, Output: out, Logger: quiet})
+			if err != nil {
+				panic(err)
+			}
+			return p
+		}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.prov, err = scripted.New(scripted.Config{Func: func(ctx context.Context, req *provider.Request, n int) (scripted.Turn, error) {
+		h.mu.Lock()
+		f := h.turns
+		h.mu.Unlock()
+		return f(req, n)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.bus = NewBus()
+	cfg := Config{
+		Journal:      h.journal,
+		Locations:    h.locs,
+		Providers:    func(messages.ModelRef) (provider.Provider, error) { return h.prov, nil },
+		DefaultModel: testModel,
+		Bus:          h.bus,
+		Logger:       quiet,
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	h.sessions, err = NewSessions(h.system, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.stop)
+}
+
+// stop shuts the process down (idempotent).
+func (h *harness) stop() {
+	if h.sessions == nil {
+		return
+	}
+	h.sessions.Stop()
+	h.locs.Stop()
+	h.journal.Close()
+	if h.engine != nil {
+		h.engine.Close()
+	}
+	h.sessions = nil
+}
+
+// restart simulates a new process on the same data directory.
+func (h *harness) restart(opts ...harnessOption) {
+	h.stop()
+	h.start(opts...)
+}
+
+func (h *harness) ctx() context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	h.t.Cleanup(cancel)
+	return ctx
+}
+
+func (h *harness) create(id string) string {
+	h.t.Helper()
+	info, err := h.sessions.Create(h.ctx(), id, Create{Location: h.loc})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return info.Session.ID
+}
+
+func (h *harness) prompt(id, msgID, text string, d messages.Delivery, resume bool) *Receipt {
+	h.t.Helper()
+	r, err := h.sessions.Prompt(h.ctx(), id, Prompt{MessageID: msgID, Prompt: messages.Prompt{Text: text}, Delivery: d, Resume: resume})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return r
+}
+
+func (h *harness) run(id string) *Outcome {
+	h.t.Helper()
+	out, err := h.sessions.Run(h.ctx(), id)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return out
+}
+
+func (h *harness) waitIdle(id string) *Outcome {
+	h.t.Helper()
+	out, err := h.sessions.WaitIdle(h.ctx(), id)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return out
+}
+
+// events returns the session's durable event type names in order.
+func (h *harness) events(id string) []string {
+	h.t.Helper()
+	envs, err := h.journal.ReadEvents(h.ctx(), id, 0, 100000)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	out := make([]string, len(envs))
+	for i, e := range envs {
+		out[i] = strings.TrimPrefix(e.Type.Name, "session.")
+	}
+	return out
+}
+
+// history renders the model-visible history compactly: U(text), A(text), S(text), T(call=output).
+func (h *harness) history(id string) []string {
+	h.t.Helper()
+	msgs, err := h.journal.ModelHistory(h.ctx(), id)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return renderHistory(msgs)
+}
+
+func renderHistory(msgs []persistence.Message) []string {
+	var out []string
+	for _, m := range msgs {
+		switch m.Role {
+		case persistence.RoleUser:
+			out = append(out, "U:"+m.Prompt.Text)
+		case persistence.RoleSystem:
+			out = append(out, "S:"+m.Text)
+		case persistence.RoleCompaction:
+			out = append(out, "C:"+m.Text)
+		case persistence.RoleAssistant:
+			var b strings.Builder
+			b.WriteString("A:")
+			for _, p := range m.Parts {
+				switch p.Kind {
+				case persistence.PartText:
+					b.WriteString(p.Text)
+				case persistence.PartTool:
+					b.WriteString("[" + p.Tool.Tool + ":" + string(p.Tool.State) + "]")
+				}
+			}
+			out = append(out, b.String())
+		}
+	}
+	return out
+}
+
+// requestRoles renders a provider request's messages as role:text.
+func requestRoles(req provider.Request) []string {
+	var out []string
+	for _, m := range req.Messages {
+		s := string(m.Role) + ":" + m.Text
+		for _, c := range m.ToolCalls {
+			s += "[call " + c.Name + "]"
+		}
+		if m.ToolResult != nil {
+			s += m.ToolResult.Output
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// checkReplay rebuilds every projection from the event log and asserts no
+// difference (scenario 60 holds for every scenario).
+func (h *harness) checkReplay() {
+	h.t.Helper()
+	rep, err := h.journal.Verify(h.ctx())
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if !rep.Clean() {
+		h.t.Fatalf("projections differ from a replay of the events: %v", rep.Differences)
+	}
+}
+
+func text(s string) func(*provider.Request, int) (scripted.Turn, error) {
+	return func(*provider.Request, int) (scripted.Turn, error) { return scripted.Turn{Text: s}, nil }
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+var allowAll = []permission.Rule{{Action: "*", Resource: "*", Effect: permission.Allow}}

@@ -1,0 +1,80 @@
+package actors
+
+import (
+	"fmt"
+
+	"github.com/sessionrt/sessionrt/messages"
+	"github.com/sessionrt/sessionrt/persistence"
+	"github.com/sessionrt/sessionrt/toolactors"
+)
+
+// RestartNote is the model-visible note added when a session mid-drain is
+// resumed after its process died.
+const RestartNote = "The server restarted while you were working. Tool calls that were still running were stopped and failed with \"" + InterruptedToolError + "\"; their side effects may be partial. Continue from the conversation above."
+
+// recoverSession asks an activation to apply the restart policy; the reply is
+// an *Outcome when resumed (after the drain) or *Done when marked interrupted.
+type recoverSession struct{ policy Recovery }
+
+// failLeftovers settles, durably, whatever a dead owner left open: every tool
+// call still pending or running fails with "Tool execution interrupted" and
+// an unfinished turn fails, before this activation can call a provider. No
+// tool is ever run again.
+func (a *sessionActor) failLeftovers(why string) error {
+	ctx := a.rt.ctx
+	open, err := a.rt.journal.ToolCalls(ctx, a.id, persistence.ToolPending, persistence.ToolRunning)
+	if err != nil {
+		return fmt.Errorf("session %s: find leftover tools: %w", a.id, err)
+	}
+	history, err := a.rt.journal.ModelHistory(ctx, a.id)
+	if err != nil {
+		return fmt.Errorf("session %s: find leftover turn: %w", a.id, err)
+	}
+	var unfinished []string
+	for _, m := range history {
+		if m.Role == persistence.RoleAssistant && !m.Finished {
+			unfinished = append(unfinished, m.ID)
+		}
+	}
+	if len(open) == 0 && len(unfinished) == 0 {
+		return nil
+	}
+	if len(open) > 0 {
+		// A previous incarnation in this very process may still run them:
+		// kill them before recording that they were interrupted.
+		if loc, err := a.rt.resolveLocation(a.sess.Location); err == nil {
+			_, _ = a.system.Root.RequestFuture(loc.tools, &toolactors.CancelTool{SessionID: a.id}, a.rt.cfg.RequestTimeout).Result()
+		}
+	}
+	var evs []messages.Event
+	for _, c := range open {
+		evs = append(evs, messages.ToolFailed{AssistantMessageID: c.AssistantMessageID, CallID: c.CallID, Error: InterruptedToolError})
+	}
+	for _, id := range unfinished {
+		evs = append(evs, messages.TurnFailed{AssistantMessageID: id, ErrorKind: "interrupted", Message: why})
+	}
+	return a.append(evs...)
+}
+
+// recoverAfterRestart applies the restart policy to a session that was mid-drain.
+func (a *sessionActor) recoverAfterRestart(policy Recovery) any {
+	if !a.exists || a.sess.Status != persistence.StatusBusy || a.drain != nil {
+		return &Done{LastSeq: a.seq}
+	}
+	if policy == RecoverInterrupt {
+		if err := a.append(messages.Interrupted{Reason: "server restarted"}, messages.Idle{}); err != nil {
+			return err
+		}
+		a.sess.Status = persistence.StatusIdle
+		return &Done{LastSeq: a.seq}
+	}
+	if a.epoch != nil {
+		// Tell the model, chronologically, without touching the baseline.
+		if err := a.append(messages.ContextUpdated{MessageID: messages.NewID("ctx"), Text: RestartNote, Snapshot: a.epoch.Snapshot}); err != nil {
+			return err
+		}
+	}
+	a.sess.Status = persistence.StatusIdle
+	a.startDrain(true, nil)
+	return &Done{LastSeq: a.seq}
+}

@@ -1,0 +1,194 @@
+package actors
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/sessionrt/sessionrt/contextsources"
+	"github.com/sessionrt/sessionrt/messages"
+	"github.com/sessionrt/sessionrt/persistence"
+	"github.com/sessionrt/sessionrt/provider"
+	"github.com/sessionrt/sessionrt/supervisor"
+	"github.com/sessionrt/sessionrt/toolactors"
+	"github.com/sessionrt/sessionrt/toolactors/permission"
+)
+
+// Agent is one agent's configuration as the Session uses it.
+type Agent struct {
+	// TurnLimit is the provider-turn allowance per activity; 0 means DefaultTurnLimit.
+	TurnLimit int
+	// Rules are the agent's permission rules, in order (last match wins,
+	// no match asks).
+	Rules []permission.Rule
+	// Context are extra Context Sources of this agent (its skill guidance),
+	// composed with the Location's sources just before admission.
+	Context []contextsources.SystemContext
+}
+
+// Recovery says what happens to a session found mid-drain after a restart.
+type Recovery string
+
+const (
+	// RecoverResume runs the session once more, telling the model the server restarted.
+	RecoverResume Recovery = "resume"
+	// RecoverInterrupt marks the session interrupted; its inbox stays for a later run.
+	RecoverInterrupt Recovery = "interrupt"
+)
+
+// Config is what Sessions needs. Journal, Locations and Providers are required.
+type Config struct {
+	Journal   *persistence.Journal
+	Locations *supervisor.Locations
+	// Providers returns the provider for a model.
+	Providers func(messages.ModelRef) (provider.Provider, error)
+	// Owner names this process in journal ownership records. Default: host:pid.
+	Owner string
+	// Agents by name; DefaultAgent (default "build") must be one of them.
+	// Default: a "build" agent that allows every tool.
+	Agents       map[string]Agent
+	DefaultAgent string
+	DefaultModel messages.ModelRef
+	// InboxLimit refuses admissions beyond this many pending prompts. Default 1000.
+	InboxLimit int
+	// IdleAfter passivates a session with no drain after this long. Default 1 minute.
+	IdleAfter time.Duration
+	// RequestTimeout bounds short commands (prompt, create, switches). Default 30 s.
+	RequestTimeout time.Duration
+	// Recovery is applied to sessions found mid-drain. Default RecoverResume.
+	Recovery Recovery
+	// Bus receives live events; nil publishes nothing.
+	Bus    *Bus
+	Logger *slog.Logger
+}
+
+func (c *Config) withDefaults() error {
+	if c.Journal == nil || c.Locations == nil || c.Providers == nil {
+		return errors.New("sessions: Journal, Locations and Providers are required")
+	}
+	if c.Owner == "" {
+		host, _ := os.Hostname()
+		c.Owner = fmt.Sprintf("%s:%d", host, os.Getpid())
+	}
+	if c.DefaultAgent == "" {
+		c.DefaultAgent = "build"
+	}
+	if c.Agents == nil {
+		c.Agents = map[string]Agent{"build": {Rules: []permission.Rule{{Action: "*", Resource: "*", Effect: permission.Allow}}}}
+	}
+	if _, ok := c.Agents[c.DefaultAgent]; !ok {
+		return fmt.Errorf("sessions: default agent %q is not configured", c.DefaultAgent)
+	}
+	if c.InboxLimit <= 0 {
+		c.InboxLimit = 1000
+	}
+	if c.IdleAfter <= 0 {
+		c.IdleAfter = time.Minute
+	}
+	if c.RequestTimeout <= 0 {
+		c.RequestTimeout = 30 * time.Second
+	}
+	if c.Recovery == "" {
+		c.Recovery = RecoverResume
+	}
+	if c.Recovery != RecoverResume && c.Recovery != RecoverInterrupt {
+		return fmt.Errorf("sessions: recovery policy %q: want resume or interrupt", c.Recovery)
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return nil
+}
+
+// runtime is what every Session actor of a process shares.
+type runtime struct {
+	cfg     Config
+	ctx     context.Context // cancelled when Sessions stops
+	journal *persistence.Journal
+	bus     *Bus
+	owner   string
+	system  *actor.ActorSystem
+	acts    *activations
+}
+
+func (rt *runtime) agent(name string) Agent {
+	if a, ok := rt.cfg.Agents[name]; ok {
+		return a
+	}
+	return rt.cfg.Agents[rt.cfg.DefaultAgent]
+}
+
+func (rt *runtime) agentContext(name string) []contextsources.SystemContext {
+	return rt.agent(name).Context
+}
+
+func (rt *runtime) provider(m messages.ModelRef) (provider.Provider, error) {
+	p, err := rt.cfg.Providers(m)
+	if err != nil {
+		return nil, fmt.Errorf("provider for %s/%s: %w", m.Provider, m.ID, err)
+	}
+	return p, nil
+}
+
+// locationPIDs are the Location children a drain talks to.
+type locationPIDs struct {
+	context, tools *actor.PID
+}
+
+// resolveLocation blocks: call it off the mailbox.
+func (rt *runtime) resolveLocation(dir string) (*locationPIDs, error) {
+	ctx, cancel := context.WithTimeout(rt.ctx, rt.cfg.RequestTimeout)
+	defer cancel()
+	c, err := rt.cfg.Locations.Child(ctx, dir, supervisor.ContextRegistryName)
+	if err != nil {
+		return nil, err
+	}
+	t, err := rt.cfg.Locations.Child(ctx, dir, ToolRegistryName)
+	if err != nil {
+		return nil, err
+	}
+	return &locationPIDs{context: c, tools: t}, nil
+}
+
+// ToolRegistryName is the Location child that runs tools.
+const ToolRegistryName = "tools"
+
+// observeContext blocks: call it off the mailbox.
+func (rt *runtime) observeContext(pid *actor.PID, extra []contextsources.SystemContext) (contextsources.Observation, error) {
+	res, err := rt.system.Root.RequestFuture(pid, &supervisor.ObserveContext{Extra: extra}, rt.cfg.RequestTimeout).Result()
+	if err != nil {
+		return contextsources.Observation{}, err
+	}
+	o, ok := res.(*supervisor.ContextObserved)
+	if !ok {
+		return contextsources.Observation{}, fmt.Errorf("context registry answered %T", res)
+	}
+	return o.Observation, o.Err
+}
+
+// catalog blocks: call it off the mailbox.
+func (rt *runtime) catalog(pid *actor.PID, agent string) ([]provider.Tool, error) {
+	res, err := rt.system.Root.RequestFuture(pid, &toolactors.CatalogRequest{Rules: rt.agent(agent).Rules}, rt.cfg.RequestTimeout).Result()
+	if err != nil {
+		return nil, err
+	}
+	cat, ok := res.(*toolactors.Catalog)
+	if !ok {
+		return nil, fmt.Errorf("tool registry answered %T", res)
+	}
+	out := make([]provider.Tool, 0, len(cat.Tools))
+	for _, d := range cat.Tools {
+		schema, err := json.Marshal(d.Input)
+		if err != nil {
+			return nil, fmt.Errorf("tool %s schema: %w", d.Name, err)
+		}
+		out = append(out, provider.Tool{Name: d.Name, Description: d.Description, Schema: schema})
+	}
+	return out, nil
+}

@@ -1,0 +1,271 @@
+package actors
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync/atomic"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/sessionrt/sessionrt/messages"
+	"github.com/sessionrt/sessionrt/persistence"
+)
+
+// tokens are process-wide so that a continuation registered by a previous
+// incarnation of an actor (protoactor keeps the PID across a restart) can
+// never match the new incarnation's work.
+var tokens atomic.Uint64
+
+func nextToken() uint64 { return tokens.Add(1) }
+
+// sessionActor is one Session. Its mailbox serializes everything the session
+// does; the drain's decisions are Decide's, the actor only carries them out.
+type sessionActor struct {
+	id     string
+	rt     *runtime
+	self   *actor.PID
+	system *actor.ActorSystem
+	log    *slog.Logger
+
+	loaded    bool
+	exists    bool
+	sess      persistence.Session
+	seq       int64 // the stream's last seq as this owner knows it
+	ownership int64 // journal ownership epoch: every append is fenced by it
+	pending   []persistence.InboxEntry
+	epoch     *persistence.Epoch // nil when no Context Epoch is active
+
+	drain     *drain
+	wakeAgain bool // a wake arrived during the drain: one follow-up drain
+	idle      idleTimer
+	perms     map[string]*permissionWait // pending permission asks by request ID
+}
+
+// errFenced stops an activation that lost ownership: another activation (a
+// cluster member, or a newer incarnation here) appended since.
+var errFenced = errors.New("session ownership moved to another activation")
+
+func (a *sessionActor) Receive(ctx actor.Context) {
+	defer a.recoverPanic(ctx)
+	switch m := ctx.Message().(type) {
+	case *actor.Started:
+		a.self, a.system = ctx.Self(), ctx.ActorSystem()
+		a.idle.touch(a.system, a.self)
+		if err := a.activate(ctx); err != nil {
+			a.log.Error("session activation failed", "session", a.id, "err", err)
+		}
+		return
+	case *actor.Stopping:
+		a.idle.stop()
+		a.abandon("session actor stopping")
+		return
+	case *actor.Restarting, *actor.Stopped:
+		return
+	case idleTick:
+		a.onIdleTick(ctx, m)
+		return
+	}
+	a.idle.touch(a.system, a.self)
+	if !a.loaded {
+		if err := a.activate(ctx); err != nil {
+			a.respond(ctx, err)
+			return
+		}
+	}
+	switch m := ctx.Message().(type) {
+	case *Create:
+		a.respond(ctx, a.create(m))
+	case *Prompt:
+		a.respond(ctx, a.prompt(m))
+	case *Run:
+		a.run(ctx)
+	case *Wake:
+		a.wake()
+		a.respond(ctx, &Done{LastSeq: a.seq})
+	case *Interrupt:
+		a.interrupt(ctx)
+	case *Move:
+		a.respond(ctx, a.move(m))
+	case *SwitchAgent:
+		a.respond(ctx, a.switchAgent(m))
+	case *SwitchModel:
+		a.respond(ctx, a.switchModel(m))
+	case *ReplyPermission:
+		a.respond(ctx, a.replyPermission(m))
+	case *WaitIdle:
+		if a.drain == nil {
+			a.respond(ctx, &Outcome{LastSeq: a.seq})
+			return
+		}
+		a.drain.waiters = append(a.drain.waiters, ctx.Sender())
+	case *recoverSession:
+		a.respond(ctx, a.recoverAfterRestart(m.policy))
+	default:
+		a.onDrainMessage(ctx, m)
+	}
+}
+
+// respond answers the sender, if any; errors travel as values.
+func (a *sessionActor) respond(ctx actor.Context, res any) {
+	if ctx.Sender() == nil {
+		return
+	}
+	if err, ok := res.(error); ok && err != nil {
+		ctx.Respond(&CommandError{Msg: err.Error(), Code: errorCode(err)})
+		return
+	}
+	ctx.Respond(res)
+}
+
+// recoverPanic turns a panic into an error reply (so no caller waits for a
+// timeout), then re-panics so the supervisor restarts the actor: its state is
+// rebuilt from the journal, which is the only truth.
+func (a *sessionActor) recoverPanic(ctx actor.Context) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	a.log.Error("session actor panicked", "session", a.id, "panic", r, "stack", string(debug.Stack()))
+	if ctx.Sender() != nil {
+		ctx.Respond(&CommandError{Msg: fmt.Sprintf("session %s: internal error: %v", a.id, r), Code: CodeInternal})
+	}
+	if a.drain != nil {
+		for _, w := range a.drain.waiters {
+			ctx.Send(w, &Outcome{Err: fmt.Sprintf("internal error: %v", r), Kind: "internal", LastSeq: a.seq})
+		}
+		a.drain.waiters = nil
+	}
+	panic(r)
+}
+
+// activate acquires journal ownership and loads the session's state.
+func (a *sessionActor) activate(ctx actor.Context) error {
+	own, err := a.rt.journal.Acquire(a.rt.ctx, a.id, a.rt.owner)
+	if err != nil {
+		return fmt.Errorf("session %s: acquire: %w", a.id, err)
+	}
+	a.ownership, a.seq = own.Epoch, own.LastSeq
+	if err := a.reload(); err != nil {
+		return err
+	}
+	a.loaded = true
+	if a.exists {
+		// A previous incarnation may have died mid-turn: settle what it
+		// left before anything else can call a provider.
+		if err := a.failLeftovers("session restarted"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// reload reads the projections this actor keeps in memory.
+func (a *sessionActor) reload() error {
+	ctx := a.rt.ctx
+	sess, err := a.rt.journal.Session(ctx, a.id)
+	if errors.Is(err, persistence.ErrNotFound) {
+		a.exists = false
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("session %s: load: %w", a.id, err)
+	}
+	a.exists, a.sess = true, sess
+	if sess.LastSeq > a.seq {
+		a.seq = sess.LastSeq
+	}
+	if a.pending, err = a.rt.journal.PendingInbox(ctx, a.id); err != nil {
+		return fmt.Errorf("session %s: load inbox: %w", a.id, err)
+	}
+	ep, ok, err := a.rt.journal.Epoch(ctx, a.id)
+	if err != nil {
+		return fmt.Errorf("session %s: load context epoch: %w", a.id, err)
+	}
+	a.epoch = nil
+	if ok {
+		a.epoch = &ep
+	}
+	return nil
+}
+
+// append writes events fenced by this activation's ownership and applies
+// them to the in-memory state. On a fence or conflict the activation is
+// stale: it stops, and the next command re-activates from the journal.
+func (a *sessionActor) append(events ...messages.Event) error {
+	last, err := a.rt.journal.Append(a.rt.ctx, a.id, a.seq, a.ownership, events...)
+	if err != nil {
+		if errors.Is(err, persistence.ErrFenced) || errors.Is(err, persistence.ErrConflict) {
+			a.log.Warn("session activation fenced; stopping", "session", a.id, "err", err)
+			a.loaded = false
+			a.abandon("fenced")
+			a.system.Root.Stop(a.self)
+			return fmt.Errorf("session %s: %w: %v", a.id, errFenced, err)
+		}
+		return fmt.Errorf("session %s: append: %w", a.id, err)
+	}
+	first := a.seq + 1
+	a.seq = last
+	for i, ev := range events {
+		a.apply(first+int64(i), ev)
+		a.publish(first+int64(i), ev)
+	}
+	return nil
+}
+
+// apply keeps the in-memory copy of the projections this actor decides on.
+func (a *sessionActor) apply(seq int64, ev messages.Event) {
+	switch e := ev.(type) {
+	case messages.PromptPromoted:
+		promoted := map[string]bool{}
+		for _, id := range e.MessageIDs {
+			promoted[id] = true
+		}
+		kept := a.pending[:0]
+		for _, p := range a.pending {
+			if !promoted[p.MessageID] {
+				kept = append(kept, p)
+			}
+		}
+		a.pending = kept
+	case messages.ContextEpochInitialized:
+		a.epoch = &persistence.Epoch{Revision: e.Revision, Baseline: e.Baseline, Snapshot: e.Snapshot, Location: e.Location, BaselineSeq: seq, UpdatedSeq: seq}
+	case messages.ContextEpochReplaced:
+		a.epoch = &persistence.Epoch{Revision: e.Revision, Baseline: e.Baseline, Snapshot: e.Snapshot, Location: e.Location, BaselineSeq: seq, UpdatedSeq: seq}
+	case messages.ContextEpochCleared:
+		a.epoch = nil
+	case messages.ContextUpdated:
+		if a.epoch != nil {
+			a.epoch.Snapshot, a.epoch.UpdatedSeq = e.Snapshot, seq
+		}
+	case messages.AgentSwitched:
+		a.sess.Agent = e.Agent
+	case messages.ModelSwitched:
+		a.sess.Model = e.Model
+	case messages.Moved:
+		a.sess.Location = e.To
+	case messages.CompactionEnded:
+		a.sess.HistorySeq = seq
+	}
+	a.sess.LastSeq = seq
+}
+
+func (a *sessionActor) publish(seq int64, ev messages.Event) {
+	if a.rt.bus == nil {
+		return
+	}
+	a.rt.bus.Publish(Live{SessionID: a.id, Event: &messages.Envelope{SessionID: a.id, Seq: seq, Type: ev.EventType(), Event: ev}})
+}
+
+func (a *sessionActor) onIdleTick(ctx actor.Context, tick idleTick) {
+	if !a.idle.fired(tick) || a.drain != nil || len(a.perms) > 0 {
+		return
+	}
+	if a.rt.acts.tryPassivate(a.id, a.self) {
+		a.idle.stop()
+		ctx.Stop(a.self)
+		return
+	}
+	a.idle.touch(a.system, a.self)
+}

@@ -1,0 +1,184 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/sessionrt/sessionrt/messages"
+	"github.com/sessionrt/sessionrt/persistence"
+)
+
+// Sessions is the one door to Session actors: callers name a session by ID
+// and never hold a PID, so the cluster can place the same actors as grains.
+type Sessions struct {
+	rt     *runtime
+	cancel context.CancelFunc
+}
+
+// longWait bounds commands that wait for a drain (Run, WaitIdle); the
+// caller's context is the real bound.
+const longWait = 24 * time.Hour
+
+// NewSessions starts the facade on system.
+func NewSessions(system *actor.ActorSystem, cfg Config) (*Sessions, error) {
+	if err := cfg.withDefaults(); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	rt := &runtime{cfg: cfg, ctx: ctx, journal: cfg.Journal, bus: cfg.Bus, owner: cfg.Owner, system: system}
+	rt.acts = newActivations(system, "session", func(id string) *actor.Props {
+		return actor.PropsFromProducer(func() actor.Actor {
+			return &sessionActor{id: id, rt: rt, log: cfg.Logger, idle: idleTimer{after: cfg.IdleAfter}}
+		})
+	})
+	rt.acts.spawner = system.Root.WithGuardian(sessionStrategy)
+	return &Sessions{rt: rt, cancel: cancel}, nil
+}
+
+// sessionStrategy is the guardian of every Session actor. A panic restarts
+// the actor, which rebuilds its state from the journal (the only truth) and
+// fails whatever tool calls the dead incarnation left open. More than 5
+// failures within 10 s stop it instead: the next command activates it
+// afresh, and a poison command cannot spin the CPU.
+var sessionStrategy = actor.NewOneForOneStrategy(5, 10*time.Second, func(any) actor.Directive { return actor.RestartDirective })
+
+// Bus returns the live bus (nil when none was configured).
+func (s *Sessions) Bus() *Bus { return s.rt.bus }
+
+// Journal returns the journal the sessions write to.
+func (s *Sessions) Journal() *persistence.Journal { return s.rt.journal }
+
+func (s *Sessions) ask(ctx context.Context, id string, msg any, timeout time.Duration) (any, error) {
+	if id == "" {
+		return nil, invalidf("empty session ID")
+	}
+	res, err := s.rt.acts.request(ctx, id, msg, timeout)
+	if err != nil {
+		return nil, err
+	}
+	if ce, ok := res.(*CommandError); ok {
+		return nil, ce
+	}
+	return res, nil
+}
+
+// Create makes a session (a new ID when id is empty) or returns the existing one.
+func (s *Sessions) Create(ctx context.Context, id string, c Create) (*Info, error) {
+	if id == "" {
+		id = messages.NewID("ses")
+	}
+	res, err := s.ask(ctx, id, &c, s.rt.cfg.RequestTimeout)
+	if err != nil {
+		return nil, err
+	}
+	return res.(*Info), nil
+}
+
+// Prompt admits one input; the receipt carries the admitted seq and is
+// durable before Prompt returns.
+func (s *Sessions) Prompt(ctx context.Context, id string, p Prompt) (*Receipt, error) {
+	res, err := s.ask(ctx, id, &p, s.rt.cfg.RequestTimeout)
+	if err != nil {
+		return nil, err
+	}
+	return res.(*Receipt), nil
+}
+
+// Run resumes the session explicitly and returns how the drain ended.
+func (s *Sessions) Run(ctx context.Context, id string) (*Outcome, error) {
+	res, err := s.ask(ctx, id, &Run{}, longWait)
+	if err != nil {
+		return nil, err
+	}
+	return res.(*Outcome), nil
+}
+
+// Wake reports new inbox work.
+func (s *Sessions) Wake(ctx context.Context, id string) error {
+	_, err := s.ask(ctx, id, &Wake{}, s.rt.cfg.RequestTimeout)
+	return err
+}
+
+// WaitIdle blocks until the session has no drain and returns the last outcome.
+func (s *Sessions) WaitIdle(ctx context.Context, id string) (*Outcome, error) {
+	res, err := s.ask(ctx, id, &WaitIdle{}, longWait)
+	if err != nil {
+		return nil, err
+	}
+	return res.(*Outcome), nil
+}
+
+// Interrupt stops the session's drain on this process and returns once its
+// cleanup is done. An idle or unknown session is a no-op.
+func (s *Sessions) Interrupt(ctx context.Context, id string) error {
+	if !s.rt.acts.isLive(id) {
+		return nil // nothing of it runs here
+	}
+	_, err := s.ask(ctx, id, &Interrupt{}, longWait)
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
+// Move changes the session's Location.
+func (s *Sessions) Move(ctx context.Context, id, to string) (*Info, error) {
+	return s.info(ctx, id, &Move{To: to})
+}
+
+// SwitchAgent selects the agent for the next provider turn.
+func (s *Sessions) SwitchAgent(ctx context.Context, id, agent string) (*Info, error) {
+	return s.info(ctx, id, &SwitchAgent{Agent: agent})
+}
+
+// SwitchModel selects the model for the next provider turn.
+func (s *Sessions) SwitchModel(ctx context.Context, id string, m messages.ModelRef) (*Info, error) {
+	return s.info(ctx, id, &SwitchModel{Model: m})
+}
+
+func (s *Sessions) info(ctx context.Context, id string, msg any) (*Info, error) {
+	res, err := s.ask(ctx, id, msg, s.rt.cfg.RequestTimeout)
+	if err != nil {
+		return nil, err
+	}
+	return res.(*Info), nil
+}
+
+// ReplyPermission answers a pending permission request.
+func (s *Sessions) ReplyPermission(ctx context.Context, id string, r ReplyPermission) error {
+	_, err := s.ask(ctx, id, &r, s.rt.cfg.RequestTimeout)
+	return err
+}
+
+// Recover finds the sessions that were mid-drain when their owner died and
+// applies the configured policy to each (resume once, or mark interrupted).
+// progress, when set, is called after each session.
+func (s *Sessions) Recover(ctx context.Context, progress func(done, total int)) ([]string, error) {
+	ids, err := s.rt.journal.MidDrain(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("recover: list sessions mid-drain: %w", err)
+	}
+	for i, id := range ids {
+		if _, err := s.ask(ctx, id, &recoverSession{policy: s.rt.cfg.Recovery}, s.rt.cfg.RequestTimeout); err != nil {
+			return ids[:i], fmt.Errorf("recover session %s: %w", id, err)
+		}
+		if progress != nil {
+			progress(i+1, len(ids))
+		}
+	}
+	return ids, nil
+}
+
+// Active lists the sessions with a live activation in this process.
+func (s *Sessions) Active() []string { return s.rt.acts.active() }
+
+// Stop stops every session actor (drains are abandoned without writing;
+// their sessions are recovered at the next start) and cancels work in flight.
+func (s *Sessions) Stop() {
+	s.rt.acts.stopAll()
+	s.cancel()
+}

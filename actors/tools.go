@@ -1,0 +1,167 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/sessionrt/sessionrt/messages"
+	"github.com/sessionrt/sessionrt/toolactors"
+	"github.com/sessionrt/sessionrt/toolactors/permission"
+)
+
+// toolSettled is the registry's settlement as the Session receives it.
+type toolSettled = toolactors.ToolSettled
+
+// executeTool starts a recorded call as a child actor of the Location's tool
+// registry; its one settlement comes back to this actor.
+func (a *sessionActor) executeTool(t *turn, c *toolCall) {
+	d := a.drain
+	a.system.Root.Send(d.loc.tools, &toolactors.ExecuteTool{
+		SessionID:          a.id,
+		AssistantMessageID: t.assistantID,
+		CallID:             c.id,
+		Tool:               c.tool,
+		Input:              c.input,
+		Agent:              t.agent,
+		Dir:                d.location,
+		Rules:              a.rt.agent(t.agent).Rules,
+		Asker:              a.asker(t.token, t.assistantID, c.id),
+		ReplyTo:            a.self,
+	})
+}
+
+// cancelTools kills every running call of this session; each settles as interrupted.
+func (a *sessionActor) cancelTools() {
+	if a.drain == nil || a.drain.loc == nil {
+		return
+	}
+	a.system.Root.Send(a.drain.loc.tools, &toolactors.CancelTool{SessionID: a.id})
+}
+
+func (a *sessionActor) onToolSettled(m *toolSettled) {
+	d := a.drain
+	if d == nil || d.turn == nil || d.turn.assistantID != m.AssistantMessageID {
+		return // a settlement of an abandoned turn: already failed durably
+	}
+	t := d.turn
+	c, ok := t.calls[m.CallID]
+	if !ok || c.settled {
+		return
+	}
+	c.settled = true
+	t.unsettled--
+	var ev messages.Event
+	rejectWithoutFeedback := false
+	if m.Output != nil {
+		path := m.Output.ManagedPath
+		if path == "" {
+			path = m.Output.ToolManagedPath
+		}
+		ev = messages.ToolSucceeded{AssistantMessageID: t.assistantID, CallID: c.id, Output: m.Output.Text,
+			Structured: m.Output.Structured, ManagedPath: path, Lossy: m.Output.Lossy}
+	} else {
+		msg := "tool failed"
+		if m.Error != nil {
+			msg = m.Error.Message
+			rejectWithoutFeedback = m.Error.Kind == toolactors.ErrorRejected && m.Error.Feedback == ""
+		}
+		ev = messages.ToolFailed{AssistantMessageID: t.assistantID, CallID: c.id, Error: msg}
+	}
+	if err := a.append(ev); err != nil {
+		if t.err == nil {
+			t.err = err
+		}
+	}
+	if rejectWithoutFeedback {
+		// A rejection without feedback stops the drain; with feedback the
+		// model sees the error and the drain goes on.
+		a.beginInterrupt()
+	}
+	if a.drain != nil && a.drain.turn == t && !t.streaming && t.unsettled == 0 {
+		a.finishTurn()
+	}
+}
+
+// permissionAsk carries a tool's ask into the mailbox so that the request
+// is journaled by the session's single writer.
+type permissionAsk struct {
+	token       uint64
+	assistantID string
+	callID      string
+	req         permission.Request
+	ch          chan permission.Reply
+}
+
+type permissionWait struct {
+	ch  chan permission.Reply
+	req permission.Request
+}
+
+// asker is the permission.Asker a tool call uses: it journals the request
+// through this actor and waits for the client's reply or the call's end.
+func (a *sessionActor) asker(token uint64, assistantID, callID string) permission.Asker {
+	system, self := a.system, a.self
+	return permission.AskerFunc(func(ctx context.Context, req permission.Request) (permission.Reply, error) {
+		ch := make(chan permission.Reply, 1)
+		system.Root.Send(self, &permissionAsk{token: token, assistantID: assistantID, callID: callID, req: req, ch: ch})
+		select {
+		case r, ok := <-ch:
+			if !ok {
+				return permission.Reply{}, fmt.Errorf("permission request abandoned: the session stopped")
+			}
+			return r, nil
+		case <-ctx.Done():
+			return permission.Reply{}, ctx.Err()
+		}
+	})
+}
+
+func (a *sessionActor) onPermissionAsk(m *permissionAsk) {
+	if a.drain == nil || a.drain.turn == nil || a.drain.turn.token != m.token {
+		close(m.ch)
+		return
+	}
+	id := messages.NewID("per")
+	resources := m.req.Resources
+	if err := a.append(messages.PermissionAsked{RequestID: id, AssistantMessageID: m.assistantID, CallID: m.callID, Action: m.req.Action, Resources: resources}); err != nil {
+		close(m.ch)
+		return
+	}
+	if a.perms == nil {
+		a.perms = map[string]*permissionWait{}
+	}
+	a.perms[id] = &permissionWait{ch: m.ch, req: m.req}
+}
+
+func (a *sessionActor) replyPermission(m *ReplyPermission) any {
+	if !a.exists {
+		return a.notFound()
+	}
+	switch m.Reply {
+	case messages.ReplyOnce, messages.ReplyAlways, messages.ReplyReject:
+	default:
+		return invalidf(fmt.Sprintf("permission reply %q: want once, always or reject", m.Reply))
+	}
+	w, ok := a.perms[m.RequestID]
+	if !ok {
+		pending, err := a.rt.journal.PendingPermissions(a.rt.ctx, a.id)
+		if err != nil {
+			return err
+		}
+		found := false
+		for _, p := range pending {
+			found = found || p.RequestID == m.RequestID
+		}
+		if !found {
+			return &CommandError{Code: CodeNotFound, Msg: fmt.Sprintf("session %s has no pending permission request %s", a.id, m.RequestID)}
+		}
+	}
+	if err := a.append(messages.PermissionReplied{RequestID: m.RequestID, Reply: m.Reply, Feedback: m.Feedback}); err != nil {
+		return err
+	}
+	if ok {
+		delete(a.perms, m.RequestID)
+		w.ch <- permission.Reply{Answer: permission.Answer(m.Reply), Feedback: m.Feedback}
+	}
+	return &Done{LastSeq: a.seq}
+}
