@@ -593,3 +593,33 @@ func TestInvalidPermissionRuleFailsTheCallNamingIt(t *testing.T) {
 	default:
 	}
 }
+
+// lateSuccessTool succeeds only after its call is cancelled, like a tool finishing at
+// the very moment an interrupt arrives.
+type lateSuccessTool struct{ started chan struct{} }
+
+func (lateSuccessTool) Definition() tools.Definition {
+	return tools.Definition{Name: "late", Action: "late", Input: schema.Object(nil, map[string]*schema.Schema{})}
+}
+
+func (l lateSuccessTool) Run(ctx context.Context, _ tools.Call) (tools.Result, error) {
+	close(l.started)
+	<-ctx.Done()
+	return tools.Result{Text: strings.Repeat("done\n", 5000)}, nil
+}
+
+func TestSuccessAtCancelIsBoundedAndSettledAsSuccess(t *testing.T) {
+	h := newHarness(t, nil)
+	tool := lateSuccessTool{started: make(chan struct{})}
+	h.sys.Root.Send(h.reg, &Contribute{Scope: "extra", Tools: []tools.Tool{tool}})
+	pending := h.execAsync(h.call("c1", "late", map[string]any{}))
+	<-tool.started
+	h.sys.Root.Send(h.reg, &CancelTool{SessionID: "s1", CallID: "c1"})
+	s := <-pending
+	if s == nil || s.Error != nil || !s.Output.Truncated || s.Output.ManagedPath == "" {
+		t.Fatalf("a success completing at cancel must settle bounded: %+v", s)
+	}
+	if n := strings.Count(s.Output.Text, "\n"); n > 2000 {
+		t.Fatalf("raw oversized success published: %d lines", n)
+	}
+}
