@@ -36,14 +36,17 @@ type Config struct {
 	// Table is the table name (default "telemetry_spans"); letters, digits and
 	// underscores only, at most 64 characters. It is created if missing.
 	Table string
-	// MaxSpans keeps at most this many spans, the newest by start time
-	// (default 100000; negative: no count limit).
+	// MaxSpans keeps about this many spans, the newest by start time
+	// (default 100000; negative: no count limit). Prune cuts to exactly
+	// MaxSpans; between background runs the table may exceed it.
 	MaxSpans int
 	// MaxAge drops spans that started longer ago than this (default 7 days;
 	// negative: no age limit).
 	MaxAge time.Duration
 	// PruneInterval is how often retention runs in the background (default
 	// one minute; negative: never in the background, call Prune yourself).
+	// Background runs enforce MaxSpans only once the table exceeds it by a
+	// tenth, so that the whole-table count and sort are rare.
 	PruneInterval time.Duration
 	// BatchRows is the number of spans per INSERT statement (default 200).
 	BatchRows int
@@ -117,6 +120,11 @@ type Store struct {
 	stopOnce  sync.Once
 	pruneDone chan struct{}
 	pruneMu   sync.Mutex // one prune at a time
+
+	// estimate is the table's row count as last counted, plus this Store's
+	// inserts and minus its deletes since; valid once counted is set.
+	estimate atomic.Int64
+	counted  atomic.Bool
 }
 
 var _ sdktrace.SpanExporter = (*Store)(nil)
@@ -197,6 +205,7 @@ func (s *Store) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) 
 			return err
 		}
 		s.exported.Add(uint64(n))
+		s.estimate.Add(int64(n))
 		rows = rows[n:]
 	}
 	return nil
@@ -325,18 +334,31 @@ func (s *Store) pruneLoop(every time.Duration) {
 		case <-s.stop:
 			return
 		case <-t.C:
-			if _, err := s.Prune(ctx); err != nil && ctx.Err() == nil {
+			if _, err := s.prune(ctx, false); err != nil && ctx.Err() == nil {
 				s.cfg.OnError(err)
 			}
 		}
 	}
 }
 
-// Prune applies retention now and returns the number of spans deleted.
-func (s *Store) Prune(ctx context.Context) (int64, error) {
+// Prune applies retention now, counting the table, and returns the number of
+// spans deleted.
+func (s *Store) Prune(ctx context.Context) (int64, error) { return s.prune(ctx, true) }
+
+// prune deletes spans older than MaxAge, then, if the table holds more than
+// MaxSpans, the oldest beyond that. Counting and finding the cut-off scan
+// the whole table, so background runs (exact false) do that only when the
+// running estimate says the table is over the limit by the slack: the
+// estimate is set by each count and moved by every export and delete of this
+// Store (other processes writing the same table are caught at the next count).
+func (s *Store) prune(ctx context.Context, exact bool) (int64, error) {
 	s.pruneMu.Lock()
 	defer s.pruneMu.Unlock()
 	var deleted int64
+	defer func() {
+		s.pruned.Add(uint64(deleted))
+		s.estimate.Add(-deleted)
+	}()
 	if s.cfg.MaxAge > 0 {
 		cutoff := s.cfg.Now().Add(-s.cfg.MaxAge).UnixNano()
 		res, err := s.cfg.DB.ExecContext(ctx, "DELETE FROM "+s.table+" WHERE start_ns < ?", cutoff)
@@ -346,32 +368,40 @@ func (s *Store) Prune(ctx context.Context) (int64, error) {
 		n, _ := res.RowsAffected()
 		deleted += n
 	}
-	if s.cfg.MaxSpans > 0 {
-		var count int64
-		if err := s.cfg.DB.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+s.table).Scan(&count); err != nil {
-			return deleted, fmt.Errorf("prune %s: count spans: %w", s.table, err)
-		}
-		if count > int64(s.cfg.MaxSpans) {
-			// The start time of the newest span beyond the limit: it and all
-			// older ones go. Sorting the whole table is acceptable here: it
-			// runs rarely and retention bounds the table.
-			var cutoff int64
-			err := s.cfg.DB.QueryRowContext(ctx,
-				fmt.Sprintf("SELECT start_ns FROM %s ORDER BY start_ns DESC LIMIT 1 OFFSET %d", s.table, s.cfg.MaxSpans)).Scan(&cutoff)
-			if err != nil && !errors.Is(err, sql.ErrNoRows) {
-				return deleted, fmt.Errorf("prune %s: find the %dth newest span: %w", s.table, s.cfg.MaxSpans, err)
-			}
-			if err == nil {
-				res, err := s.cfg.DB.ExecContext(ctx, "DELETE FROM "+s.table+" WHERE start_ns <= ?", cutoff)
-				if err != nil {
-					return deleted, fmt.Errorf("prune %s to %d spans: %w", s.table, s.cfg.MaxSpans, err)
-				}
-				n, _ := res.RowsAffected()
-				deleted += n
-			}
-		}
+	if s.cfg.MaxSpans <= 0 {
+		return deleted, nil
 	}
-	s.pruned.Add(uint64(deleted))
+	limit := int64(s.cfg.MaxSpans)
+	if !exact && s.counted.Load() && s.estimate.Load()-deleted <= limit+limit/10 {
+		return deleted, nil
+	}
+	var count int64
+	if err := s.cfg.DB.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+s.table).Scan(&count); err != nil {
+		return deleted, fmt.Errorf("prune %s: count spans: %w", s.table, err)
+	}
+	// The estimate becomes this count less what the deferred update subtracts.
+	s.estimate.Store(count + deleted)
+	s.counted.Store(true)
+	if count <= limit {
+		return deleted, nil
+	}
+	// The start time of the newest span beyond the limit: it and all older
+	// ones go (spans starting in the same nanosecond go together).
+	var cutoff int64
+	err := s.cfg.DB.QueryRowContext(ctx,
+		fmt.Sprintf("SELECT start_ns FROM %s ORDER BY start_ns DESC LIMIT 1 OFFSET %d", s.table, limit)).Scan(&cutoff)
+	if errors.Is(err, sql.ErrNoRows) { // deleted by someone else meanwhile
+		return deleted, nil
+	}
+	if err != nil {
+		return deleted, fmt.Errorf("prune %s: find the %dth newest span: %w", s.table, limit, err)
+	}
+	res, err := s.cfg.DB.ExecContext(ctx, "DELETE FROM "+s.table+" WHERE start_ns <= ?", cutoff)
+	if err != nil {
+		return deleted, fmt.Errorf("prune %s to %d spans: %w", s.table, limit, err)
+	}
+	n, _ := res.RowsAffected()
+	deleted += n
 	return deleted, nil
 }
 

@@ -326,3 +326,44 @@ func TestTraceReportsCorruptRows(t *testing.T) {
 		}
 	})
 }
+
+func TestBackgroundRetentionCountsOnlyWhenOverTheSlack(t *testing.T) {
+	eachBackend(t, func(t *testing.T, db *sql.DB) {
+		s := openStore(t, db, Config{MaxSpans: 10, MaxAge: -1})
+		next := 0
+		add := func(n int) {
+			var stubs []tracetest.SpanStub
+			for range n {
+				next++
+				stubs = append(stubs, stub("ses_g", byte(next), 0, fmt.Sprint("s", next), next, 1))
+			}
+			export(t, s, stubs...)
+		}
+		stored := func() int {
+			got, err := s.Trace(ctxT(t), "ses_g")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return len(got)
+		}
+		steps := []struct {
+			add, wantPruned, wantStored int
+			exact                       bool
+		}{
+			{add: 12, wantPruned: 2, wantStored: 10}, // first run counts: over the limit
+			{add: 1, wantPruned: 0, wantStored: 11},  // within the slack (10 + 1): no count
+			{add: 1, wantPruned: 2, wantStored: 10},  // over the slack
+			{add: 1, wantPruned: 1, wantStored: 10, exact: true},
+		}
+		for i, st := range steps {
+			add(st.add)
+			n, err := s.prune(ctxT(t), st.exact)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n != int64(st.wantPruned) || stored() != st.wantStored {
+				t.Fatalf("step %d: pruned %d, stored %d; want %d, %d", i, n, stored(), st.wantPruned, st.wantStored)
+			}
+		}
+	})
+}
