@@ -61,7 +61,9 @@ func gatedFirst(g *gate, turn func(req *provider.Request, n int) scripted.Turn) 
 }
 
 func answer(prefix string) func(*provider.Request, int) scripted.Turn {
-	return func(_ *provider.Request, n int) scripted.Turn { return scripted.Turn{Text: prefix + string(rune('1'+n))} }
+	return func(_ *provider.Request, n int) scripted.Turn {
+		return scripted.Turn{Text: prefix + string(rune('1'+n))}
+	}
 }
 
 // send enqueues a command into the session's mailbox synchronously, so that
