@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/sessionrt/sessionrt/contextsources"
+	"github.com/sessionrt/sessionrt/contextsources/internal/canon"
 )
 
 // Key is the environment facts source key.
@@ -74,24 +75,21 @@ type Project struct {
 // ResolveProject canonicalizes dir and finds its project root: the nearest ancestor (dir
 // included) that holds ".git", else dir itself.
 func ResolveProject(dir string) (Project, error) {
-	canon, err := filepath.EvalSymlinks(dir)
+	cdir, err := canon.Dir(dir)
 	if err != nil {
-		return Project{}, fmt.Errorf("resolve project of %q: %w", dir, err)
+		return Project{}, fmt.Errorf("resolve project: %w", err)
 	}
-	if canon, err = filepath.Abs(canon); err != nil {
-		return Project{}, fmt.Errorf("resolve project of %q: %w", dir, err)
-	}
-	for d := canon; ; {
+	for d := cdir; ; {
 		_, err := os.Lstat(filepath.Join(d, ".git"))
 		if err == nil {
-			return Project{Directory: canon, Root: d, Git: true}, nil
+			return Project{Directory: cdir, Root: d, Git: true}, nil
 		}
 		if !errors.Is(err, fs.ErrNotExist) {
 			return Project{}, fmt.Errorf("resolve project of %q: %w", dir, err)
 		}
 		parent := filepath.Dir(d)
 		if parent == d {
-			return Project{Directory: canon, Root: canon}, nil
+			return Project{Directory: cdir, Root: cdir}, nil
 		}
 		d = parent
 	}
@@ -118,11 +116,11 @@ func observe(ctx context.Context, cfg Config, osn string) contextsources.Result[
 		}
 		proj = p
 	} else {
-		dir, err := filepath.EvalSymlinks(cfg.Directory)
+		dir, err := canon.Dir(cfg.Directory)
 		if err != nil {
 			return contextsources.Unavailable[Facts](fmt.Errorf("working directory: %w", err))
 		}
-		root, err := filepath.EvalSymlinks(cfg.ProjectRoot)
+		root, err := canon.Dir(cfg.ProjectRoot)
 		if err != nil {
 			return contextsources.Unavailable[Facts](fmt.Errorf("project root: %w", err))
 		}

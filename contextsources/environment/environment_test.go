@@ -11,7 +11,7 @@ import (
 	"github.com/sessionrt/sessionrt/contextsources"
 )
 
-func canon(t *testing.T, p string) string {
+func realPath(t *testing.T, p string) string {
 	t.Helper()
 	c, err := filepath.EvalSymlinks(p)
 	if err != nil {
@@ -21,7 +21,7 @@ func canon(t *testing.T, p string) string {
 }
 
 func TestEnvironmentFactsOnRealDirectories(t *testing.T) {
-	root := canon(t, t.TempDir())
+	root := realPath(t, t.TempDir())
 	sub := filepath.Join(root, "pkg", "deep")
 	if err := os.MkdirAll(sub, 0o755); err != nil {
 		t.Fatal(err)
@@ -76,7 +76,7 @@ func TestEnvironmentFactsOnRealDirectories(t *testing.T) {
 }
 
 func TestEnvironmentChangeIsOneUpdateWithTheNewFacts(t *testing.T) {
-	dir := canon(t, t.TempDir())
+	dir := realPath(t, t.TempDir())
 	shell := "/bin/bash"
 	src, err := Source(Config{Directory: dir, Getenv: func(string) string { return shell }})
 	if err != nil {

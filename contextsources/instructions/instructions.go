@@ -8,8 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/sessionrt/sessionrt/contextsources"
+	"github.com/sessionrt/sessionrt/contextsources/internal/canon"
 )
 
 // Key is the aggregate instruction source key.
@@ -107,7 +109,7 @@ func Load(ctx context.Context, cfg Config) contextsources.Result[Aggregate] {
 	var files []File
 	seen := make(map[string]bool)
 	if cfg.GlobalDir != "" {
-		f, ok, err := readGlobal(filepath.Join(cfg.GlobalDir, FileName), cfg.MaxFileBytes)
+		f, ok, err := readGlobal(cfg.GlobalDir, cfg.MaxFileBytes)
 		if err != nil {
 			return contextsources.Unavailable[Aggregate](err)
 		}
@@ -130,37 +132,40 @@ func Load(ctx context.Context, cfg Config) contextsources.Result[Aggregate] {
 }
 
 // readGlobal follows symlinks freely: the global file is the user's own configuration.
-func readGlobal(path string, limit int64) (File, bool, error) {
-	canon, err := filepath.EvalSymlinks(path)
-	if errors.Is(err, fs.ErrNotExist) {
+func readGlobal(dir string, limit int64) (File, bool, error) {
+	cdir, err := canon.Dir(dir)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 		return File{}, false, nil
 	}
 	if err != nil {
-		return File{}, false, fmt.Errorf("global instructions %s: %w", path, err)
+		return File{}, false, fmt.Errorf("global instructions: %w", err)
 	}
-	content, ok, err := readRegular(canon, limit, false)
+	path := filepath.Join(cdir, FileName)
+	content, ok, err := readRegular(path, limit, true)
+	if errors.Is(err, errSymlink) {
+		if path, err = filepath.EvalSymlinks(path); errors.Is(err, fs.ErrNotExist) {
+			return File{}, false, nil
+		} else if err != nil {
+			return File{}, false, fmt.Errorf("global instructions: %w", err)
+		}
+		content, ok, err = readRegular(path, limit, false)
+	}
 	if err != nil || !ok {
 		return File{}, false, err
 	}
-	return File{Path: canon, Scope: ScopeGlobal, Content: content}, true, nil
+	return File{Path: path, Scope: ScopeGlobal, Content: content}, true, nil
 }
 
 // walkProject collects AGENTS.md from the canonical directory up to the canonical root,
 // nearest first. A directory outside the root is not searched.
 func walkProject(ctx context.Context, cfg Config, seen map[string]bool) ([]File, error) {
-	dir, err := filepath.EvalSymlinks(cfg.Directory)
+	dir, err := canon.Dir(cfg.Directory)
 	if err != nil {
-		return nil, fmt.Errorf("project instructions: directory %s: %w", cfg.Directory, err)
+		return nil, fmt.Errorf("project instructions: directory: %w", err)
 	}
-	root, err := filepath.EvalSymlinks(cfg.ProjectRoot)
+	root, err := canon.Dir(cfg.ProjectRoot)
 	if err != nil {
-		return nil, fmt.Errorf("project instructions: project root %s: %w", cfg.ProjectRoot, err)
-	}
-	if dir, err = filepath.Abs(dir); err != nil {
-		return nil, err
-	}
-	if root, err = filepath.Abs(root); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("project instructions: project root: %w", err)
 	}
 	if !within(root, dir) {
 		return nil, nil
