@@ -7,7 +7,7 @@
 //	Contribute / CloseScope    add or remove a scope's tools (rebuilds the catalog)
 //	CatalogRequest → *Catalog  tool definitions with JSON Schema inputs, fully denied tools hidden
 //	ExecuteTool → *ToolSettled exactly one settlement, sent to ReplyTo (or the sender)
-//	CancelTool                 interrupt one call, or every call of a session
+//	CancelTool → *CancelAck    interrupt one call, or every call of a session; acked once stopped
 //	ListCalls → *Calls         the running calls and their actors
 //
 // Execution: decode and validate the input (a bad field is a tool error naming it, the

@@ -62,11 +62,20 @@ type ExecuteTool struct {
 }
 
 // CancelTool interrupts a running call (CallID set) or every running call of a
-// session (CallID empty). Each settles as ErrorInterrupted; its process group is
-// killed. Unknown calls are ignored.
+// session (CallID empty). Each settles as ErrorInterrupted (unless it completed first);
+// its process group is killed. Unknown calls are ignored. Sent as a request, it is
+// answered with *CancelAck once every targeted call actor has stopped, that is, once
+// its processes are dead and its settlement has been sent.
 type CancelTool struct {
 	SessionID string
 	CallID    string
+}
+
+// CancelAck answers a CancelTool request.
+type CancelAck struct {
+	SessionID string
+	CallID    string
+	Stopped   int // call actors that were running and are now stopped
 }
 
 // ListCalls asks for the running calls; the reply is *Calls.

@@ -118,6 +118,14 @@ type registry struct {
 	winner   map[string]int        // tool name → index of the scope whose tool is used
 	running  map[callKey]*callRun
 	byActor  map[string]*callRun // actor PID id → call
+	cancels  []*cancelWaiter     // CancelTool requests waiting for their calls to stop
+}
+
+// cancelWaiter answers a CancelTool request once its calls' actors have terminated.
+type cancelWaiter struct {
+	replyTo *actor.PID
+	ack     *CancelAck
+	pending map[string]bool // actor PID ids still stopping
 }
 
 func newRegistry(cfg Config) *registry {
@@ -180,6 +188,7 @@ func (r *registry) Receive(ctx actor.Context) {
 		// Normally the call settled before its actor stopped; this covers an actor
 		// that died without its tool returning.
 		c.settleError(ErrorInterrupted, InterruptedMessage, "", "")
+		r.cancelDone(ctx, m.Who.Id)
 	}
 }
 
@@ -271,11 +280,37 @@ func (r *registry) execute(ctx actor.Context, m *ExecuteTool) {
 }
 
 func (r *registry) cancel(ctx actor.Context, m *CancelTool) {
+	w := &cancelWaiter{replyTo: ctx.Sender(), ack: &CancelAck{SessionID: m.SessionID, CallID: m.CallID}, pending: map[string]bool{}}
 	for k, c := range r.running {
 		if k.session == m.SessionID && (m.CallID == "" || k.call == m.CallID) {
 			ctx.Stop(c.actor)
+			w.pending[c.actor.Id] = true
+			w.ack.Stopped++
 		}
 	}
+	if w.replyTo == nil {
+		return
+	}
+	if len(w.pending) == 0 {
+		ctx.Respond(w.ack)
+		return
+	}
+	r.cancels = append(r.cancels, w)
+}
+
+// cancelDone records that a call actor terminated and answers the cancel requests
+// that were waiting only for it.
+func (r *registry) cancelDone(ctx actor.Context, actorID string) {
+	kept := r.cancels[:0]
+	for _, w := range r.cancels {
+		delete(w.pending, actorID)
+		if len(w.pending) == 0 {
+			ctx.Send(w.replyTo, w.ack)
+			continue
+		}
+		kept = append(kept, w)
+	}
+	r.cancels = kept
 }
 
 func (r *registry) names() string {

@@ -324,7 +324,11 @@ func TestCancelAllCallsOfASession(t *testing.T) {
 	other.SessionID = "s2"
 	c := h.execAsync(other)
 	pids := []int{<-h.pids, <-h.pids, <-h.pids}
-	h.sys.Root.Send(h.reg, &CancelTool{SessionID: "s1"})
+	// As a request, the cancel is answered once both calls have stopped.
+	ack, err := h.sys.Root.RequestFuture(h.reg, &CancelTool{SessionID: "s1"}, 30*time.Second).Result()
+	if err != nil || ack.(*CancelAck).Stopped != 2 {
+		t.Fatalf("ack %+v %v", ack, err)
+	}
 	for _, ch := range []<-chan *ToolSettled{a, b} {
 		if s := <-ch; s == nil || s.Error == nil || s.Error.Kind != ErrorInterrupted {
 			t.Fatalf("settlement %+v", s)
@@ -337,6 +341,10 @@ func TestCancelAllCallsOfASession(t *testing.T) {
 	}
 	h.sys.Root.Send(h.reg, &CancelTool{SessionID: "s2"})
 	<-c
+	ack, err = h.sys.Root.RequestFuture(h.reg, &CancelTool{SessionID: "s3"}, 5*time.Second).Result()
+	if err != nil || ack.(*CancelAck).Stopped != 0 {
+		t.Fatalf("ack for no calls %+v %v", ack, err)
+	}
 	for _, p := range pids {
 		if !proc.Gone(p, 5*time.Second) {
 			t.Fatalf("pid %d alive", p)
