@@ -31,6 +31,9 @@ type BashOutput struct {
 	Dropped   int64  `json:"droppedBytes,omitempty"`
 	Workdir   string `json:"workdir"`
 	TimeoutMS int64  `json:"timeoutMs"`
+	// Warnings are advisory: absolute paths outside the Location found in the command's
+	// arguments. They are not a sandbox boundary and request no permission.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Definition implements Tool.
@@ -127,6 +130,7 @@ func (b *Bash) Run(ctx context.Context, call Call) (Result, error) {
 		Structured: BashOutput{
 			ExitCode: out.ExitCode, Signal: out.Signal, TimedOut: out.TimedOut, Dropped: out.Dropped,
 			Workdir: dir, TimeoutMS: timeout.Milliseconds(),
+			Warnings: externalPathWarnings(in.Command, call.Dir, call.ManagedDir),
 		},
 	}, nil
 }
@@ -139,4 +143,28 @@ func alwaysPattern(cmd string) string {
 		return cmd
 	}
 	return f[0] + " *"
+}
+
+// externalPathWarnings is the best-effort scan of absolute arguments: each absolute
+// path outside the Location (and outside the managed output directory) gives one
+// advisory warning. The program word and /dev paths are skipped.
+func externalPathWarnings(cmd, dir, managedDir string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for i, f := range strings.Fields(cmd) {
+		f = strings.Trim(f, `"';|&<>()`)
+		if eq := strings.IndexByte(f, '='); eq >= 0 && strings.HasPrefix(f[eq+1:], "/") {
+			f = f[eq+1:] // --flag=/path
+		}
+		if i == 0 || !strings.HasPrefix(f, "/") || strings.HasPrefix(f, "/dev/") || seen[f] {
+			continue
+		}
+		p := filepath.Clean(f)
+		if within(dir, p) || (managedDir != "" && within(filepath.Clean(managedDir), p)) {
+			continue
+		}
+		seen[f] = true
+		out = append(out, fmt.Sprintf("the command names %s, outside the project directory (advisory only: bash is not sandboxed)", p))
+	}
+	return out
 }

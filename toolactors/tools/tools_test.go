@@ -346,3 +346,16 @@ func TestBashWorkdirOutsideLocationNeedsExternalDirectoryPermission(t *testing.T
 		t.Fatalf("%v %q %v", err, res.Text, asked)
 	}
 }
+
+func TestBashWarnsAboutExternalAbsolutePaths(t *testing.T) {
+	dir := location(t)
+	b := &Bash{cfg: Config{}.withDefaults()}
+	res, err := run(t, b, Call{Dir: dir}, BashInput{Command: "ls /etc " + dir + " --x=/var/tmp >/dev/null; cat /etc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := res.Structured.(BashOutput).Warnings
+	if len(w) != 2 || !strings.Contains(w[0], "/etc") || !strings.Contains(w[1], "/var/tmp") {
+		t.Fatalf("warnings %q", w)
+	}
+}
