@@ -15,15 +15,23 @@
 //
 // Typical use by the Session actor at a safe provider-turn boundary:
 //
-//	sc, _ := contextsources.Combine(registry.SystemContext(), skills.Source(agent))
-//	obs := sc.Observe(ctx, contextsources.ObserveConfig{})
-//	if noEpoch {
-//		gen, err := contextsources.Initialize(obs) // err: ErrUnavailable → turn blocked
-//		// journal gen.Baseline (exact text) and gen.Snapshot.Encode()
+//	guidance, _ := skills.Context(skills.Config{Catalog: cat, Allowed: agentMaySee})
+//	obs, err := registry.ObserveWith(ctx, guidance) // Location sources, then the agent's
+//	if noEpoch { // before promoting any input
+//		gen, err := contextsources.Initialize(obs) // errors.Is(err, ErrUnavailable): blocked
+//		// journal gen.Baseline (the exact provider prefix) and gen.Snapshot.Encode()
 //	}
-//	d := contextsources.Reconcile(obs, snapshot, contextsources.ReconcileOptions{})
-//	// d.Action: Unchanged | Updated (d.Message, d.Snapshot) |
-//	//           ReplacementReady (d.Generation) | ReplacementBlocked (d.Blocked)
+//	snap, _ := contextsources.DecodeSnapshot(stored) // or the one kept in memory
+//	d := contextsources.Reconcile(obs, snap, contextsources.ReconcileOptions{
+//		ReplaceBaseline: compactedSinceEpochStart,
+//	})
+//	switch d.Action {
+//	case contextsources.Updated: // append d.Message as one system message and store
+//		// d.Snapshot in the same transaction
+//	case contextsources.ReplacementReady: // new epoch: d.Generation
+//	case contextsources.ReplacementBlocked: // d.Blocked names the sources
+//	}
+//	msg := contextsources.Lower(text, provider.HasChronologicalSystemRole)
 //
 // Rules (spec glossary 000, session.md 002):
 //   - A source's value is compared through its codec's JSON encoding; the Snapshot stores

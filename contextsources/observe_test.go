@@ -24,6 +24,12 @@ func TestObserveTurnsMisbehavingLoadersIntoUnavailable(t *testing.T) {
 		{"value does not encode", MustMake(Spec[func()]{Key: "t/func",
 			Load:     func(context.Context) Result[func()] { return Present(func() {}) },
 			Baseline: func(func()) string { return "" }}), ErrEncode},
+		{"codec writes invalid JSON", MustMake(Spec[string]{Key: "t/badjson", Codec: rawCodec{out: "{not json"},
+			Load:     func(context.Context) Result[string] { return Present("x") },
+			Baseline: func(string) string { return "" }}), ErrEncode},
+		{"codec panics", MustMake(Spec[string]{Key: "t/codecpanic", Codec: rawCodec{panics: true},
+			Load:     func(context.Context) Result[string] { return Present("x") },
+			Baseline: func(string) string { return "" }}), ErrEncode},
 		{"zero Result", MustMake(Spec[string]{Key: "t/zero",
 			Load:     func(context.Context) Result[string] { return Result[string]{} },
 			Baseline: func(string) string { return "" }}), nil},
@@ -69,3 +75,18 @@ func TestLoaderMaySayUnavailableExplicitly(t *testing.T) {
 		t.Fatalf("lookup %+v", got)
 	}
 }
+
+// rawCodec is a custom codec that misbehaves on purpose.
+type rawCodec struct {
+	out    string
+	panics bool
+}
+
+func (c rawCodec) Encode(string) ([]byte, error) {
+	if c.panics {
+		panic("codec bug")
+	}
+	return []byte(c.out), nil
+}
+
+func (c rawCodec) Decode(b []byte) (string, error) { return string(b), nil }

@@ -118,3 +118,24 @@ func TestDateSourceUpdatesOncePerHostLocalDay(t *testing.T) {
 		t.Fatalf("next day: %v %q", d.Action, d.Message)
 	}
 }
+
+func TestExplicitProjectRootIsUsedWithoutWalking(t *testing.T) {
+	base := realPath(t, t.TempDir())
+	root, dir := filepath.Join(base, "repo"), filepath.Join(base, "repo", "svc")
+	if err := os.MkdirAll(filepath.Join(root, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, ".git"), 0o755); err != nil { // a nested repo the root overrides
+		t.Fatal(err)
+	}
+	f := Observe(context.Background(), Config{Directory: dir, ProjectRoot: root, Getenv: func(string) string { return "" }}).Value()
+	if f.ProjectRoot != root || !f.GitRepository || f.Shell != "/bin/sh" {
+		t.Fatalf("facts %+v", f)
+	}
+	if p, err := ResolveProject(dir); err != nil || p.Root != dir || !p.Git {
+		t.Fatalf("discovered %+v %v (nearest .git wins)", p, err)
+	}
+}
