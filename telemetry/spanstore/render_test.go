@@ -1,7 +1,10 @@
 package spanstore
 
 import (
+	"encoding/json"
 	"math/rand/v2"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -84,5 +87,32 @@ func TestFormatDuration(t *testing.T) {
 		if got := FormatDuration(d); got != want {
 			t.Errorf("FormatDuration(%v) = %q, want %q", d, got, want)
 		}
+	}
+}
+
+func TestSpanJSONRoundTripRendersTheSameTree(t *testing.T) {
+	in := fixedSpans()
+	in[0].Attributes["f"] = 0.25
+	in[0].Attributes["fs"] = []float64{1, 2.5}
+	in[0].Attributes["is"] = []int64{3, 4}
+	in[0].Attributes["bs"] = []bool{true}
+	in[0].Events = []Event{{Name: "exception", Time: in[0].Start, Attributes: map[string]any{"n": int64(7)}}}
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []Span
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(in, out) {
+		t.Fatalf("round trip changed spans:\n%#v\n%#v", in[0], out[0])
+	}
+	if got := RenderTree(out); got != fixedTree {
+		t.Fatalf("tree after JSON:\n%s", got)
+	}
+	var bad Span
+	if err := json.Unmarshal([]byte(`{"spanId":"x","attributes":{"a":{"nested":1}}}`), &bad); err == nil || !strings.Contains(err.Error(), "attribute a") {
+		t.Fatalf("nested object attribute: err = %v", err)
 	}
 }

@@ -462,31 +462,3 @@ func decodeRow(sp *Span, attrs, events []byte) error {
 	}
 	return nil
 }
-
-// Span is one stored span.
-type Span struct {
-	SessionID    string
-	TraceID      string // 32 hex digits
-	SpanID       string // 16 hex digits
-	ParentSpanID string // empty for a root span
-	Name         string
-	Kind         string // internal, server, client, producer, consumer
-	Scope        string // instrumentation scope (tracer) name
-	Start, End   time.Time
-	// StatusCode is "Unset", "Error" or "Ok".
-	StatusCode    string
-	StatusMessage string
-	// Attributes hold bool, int64, float64, string or slices of those.
-	Attributes map[string]any
-	Events     []Event
-}
-
-// Duration is End - Start.
-func (s Span) Duration() time.Duration { return s.End.Sub(s.Start) }
-
-// Event is a timestamped annotation on a span (such as a recorded error).
-type Event struct {
-	Name       string
-	Time       time.Time
-	Attributes map[string]any
-}
