@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -204,5 +203,3 @@ func gone(pid int, d time.Duration) bool {
 	}
 	return true
 }
-
-var _ = syscall.SIGKILL
