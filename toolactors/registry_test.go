@@ -631,3 +631,45 @@ func TestSuccessAtCancelIsBoundedAndSettledAsSuccess(t *testing.T) {
 		t.Fatalf("raw oversized success published: %d lines", n)
 	}
 }
+
+func TestDuplicateCallWhileRunningRunsOnce(t *testing.T) {
+	h := newHarness(t, nil)
+	settled := make(chan *ToolSettled, 4)
+	probe := h.sys.Root.Spawn(actor.PropsFromFunc(func(ctx actor.Context) {
+		if s, ok := ctx.Message().(*ToolSettled); ok {
+			settled <- s
+		}
+	}))
+	m := h.call("c1", "bash", map[string]any{"command": "sleep 300"})
+	m.ReplyTo = probe
+	h.sys.Root.Send(h.reg, m)
+	<-h.pids
+	h.sys.Root.Send(h.reg, m) // a retried delivery
+	res, err := h.sys.Root.RequestFuture(h.reg, &ListCalls{}, 5*time.Second).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(res.(*Calls).Calls); n != 1 {
+		t.Fatalf("%d running calls, want 1", n)
+	}
+	select {
+	case pid := <-h.pids:
+		t.Fatalf("the duplicate started a second process %d", pid)
+	default:
+	}
+	if _, err := h.sys.Root.RequestFuture(h.reg, &CancelTool{SessionID: "s1", CallID: "c1"}, 30*time.Second).Result(); err != nil {
+		t.Fatal(err)
+	}
+	if s := <-settled; s.Error == nil || s.Error.Kind != ErrorInterrupted {
+		t.Fatalf("settlement %+v", s)
+	}
+	// Everything sent to the probe before this round trip has arrived.
+	if _, err := h.sys.Root.RequestFuture(h.reg, &ListCalls{}, 5*time.Second).Result(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case s := <-settled:
+		t.Fatalf("second settlement %+v", s)
+	default:
+	}
+}
