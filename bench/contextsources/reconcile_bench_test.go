@@ -20,24 +20,27 @@ type record struct {
 	N     int      `json:"n"`
 }
 
-// tenSources are ten in-memory sources of two value types, so the figure is the
-// runtime's own cost per boundary, not a loader's.
+// benchSource is the i-th of ten in-memory sources of two value types, so the figures are
+// the runtime's own cost per boundary, not a loader's.
+func benchSource(i int) cs.Source {
+	key := fmt.Sprintf("bench/s%02d", i)
+	if i%2 == 0 {
+		v := record{Name: key, Items: []string{"alpha", "beta", strings.Repeat("x", 200)}, N: i}
+		return cs.MustMake(cs.Spec[record]{Key: key,
+			Load:     func(context.Context) cs.Result[record] { return cs.Present(v) },
+			Baseline: func(r record) string { return r.Name + ": " + strings.Join(r.Items, ",") },
+			Removal:  func(r record) string { return r.Name + " removed" }})
+	}
+	v := strings.Repeat("value ", 50) + key
+	return cs.MustMake(cs.Spec[string]{Key: key,
+		Load:     func(context.Context) cs.Result[string] { return cs.Present(v) },
+		Baseline: func(s string) string { return s }})
+}
+
 func tenSources(b *testing.B) cs.SystemContext {
 	var srcs []cs.Source
 	for i := range 10 {
-		key := fmt.Sprintf("bench/s%02d", i)
-		if i%2 == 0 {
-			v := record{Name: key, Items: []string{"alpha", "beta", strings.Repeat("x", 200)}, N: i}
-			srcs = append(srcs, cs.MustMake(cs.Spec[record]{Key: key,
-				Load:     func(context.Context) cs.Result[record] { return cs.Present(v) },
-				Baseline: func(r record) string { return r.Name + ": " + strings.Join(r.Items, ",") },
-				Removal:  func(r record) string { return r.Name + " removed" }}))
-		} else {
-			v := strings.Repeat("value ", 50) + key
-			srcs = append(srcs, cs.MustMake(cs.Spec[string]{Key: key,
-				Load:     func(context.Context) cs.Result[string] { return cs.Present(v) },
-				Baseline: func(s string) string { return s }}))
-		}
+		srcs = append(srcs, benchSource(i))
 	}
 	sc, err := cs.New(srcs...)
 	if err != nil {
@@ -85,11 +88,13 @@ func BenchmarkReconcileTenSourcesUnchanged(b *testing.B) {
 // BenchmarkRegistryBoundaryTenSources goes through the Location registry (ten
 // contributions of one source each).
 func BenchmarkRegistryBoundaryTenSources(b *testing.B) {
-	sc := tenSources(b)
 	reg := cs.NewRegistry(cs.RegistryConfig{})
-	for _, k := range sc.Keys() {
-		one := tenSourcesByKey(b, sc, k)
-		if _, err := reg.Register(k, one); err != nil {
+	for i := range 10 {
+		one, err := cs.New(benchSource(i))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := reg.Register(fmt.Sprintf("contrib-%02d", 9-i), one); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -105,31 +110,6 @@ func BenchmarkRegistryBoundaryTenSources(b *testing.B) {
 			b.Fatalf("action %v", d.Action)
 		}
 	}
-}
-
-func tenSourcesByKey(b *testing.B, sc cs.SystemContext, key string) cs.SystemContext {
-	// Rebuild the one source under key: SystemContext does not expose its sources.
-	for i, k := range sc.Keys() {
-		if k == key {
-			all := tenSources(b)
-			_ = i
-			one, err := cs.New(pick(b, all, key))
-			if err != nil {
-				b.Fatal(err)
-			}
-			return one
-		}
-	}
-	b.Fatalf("no key %s", key)
-	return cs.SystemContext{}
-}
-
-func pick(b *testing.B, sc cs.SystemContext, key string) cs.Source {
-	// Observing is the only way in from outside; build a fresh one-source context instead.
-	v := "value for " + key
-	return cs.MustMake(cs.Spec[string]{Key: key,
-		Load:     func(context.Context) cs.Result[string] { return cs.Present(v) },
-		Baseline: func(s string) string { return s }})
 }
 
 // agentsTree builds a real project 20 directories deep with an AGENTS.md in each, plus
