@@ -39,3 +39,26 @@ func Extract(ctx context.Context, headers map[string]string) context.Context {
 	}
 	return propagation.TraceContext{}.Extract(ctx, propagation.MapCarrier(headers))
 }
+
+// HeaderGetter is read-only message headers, such as protoactor's
+// actor.ReadonlyMessageHeader (ctx.MessageHeader()).
+type HeaderGetter interface {
+	Get(key string) string
+}
+
+// ExtractHeaders is Extract for read-only headers, without copying them into
+// a map. A nil getter leaves ctx as it was.
+func ExtractHeaders(ctx context.Context, h HeaderGetter) context.Context {
+	if h == nil {
+		return ctx
+	}
+	return propagation.TraceContext{}.Extract(ctx, getterCarrier{h})
+}
+
+// getterCarrier adapts a HeaderGetter to the propagation carrier; extraction
+// only reads.
+type getterCarrier struct{ h HeaderGetter }
+
+func (c getterCarrier) Get(key string) string { return c.h.Get(key) }
+func (getterCarrier) Set(string, string)      {}
+func (getterCarrier) Keys() []string          { return nil }

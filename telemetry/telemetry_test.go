@@ -49,6 +49,15 @@ func TestInjectExtractCarriesTraceparent(t *testing.T) {
 		t.Fatalf("extracted %+v, want remote copy of %+v", got, sc)
 	}
 
+	// Read-only headers (protoactor's MessageHeader) extract the same way.
+	viaGetter := trace.SpanContextFromContext(ExtractHeaders(context.Background(), mapGetter(h)))
+	if viaGetter.SpanID() != sc.SpanID() || viaGetter.TraceID() != sc.TraceID() {
+		t.Fatalf("ExtractHeaders gave %+v", viaGetter)
+	}
+	if ExtractHeaders(context.Background(), nil) == nil {
+		t.Fatal("nil getter")
+	}
+
 	// Headers with other entries keep them; stale trace context is replaced.
 	other := map[string]string{"x-command-id": "c1", HeaderTraceparent: "00-stale", HeaderTracestate: "k=v"}
 	InjectInto(ctx, other)
@@ -216,3 +225,7 @@ func TestNilTracerRecordsNothing(t *testing.T) {
 		t.Fatal("NewTracer(nil) has no tracer")
 	}
 }
+
+type mapGetter map[string]string
+
+func (m mapGetter) Get(k string) string { return m[k] }
