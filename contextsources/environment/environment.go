@@ -75,24 +75,11 @@ type Project struct {
 // ResolveProject canonicalizes dir and finds its project root: the nearest ancestor (dir
 // included) that holds ".git", else dir itself.
 func ResolveProject(dir string) (Project, error) {
-	cdir, err := canon.Dir(dir)
+	cdir, root, git, err := canon.Project(dir)
 	if err != nil {
 		return Project{}, fmt.Errorf("resolve project: %w", err)
 	}
-	for d := cdir; ; {
-		_, err := os.Lstat(filepath.Join(d, ".git"))
-		if err == nil {
-			return Project{Directory: cdir, Root: d, Git: true}, nil
-		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			return Project{}, fmt.Errorf("resolve project of %q: %w", dir, err)
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			return Project{Directory: cdir, Root: cdir}, nil
-		}
-		d = parent
-	}
+	return Project{Directory: cdir, Root: root, Git: git}, nil
 }
 
 // Observe reads the facts once.
@@ -196,4 +183,14 @@ func Source(cfg Config) (contextsources.Source, error) {
 			return "The environment has changed; this is now in effect.\n" + Render(f)
 		},
 	})
+}
+
+// Context is the environment facts and host-local date of the Location at dir, with the
+// project root discovered at every boundary (so a later "git init" is noticed).
+func Context(dir string) (contextsources.SystemContext, error) {
+	env, err := Source(Config{Directory: dir})
+	if err != nil {
+		return contextsources.SystemContext{}, err
+	}
+	return contextsources.New(env, DateSource(DateConfig{}))
 }

@@ -139,3 +139,17 @@ func TestExplicitProjectRootIsUsedWithoutWalking(t *testing.T) {
 		t.Fatalf("discovered %+v %v (nearest .git wins)", p, err)
 	}
 }
+
+func TestContextHoldsFactsThenDate(t *testing.T) {
+	sc, err := Context(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sc.Keys(); len(got) != 2 || got[0] != Key || got[1] != DateKey {
+		t.Fatalf("keys %v", got)
+	}
+	g, err := contextsources.Initialize(sc.Observe(context.Background(), contextsources.ObserveConfig{}))
+	if err != nil || !strings.Contains(g.Baseline, "<env>") || !strings.Contains(g.Baseline, "Today's date: ") {
+		t.Fatalf("baseline %q, %v", g.Baseline, err)
+	}
+}

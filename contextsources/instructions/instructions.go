@@ -52,7 +52,8 @@ type Aggregate struct {
 type Config struct {
 	// Directory is the Location's working directory. Required.
 	Directory string
-	// ProjectRoot bounds the upward walk. Default: Directory (only its own AGENTS.md).
+	// ProjectRoot bounds the upward walk. Default: discovered at each observation as the
+	// nearest ancestor of Directory (itself included) holding ".git", else Directory.
 	ProjectRoot string
 	// GlobalDir holds the global AGENTS.md. Default: $XDG_CONFIG_HOME/sessionrt, else
 	// $HOME/.config/sessionrt; with neither set there is no global file.
@@ -70,9 +71,6 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Getenv == nil {
 		c.Getenv = os.Getenv
-	}
-	if c.ProjectRoot == "" {
-		c.ProjectRoot = c.Directory
 	}
 	if c.GlobalDir == "" {
 		if x := c.Getenv("XDG_CONFIG_HOME"); x != "" {
@@ -159,13 +157,19 @@ func readGlobal(dir string, limit int64) (File, bool, error) {
 // walkProject collects AGENTS.md from the canonical directory up to the canonical root,
 // nearest first. A directory outside the root is not searched.
 func walkProject(ctx context.Context, cfg Config, seen map[string]bool) ([]File, error) {
-	dir, err := canon.Dir(cfg.Directory)
-	if err != nil {
-		return nil, fmt.Errorf("project instructions: directory: %w", err)
-	}
-	root, err := canon.Dir(cfg.ProjectRoot)
-	if err != nil {
-		return nil, fmt.Errorf("project instructions: project root: %w", err)
+	var dir, root string
+	var err error
+	if cfg.ProjectRoot == "" {
+		if dir, root, _, err = canon.Project(cfg.Directory); err != nil {
+			return nil, fmt.Errorf("project instructions: %w", err)
+		}
+	} else {
+		if dir, err = canon.Dir(cfg.Directory); err != nil {
+			return nil, fmt.Errorf("project instructions: directory: %w", err)
+		}
+		if root, err = canon.Dir(cfg.ProjectRoot); err != nil {
+			return nil, fmt.Errorf("project instructions: project root: %w", err)
+		}
 	}
 	if !within(root, dir) {
 		return nil, nil
@@ -284,4 +288,14 @@ func Source(cfg Config) (contextsources.Source, error) {
 		Update:   RenderUpdate,
 		Removal:  func(Aggregate) string { return Revocation },
 	})
+}
+
+// Context is the aggregate instruction source of the Location at dir with every default
+// (global file from the environment, project root discovered at each boundary).
+func Context(dir string) (contextsources.SystemContext, error) {
+	src, err := Source(Config{Directory: dir})
+	if err != nil {
+		return contextsources.SystemContext{}, err
+	}
+	return contextsources.New(src)
 }

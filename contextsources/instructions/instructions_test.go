@@ -291,3 +291,28 @@ func TestMissingDirectoryIsAConfigurationErrorOrUnavailable(t *testing.T) {
 		t.Fatalf("state %v", r.State())
 	}
 }
+
+func TestDefaultProjectRootIsTheNearestGitRepository(t *testing.T) {
+	tr := newTree(t)
+	tr.write("AGENTS.md", "above the repository")
+	tr.write("proj/AGENTS.md", "repo root")
+	tr.write("proj/a/AGENTS.md", "a")
+	tr.write("proj/a/b/c/AGENTS.md", "c")
+	cfg := tr.cfg()
+	cfg.ProjectRoot = ""
+	// No repository: only the directory itself is searched.
+	if got := tr.paths(Load(context.Background(), cfg)); got != "project:proj/a/b/c/AGENTS.md" {
+		t.Fatalf("without .git: %s", got)
+	}
+	// After "git init" at proj, the next observation walks up to it, and no further.
+	if err := os.Mkdir(filepath.Join(tr.root, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := tr.paths(Load(context.Background(), cfg)); got != "project:proj/a/b/c/AGENTS.md project:proj/a/AGENTS.md project:proj/AGENTS.md" {
+		t.Fatalf("with .git: %s", got)
+	}
+	sc, err := Context(tr.deep)
+	if err != nil || strings.Join(sc.Keys(), ",") != Key {
+		t.Fatalf("Context: %v %v", sc.Keys(), err)
+	}
+}

@@ -1,6 +1,11 @@
 package canon
 
-import "path/filepath"
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
 
 // evalDir is the portable route: resolve every symlink, then make the result absolute.
 func evalDir(path string) (string, error) {
@@ -9,4 +14,27 @@ func evalDir(path string) (string, error) {
 		return "", err
 	}
 	return filepath.Abs(p)
+}
+
+// Project canonicalizes dir and finds its project root: the nearest ancestor (dir
+// included) holding ".git", else dir itself; git says whether one was found.
+func Project(dir string) (cdir, root string, git bool, err error) {
+	cdir, err = Dir(dir)
+	if err != nil {
+		return "", "", false, err
+	}
+	for d := cdir; ; {
+		_, err := os.Lstat(filepath.Join(d, ".git"))
+		if err == nil {
+			return cdir, d, true, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", "", false, err
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return cdir, cdir, false, nil
+		}
+		d = parent
+	}
 }
