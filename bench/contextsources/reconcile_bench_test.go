@@ -127,6 +127,9 @@ func agentsTree(b *testing.B) (root, deep, xdg string) {
 	if err := os.MkdirAll(deep, 0o755); err != nil {
 		b.Fatal(err)
 	}
+	if err := os.Mkdir(filepath.Join(root, ".git"), 0o755); err != nil {
+		b.Fatal(err)
+	}
 	if err := os.MkdirAll(filepath.Join(xdg, "sessionrt"), 0o755); err != nil {
 		b.Fatal(err)
 	}
@@ -168,6 +171,35 @@ func BenchmarkBoundaryAgentsTree20Dirs(b *testing.B) {
 	if n := len(instructions.Load(context.Background(), instructions.Config{Directory: deep, ProjectRoot: root, Getenv: getenv}).Value().Files); n != 21 {
 		b.Fatalf("tree has %d instruction files, want 21", n)
 	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		d := cs.Reconcile(sc.Observe(ctx, cs.ObserveConfig{Timeout: time.Second}), snap, cs.ReconcileOptions{})
+		if d.Action != cs.Unchanged {
+			b.Fatalf("action %v", d.Action)
+		}
+	}
+}
+
+// BenchmarkBoundaryAgentsTree20DirsDefaults is the same boundary built the way a Location
+// registry builds it (environment.Context + instructions.Context): the project root is
+// discovered (".git") at every boundary by both sources.
+func BenchmarkBoundaryAgentsTree20DirsDefaults(b *testing.B) {
+	_, deep, xdg := agentsTree(b)
+	b.Setenv("XDG_CONFIG_HOME", xdg)
+	envCtx, err := environment.Context(deep)
+	if err != nil {
+		b.Fatal(err)
+	}
+	insCtx, err := instructions.Context(deep)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sc, err := cs.Combine(envCtx, insCtx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	snap := initialize(b, sc)
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
