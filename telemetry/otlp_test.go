@@ -29,6 +29,7 @@ type otlpReceiver struct {
 	spans    []*tracepb.Span
 	resource map[string]string
 	bad      []string
+	headers  []http.Header
 }
 
 func (r *otlpReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
@@ -55,6 +56,9 @@ func (r *otlpReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		}
 		body = gz
 	}
+	r.mu.Lock()
+	r.headers = append(r.headers, req.Header.Clone())
+	r.mu.Unlock()
 	raw, err := io.ReadAll(body)
 	if err != nil {
 		fail(err.Error())
@@ -149,6 +153,7 @@ func TestOTLPReceiverGetsGenAISpansLinkedAcrossInjectExtract(t *testing.T) {
 	defer srv.Close()
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL)
 	t.Setenv("OTEL_EXPORTER_OTLP_HEADERS", "x-test=1")
+	t.Setenv("OTEL_EXPORTER_OTLP_COMPRESSION", "gzip")
 	t.Setenv("OTEL_RESOURCE_ATTRIBUTES", "deployment.environment.name=test")
 
 	tel, err := Setup(ctxT(t), Config{ServiceVersion: "v0.0.1"})
@@ -167,6 +172,11 @@ func TestOTLPReceiverGetsGenAISpansLinkedAcrossInjectExtract(t *testing.T) {
 	defer rcv.mu.Unlock()
 	if len(rcv.bad) > 0 {
 		t.Fatalf("receiver refused requests: %v", rcv.bad)
+	}
+	for _, h := range rcv.headers { // the exporter honours the other OTEL_* variables
+		if h.Get("X-Test") != "1" || h.Get("Content-Encoding") != "gzip" {
+			t.Fatalf("request headers %v: want x-test=1 and gzip from OTEL_EXPORTER_OTLP_HEADERS/COMPRESSION", h)
+		}
 	}
 	if rcv.resource["service.name"] != "sessionrt" || rcv.resource["service.version"] != "v0.0.1" ||
 		rcv.resource["deployment.environment.name"] != "test" {
