@@ -90,8 +90,8 @@ func (sc SystemContext) Observe(ctx context.Context, cfg ObserveConfig) Observat
 	case <-ctx.Done():
 	}
 	mu.Lock()
-	defer mu.Unlock()
-	closed = true
+	closed = true // from here on no loader writes entries or got
+	mu.Unlock()
 	for i, s := range sc.sources {
 		if !got[i] {
 			entries[i] = observed{src: s.impl, state: StateUnavailable,
