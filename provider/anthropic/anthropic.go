@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/sessionrt/sessionrt/provider"
+	"github.com/sessionrt/sessionrt/provider/internal/jsonw"
 )
 
 // Kind is the adapter kind stamped on errors and reasoning blocks.
@@ -305,23 +306,174 @@ func (a *Adapter) Encode(req *provider.Request) ([]byte, error) {
 			}
 		}
 	}
-	body, err := json.Marshal(&w)
-	if err != nil {
-		return nil, &provider.Error{Kind: provider.KindInvalidRequest, Provider: Kind, Message: "encode request", Err: err}
+	return w.write(req.Wire), nil
+}
+
+// write renders the body with internal/jsonw (no reflection, raw schemas and
+// inputs copied as they are — Validate checked them). Wire fields replace
+// computed ones of the same name and come last, sorted.
+func (r *wireRequest) write(wire map[string]json.RawMessage) []byte {
+	size := 1024
+	for _, b := range r.System {
+		size += len(b.Text)
 	}
-	if len(req.Wire) > 0 {
-		var m map[string]json.RawMessage
-		if err := json.Unmarshal(body, &m); err != nil {
-			return nil, &provider.Error{Kind: provider.KindInvalidRequest, Provider: Kind, Message: "merge wire fields", Err: err}
-		}
-		for k, v := range req.Wire {
-			m[k] = v
-		}
-		if body, err = json.Marshal(m); err != nil {
-			return nil, &provider.Error{Kind: provider.KindInvalidRequest, Provider: Kind, Message: "merge wire fields", Err: err}
+	for _, m := range r.Messages {
+		for _, b := range m.Content {
+			size += len(b.Text) + len(b.Content) + len(b.Thinking) + len(b.Input) + 64
+			if b.Source != nil {
+				size += len(b.Source.Data)
+			}
 		}
 	}
-	return body, nil
+	for _, t := range r.Tools {
+		size += len(t.Description) + len(t.InputSchema) + 64
+	}
+	w := jsonw.Writer{B: make([]byte, 0, size)}
+	own := func(k string) bool { _, over := wire[k]; return !over }
+	w.Open('{')
+	w.Key("model")
+	w.Str(r.Model)
+	if own("max_tokens") {
+		w.Key("max_tokens")
+		w.Int(r.MaxTokens)
+	}
+	w.Key("stream")
+	w.Bool(true)
+	if len(r.System) > 0 && own("system") {
+		w.Key("system")
+		w.Open('[')
+		for i := range r.System {
+			writeBlock(&w, &r.System[i])
+		}
+		w.Close(']')
+	}
+	w.Key("messages")
+	w.Open('[')
+	for _, m := range r.Messages {
+		w.Open('{')
+		w.Key("role")
+		w.Str(m.Role)
+		w.Key("content")
+		w.Open('[')
+		for i := range m.Content {
+			writeBlock(&w, &m.Content[i])
+		}
+		w.Close(']')
+		w.Close('}')
+	}
+	w.Close(']')
+	if len(r.Tools) > 0 && own("tools") {
+		w.Key("tools")
+		w.Open('[')
+		for _, t := range r.Tools {
+			w.Open('{')
+			w.Key("name")
+			w.Str(t.Name)
+			if t.Description != "" {
+				w.Key("description")
+				w.Str(t.Description)
+			}
+			w.Key("input_schema")
+			w.Raw(t.InputSchema)
+			w.Close('}')
+		}
+		w.Close(']')
+	}
+	if tc := r.ToolChoice; tc != nil && own("tool_choice") {
+		w.Key("tool_choice")
+		w.Open('{')
+		w.Key("type")
+		w.Str(tc.Type)
+		if tc.DisableParallelToolUse {
+			w.Key("disable_parallel_tool_use")
+			w.Bool(true)
+		}
+		w.Close('}')
+	}
+	if th := r.Thinking; th != nil && own("thinking") {
+		w.Key("thinking")
+		w.Open('{')
+		w.Key("type")
+		w.Str(th.Type)
+		w.Key("budget_tokens")
+		w.Int(th.BudgetTokens)
+		w.Close('}')
+	}
+	if r.Temperature != nil && own("temperature") {
+		w.Key("temperature")
+		w.Float(*r.Temperature)
+	}
+	if r.TopP != nil && own("top_p") {
+		w.Key("top_p")
+		w.Float(*r.TopP)
+	}
+	if len(r.StopSequences) > 0 && own("stop_sequences") {
+		w.Key("stop_sequences")
+		w.Open('[')
+		for _, s := range r.StopSequences {
+			w.Str(s)
+		}
+		w.Close(']')
+	}
+	for _, k := range sortedKeys(wire) {
+		w.Key(k)
+		w.Raw(wire[k])
+	}
+	w.Close('}')
+	return w.B
+}
+
+func writeBlock(w *jsonw.Writer, b *wireBlock) {
+	w.Open('{')
+	w.Key("type")
+	w.Str(b.Type)
+	switch b.Type {
+	case "text":
+		w.Key("text")
+		w.Str(b.Text)
+	case "thinking":
+		w.Key("thinking")
+		w.Str(b.Thinking)
+		w.Key("signature")
+		w.Str(b.Signature)
+	case "redacted_thinking":
+		w.Key("data")
+		w.Str(b.Data)
+	case "tool_use":
+		w.Key("id")
+		w.Str(b.ID)
+		w.Key("name")
+		w.Str(b.Name)
+		w.Key("input")
+		w.Raw(b.Input)
+	case "tool_result":
+		w.Key("tool_use_id")
+		w.Str(b.ToolUseID)
+		w.Key("content")
+		w.Str(b.Content)
+		if b.IsError {
+			w.Key("is_error")
+			w.Bool(true)
+		}
+	case "image", "document":
+		w.Key("source")
+		w.Open('{')
+		w.Key("type")
+		w.Str(b.Source.Type)
+		w.Key("media_type")
+		w.Str(b.Source.MediaType)
+		w.Key("data")
+		w.Str(b.Source.Data)
+		w.Close('}')
+	}
+	if b.CacheControl != nil {
+		w.Key("cache_control")
+		w.Open('{')
+		w.Key("type")
+		w.Str(b.CacheControl.Type)
+		w.Close('}')
+	}
+	w.Close('}')
 }
 
 // encodeMessages lowers the history: consecutive user-side entries (user
@@ -439,7 +591,7 @@ func encodeAttachment(at provider.Attachment) (wireBlock, error) {
 	return wireBlock{}, fmt.Errorf("attachment %q: media type %q is not supported by the anthropic adapter", at.Name, at.MediaType)
 }
 
-func sortedKeys(m map[string]bool) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sessionrt/sessionrt/provider"
+	"github.com/sessionrt/sessionrt/provider/internal/jsonscan"
 	"github.com/sessionrt/sessionrt/provider/internal/sse"
 )
 
@@ -82,6 +83,9 @@ type stream struct {
 	done       bool
 	err        error
 
+	sc jsonscan.Scanner
+	e  event
+
 	closeOnce sync.Once
 }
 
@@ -146,9 +150,12 @@ func (s *stream) step() error {
 	if len(ev.Data) == 0 {
 		return nil
 	}
-	var e event
-	if err := json.Unmarshal(ev.Data, &e); err != nil {
-		return provider.Malformed(Kind, "event is not valid JSON", ev.Data, err)
+	e := &s.e
+	if !decodeEventFast(&s.sc, ev.Data, e) {
+		*e = event{}
+		if err := json.Unmarshal(ev.Data, e); err != nil {
+			return provider.Malformed(Kind, "event is not valid JSON", ev.Data, err)
+		}
 	}
 	switch e.Type {
 	case "ping":
@@ -164,11 +171,11 @@ func (s *stream) step() error {
 		}
 		s.usage(e.Message.Usage)
 	case "content_block_start":
-		return s.blockStart(&e, ev.Data)
+		return s.blockStart(e, ev.Data)
 	case "content_block_delta":
-		return s.blockDelta(&e, ev.Data)
+		return s.blockDelta(e, ev.Data)
 	case "content_block_stop":
-		return s.blockStop(&e, ev.Data)
+		return s.blockStop(e, ev.Data)
 	case "message_delta":
 		if e.Delta != nil && e.Delta.StopReason != nil {
 			f, ok := mapStop(*e.Delta.StopReason)

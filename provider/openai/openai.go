@@ -18,10 +18,12 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"sort"
 	"strings"
 	"time"
 
 	"github.com/sessionrt/sessionrt/provider"
+	"github.com/sessionrt/sessionrt/provider/internal/jsonw"
 )
 
 // Kind is the adapter kind stamped on errors and reasoning blocks.
@@ -218,139 +220,142 @@ func rawString(r json.RawMessage) string {
 	return string(r)
 }
 
-// wire types of the request body.
-
-type wireRequest struct {
-	Model               string         `json:"model"`
-	Messages            []wireMessage  `json:"messages"`
-	Stream              bool           `json:"stream"`
-	StreamOptions       *streamOptions `json:"stream_options,omitempty"`
-	Tools               []wireTool     `json:"tools,omitempty"`
-	ToolChoice          string         `json:"tool_choice,omitempty"`
-	ParallelToolCalls   *bool          `json:"parallel_tool_calls,omitempty"`
-	Temperature         *float64       `json:"temperature,omitempty"`
-	TopP                *float64       `json:"top_p,omitempty"`
-	MaxTokens           int            `json:"max_tokens,omitempty"`
-	MaxCompletionTokens int            `json:"max_completion_tokens,omitempty"`
-	Stop                []string       `json:"stop,omitempty"`
-	ReasoningEffort     string         `json:"reasoning_effort,omitempty"`
-	PromptCacheKey      string         `json:"prompt_cache_key,omitempty"`
-}
-
-type streamOptions struct {
-	IncludeUsage bool `json:"include_usage"`
-}
-
-type wireMessage struct {
-	Role string `json:"role"`
-	// Content is a string, an array of content parts, or null (assistant
-	// with only tool calls).
-	Content    any            `json:"content"`
-	ToolCalls  []wireToolCall `json:"tool_calls,omitempty"`
-	ToolCallID string         `json:"tool_call_id,omitempty"`
-}
-
-type wireContentPart struct {
-	Type     string        `json:"type"`
-	Text     string        `json:"text,omitempty"`
-	ImageURL *wireImageURL `json:"image_url,omitempty"`
-	File     *wireFile     `json:"file,omitempty"`
-}
-
-type wireImageURL struct {
-	URL string `json:"url"`
-}
-
-type wireFile struct {
-	Filename string `json:"filename,omitempty"`
-	FileData string `json:"file_data"`
-}
-
-type wireToolCall struct {
-	ID       string       `json:"id"`
-	Type     string       `json:"type"`
-	Function wireFunction `json:"function"`
-}
-
-type wireFunction struct {
-	Name      string `json:"name"`
-	Arguments string `json:"arguments"`
-}
-
-type wireTool struct {
-	Type     string      `json:"type"`
-	Function wireToolDef `json:"function"`
-}
-
-type wireToolDef struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description,omitempty"`
-	Parameters  json.RawMessage `json:"parameters"`
-}
-
-var emptyObjectSchema = json.RawMessage(`{"type":"object","properties":{}}`)
-
 // Encode returns the JSON request body for req (exported for tests and
-// benchmarks of the encoding alone).
+// benchmarks of the encoding alone). It writes the body directly (see
+// internal/jsonw); raw JSON inside the request was validated by Validate.
 func (a *Adapter) Encode(req *provider.Request) ([]byte, error) {
 	if err := req.Validate(); err != nil {
 		return nil, withProvider(err)
 	}
-	w := wireRequest{
-		Model:           req.Model.Model,
-		Stream:          true,
-		StreamOptions:   &streamOptions{IncludeUsage: true},
-		Temperature:     req.Controls.Temperature,
-		TopP:            req.Controls.TopP,
-		Stop:            req.Controls.Stop,
-		ReasoningEffort: req.Options.ReasoningEffort,
-		PromptCacheKey:  req.Options.CacheKey,
-	}
-	if n := req.Controls.MaxOutputTokens; n > 0 {
-		if a.maxTokens == "max_completion_tokens" {
-			w.MaxCompletionTokens = n
-		} else {
-			w.MaxTokens = n
+	size := len(req.System) + 1024
+	for i := range req.Messages {
+		m := &req.Messages[i]
+		size += len(m.Text) + 64
+		if m.ToolResult != nil {
+			size += len(m.ToolResult.Output)
+		}
+		for _, at := range m.Attachments {
+			size += len(at.Data)*4/3 + 64
 		}
 	}
-	w.Messages = make([]wireMessage, 0, len(req.Messages)+1)
+	for _, t := range req.Tools {
+		size += len(t.Description) + len(t.Schema) + 64
+	}
+	w := jsonw.Writer{B: make([]byte, 0, size)}
+	own := func(k string) bool { _, over := req.Wire[k]; return !over }
+
+	w.Open('{')
+	w.Key("model")
+	w.Str(req.Model.Model)
+	w.Key("messages")
+	w.Open('[')
 	if req.System != "" {
-		w.Messages = append(w.Messages, wireMessage{Role: "system", Content: req.System})
+		w.Open('{')
+		w.Key("role")
+		w.Str("system")
+		w.Key("content")
+		w.Str(req.System)
+		w.Close('}')
 	}
 	for i := range req.Messages {
-		m, err := a.encodeMessage(&req.Messages[i], i)
-		if err != nil {
+		if err := a.encodeMessage(&w, &req.Messages[i], i); err != nil {
 			return nil, err
 		}
-		if m.Role != "" {
-			w.Messages = append(w.Messages, m)
-		}
+	}
+	w.Close(']')
+	w.Key("stream")
+	w.Bool(true)
+	if own("stream_options") {
+		w.Key("stream_options")
+		w.Open('{')
+		w.Key("include_usage")
+		w.Bool(true)
+		w.Close('}')
 	}
 	if len(req.Tools) > 0 {
-		w.Tools = make([]wireTool, len(req.Tools))
-		for i, t := range req.Tools {
-			schema := t.Schema
-			if len(schema) == 0 {
-				schema = emptyObjectSchema
+		if own("tools") {
+			w.Key("tools")
+			w.Open('[')
+			for _, t := range req.Tools {
+				w.Open('{')
+				w.Key("type")
+				w.Str("function")
+				w.Key("function")
+				w.Open('{')
+				w.Key("name")
+				w.Str(t.Name)
+				if t.Description != "" {
+					w.Key("description")
+					w.Str(t.Description)
+				}
+				w.Key("parameters")
+				if len(t.Schema) > 0 {
+					w.Raw(t.Schema)
+				} else {
+					w.Raw(emptyObjectSchema)
+				}
+				w.Close('}')
+				w.Close('}')
 			}
-			w.Tools[i] = wireTool{Type: "function", Function: wireToolDef{Name: t.Name, Description: t.Description, Parameters: schema}}
+			w.Close(']')
 		}
-		w.ToolChoice = "auto"
-		if req.ToolChoice == provider.ToolChoiceNone {
-			w.ToolChoice = "none"
-		} else {
-			w.ParallelToolCalls = req.Options.ParallelToolCalls
+		if own("tool_choice") {
+			w.Key("tool_choice")
+			if req.ToolChoice == provider.ToolChoiceNone {
+				w.Str("none")
+			} else {
+				w.Str("auto")
+			}
+		}
+		if p := req.Options.ParallelToolCalls; p != nil && req.ToolChoice != provider.ToolChoiceNone && own("parallel_tool_calls") {
+			w.Key("parallel_tool_calls")
+			w.Bool(*p)
 		}
 	}
-	body, err := json.Marshal(&w)
-	if err != nil {
-		return nil, &provider.Error{Kind: provider.KindInvalidRequest, Provider: Kind, Message: "encode request", Err: err}
+	c := &req.Controls
+	if c.Temperature != nil && own("temperature") {
+		w.Key("temperature")
+		w.Float(*c.Temperature)
 	}
-	if len(req.Wire) > 0 {
-		return mergeWire(body, req.Wire)
+	if c.TopP != nil && own("top_p") {
+		w.Key("top_p")
+		w.Float(*c.TopP)
 	}
-	return body, nil
+	if c.MaxOutputTokens > 0 && own(a.maxTokens) {
+		w.Key(a.maxTokens)
+		w.Int(c.MaxOutputTokens)
+	}
+	if len(c.Stop) > 0 && own("stop") {
+		w.Key("stop")
+		w.Open('[')
+		for _, s := range c.Stop {
+			w.Str(s)
+		}
+		w.Close(']')
+	}
+	if e := req.Options.ReasoningEffort; e != "" && own("reasoning_effort") {
+		w.Key("reasoning_effort")
+		w.Str(e)
+	}
+	if k := req.Options.CacheKey; k != "" && own("prompt_cache_key") {
+		w.Key("prompt_cache_key")
+		w.Str(k)
+	}
+	// Raw compatibility fields last, in a stable order.
+	keys := make([]string, 0, len(req.Wire))
+	for k := range req.Wire {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		w.Key(k)
+		w.Raw(req.Wire[k])
+	}
+	w.Close('}')
+	return w.B, nil
 }
+
+var emptyObjectSchema = []byte(`{"type":"object","properties":{}}`)
 
 func withProvider(err error) error {
 	if pe, ok := err.(*provider.Error); ok && pe.Provider == "" {
@@ -359,87 +364,152 @@ func withProvider(err error) error {
 	return err
 }
 
-// mergeWire overlays raw compatibility fields on the top-level body.
-func mergeWire(body []byte, wire map[string]json.RawMessage) ([]byte, error) {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(body, &m); err != nil {
-		return nil, &provider.Error{Kind: provider.KindInvalidRequest, Provider: Kind, Message: "merge wire fields", Err: err}
-	}
-	for k, v := range wire {
-		m[k] = v
-	}
-	out, err := json.Marshal(m)
-	if err != nil {
-		return nil, &provider.Error{Kind: provider.KindInvalidRequest, Provider: Kind, Message: "merge wire fields", Err: err}
-	}
-	return out, nil
-}
-
-func (a *Adapter) encodeMessage(m *provider.Message, i int) (wireMessage, error) {
+func (a *Adapter) encodeMessage(w *jsonw.Writer, m *provider.Message, i int) error {
 	switch m.Role {
 	case provider.RoleSystem:
+		w.Open('{')
+		w.Key("role")
 		if a.native {
-			return wireMessage{Role: "system", Content: m.Text}, nil
+			w.Str("system")
+			w.Key("content")
+			w.Str(m.Text)
+		} else {
+			w.Str("user")
+			w.Key("content")
+			w.Str(provider.WrapSystemUpdate(m.Text))
 		}
-		return wireMessage{Role: "user", Content: provider.WrapSystemUpdate(m.Text)}, nil
+		w.Close('}')
 	case provider.RoleUser:
+		w.Open('{')
+		w.Key("role")
+		w.Str("user")
+		w.Key("content")
 		if len(m.Attachments) == 0 {
-			return wireMessage{Role: "user", Content: m.Text}, nil
-		}
-		parts := make([]wireContentPart, 0, len(m.Attachments)+1)
-		if m.Text != "" {
-			parts = append(parts, wireContentPart{Type: "text", Text: m.Text})
-		}
-		for _, at := range m.Attachments {
-			p, err := encodeAttachment(at)
-			if err != nil {
-				return wireMessage{}, &provider.Error{Kind: provider.KindInvalidRequest, Provider: Kind, Message: fmt.Sprintf("message %d: %v", i, err)}
+			w.Str(m.Text)
+		} else {
+			w.Open('[')
+			if m.Text != "" {
+				w.Open('{')
+				w.Key("type")
+				w.Str("text")
+				w.Key("text")
+				w.Str(m.Text)
+				w.Close('}')
 			}
-			parts = append(parts, p)
+			for _, at := range m.Attachments {
+				if err := encodeAttachment(w, at); err != nil {
+					return &provider.Error{Kind: provider.KindInvalidRequest, Provider: Kind, Message: fmt.Sprintf("message %d: %v", i, err)}
+				}
+			}
+			w.Close(']')
 		}
-		return wireMessage{Role: "user", Content: parts}, nil
+		w.Close('}')
 	case provider.RoleAssistant:
 		// Reasoning is not replayed: Chat Completions has no input field for
 		// it and some servers (DeepSeek) reject reasoning_content in input.
-		w := wireMessage{Role: "assistant"}
-		if m.Text != "" {
-			w.Content = m.Text
+		w.Open('{')
+		w.Key("role")
+		w.Str("assistant")
+		w.Key("content")
+		if m.Text != "" || len(m.ToolCalls) == 0 {
+			w.Str(m.Text)
+		} else {
+			w.Null()
 		}
-		for _, c := range m.ToolCalls {
-			args := string(c.Args)
-			if args == "" {
-				args = "{}"
+		if len(m.ToolCalls) > 0 {
+			w.Key("tool_calls")
+			w.Open('[')
+			for _, c := range m.ToolCalls {
+				args := string(c.Args)
+				if strings.TrimSpace(args) == "" {
+					args = "{}"
+				}
+				w.Open('{')
+				w.Key("id")
+				w.Str(c.ID)
+				w.Key("type")
+				w.Str("function")
+				w.Key("function")
+				w.Open('{')
+				w.Key("name")
+				w.Str(c.Name)
+				w.Key("arguments")
+				w.Str(args)
+				w.Close('}')
+				w.Close('}')
 			}
-			w.ToolCalls = append(w.ToolCalls, wireToolCall{ID: c.ID, Type: "function", Function: wireFunction{Name: c.Name, Arguments: args}})
+			w.Close(']')
 		}
-		if w.Content == nil && len(w.ToolCalls) == 0 {
-			w.Content = ""
-		}
-		return w, nil
+		w.Close('}')
 	case provider.RoleTool:
 		r := m.ToolResult
 		out := r.Output
 		if r.IsError && out == "" {
 			out = "error"
 		}
-		return wireMessage{Role: "tool", ToolCallID: r.CallID, Content: out}, nil
+		w.Open('{')
+		w.Key("role")
+		w.Str("tool")
+		w.Key("tool_call_id")
+		w.Str(r.CallID)
+		w.Key("content")
+		w.Str(out)
+		w.Close('}')
 	}
-	return wireMessage{}, nil
+	return nil
 }
 
-func encodeAttachment(at provider.Attachment) (wireContentPart, error) {
+func encodeAttachment(w *jsonw.Writer, at provider.Attachment) error {
 	mt := strings.ToLower(at.MediaType)
 	switch {
 	case mt == "image/png" || mt == "image/jpeg" || mt == "image/gif" || mt == "image/webp":
-		return wireContentPart{Type: "image_url", ImageURL: &wireImageURL{URL: "data:" + mt + ";base64," + base64.StdEncoding.EncodeToString(at.Data)}}, nil
+		w.Open('{')
+		w.Key("type")
+		w.Str("image_url")
+		w.Key("image_url")
+		w.Open('{')
+		w.Key("url")
+		w.Raw(dataURL(mt, at.Data))
+		w.Close('}')
+		w.Close('}')
 	case strings.HasPrefix(mt, "text/"):
 		text := string(at.Data)
 		if at.Name != "" {
 			text = "<file name=\"" + at.Name + "\">\n" + text + "\n</file>"
 		}
-		return wireContentPart{Type: "text", Text: text}, nil
+		w.Open('{')
+		w.Key("type")
+		w.Str("text")
+		w.Key("text")
+		w.Str(text)
+		w.Close('}')
 	case mt == "application/pdf":
-		return wireContentPart{Type: "file", File: &wireFile{Filename: at.Name, FileData: "data:application/pdf;base64," + base64.StdEncoding.EncodeToString(at.Data)}}, nil
+		w.Open('{')
+		w.Key("type")
+		w.Str("file")
+		w.Key("file")
+		w.Open('{')
+		if at.Name != "" {
+			w.Key("filename")
+			w.Str(at.Name)
+		}
+		w.Key("file_data")
+		w.Raw(dataURL(mt, at.Data))
+		w.Close('}')
+		w.Close('}')
+	default:
+		return fmt.Errorf("attachment %q: media type %q is not supported by the openai adapter", at.Name, at.MediaType)
 	}
-	return wireContentPart{}, fmt.Errorf("attachment %q: media type %q is not supported by the openai adapter", at.Name, at.MediaType)
+	return nil
+}
+
+// dataURL is the quoted JSON string "data:<mt>;base64,<data>" (base64 and
+// the media types accepted above need no escaping).
+func dataURL(mt string, data []byte) []byte {
+	b := make([]byte, 0, len(mt)+base64.StdEncoding.EncodedLen(len(data))+16)
+	b = append(b, `"data:`...)
+	b = append(b, mt...)
+	b = append(b, ";base64,"...)
+	b = base64.StdEncoding.AppendEncode(b, data)
+	return append(b, '"')
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sessionrt/sessionrt/provider"
+	"github.com/sessionrt/sessionrt/provider/internal/jsonscan"
 	"github.com/sessionrt/sessionrt/provider/internal/sse"
 )
 
@@ -80,6 +81,9 @@ type stream struct {
 	metaSent bool
 	done     bool
 	err      error
+
+	sc jsonscan.Scanner
+	c  chunk
 
 	closeOnce sync.Once
 }
@@ -153,9 +157,12 @@ func (s *stream) step() error {
 		s.finalize()
 		return nil
 	}
-	var c chunk
-	if err := json.Unmarshal(data, &c); err != nil {
-		return provider.Malformed(Kind, "chunk is not valid JSON", data, err)
+	c := &s.c
+	if !decodeChunkFast(&s.sc, data, c, !s.metaSent) {
+		*c = chunk{}
+		if err := json.Unmarshal(data, c); err != nil {
+			return provider.Malformed(Kind, "chunk is not valid JSON", data, err)
+		}
 	}
 	if len(c.Error) > 0 && string(c.Error) != "null" {
 		code, msg := parseErrorBody(data)

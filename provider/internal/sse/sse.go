@@ -42,7 +42,7 @@ type Reader struct {
 
 // NewReader returns a Reader over body.
 func NewReader(body io.Reader) *Reader {
-	return &Reader{r: bufio.NewReaderSize(body, 64<<10)}
+	return &Reader{r: bufio.NewReaderSize(body, 16<<10)}
 }
 
 // BytesRead is the number of body bytes consumed so far.

@@ -1,0 +1,150 @@
+// Package jsonw appends JSON to a byte slice without reflection, for the
+// request encoders: encoding/json's reflection and its re-compaction of
+// every json.RawMessage (tool schemas, arguments) were most of a turn's
+// adapter overhead.
+//
+// The Writer tracks only whether a comma is due; callers are responsible for
+// a well-formed nesting of Open/Close and Key/value (the encoders' tests
+// decode every body they produce). Raw values must already be valid JSON.
+package jsonw
+
+import (
+	"math"
+	"strconv"
+	"unicode/utf8"
+)
+
+// Writer builds one JSON document.
+type Writer struct {
+	B    []byte
+	need bool // a comma is due before the next key or value
+}
+
+func (w *Writer) comma() {
+	if w.need {
+		w.B = append(w.B, ',')
+	}
+}
+
+// Open starts an object ('{') or array ('[').
+func (w *Writer) Open(c byte) {
+	w.comma()
+	w.B = append(w.B, c)
+	w.need = false
+}
+
+// Close ends an object ('}') or array (']').
+func (w *Writer) Close(c byte) {
+	w.B = append(w.B, c)
+	w.need = true
+}
+
+// Key writes an object key (escaped) and its colon.
+func (w *Writer) Key(k string) {
+	w.comma()
+	w.B = AppendString(w.B, k)
+	w.B = append(w.B, ':')
+	w.need = false
+}
+
+// Str writes a string value.
+func (w *Writer) Str(s string) {
+	w.comma()
+	w.B = AppendString(w.B, s)
+	w.need = true
+}
+
+// Raw writes a value that is already JSON.
+func (w *Writer) Raw(r []byte) {
+	w.comma()
+	w.B = append(w.B, r...)
+	w.need = true
+}
+
+// Int writes an integer value.
+func (w *Writer) Int(n int) {
+	w.comma()
+	w.B = strconv.AppendInt(w.B, int64(n), 10)
+	w.need = true
+}
+
+// Bool writes a boolean value.
+func (w *Writer) Bool(b bool) {
+	w.comma()
+	w.B = strconv.AppendBool(w.B, b)
+	w.need = true
+}
+
+// Float writes a number; NaN and infinities (not JSON) are written as null.
+func (w *Writer) Float(f float64) {
+	w.comma()
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		w.B = append(w.B, "null"...)
+	} else {
+		w.B = strconv.AppendFloat(w.B, f, 'g', -1, 64)
+	}
+	w.need = true
+}
+
+// Null writes null.
+func (w *Writer) Null() {
+	w.comma()
+	w.B = append(w.B, "null"...)
+	w.need = true
+}
+
+const hex = "0123456789abcdef"
+
+// plain[c] is '1' for the ASCII bytes a JSON string holds unescaped.
+const plain = "0000000000000000000000000000000011011111111111111111111111111111111111111111111111111111111101111111111111111111111111111111111100000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+
+// AppendString appends s as a JSON string: quotes, backslashes and control
+// characters escaped, invalid UTF-8 replaced by U+FFFD, U+2028/U+2029
+// escaped (as encoding/json does, for JavaScript consumers).
+func AppendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if plain[c] == '1' {
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}

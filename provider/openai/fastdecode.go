@@ -1,0 +1,314 @@
+package openai
+
+import (
+	"github.com/sessionrt/sessionrt/provider/internal/jsonscan"
+)
+
+// decodeChunkFast decodes a chunk without reflection. It reports false on any
+// input it does not handle (then the caller uses encoding/json, which also
+// produces the precise error). ID and Model are only read when wantMeta, to
+// spare two allocations per chunk.
+func decodeChunkFast(sc *jsonscan.Scanner, data []byte, c *chunk, wantMeta bool) bool {
+	sc.Reset(data)
+	*c = chunk{Choices: c.Choices[:0]}
+	if sc.Begin('{') != nil {
+		return false
+	}
+	for n := 0; ; n++ {
+		more, err := sc.Next('}', n)
+		if err != nil {
+			return false
+		}
+		if !more {
+			break
+		}
+		key, err := sc.Key()
+		if err != nil {
+			return false
+		}
+		switch string(key) {
+		case "id":
+			if wantMeta {
+				c.ID, err = sc.String()
+			} else {
+				err = sc.Skip()
+			}
+		case "model":
+			if wantMeta {
+				c.Model, err = sc.String()
+			} else {
+				err = sc.Skip()
+			}
+		case "choices":
+			err = decodeChoices(sc, c)
+		case "usage":
+			err = decodeUsage(sc, c)
+		case "error":
+			if !sc.Null() {
+				c.Error, err = sc.Raw()
+			}
+		default:
+			err = sc.Skip()
+		}
+		if err != nil {
+			return false
+		}
+	}
+	return sc.End() == nil
+}
+
+func decodeChoices(sc *jsonscan.Scanner, c *chunk) error {
+	if sc.Null() {
+		return nil
+	}
+	if err := sc.Begin('['); err != nil {
+		return err
+	}
+	for n := 0; ; n++ {
+		more, err := sc.Next(']', n)
+		if err != nil {
+			return err
+		}
+		if !more {
+			return nil
+		}
+		c.Choices = append(c.Choices, choice{})
+		if err := decodeChoice(sc, &c.Choices[len(c.Choices)-1]); err != nil {
+			return err
+		}
+	}
+}
+
+func decodeChoice(sc *jsonscan.Scanner, ch *choice) error {
+	if err := sc.Begin('{'); err != nil {
+		return err
+	}
+	for n := 0; ; n++ {
+		more, err := sc.Next('}', n)
+		if err != nil {
+			return err
+		}
+		if !more {
+			return nil
+		}
+		key, err := sc.Key()
+		if err != nil {
+			return err
+		}
+		switch string(key) {
+		case "index":
+			ch.Index, err = sc.Int()
+		case "finish_reason":
+			if !sc.Null() {
+				var f string
+				f, err = sc.String()
+				ch.FinishReason = &f
+			}
+		case "delta":
+			err = decodeDelta(sc, &ch.Delta)
+		default:
+			err = sc.Skip()
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func decodeDelta(sc *jsonscan.Scanner, d *delta) error {
+	if sc.Null() {
+		return nil
+	}
+	if err := sc.Begin('{'); err != nil {
+		return err
+	}
+	for n := 0; ; n++ {
+		more, err := sc.Next('}', n)
+		if err != nil {
+			return err
+		}
+		if !more {
+			return nil
+		}
+		key, err := sc.Key()
+		if err != nil {
+			return err
+		}
+		switch string(key) {
+		case "content":
+			d.Content, err = sc.String()
+		case "reasoning_content":
+			d.ReasoningContent, err = sc.String()
+		case "reasoning":
+			d.Reasoning, err = sc.String()
+		case "refusal":
+			d.Refusal, err = sc.String()
+		case "tool_calls":
+			err = decodeToolCalls(sc, d)
+		default:
+			err = sc.Skip()
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func decodeToolCalls(sc *jsonscan.Scanner, d *delta) error {
+	if sc.Null() {
+		return nil
+	}
+	if err := sc.Begin('['); err != nil {
+		return err
+	}
+	for n := 0; ; n++ {
+		more, err := sc.Next(']', n)
+		if err != nil {
+			return err
+		}
+		if !more {
+			return nil
+		}
+		d.ToolCalls = append(d.ToolCalls, toolCallDelta{})
+		tc := &d.ToolCalls[len(d.ToolCalls)-1]
+		if err := sc.Begin('{'); err != nil {
+			return err
+		}
+		for m := 0; ; m++ {
+			more, err := sc.Next('}', m)
+			if err != nil {
+				return err
+			}
+			if !more {
+				break
+			}
+			key, err := sc.Key()
+			if err != nil {
+				return err
+			}
+			switch string(key) {
+			case "index":
+				tc.Index, err = sc.Int()
+			case "id":
+				tc.ID, err = sc.String()
+			case "function":
+				err = decodeFunction(sc, tc)
+			default:
+				err = sc.Skip()
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+}
+
+func decodeFunction(sc *jsonscan.Scanner, tc *toolCallDelta) error {
+	if sc.Null() {
+		return nil
+	}
+	if err := sc.Begin('{'); err != nil {
+		return err
+	}
+	for n := 0; ; n++ {
+		more, err := sc.Next('}', n)
+		if err != nil {
+			return err
+		}
+		if !more {
+			return nil
+		}
+		key, err := sc.Key()
+		if err != nil {
+			return err
+		}
+		switch string(key) {
+		case "name":
+			tc.Function.Name, err = sc.String()
+		case "arguments":
+			tc.Function.Arguments, err = sc.String()
+		default:
+			err = sc.Skip()
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func decodeUsage(sc *jsonscan.Scanner, c *chunk) error {
+	if sc.Null() {
+		return nil
+	}
+	u := &wireUsage{}
+	c.Usage = u
+	if err := sc.Begin('{'); err != nil {
+		return err
+	}
+	for n := 0; ; n++ {
+		more, err := sc.Next('}', n)
+		if err != nil {
+			return err
+		}
+		if !more {
+			return nil
+		}
+		key, err := sc.Key()
+		if err != nil {
+			return err
+		}
+		switch string(key) {
+		case "prompt_tokens":
+			u.PromptTokens, err = sc.Int()
+		case "completion_tokens":
+			u.CompletionTokens, err = sc.Int()
+		case "prompt_tokens_details":
+			if !sc.Null() {
+				u.PromptTokensDetails = &struct {
+					CachedTokens int `json:"cached_tokens"`
+				}{}
+				err = intField(sc, "cached_tokens", &u.PromptTokensDetails.CachedTokens)
+			}
+		case "completion_tokens_details":
+			if !sc.Null() {
+				u.CompletionTokensDetails = &struct {
+					ReasoningTokens int `json:"reasoning_tokens"`
+				}{}
+				err = intField(sc, "reasoning_tokens", &u.CompletionTokensDetails.ReasoningTokens)
+			}
+		default:
+			err = sc.Skip()
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// intField reads an object, storing the integer field name into dst.
+func intField(sc *jsonscan.Scanner, name string, dst *int) error {
+	if err := sc.Begin('{'); err != nil {
+		return err
+	}
+	for n := 0; ; n++ {
+		more, err := sc.Next('}', n)
+		if err != nil {
+			return err
+		}
+		if !more {
+			return nil
+		}
+		key, err := sc.Key()
+		if err != nil {
+			return err
+		}
+		if string(key) == name {
+			*dst, err = sc.Int()
+		} else {
+			err = sc.Skip()
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
