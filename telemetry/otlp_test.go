@@ -3,6 +3,7 @@ package telemetry
 import (
 	"compress/gzip"
 	"context"
+	"database/sql"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/sessionrt/sessionrt/internal/testdb"
+	"github.com/sessionrt/sessionrt/persistence/boltsql"
 	"github.com/sessionrt/sessionrt/telemetry/spanstore"
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
@@ -231,7 +233,25 @@ func TestOTLPReceiverGetsGenAISpansLinkedAcrossInjectExtract(t *testing.T) {
 
 func TestSetupWithDatabaseStoresSpansForTraceShow(t *testing.T) {
 	clearOTELEnv(t)
-	db := testdb.MariaDB(t).DB
+	for _, b := range []struct {
+		name string
+		open func(t *testing.T) *sql.DB
+	}{
+		{"mariadb", func(t *testing.T) *sql.DB { return testdb.MariaDB(t).DB }},
+		{"boltsql", func(t *testing.T) *sql.DB {
+			eng, err := boltsql.Open(t.TempDir(), boltsql.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { eng.Close() })
+			return eng.DB()
+		}},
+	} {
+		t.Run(b.name, func(t *testing.T) { setupWithDatabase(t, b.open(t)) })
+	}
+}
+
+func setupWithDatabase(t *testing.T, db *sql.DB) {
 	tel, err := Setup(ctxT(t), Config{DB: db, Store: spanstore.Config{Table: "spans_setup", PruneInterval: -1}})
 	if err != nil {
 		t.Fatal(err)
