@@ -98,6 +98,9 @@ func (h *harness) start(opts ...harnessOption) {
 		t.Fatal(err)
 	}
 	quiet := slog.New(slog.DiscardHandler)
+	if os.Getenv("SESSIONRT_TEST_LOG") != "" {
+		quiet = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
 	h.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return quiet }))
 	out, err := managed.New(managed.Config{Dir: filepath.Join(h.data, "tool-output")})
 	if err != nil {
