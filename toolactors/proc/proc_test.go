@@ -48,8 +48,9 @@ func TestTimeoutKillsWholeGroup(t *testing.T) {
 	pidFile := filepath.Join(dir, "pid")
 	start := time.Now()
 	out, err := Run(context.Background(), Spec{
+		// The timeout must leave the shell time to start its job on a loaded machine.
 		Command: "sleep 300 & echo $! > pid; echo started; wait",
-		Dir:     dir, Timeout: 200 * time.Millisecond,
+		Dir:     dir, Timeout: 2 * time.Second,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -166,11 +166,12 @@ func TestS54_BashExitCodeTimeoutAndClosedStdin(t *testing.T) {
 	<-pids
 
 	start := time.Now()
-	res, err = run(t, b, c, BashInput{Command: "sleep 300 & echo $! > bg; wait", Timeout: 300})
+	// The timeout must leave the shell time to start its job on a loaded machine.
+	res, err = run(t, b, c, BashInput{Command: "sleep 300 & echo $! > bg; wait", Timeout: 2000})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out := res.Structured.(BashOutput); !out.TimedOut || !strings.Contains(res.Text, "timed out after 300 ms") {
+	if out := res.Structured.(BashOutput); !out.TimedOut || !strings.Contains(res.Text, "timed out after 2000 ms") {
 		t.Fatalf("%+v %q", out, res.Text)
 	}
 	if time.Since(start) > 30*time.Second {
