@@ -7,6 +7,7 @@ import (
 
 	"github.com/sessionrt/sessionrt/internal/testdb"
 	"github.com/sessionrt/sessionrt/persistence"
+	"github.com/sessionrt/sessionrt/persistence/boltsql"
 )
 
 // backend opens a fresh, empty journal. The conformance suite runs every
@@ -18,6 +19,16 @@ type backend struct {
 
 func backends() []backend {
 	return []backend{
+		{"embedded", func(t *testing.T, cfg persistence.Config) *persistence.Journal {
+			// NoSync: a crash of the test machine is not what these tests are about.
+			e, err := boltsql.Open(t.TempDir(), boltsql.Options{NoSync: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { e.Close() })
+			cfg.DB = e.DB()
+			return openJournal(t, cfg)
+		}},
 		{"mariadb", func(t *testing.T, cfg persistence.Config) *persistence.Journal {
 			cfg.DB = testdb.MariaDB(t).DB
 			return openJournal(t, cfg)

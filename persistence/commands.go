@@ -15,22 +15,33 @@ import (
 // CreateSession appends SessionCreated as seq 1 unless the session already
 // exists. It returns the session row and whether this call created it; a
 // reused ID returns the existing session (its content is not compared), and
-// of two racing creates exactly one creates.
+// of two racing creates exactly one creates. The existence check runs in the
+// append's transaction, so it sees what that transaction would conflict with.
 func (j *Journal) CreateSession(ctx context.Context, sessionID string, ownerEpoch int64, c messages.SessionCreated) (Session, bool, error) {
+	var existing Session
+	pre := func(tx *sql.Tx) (bool, error) {
+		s, err := j.readSession(ctx, tx, sessionID)
+		if errors.Is(err, ErrNotFound) {
+			return false, nil
+		}
+		existing = s
+		return true, err
+	}
 	for attempt := 0; ; attempt++ {
-		s, err := j.Session(ctx, sessionID)
-		if err == nil {
-			return s, false, nil
-		} else if !errors.Is(err, ErrNotFound) {
-			return Session{}, false, fmt.Errorf("create session %s: %w", sessionID, err)
-		}
-		_, err = j.appendTx(ctx, sessionID, 0, ownerEpoch, []messages.Event{c}, nil)
-		if err == nil {
+		existing = Session{}
+		_, err := j.appendTx(ctx, sessionID, 0, ownerEpoch, []messages.Event{c}, pre)
+		switch {
+		case err == nil && existing.ID != "":
+			return existing, false, nil
+		case err == nil:
 			s, err := j.Session(ctx, sessionID)
-			return s, err == nil, err
-		}
-		// ErrConflict: a racing create won (read it back, once).
-		if !errors.Is(err, ErrConflict) || attempt > 0 {
+			if err != nil {
+				return Session{}, false, fmt.Errorf("create session %s: %w", sessionID, err)
+			}
+			return s, true, nil
+		case errors.Is(err, ErrConflict) && attempt < 3:
+			continue // a racing create committed after our snapshot: look again
+		default:
 			return Session{}, false, fmt.Errorf("create session %s: %w", sessionID, err)
 		}
 	}

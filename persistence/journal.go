@@ -221,7 +221,7 @@ func (j *Journal) advance(ctx context.Context, tx *sql.Tx, sid string, expectedS
 		case epoch != 0:
 			return fmt.Errorf("%w: epoch %d was never acquired", ErrFenced, epoch)
 		case expectedSeq != 0:
-			return fmt.Errorf("%w: expected seq %d, the session has no events", ErrConflict, expectedSeq)
+			return &ConflictError{Expected: expectedSeq, Last: 0}
 		}
 		if _, err := tx.ExecContext(ctx, j.n.q(qInsertStream), sid, newLast, "", 0); err != nil {
 			if isDuplicate(err) {
@@ -236,7 +236,7 @@ func (j *Journal) advance(ctx context.Context, tx *sql.Tx, sid string, expectedS
 	if current != epoch {
 		return fmt.Errorf("%w: epoch %d, current %d", ErrFenced, epoch, current)
 	}
-	return fmt.Errorf("%w: expected seq %d, last is %d", ErrConflict, expectedSeq, last)
+	return &ConflictError{Expected: expectedSeq, Last: last}
 }
 
 func (j *Journal) insertEvents(ctx context.Context, tx *sql.Tx, sid string, after int64, events []messages.Event, payloads [][]byte) error {

@@ -26,9 +26,18 @@ var (
 // Session reads the sessions row and the stream head. ErrNotFound when the
 // session was never created.
 func (j *Journal) Session(ctx context.Context, sessionID string) (Session, error) {
+	return j.readSession(ctx, j.db, sessionID)
+}
+
+// rowQuerier is a *sql.DB or a *sql.Tx.
+type rowQuerier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func (j *Journal) readSession(ctx context.Context, db rowQuerier, sessionID string) (Session, error) {
 	s := Session{ID: sessionID}
 	var status string
-	err := j.db.QueryRowContext(ctx, j.n.q(qSession), sessionID).Scan(&s.Location, &s.Agent, &s.Model.Provider, &s.Model.ID, &status, &s.CreatedSeq, &s.HistorySeq)
+	err := db.QueryRowContext(ctx, j.n.q(qSession), sessionID).Scan(&s.Location, &s.Agent, &s.Model.Provider, &s.Model.ID, &status, &s.CreatedSeq, &s.HistorySeq)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Session{}, fmt.Errorf("session %s: %w", sessionID, ErrNotFound)
 	} else if err != nil {
@@ -36,7 +45,7 @@ func (j *Journal) Session(ctx context.Context, sessionID string) (Session, error
 	}
 	s.Status = Status(status)
 	var epoch int64
-	if err := j.db.QueryRowContext(ctx, j.n.q(qStream), sessionID).Scan(&s.LastSeq, &epoch); err != nil {
+	if err := db.QueryRowContext(ctx, j.n.q(qStream), sessionID).Scan(&s.LastSeq, &epoch); err != nil {
 		return Session{}, fmt.Errorf("read session %s stream: %w", sessionID, err)
 	}
 	return s, nil

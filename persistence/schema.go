@@ -3,6 +3,7 @@ package persistence
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -156,8 +157,11 @@ func migrate(ctx context.Context, db *sql.DB) error {
 		version INT NOT NULL, applied_us BIGINT NOT NULL, PRIMARY KEY (version))`); err != nil {
 		return fmt.Errorf("migrate: create schema_migrations: %w", err)
 	}
+	// Not MAX(version): the embedded engine returns no row (MySQL: one NULL
+	// row) for an aggregate over an empty table.
 	var current sql.NullInt64
-	if err := db.QueryRowContext(ctx, `SELECT MAX(version) FROM schema_migrations`).Scan(&current); err != nil {
+	err := db.QueryRowContext(ctx, `SELECT version FROM schema_migrations ORDER BY version DESC LIMIT 1`).Scan(&current)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("migrate: read version: %w", err)
 	}
 	if int(current.Int64) > len(migrations) {

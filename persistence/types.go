@@ -24,6 +24,18 @@ var (
 	ErrProjection = errors.New("projection refused event")
 )
 
+// ConflictError is the ErrConflict of an append whose expected seq was
+// stale; Last is the stream head the transaction saw, so a writer that owns
+// the session can reload and retry from there without another read.
+type ConflictError struct {
+	Expected, Last int64
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("%v: expected seq %d, last is %d", ErrConflict, e.Expected, e.Last)
+}
+func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
+
 // DecodeError is a stored event row that cannot be decoded (unknown type or
 // corrupt payload). Replay stops at it. Unwrap gives messages.ErrUnknownType
 // or messages.ErrUndecodable.
