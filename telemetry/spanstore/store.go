@@ -48,7 +48,9 @@ type Config struct {
 	// Background runs enforce MaxSpans only once the table exceeds it by a
 	// tenth, so that the whole-table count and sort are rare.
 	PruneInterval time.Duration
-	// BatchRows is the number of spans per INSERT statement (default 200).
+	// BatchRows is the number of spans per INSERT statement (default 64: on
+	// the embedded engine one statement holds the single writer, which the
+	// journal's appends wait for, so statements stay short).
 	BatchRows int
 	// OnError receives errors of background pruning (default: ignored; the
 	// next run tries again).
@@ -77,7 +79,7 @@ func (c Config) withDefaults() (Config, error) {
 		c.PruneInterval = time.Minute
 	}
 	if c.BatchRows <= 0 {
-		c.BatchRows = 200
+		c.BatchRows = 64
 	}
 	if c.OnError == nil {
 		c.OnError = func(error) {}
