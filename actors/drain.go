@@ -481,12 +481,12 @@ func (a *sessionActor) onStreamEnded(err error) {
 // finishTurn closes the turn once its stream is over and every tool settled.
 func (a *sessionActor) finishTurn() {
 	d, t := a.drain, a.drain.turn
-	d.turn = nil
-	d.turnsUsed++
 	if d.interrupted {
-		a.finishInterrupt()
+		a.finishInterrupt() // fails the turn as interrupted
 		return
 	}
+	d.turn = nil
+	d.turnsUsed++
 	if t.err != nil {
 		kind := "provider"
 		if errorCode(t.err) == CodeFenced {
