@@ -8,7 +8,8 @@
 //   - Observation is the only effectful step. SystemContext.Observe (or Registry.Observe)
 //     calls every loader concurrently under one timeout. A loader that panics, times out
 //     or whose value cannot be encoded counts as Unavailable for that boundary; nothing
-//     escapes to the caller.
+//     escapes to the caller. (A loader that ignores its context keeps its goroutine
+//     until it returns; Go cannot stop it, and its late result is dropped.)
 //   - Initialize, Reconcile and Replace are pure functions of an Observation and the
 //     stored Snapshot. They never touch a clock, a file or an actor, so every rule is a
 //     table test.
@@ -44,6 +45,9 @@
 //     no longer decodes is treated as new (re-announced), for that key only.
 //   - All changes at one boundary form one combined message, in observation order, then
 //     removals of sources no longer registered, in key order.
+//   - An empty Observation means "no source registered": reconciling it against a
+//     non-empty snapshot emits every removal. Never reconcile the zero Observation that
+//     comes with an Observe error.
 //   - Replace restates the last admitted value of an unavailable source (or blocks when
 //     that value cannot be decoded, or always when ReplaceOptions.Strict is set).
 //
