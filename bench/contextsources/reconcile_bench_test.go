@@ -64,6 +64,7 @@ func BenchmarkBoundaryTenSourcesUnchanged(b *testing.B) {
 	snap := initialize(b, sc)
 	ctx := context.Background()
 	b.ReportAllocs()
+	defer cpuClock(b)()
 	for b.Loop() {
 		d := cs.Reconcile(sc.Observe(ctx, cs.ObserveConfig{}), snap, cs.ReconcileOptions{})
 		if d.Action != cs.Unchanged {
@@ -78,6 +79,7 @@ func BenchmarkReconcileTenSourcesUnchanged(b *testing.B) {
 	snap := initialize(b, sc)
 	obs := sc.Observe(context.Background(), cs.ObserveConfig{})
 	b.ReportAllocs()
+	defer cpuClock(b)()
 	for b.Loop() {
 		if d := cs.Reconcile(obs, snap, cs.ReconcileOptions{}); d.Action != cs.Unchanged {
 			b.Fatalf("action %v", d.Action)
@@ -104,6 +106,7 @@ func BenchmarkRegistryBoundaryTenSources(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
+	defer cpuClock(b)()
 	for b.Loop() {
 		obs, _ := reg.Observe(context.Background())
 		if d := cs.Reconcile(obs, g.Snapshot, cs.ReconcileOptions{}); d.Action != cs.Unchanged {
@@ -173,6 +176,7 @@ func BenchmarkBoundaryAgentsTree20Dirs(b *testing.B) {
 	}
 	ctx := context.Background()
 	b.ReportAllocs()
+	defer cpuClock(b)()
 	for b.Loop() {
 		d := cs.Reconcile(sc.Observe(ctx, cs.ObserveConfig{Timeout: time.Second}), snap, cs.ReconcileOptions{})
 		if d.Action != cs.Unchanged {
@@ -202,6 +206,7 @@ func BenchmarkBoundaryAgentsTree20DirsDefaults(b *testing.B) {
 	snap := initialize(b, sc)
 	ctx := context.Background()
 	b.ReportAllocs()
+	defer cpuClock(b)()
 	for b.Loop() {
 		d := cs.Reconcile(sc.Observe(ctx, cs.ObserveConfig{Timeout: time.Second}), snap, cs.ReconcileOptions{})
 		if d.Action != cs.Unchanged {
@@ -222,6 +227,7 @@ func BenchmarkInstructionsLoad20Dirs(b *testing.B) {
 		}}
 	ctx := context.Background()
 	b.ReportAllocs()
+	defer cpuClock(b)()
 	for b.Loop() {
 		if r := instructions.Load(ctx, cfg); r.State() != cs.StatePresent {
 			b.Fatal(r.Err())
@@ -237,6 +243,7 @@ func BenchmarkSnapshotDecode(b *testing.B) {
 	}
 	b.SetBytes(int64(len(raw)))
 	b.ReportAllocs()
+	defer cpuClock(b)()
 	for b.Loop() {
 		if _, err := cs.DecodeSnapshot(raw); err != nil {
 			b.Fatal(err)
