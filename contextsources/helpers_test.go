@@ -56,7 +56,7 @@ func mustNew(t testing.TB, sources ...Source) SystemContext {
 }
 
 func observe(sc SystemContext) Observation {
-	return sc.Observe(context.Background(), ObserveConfig{Timeout: 5 * time.Second})
+	return sc.Observe(context.Background(), ObserveConfig{Timeout: 30 * time.Second})
 }
 
 func mustInit(t testing.TB, sc SystemContext) Generation {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // gatedSource finishes only after the previous gate is closed, so loaders complete in the
@@ -32,7 +33,8 @@ func TestS43_BaselineOrderIsStableWhateverOrderProducersFinish(t *testing.T) {
 	want := "[a/one]" + Separator + "[b/two]" + Separator + "[c/three]"
 	for _, finishOrder := range [][]int{{0, 1, 2}, {2, 1, 0}, {1, 2, 0}} {
 		t.Run(fmt.Sprint(finishOrder), func(t *testing.T) {
-			reg := NewRegistry(RegistryConfig{})
+			// Generous: loaders are channel-synchronized, the timeout only bounds a bug.
+			reg := NewRegistry(RegistryConfig{Observe: ObserveConfig{Timeout: 30 * time.Second}})
 			dones := make([]chan struct{}, 3)
 			for i := range dones {
 				dones[i] = make(chan struct{})
