@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sessionrt/sessionrt/provider"
@@ -87,6 +88,7 @@ type stream struct {
 	e  event
 
 	closeOnce sync.Once
+	closed    atomic.Bool
 }
 
 func newStream(ctx context.Context, body io.ReadCloser) *stream {
@@ -100,6 +102,7 @@ func NewStreamForTest(ctx context.Context, body io.ReadCloser) provider.Stream {
 }
 
 func (s *stream) Close() error {
+	s.closed.Store(true)
 	s.closeOnce.Do(func() { s.body.Close() })
 	return nil
 }
@@ -130,6 +133,9 @@ func (s *stream) step() error {
 	if err != nil {
 		if s.ctx.Err() != nil {
 			return provider.TransportError(s.ctx, Kind, "read stream", err)
+		}
+		if s.closed.Load() {
+			return &provider.Error{Kind: provider.KindInterrupted, Provider: Kind, Message: "stream closed", Err: err}
 		}
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 			if s.finish != "" {

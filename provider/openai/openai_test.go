@@ -475,8 +475,8 @@ func TestCloseFromAnotherGoroutineUnblocksNext(t *testing.T) {
 	s.Close()
 	select {
 	case err := <-done:
-		if err == nil {
-			t.Fatal("Next returned no error after Close")
+		if !errors.Is(err, provider.ErrInterrupted) {
+			t.Fatalf("Next after Close = %v, want interrupted", err)
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("Next still blocked 5s after Close")

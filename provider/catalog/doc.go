@@ -1,0 +1,11 @@
+// Package catalog is the model catalog — providers and their models with
+// context window, output limit, tool and reasoning support, and per-model
+// defaults kept in three separate domains (Generation Controls, Model Request
+// Options, raw compatibility wire fields) — plus Open, which builds the
+// provider set from the catalog and the environment.
+//
+// Built-in defaults cover OpenAI, Anthropic and the scripted demo; a JSON
+// file adds providers (e.g. a local Ollama or vLLM server) and models or
+// overrides built-in entries. The catalog holds no secrets: API keys come
+// from environment variables named by the provider entry.
+package catalog
