@@ -251,7 +251,11 @@ func (a *Adapter) Encode(req *provider.Request) ([]byte, error) {
 	if req.System != "" {
 		w.System = []wireBlock{{Type: "text", Text: req.System, CacheControl: &cacheControl{Type: "ephemeral"}}}
 	}
-	if b := thinkingBudget(req.Options); b > 0 {
+	msgs, usedTools, err := encodeMessages(req.Messages)
+	if err != nil {
+		return nil, err
+	}
+	if b := thinkingBudget(req.Options); b > 0 && !unsignedToolTurn(msgs) {
 		// budget_tokens must be below max_tokens and at least 1024.
 		if b > w.MaxTokens-minThinkingBudget {
 			b = w.MaxTokens - minThinkingBudget
@@ -264,10 +268,6 @@ func (a *Adapter) Encode(req *provider.Request) ([]byte, error) {
 				w.TopP = nil
 			}
 		}
-	}
-	msgs, usedTools, err := encodeMessages(req.Messages)
-	if err != nil {
-		return nil, err
 	}
 	w.Messages = msgs
 	if !a.cfg.NoConversationCache {
@@ -550,6 +550,26 @@ func encodeMessages(hist []provider.Message) ([]wireMessage, map[string]bool, er
 	}
 	flushUser()
 	return out, used, nil
+}
+
+// unsignedToolTurn reports whether the latest assistant message calls tools
+// without starting with a thinking block. With thinking enabled the API
+// refuses such a history (the tool loop in progress must keep its signed
+// thinking), which happens after a switch from another provider's model;
+// that turn is then sent without thinking, which the API allows.
+func unsignedToolTurn(msgs []wireMessage) bool {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role != "assistant" {
+			continue
+		}
+		c := msgs[i].Content
+		hasTool := false
+		for _, b := range c {
+			hasTool = hasTool || b.Type == "tool_use"
+		}
+		return hasTool && c[0].Type != "thinking" && c[0].Type != "redacted_thinking"
+	}
+	return false
 }
 
 // markLastBlock sets the conversation cache breakpoint on the last block of

@@ -497,3 +497,33 @@ func TestUnreachableServerIsRetryable(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+func TestThinkingIsOmittedWhenTheToolLoopInProgressHasNoSignedThinking(t *testing.T) {
+	a, _ := New(Config{})
+	req := &provider.Request{
+		Model:    provider.ModelRef{Model: "claude-sonnet-4-5"},
+		Options:  provider.Options{ReasoningEffort: "high"},
+		Controls: provider.Controls{MaxOutputTokens: 64000},
+		Messages: []provider.Message{
+			{Role: provider.RoleUser, Text: "go"},
+			// Produced by another provider's model before a switch: no signature.
+			{Role: provider.RoleAssistant, Reasoning: []provider.Reasoning{{Text: "x", Provider: "openai"}},
+				ToolCalls: []provider.ToolCall{{ID: "c1", Name: "bash", Args: json.RawMessage(`{}`)}}},
+			{Role: provider.RoleTool, ToolResult: &provider.ToolResult{CallID: "c1", Output: "ok"}},
+		},
+		Tools: []provider.Tool{{Name: "bash"}},
+	}
+	b, err := a.Encode(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), `"thinking"`) {
+		t.Fatalf("thinking enabled over an unsigned tool turn: %s", b)
+	}
+	// With the signed block kept, thinking stays on.
+	req.Messages[1].Reasoning = []provider.Reasoning{{Text: "x", Signature: "sig", Provider: Kind}}
+	b, _ = a.Encode(req)
+	if !strings.Contains(string(b), `"thinking":{"type":"enabled","budget_tokens":32768}`) {
+		t.Fatalf("thinking missing: %s", b)
+	}
+}
