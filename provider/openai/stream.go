@@ -65,6 +65,9 @@ type callState struct {
 	wireIndex int
 	id, name  string
 	args      []byte
+	// complete: the PartToolCall was emitted (when the next call started
+	// with valid arguments, or at finish_reason).
+	complete bool
 }
 
 // stream decodes one SSE response body into parts.
@@ -233,9 +236,20 @@ func (s *stream) choice(ch *choice, data []byte) error {
 			// tells them apart only by ID.
 			slot = -1
 		}
+		if slot >= 0 && s.calls[slot].complete {
+			return provider.Malformed(Kind, "tool call delta after the call was complete", data, nil)
+		}
 		if slot < 0 {
 			if s.finish != "" {
 				return provider.Malformed(Kind, "tool call delta after finish_reason", data, nil)
+			}
+			// Calls stream one after another: a new one completes those
+			// before it whose arguments already parse, so the Session can
+			// start them while the model is still writing the rest.
+			for j := range s.calls {
+				if c := &s.calls[j]; !c.complete && json.Valid(c.args) {
+					s.completeCall(j)
+				}
 			}
 			slot = len(s.calls)
 			id := tc.ID
@@ -261,15 +275,12 @@ func (s *stream) choice(ch *choice, data []byte) error {
 			return provider.Malformed(Kind, "unknown finish_reason", []byte(*ch.FinishReason), nil)
 		}
 		for j := range s.calls {
-			c := &s.calls[j]
-			args := c.args
-			if len(bytes.TrimSpace(args)) == 0 {
-				args = []byte("{}")
+			if c := &s.calls[j]; !c.complete {
+				if len(bytes.TrimSpace(c.args)) > 0 && !json.Valid(c.args) {
+					return provider.Malformed(Kind, fmt.Sprintf("tool call %s (%s) arguments are not valid JSON", c.id, c.name), c.args, nil)
+				}
+				s.completeCall(j)
 			}
-			if !json.Valid(args) {
-				return provider.Malformed(Kind, fmt.Sprintf("tool call %s (%s) arguments are not valid JSON", c.id, c.name), args, nil)
-			}
-			s.queue = append(s.queue, provider.Part{Kind: provider.PartToolCall, Index: j, ID: c.id, Name: c.name, Args: json.RawMessage(bytes.Clone(args))})
 		}
 		if len(s.calls) > 0 && f == provider.FinishStop {
 			// Some compatible servers say "stop" after tool calls; the
@@ -279,6 +290,17 @@ func (s *stream) choice(ch *choice, data []byte) error {
 		s.finish = f
 	}
 	return nil
+}
+
+// completeCall emits call j (its arguments are valid JSON or empty).
+func (s *stream) completeCall(j int) {
+	c := &s.calls[j]
+	args := json.RawMessage(bytes.Clone(c.args))
+	if len(bytes.TrimSpace(args)) == 0 {
+		args = json.RawMessage("{}")
+	}
+	c.complete = true
+	s.queue = append(s.queue, provider.Part{Kind: provider.PartToolCall, Index: j, ID: c.id, Name: c.name, Args: args})
 }
 
 func (s *stream) finalize() {
