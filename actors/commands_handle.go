@@ -80,9 +80,7 @@ func (a *sessionActor) prompt(m *Prompt) any {
 // journalError maps a fencing failure to stopping this activation.
 func (a *sessionActor) journalError(err error) error {
 	if errorCode(err) == CodeFenced {
-		a.loaded = false
-		a.abandon("fenced")
-		a.system.Root.Stop(a.self)
+		a.stopFenced()
 	}
 	return err
 }

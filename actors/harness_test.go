@@ -318,3 +318,7 @@ func writeFile(t *testing.T, path, content string) {
 }
 
 var allowAll = []permission.Rule{{Action: "*", Resource: "*", Effect: permission.Allow}}
+
+type actorPID = actor.PID
+
+const requestWait = 30 * time.Second

@@ -198,9 +198,7 @@ func (a *sessionActor) append(events ...messages.Event) error {
 	if err != nil {
 		if errors.Is(err, persistence.ErrFenced) || errors.Is(err, persistence.ErrConflict) {
 			a.log.Warn("session activation fenced; stopping", "session", a.id, "err", err)
-			a.loaded = false
-			a.abandon("fenced")
-			a.system.Root.Stop(a.self)
+			a.stopFenced()
 			return fmt.Errorf("session %s: %w: %v", a.id, errFenced, err)
 		}
 		return fmt.Errorf("session %s: append: %w", a.id, err)
@@ -268,4 +266,14 @@ func (a *sessionActor) onIdleTick(ctx actor.Context, tick idleTick) {
 		return
 	}
 	a.idle.touch(a.system, a.self)
+}
+
+// stopFenced stops an activation that lost ownership. It leaves the facade
+// first, so the next command activates afresh and takes ownership back.
+func (a *sessionActor) stopFenced() {
+	a.loaded = false
+	a.abandon("fenced")
+	a.rt.acts.forget(a.id, a.self)
+	a.idle.stop()
+	a.system.Root.Stop(a.self)
 }

@@ -56,14 +56,18 @@ func (s *Sessions) ask(ctx context.Context, id string, msg any, timeout time.Dur
 	if id == "" {
 		return nil, invalidf("empty session ID")
 	}
-	res, err := s.rt.acts.request(ctx, id, msg, timeout)
-	if err != nil {
-		return nil, err
+	for attempt := 0; ; attempt++ {
+		res, err := s.rt.acts.request(ctx, id, msg, timeout)
+		// A fenced activation has stopped and left the facade; the command
+		// is idempotent, so one retry reaches a fresh activation that owns
+		// the session again.
+		if err != nil && (!errors.Is(err, ErrFenced) || attempt > 0) {
+			return nil, err
+		}
+		if err == nil {
+			return res, nil
+		}
 	}
-	if ce, ok := res.(*CommandError); ok {
-		return nil, ce
-	}
-	return res, nil
 }
 
 // Create makes a session (a new ID when id is empty) or returns the existing one.
