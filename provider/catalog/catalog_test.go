@@ -127,6 +127,12 @@ func TestOpenWithoutKeysServesTheOfflineDemo(t *testing.T) {
 	if err != nil || !strings.Contains(acc.Message().Text, "offline demo") {
 		t.Fatalf("%q %v", acc.Message().Text, err)
 	}
+	if _, err := r.For(provider.ModelRef{Provider: "openai", Model: "gpt-4o"}); err == nil || !strings.Contains(err.Error(), "not configured") {
+		t.Fatalf("For(unconfigured) err = %v", err)
+	}
+	if p, err := r.For(r.Default()); err != nil || p != provider.Provider(r) {
+		t.Fatalf("For(default) = %v, %v", p, err)
+	}
 	if _, err := r.Stream(context.Background(), &provider.Request{Model: provider.ModelRef{Provider: "openai", Model: "gpt-4o"}}); !errors.Is(err, provider.ErrInvalidRequest) || !strings.Contains(err.Error(), "not configured") {
 		t.Fatalf("unconfigured provider err = %v", err)
 	}

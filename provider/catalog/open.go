@@ -178,6 +178,16 @@ func (r *Registry) check(ref provider.ModelRef) error {
 	return err
 }
 
+// For returns the registry as the provider for ref after checking that ref
+// names a configured provider and a known model — the shape of the Session
+// runtime's Providers hook, failing at turn start with a clear error.
+func (r *Registry) For(ref provider.ModelRef) (provider.Provider, error) {
+	if err := r.check(ref); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
 // Default is the model to use when a session names none.
 func (r *Registry) Default() provider.ModelRef { return r.defaultRef }
 
