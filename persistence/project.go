@@ -28,16 +28,27 @@ type projector struct {
 	sid    string
 	msgs   map[string]*msgEntry
 	order  []*msgEntry
+	tools  map[[2]string]*toolRow // by (assistant message ID, call ID)
+	torder []*toolRow
 	status Status // pending status change, written by flush
+}
+
+// toolRow is a cached tool_calls row; flush writes new and changed ones.
+type toolRow struct {
+	am, call, tool, agent string
+	state                 ToolState
+	seq, updated          int64
+	isNew, dirty          bool
 }
 
 type msgEntry struct {
 	m            Message
 	isNew, dirty bool
+	ev           messages.Event // the event that created it (for errors)
 }
 
 func newProjector(ctx context.Context, tx querier, n *names, sessionID string) *projector {
-	return &projector{ctx: ctx, tx: tx, n: n, sid: sessionID, msgs: map[string]*msgEntry{}}
+	return &projector{ctx: ctx, tx: tx, n: n, sid: sessionID, msgs: map[string]*msgEntry{}, tools: map[[2]string]*toolRow{}}
 }
 
 func (p *projector) refuse(seq int64, e messages.Event, format string, args ...any) error {
@@ -75,10 +86,9 @@ var (
 	qInsertMsgID    = stmt(`INSERT INTO {message_ids} (session_id, message_id, seq, idx) VALUES (?, ?, ?, ?)`)
 	qInsertMessage  = stmt(`INSERT INTO {session_messages} (session_id, seq, idx, message_id, role, body) VALUES (?, ?, ?, ?, ?, ?)`)
 	qUpdateMessage  = stmt(`UPDATE {session_messages} SET body = ? WHERE session_id = ? AND seq = ? AND idx = ?`)
-	qToolState      = stmt(`SELECT state FROM {tool_calls} WHERE session_id = ? AND assistant_message_id = ? AND call_id = ?`)
+	qToolRow        = stmt(`SELECT tool, agent, state, seq, updated_seq FROM {tool_calls} WHERE session_id = ? AND assistant_message_id = ? AND call_id = ?`)
 	qInsertTool     = stmt(`INSERT INTO {tool_calls} (session_id, assistant_message_id, call_id, tool, agent, state, seq, updated_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
 	qUpdateTool     = stmt(`UPDATE {tool_calls} SET tool = ?, agent = ?, state = ?, updated_seq = ? WHERE session_id = ? AND assistant_message_id = ? AND call_id = ?`)
-	qSetToolState   = stmt(`UPDATE {tool_calls} SET state = ?, updated_seq = ? WHERE session_id = ? AND assistant_message_id = ? AND call_id = ?`)
 	qInsertPerm     = stmt(`INSERT INTO {permissions} (session_id, request_id, seq, body, state) VALUES (?, ?, ?, ?, 'pending')`)
 	qPerm           = stmt(`SELECT body, state FROM {permissions} WHERE session_id = ? AND request_id = ?`)
 	qReplyPerm      = stmt(`UPDATE {permissions} SET body = ?, state = 'replied' WHERE session_id = ? AND request_id = ?`)
@@ -276,19 +286,16 @@ func (p *projector) apply(seq int64, ev messages.Event) error {
 		if err != nil {
 			return err
 		}
-		state, found, err := p.toolState(e.AssistantMessageID, e.CallID)
+		t, err := p.tool(e.AssistantMessageID, e.CallID)
 		switch {
 		case err != nil:
 			return err
-		case !found:
-			_, err = p.exec(qInsertTool, p.sid, e.AssistantMessageID, e.CallID, e.Tool, e.Agent, string(ToolRunning), seq, seq)
-		case state == ToolPending:
-			_, err = p.exec(qUpdateTool, e.Tool, e.Agent, string(ToolRunning), seq, p.sid, e.AssistantMessageID, e.CallID)
+		case t == nil:
+			p.newTool(&toolRow{am: e.AssistantMessageID, call: e.CallID, tool: e.Tool, agent: e.Agent, state: ToolRunning, seq: seq, updated: seq})
+		case t.state == ToolPending:
+			t.tool, t.agent, t.state, t.updated, t.dirty = e.Tool, e.Agent, ToolRunning, seq, true
 		default:
-			return p.refuse(seq, ev, "call %s is already %s", e.CallID, state)
-		}
-		if err != nil {
-			return err
+			return p.refuse(seq, ev, "call %s is already %s", e.CallID, t.state)
 		}
 		m.Parts = append(m.Parts, Part{Kind: PartTool, Seq: seq, Tool: &ToolPart{
 			CallID: e.CallID, Tool: e.Tool, Agent: e.Agent, Input: e.Input, State: ToolRunning, CallMetadata: e.ProviderMetadata}})
@@ -300,8 +307,7 @@ func (p *projector) apply(seq int64, ev messages.Event) error {
 			return err
 		}
 		tp.Title = e.Title
-		_, err = p.exec(qSetToolState, string(ToolRunning), seq, p.sid, e.AssistantMessageID, e.CallID)
-		return err
+		return nil
 
 	case messages.ToolSucceeded:
 		tp, err := p.runningTool(seq, ev, e.AssistantMessageID, e.CallID, ToolCompleted)
@@ -313,17 +319,16 @@ func (p *projector) apply(seq int64, ev messages.Event) error {
 		return nil
 
 	case messages.ToolFailed:
-		state, found, err := p.toolState(e.AssistantMessageID, e.CallID)
+		t, err := p.tool(e.AssistantMessageID, e.CallID)
 		if err != nil {
 			return err
 		}
-		if !found || (state != ToolPending && state != ToolRunning) {
+		if t == nil || (t.state != ToolPending && t.state != ToolRunning) {
 			return p.refuse(seq, ev, "call %s of %s is not pending or running", e.CallID, e.AssistantMessageID)
 		}
-		if _, err := p.exec(qSetToolState, string(ToolFailed), seq, p.sid, e.AssistantMessageID, e.CallID); err != nil {
-			return err
-		}
-		if state == ToolPending { // never called: no model-visible part to settle
+		wasPending := t.state == ToolPending
+		t.state, t.updated, t.dirty = ToolFailed, seq, true
+		if wasPending { // never called: no model-visible part to settle
 			return nil
 		}
 		m, err := p.assistant(seq, ev, e.AssistantMessageID)
@@ -419,47 +424,68 @@ func (p *projector) epochRevision() (int64, bool, error) {
 	return rev, err == nil, err
 }
 
-func (p *projector) toolState(am, call string) (ToolState, bool, error) {
-	var s string
-	err := p.row(qToolState, p.sid, am, call).Scan(&s)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", false, nil
+// tool returns the cached or stored tool_calls row, nil when there is none.
+func (p *projector) tool(am, call string) (*toolRow, error) {
+	if t, ok := p.tools[[2]string{am, call}]; ok {
+		return t, nil
 	}
-	return ToolState(s), err == nil, err
+	if m, ok := p.msgs[am]; ok && m.isNew {
+		return nil, nil // the turn started in this batch: no stored calls can exist
+	}
+	t := &toolRow{am: am, call: call}
+	var state string
+	err := p.row(qToolRow, p.sid, am, call).Scan(&t.tool, &t.agent, &state, &t.seq, &t.updated)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	t.state = ToolState(state)
+	p.tools[[2]string{am, call}] = t
+	p.torder = append(p.torder, t)
+	return t, nil
+}
+
+func (p *projector) newTool(t *toolRow) {
+	t.isNew = true
+	p.tools[[2]string{t.am, t.call}] = t
+	p.torder = append(p.torder, t)
 }
 
 func (p *projector) toolInput(seq int64, ev messages.Event, am, call, tool string) error {
 	if _, err := p.assistant(seq, ev, am); err != nil {
 		return err
 	}
-	state, found, err := p.toolState(am, call)
+	t, err := p.tool(am, call)
 	switch {
 	case err != nil:
 		return err
-	case !found:
-		_, err = p.exec(qInsertTool, p.sid, am, call, tool, "", string(ToolPending), seq, seq)
-		return err
-	case state == ToolPending:
-		_, err = p.exec(qSetToolState, string(ToolPending), seq, p.sid, am, call)
-		return err
+	case t == nil:
+		p.newTool(&toolRow{am: am, call: call, tool: tool, state: ToolPending, seq: seq, updated: seq})
+		return nil
+	case t.state == ToolPending:
+		t.updated, t.dirty = seq, true
+		return nil
 	}
-	return p.refuse(seq, ev, "call %s is already %s", call, state)
+	return p.refuse(seq, ev, "call %s is already %s", call, t.state)
 }
 
 // runningTool checks the call is running, records the new state and returns
 // its part in the assistant message.
 func (p *projector) runningTool(seq int64, ev messages.Event, am, call string, next ToolState) (*ToolPart, error) {
-	state, found, err := p.toolState(am, call)
+	t, err := p.tool(am, call)
 	if err != nil {
 		return nil, err
 	}
-	if !found || state != ToolRunning {
+	if t == nil || t.state != ToolRunning {
+		state := ToolState("")
+		if t != nil {
+			state = t.state
+		}
 		return nil, p.refuse(seq, ev, "call %s of %s is not running (state %q)", call, am, state)
 	}
 	if next != ToolRunning {
-		if _, err := p.exec(qSetToolState, string(next), seq, p.sid, am, call); err != nil {
-			return nil, err
-		}
+		t.state, t.updated, t.dirty = next, seq, true
 	}
 	m, err := p.assistant(seq, ev, am)
 	if err != nil {
@@ -485,15 +511,9 @@ func (p *projector) newMessage(seq int64, ev messages.Event, m Message) error {
 	if _, ok := p.msgs[m.ID]; ok {
 		return p.refuse(seq, ev, "message %s already exists", m.ID)
 	}
-	var s int64
-	var idx int
-	err := p.row(qMessageID, p.sid, m.ID).Scan(&s, &idx)
-	if err == nil {
-		return p.refuse(seq, ev, "message %s already exists", m.ID)
-	} else if !errors.Is(err, sql.ErrNoRows) {
-		return err
-	}
-	e := &msgEntry{m: m, isNew: true}
+	// An ID stored by an earlier append is caught by message_ids' primary
+	// key in flush (one statement fewer per new message).
+	e := &msgEntry{m: m, isNew: true, ev: ev}
 	p.msgs[m.ID] = e
 	p.order = append(p.order, e)
 	return nil
@@ -557,6 +577,9 @@ func (p *projector) flush() error {
 		}
 		if e.isNew {
 			if _, err := p.exec(qInsertMsgID, p.sid, e.m.ID, e.m.Seq, e.m.Index); err != nil {
+				if isDuplicate(err) {
+					return p.refuse(e.m.Seq, e.ev, "message %s already exists", e.m.ID)
+				}
 				return fmt.Errorf("message %s: %w", e.m.ID, err)
 			}
 			if _, err := p.exec(qInsertMessage, p.sid, e.m.Seq, e.m.Index, e.m.ID, string(e.m.Role), body); err != nil {
@@ -566,6 +589,19 @@ func (p *projector) flush() error {
 			return fmt.Errorf("message %s: %w", e.m.ID, err)
 		}
 		e.isNew, e.dirty = false, false
+	}
+	for _, t := range p.torder {
+		var err error
+		switch {
+		case t.isNew:
+			_, err = p.exec(qInsertTool, p.sid, t.am, t.call, t.tool, t.agent, string(t.state), t.seq, t.updated)
+		case t.dirty:
+			_, err = p.exec(qUpdateTool, t.tool, t.agent, string(t.state), t.updated, p.sid, t.am, t.call)
+		}
+		if err != nil {
+			return fmt.Errorf("tool call %s of %s: %w", t.call, t.am, err)
+		}
+		t.isNew, t.dirty = false, false
 	}
 	if p.status != "" {
 		if _, err := p.exec(qSetStatus, string(p.status), p.sid); err != nil {
