@@ -1,0 +1,226 @@
+package journal
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sessionrt/sessionrt/internal/testdb"
+	"github.com/sessionrt/sessionrt/messages"
+	"github.com/sessionrt/sessionrt/persistence"
+	"github.com/sessionrt/sessionrt/persistence/boltsql"
+)
+
+type backend struct {
+	name string
+	open func(b *testing.B) *persistence.Journal
+}
+
+func backends() []backend {
+	return []backend{
+		{"embedded", func(b *testing.B) *persistence.Journal {
+			e, err := boltsql.Open(b.TempDir(), boltsql.Options{NoSync: noSync}) // production default: fsync
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { e.Close() })
+			return open(b, e.DB())
+		}},
+		{"mariadb", func(b *testing.B) *persistence.Journal { return open(b, testdb.MariaDB(b).DB) }},
+	}
+}
+
+// noSync (BENCH_NOSYNC=1) runs the embedded engine without fsync, to
+// separate its CPU cost from the disk's.
+var noSync = os.Getenv("BENCH_NOSYNC") != ""
+
+func open(b *testing.B, db *sql.DB) *persistence.Journal {
+	j, err := persistence.Open(context.Background(), persistence.Config{DB: db, PollInterval: 50 * time.Millisecond})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return j
+}
+
+// turn returns one provider turn's events (8) for assistant message am.
+func turn(am string) []messages.Event {
+	return []messages.Event{
+		messages.TurnStarted{AssistantMessageID: am, Agent: "build", Model: messages.ModelRef{Provider: "p", ID: "m"}},
+		messages.ReasoningEnded{AssistantMessageID: am, Text: "thinking about it"},
+		messages.TextEnded{AssistantMessageID: am, Text: "Let me look at the files."},
+		messages.ToolCalled{AssistantMessageID: am, CallID: "c1", Tool: "bash", Input: []byte(`{"command":"ls"}`), Agent: "build"},
+		messages.ToolSucceeded{AssistantMessageID: am, CallID: "c1", Output: "a.go\nb.go\n"},
+		messages.ToolCalled{AssistantMessageID: am, CallID: "c2", Tool: "read", Input: []byte(`{"path":"a.go"}`), Agent: "build"},
+		messages.ToolSucceeded{AssistantMessageID: am, CallID: "c2", Output: "package a\n"},
+		messages.TurnEnded{AssistantMessageID: am, FinishReason: "tool-calls", Usage: messages.Usage{InputTokens: 1000, OutputTokens: 50}},
+	}
+}
+
+// single returns a one-event batch with a one-statement projection.
+func single(i int) []messages.Event {
+	return []messages.Event{messages.AgentSwitched{Agent: fmt.Sprintf("agent-%d", i%7)}}
+}
+
+func BenchmarkAppend(b *testing.B) {
+	for _, be := range backends() {
+		for _, sessions := range []int{1, 100} {
+			for _, batch := range []int{1, 8} {
+				b.Run(fmt.Sprintf("%s/sessions=%d/batch=%d", be.name, sessions, batch), func(b *testing.B) {
+					j := be.open(b)
+					ctx := context.Background()
+					lasts := make([]int64, sessions)
+					for s := range sessions {
+						var err error
+						if lasts[s], err = j.Append(ctx, sid(s), 0, 0, messages.SessionCreated{Location: "/p", Agent: "build"}); err != nil {
+							b.Fatal(err)
+						}
+					}
+					// b.N appends in total, spread over the sessions; one
+					// goroutine per session (one owner per session, like the actor).
+					per := (b.N + sessions - 1) / sessions
+					var wg sync.WaitGroup
+					errs := make(chan error, sessions)
+					b.ResetTimer()
+					start := time.Now()
+					for s := range sessions {
+						wg.Add(1)
+						go func(s int) {
+							defer wg.Done()
+							last := lasts[s]
+							for i := range per {
+								evs := single(i)
+								if batch == 8 {
+									evs = turn(fmt.Sprintf("am%d", i))
+								}
+								n, err := j.Append(ctx, sid(s), last, 0, evs...)
+								if err != nil {
+									errs <- err
+									return
+								}
+								last = n
+							}
+						}(s)
+					}
+					wg.Wait()
+					el := time.Since(start)
+					b.StopTimer()
+					close(errs)
+					for err := range errs {
+						b.Fatal(err)
+					}
+					total := per * sessions * batch
+					b.ReportMetric(float64(total)/el.Seconds(), "events/s")
+					b.ReportMetric(float64(per*sessions)/el.Seconds(), "appends/s")
+				})
+			}
+		}
+	}
+}
+
+func sid(i int) string { return fmt.Sprintf("bench%04d", i) }
+
+// BenchmarkReplay decodes one session's stream of 8,000 events per iteration.
+func BenchmarkReplay(b *testing.B) {
+	for _, be := range backends() {
+		b.Run(be.name, func(b *testing.B) {
+			j := be.open(b)
+			ctx := context.Background()
+			last, err := j.Append(ctx, "r", 0, 0, messages.SessionCreated{Location: "/p"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			for i := 0; i < 1000; i++ {
+				if last, err = j.Append(ctx, "r", last, 0, turn(fmt.Sprintf("am%d", i))...); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ResetTimer()
+			events := 0
+			start := time.Now()
+			for range b.N {
+				var after int64
+				for {
+					batch, err := j.ReadEvents(ctx, "r", after, 1000)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if len(batch) == 0 {
+						break
+					}
+					events += len(batch)
+					after = batch[len(batch)-1].Seq
+				}
+			}
+			b.ReportMetric(float64(events)/time.Since(start).Seconds(), "events/s")
+		})
+	}
+}
+
+// BenchmarkTailLatency appends one event at a time while a tailer follows
+// the session; latency is from Append's return (after COMMIT) to the
+// tailer's receipt, clipped at 0 when the tailer was faster (the in-process
+// signal fires right after COMMIT, before Append returns). "start" latencies
+// are from the call to Append, an upper bound.
+func BenchmarkTailLatency(b *testing.B) {
+	for _, be := range backends() {
+		b.Run(be.name, func(b *testing.B) {
+			j := be.open(b)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			last, err := j.Append(ctx, "t", 0, 0, messages.SessionCreated{Location: "/p"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			n := b.N
+			recv := make([]time.Time, n)
+			done := make(chan error, 1)
+			base := last
+			go func() {
+				i := 0
+				for e, err := range j.Events(ctx, "t", base) {
+					if err != nil {
+						done <- err
+						return
+					}
+					recv[e.Seq-base-1] = time.Now()
+					if i++; i == n {
+						done <- nil
+						return
+					}
+				}
+			}()
+			starts, returns := make([]time.Time, n), make([]time.Time, n)
+			b.ResetTimer()
+			for i := range n {
+				starts[i] = time.Now()
+				if last, err = j.Append(ctx, "t", last, 0, single(i)...); err != nil {
+					b.Fatal(err)
+				}
+				returns[i] = time.Now()
+			}
+			if err := <-done; err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			fromReturn, fromStart := make([]time.Duration, n), make([]time.Duration, n)
+			for i := range n {
+				fromReturn[i] = max(0, recv[i].Sub(returns[i]))
+				fromStart[i] = recv[i].Sub(starts[i])
+			}
+			b.ReportMetric(pct(fromReturn, 0.50), "p50-commit-ms")
+			b.ReportMetric(pct(fromReturn, 0.99), "p99-commit-ms")
+			b.ReportMetric(pct(fromStart, 0.99), "p99-start-ms")
+		})
+	}
+}
+
+func pct(ds []time.Duration, p float64) float64 {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return float64(s[int(float64(len(s)-1)*p)].Microseconds()) / 1000
+}
