@@ -13,6 +13,8 @@ import (
 	"github.com/sessionrt/sessionrt/contextsources"
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/provider"
+	"github.com/sessionrt/sessionrt/telemetry"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // drain is the process-local span that promotes input and runs provider turns
@@ -31,6 +33,9 @@ type drain struct {
 	lastErr      *Outcome
 	loc          *locationPIDs
 	turn         *turn
+	spanCtx      context.Context // carries the invoke_agent span
+	span         trace.Span
+	usage        telemetry.Usage
 }
 
 // turn is one provider turn in flight.
@@ -50,13 +55,16 @@ type turn struct {
 	finish      provider.FinishReason
 	usage       provider.Usage
 	err         error
-	recorded    bool // durable output exists (text, reasoning or a tool call)
+	recorded    bool            // durable output exists (text, reasoning or a tool call)
+	spanCtx     context.Context // carries the chat span
+	span        trace.Span
 }
 
 type toolCall struct {
 	id, tool string
 	input    []byte
 	settled  bool
+	span     trace.Span
 }
 
 // Messages the drain posts to itself from goroutines. Each carries the token
@@ -151,6 +159,8 @@ func (a *sessionActor) async(work func() any, onPanic func(error) any) {
 
 func (a *sessionActor) startDrain(runOwed bool, waiter *actor.PID) {
 	d := &drain{token: nextToken(), location: a.sess.Location, runOwed: runOwed}
+	d.spanCtx, d.span = a.rt.cfg.Tracer.StartInvokeAgent(a.rt.ctx, telemetry.Agent{
+		SessionID: a.id, AgentName: a.sess.Agent, ProviderName: a.sess.Model.Provider, Model: a.sess.Model.ID})
 	if waiter != nil {
 		d.waiters = append(d.waiters, waiter)
 	}
@@ -349,6 +359,8 @@ func (a *sessionActor) startTurn(tools []provider.Tool) {
 		a.endDrain(&Outcome{Err: err.Error(), Kind: errorCode(err)})
 		return
 	}
+	t.spanCtx, t.span = a.rt.cfg.Tracer.StartChat(d.spanCtx, telemetry.Chat{
+		SessionID: a.id, AgentName: t.agent, ProviderName: t.model.Provider, Model: t.model.ID})
 	sctx, cancel := context.WithCancel(a.rt.ctx)
 	t.cancel = cancel
 	d.turn = t
@@ -487,6 +499,7 @@ func (a *sessionActor) finishTurn() {
 	}
 	d.turn = nil
 	d.turnsUsed++
+	a.endChat(t)
 	if t.err != nil {
 		kind := "provider"
 		if errorCode(t.err) == CodeFenced {
@@ -529,6 +542,7 @@ func (a *sessionActor) endDrain(out *Outcome) {
 	}
 	out.LastSeq = a.seq
 	a.drain = nil
+	endDrainSpan(d, out)
 	for _, w := range d.waiters {
 		a.system.Root.Send(w, out)
 	}
@@ -578,12 +592,15 @@ func (a *sessionActor) finishInterrupt() {
 			return
 		}
 		d.turn = nil
+		t.err = errInterrupted
+		a.endChat(t)
 		evs = append(evs, messages.TurnFailed{AssistantMessageID: t.assistantID, ErrorKind: "interrupted", Message: "interrupted"})
 	}
 	evs = append(evs, messages.Interrupted{Reason: "interrupted by client"}, messages.Idle{})
 	_ = a.append(evs...)
 	a.drain = nil
 	out := &Outcome{Err: "interrupted", Kind: "interrupted", LastSeq: a.seq}
+	endDrainSpan(d, out)
 	for _, w := range d.waiters {
 		a.system.Root.Send(w, out)
 	}
@@ -605,6 +622,7 @@ func (a *sessionActor) abandon(why string) {
 	}
 	a.drain = nil
 	out := &Outcome{Err: why, Kind: "fenced", LastSeq: a.seq}
+	endDrainSpan(d, out)
 	for _, w := range d.waiters {
 		a.system.Root.Send(w, out)
 	}
@@ -615,6 +633,38 @@ func (a *sessionActor) abandon(why string) {
 		close(p.ch)
 		delete(a.perms, id)
 	}
+}
+
+var errInterrupted = errors.New("interrupted")
+
+// endChat ends a turn's chat span with its usage and finish reason.
+func (a *sessionActor) endChat(t *turn) {
+	if t.span == nil {
+		return
+	}
+	var reasons []string
+	if t.finish != "" {
+		reasons = []string{string(t.finish)}
+	}
+	u := telemetry.Usage{InputTokens: int64(t.usage.InputTokens), OutputTokens: int64(t.usage.OutputTokens)}
+	telemetry.EndChat(t.span, telemetry.ChatResult{Usage: u, FinishReasons: reasons}, t.err)
+	if d := a.drain; d != nil {
+		d.usage.InputTokens += u.InputTokens
+		d.usage.OutputTokens += u.OutputTokens
+	}
+	t.span = nil
+}
+
+func endDrainSpan(d *drain, out *Outcome) {
+	if d.span == nil {
+		return
+	}
+	var err error
+	if out != nil && out.Err != "" {
+		err = &CommandError{Code: out.Kind, Msg: out.Err}
+	}
+	telemetry.EndInvokeAgent(d.span, d.usage, err)
+	d.span = nil
 }
 
 func encodeMeta(m map[string]string) []byte {

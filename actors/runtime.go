@@ -16,6 +16,7 @@ import (
 	"github.com/sessionrt/sessionrt/persistence"
 	"github.com/sessionrt/sessionrt/provider"
 	"github.com/sessionrt/sessionrt/supervisor"
+	"github.com/sessionrt/sessionrt/telemetry"
 	"github.com/sessionrt/sessionrt/toolactors"
 	"github.com/sessionrt/sessionrt/toolactors/permission"
 )
@@ -66,6 +67,8 @@ type Config struct {
 	// Bus receives live events; nil publishes nothing.
 	Bus    *Bus
 	Logger *slog.Logger
+	// Tracer records invoke_agent, chat and execute_tool spans; nil records nothing.
+	Tracer *telemetry.Tracer
 }
 
 func (c *Config) withDefaults() error {

@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/asynkron/protoactor-go/actor"
+
 	"github.com/sessionrt/sessionrt/messages"
+	"github.com/sessionrt/sessionrt/telemetry"
 	"github.com/sessionrt/sessionrt/toolactors"
 	"github.com/sessionrt/sessionrt/toolactors/permission"
 )
@@ -16,7 +19,11 @@ type toolSettled = toolactors.ToolSettled
 // registry; its one settlement comes back to this actor.
 func (a *sessionActor) executeTool(t *turn, c *toolCall) {
 	d := a.drain
-	a.system.Root.Send(d.loc.tools, &toolactors.ExecuteTool{
+	spanCtx, span := a.rt.cfg.Tracer.StartExecuteTool(t.spanCtx, telemetry.Tool{SessionID: a.id, AgentName: t.agent, ToolName: c.tool, CallID: c.id})
+	c.span = span
+	// The trace context travels in the message headers, so the tool actor
+	// (and anything it calls) joins the drain's trace.
+	env := &actor.MessageEnvelope{Message: &toolactors.ExecuteTool{
 		SessionID:          a.id,
 		AssistantMessageID: t.assistantID,
 		CallID:             c.id,
@@ -27,7 +34,11 @@ func (a *sessionActor) executeTool(t *turn, c *toolCall) {
 		Rules:              a.rt.agent(t.agent).Rules,
 		Asker:              a.asker(t.token, t.assistantID, c.id),
 		ReplyTo:            a.self,
-	})
+	}}
+	for k, v := range telemetry.Inject(spanCtx) {
+		env.SetHeader(k, v)
+	}
+	a.system.Root.Send(d.loc.tools, env)
 }
 
 // cancelTools kills every running call of this session; each settles as interrupted.
@@ -66,6 +77,14 @@ func (a *sessionActor) onToolSettled(m *toolSettled) {
 			rejectWithoutFeedback = m.Error.Kind == toolactors.ErrorRejected && m.Error.Feedback == ""
 		}
 		ev = messages.ToolFailed{AssistantMessageID: t.assistantID, CallID: c.id, Error: msg}
+	}
+	if c.span != nil {
+		var spanErr error
+		if m.Error != nil {
+			spanErr = &CommandError{Code: string(m.Error.Kind), Msg: m.Error.Message}
+		}
+		telemetry.End(c.span, spanErr)
+		c.span = nil
 	}
 	if err := a.append(ev); err != nil {
 		if t.err == nil {

@@ -1,0 +1,65 @@
+package actors
+
+import (
+	"testing"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/sessionrt/sessionrt/provider"
+	"github.com/sessionrt/sessionrt/provider/scripted"
+	"github.com/sessionrt/sessionrt/telemetry"
+)
+
+func TestDrainTurnsAndToolsAreTracedAsOneTree(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	h := newHarness(t, func(req *provider.Request, n int) (scripted.Turn, error) {
+		if n == 0 {
+			return bashEcho("hi"), nil
+		}
+		return scripted.Turn{Text: "done"}, nil
+	}, func(c *Config) { c.Tracer = telemetry.NewTracer(tp) })
+	id := h.create("")
+	h.ask(id, "go")
+	spans := exp.GetSpans()
+	byName := map[string]tracetest.SpanStub{}
+	chats := 0
+	for _, s := range spans {
+		byName[s.Name] = s
+		if s.Name == "chat test-model" {
+			chats++
+		}
+	}
+	root, ok := byName["invoke_agent"]
+	if !ok || chats != 2 {
+		t.Fatalf("spans %v: want one invoke_agent and two chat spans", names(spans))
+	}
+	tool, ok := byName["execute_tool bash"]
+	if !ok {
+		t.Fatalf("no execute_tool span in %v", names(spans))
+	}
+	for _, s := range spans {
+		if s.SpanContext.TraceID() != root.SpanContext.TraceID() {
+			t.Fatalf("span %s is in another trace", s.Name)
+		}
+		found := false
+		for _, kv := range s.Attributes {
+			found = found || (string(kv.Key) == "gen_ai.conversation.id" && kv.Value.AsString() == id)
+		}
+		if !found {
+			t.Fatalf("span %s lacks gen_ai.conversation.id=%s", s.Name, id)
+		}
+	}
+	if tool.Parent.SpanID() == root.SpanContext.SpanID() {
+		t.Fatal("execute_tool hangs off the drain, want it under its chat turn")
+	}
+}
+
+func names(spans tracetest.SpanStubs) []string {
+	var out []string
+	for _, s := range spans {
+		out = append(out, s.Name)
+	}
+	return out
+}

@@ -1,0 +1,197 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/sessionrt/sessionrt/actors"
+	"github.com/sessionrt/sessionrt/contextsources"
+	"github.com/sessionrt/sessionrt/contextsources/environment"
+	"github.com/sessionrt/sessionrt/contextsources/instructions"
+	"github.com/sessionrt/sessionrt/messages"
+	"github.com/sessionrt/sessionrt/persistence"
+	"github.com/sessionrt/sessionrt/provider"
+	"github.com/sessionrt/sessionrt/provider/catalog"
+	"github.com/sessionrt/sessionrt/supervisor"
+	"github.com/sessionrt/sessionrt/telemetry"
+	"github.com/sessionrt/sessionrt/toolactors"
+	"github.com/sessionrt/sessionrt/toolactors/managed"
+)
+
+// Config configures a node. Zero fields take the documented defaults.
+type Config struct {
+	// Data is the data directory (embedded journal, managed tool output).
+	// Default "./.sessionrt".
+	Data string
+	// JournalURL selects MySQL/MariaDB ("mysql://user:pass@host:port/db");
+	// empty means the embedded engine in Data.
+	JournalURL string
+	// Owner names this process in journal ownership records. Default host:pid.
+	Owner string
+	// Recovery is applied to sessions found mid-drain. Default resume.
+	Recovery actors.Recovery
+	// Providers overrides the providers built from the environment (tests,
+	// benchmarks). DefaultModel then names the model sessions start with.
+	Providers    func(messages.ModelRef) (provider.Provider, error)
+	DefaultModel messages.ModelRef
+	// Getenv reads provider configuration; default os.Getenv.
+	Getenv func(string) string
+	// Agents overrides the agents (default: "build", allowed every tool).
+	Agents       map[string]actors.Agent
+	DefaultAgent string
+	// IdleAfter passivates idle sessions; default 1 minute.
+	IdleAfter time.Duration
+	// ToolOutputRetention keeps managed tool output files; default 7 days.
+	ToolOutputRetention time.Duration
+	// Logger receives operator diagnostics; default a text logger on stderr.
+	Logger *slog.Logger
+	// NoSpanStore leaves the span store out (benchmarks of the bare runtime).
+	NoSpanStore bool
+}
+
+// Node is one running sessionrt process.
+type Node struct {
+	Config    Config
+	Journal   *persistence.Journal
+	Telemetry *telemetry.Telemetry
+	System    *actor.ActorSystem
+	Locations *supervisor.Locations
+	Sessions  *actors.Sessions
+	Bus       *actors.Bus
+	Providers *catalog.Registry // nil when Config.Providers was given
+	Output    *managed.Store
+
+	cancel context.CancelFunc
+}
+
+// Start opens and wires everything. On error, whatever was started is stopped.
+func Start(ctx context.Context, cfg Config) (n *Node, err error) {
+	if cfg.Data == "" {
+		cfg.Data = "./.sessionrt"
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	}
+	if cfg.ToolOutputRetention <= 0 {
+		cfg.ToolOutputRetention = managed.DefaultRetention
+	}
+	data, err := filepath.Abs(cfg.Data)
+	if err != nil {
+		return nil, fmt.Errorf("data directory %q: %w", cfg.Data, err)
+	}
+	cfg.Data = data
+	if err := os.MkdirAll(data, 0o700); err != nil {
+		return nil, fmt.Errorf("data directory: %w", err)
+	}
+	bg, cancel := context.WithCancel(context.Background())
+	n = &Node{Config: cfg, cancel: cancel, Bus: actors.NewBus()}
+	defer func() {
+		if err != nil {
+			n.Stop(context.Background())
+			n = nil
+		}
+	}()
+
+	n.Journal, err = persistence.OpenURL(ctx, filepath.Join(data, "journal"), cfg.JournalURL, false, persistence.Config{})
+	if err != nil {
+		return n, err
+	}
+	tcfg := telemetry.Config{}
+	if !cfg.NoSpanStore {
+		tcfg.DB = n.Journal.DB()
+	}
+	if n.Telemetry, err = telemetry.Setup(ctx, tcfg); err != nil {
+		return n, fmt.Errorf("telemetry: %w", err)
+	}
+	if n.Output, err = managed.New(managed.Config{Dir: filepath.Join(data, "tool-output"), Retention: cfg.ToolOutputRetention, Logger: cfg.Logger}); err != nil {
+		return n, fmt.Errorf("tool output store: %w", err)
+	}
+	go n.Output.Run(bg)
+
+	providers, defaultModel := cfg.Providers, cfg.DefaultModel
+	if providers == nil {
+		reg, err := catalog.Open(catalog.OpenConfig{Getenv: cfg.Getenv})
+		if err != nil {
+			return n, fmt.Errorf("providers: %w", err)
+		}
+		n.Providers = reg
+		def := reg.Default()
+		defaultModel = messages.ModelRef{Provider: def.Provider, ID: def.Model}
+		providers = func(m messages.ModelRef) (provider.Provider, error) { return reg.For(provider.ModelRef{Provider: m.Provider, Model: m.ID}) }
+	}
+
+	actorLog := cfg.Logger.With("lib", "protoactor")
+	n.System = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return actorLog }))
+	out := n.Output
+	n.Locations, err = supervisor.New(n.System, supervisor.Config{Logger: cfg.Logger, Children: []supervisor.ChildSpec{
+		supervisor.ContextRegistryChild(contextsources.RegistryConfig{}, BuiltinContext()),
+		{Name: actors.ToolRegistryName, Props: func(dir string) *actor.Props {
+			p, err := toolactors.Props(toolactors.Config{Dir: dir, Output: out, Logger: cfg.Logger})
+			if err != nil {
+				panic(err) // the Location's supervision reports it
+			}
+			return p
+		}},
+	}})
+	if err != nil {
+		return n, err
+	}
+	n.Sessions, err = actors.NewSessions(n.System, actors.Config{
+		Journal:      n.Journal,
+		Locations:    n.Locations,
+		Providers:    providers,
+		Owner:        cfg.Owner,
+		Agents:       cfg.Agents,
+		DefaultAgent: cfg.DefaultAgent,
+		DefaultModel: defaultModel,
+		IdleAfter:    cfg.IdleAfter,
+		Recovery:     cfg.Recovery,
+		Bus:          n.Bus,
+		Logger:       cfg.Logger,
+		Tracer:       n.Telemetry.Tracer,
+	})
+	return n, err
+}
+
+// BuiltinContext is every Location's built-in System Context: environment
+// facts with the host-local date, and the AGENTS.md instructions.
+func BuiltinContext() []supervisor.ContextContribution {
+	return []supervisor.ContextContribution{
+		{Key: "core/environment", Sources: environment.Context},
+		{Key: "core/instructions", Sources: instructions.Context},
+	}
+}
+
+// Stop stops sessions (drains are abandoned at once and recovered at the
+// next start), Locations (running tools are killed), then flushes telemetry
+// and closes the journal.
+func (n *Node) Stop(ctx context.Context) error {
+	var errs []error
+	if n.Sessions != nil {
+		n.Sessions.Stop()
+	}
+	if n.Locations != nil {
+		n.Locations.Stop()
+	}
+	if n.cancel != nil {
+		n.cancel()
+	}
+	if n.Telemetry != nil {
+		if err := n.Telemetry.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("telemetry: %w", err))
+		}
+	}
+	if n.Journal != nil {
+		if err := n.Journal.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("journal: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
