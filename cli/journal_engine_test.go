@@ -57,7 +57,9 @@ func TestJournalServeAnswersMySQLClients(t *testing.T) {
 	l.Close()
 	done := make(chan int, 1)
 	var errb bytes.Buffer
-	go func() { done <- run([]string{"--data", dir, "journal", "serve", "--listen", addr}, &bytes.Buffer{}, &errb) }()
+	go func() {
+		done <- run([]string{"--data", dir, "journal", "serve", "--listen", addr}, &bytes.Buffer{}, &errb)
+	}()
 	db, err := sql.Open("mysql", "root@tcp("+addr+")/sessionrt")
 	if err != nil {
 		t.Fatal(err)

@@ -114,7 +114,11 @@ func TestCrashLosesNoAcknowledgedWriteAndShowsNoHalfTransaction(t *testing.T) {
 	dir := t.TempDir()
 	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
 	totalAcked := 0
-	for round := 1; round <= 20; round++ {
+	rounds := 20
+	if testing.Short() {
+		rounds = 5
+	}
+	for round := 1; round <= rounds; round++ {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), childModeEnv+"=crash", childDirEnv+"="+dir, childRoundEnv+"="+strconv.Itoa(round))
 		stdout, err := cmd.StdoutPipe()
@@ -140,7 +144,7 @@ func TestCrashLosesNoAcknowledgedWriteAndShowsNoHalfTransaction(t *testing.T) {
 				cmd.Wait()
 				t.Fatalf("round %d: child said %q", round, l)
 			}
-		case <-time.After(30 * time.Second):
+		case <-time.After(2 * time.Minute): // a race-instrumented child starts slowly (GMS init compiles wasm)
 			cmd.Process.Kill()
 			cmd.Wait()
 			t.Fatalf("round %d: child never became ready", round)
@@ -228,5 +232,5 @@ func TestCrashLosesNoAcknowledgedWriteAndShowsNoHalfTransaction(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	t.Logf("20 kills, %d acknowledged writes all present", totalAcked)
+	t.Logf("%d kills, %d acknowledged writes all present", rounds, totalAcked)
 }

@@ -29,7 +29,12 @@ func (s *Session) StartTransaction(ctx *sql.Context, char sql.TransactionCharact
 	if old, ok := s.GetTransaction().(*txn); ok && old != nil {
 		_ = old.rollback()
 	}
-	return &txn{eng: s.eng, readOnly: char == sql.ReadOnly}, nil
+	t := &txn{eng: s.eng, readOnly: char == sql.ReadOnly}
+	if !t.readOnly && !isReadStatement(ctx.Query()) {
+		t.mayWrite = true
+		s.eng.writers.Add(1)
+	}
+	return t, nil
 }
 
 func (s *Session) CommitTransaction(ctx *sql.Context, tx sql.Transaction) error {
@@ -104,3 +109,17 @@ func (s *Session) autocommit() bool {
 }
 
 func equalFold(a, b string) bool { return strings.EqualFold(a, b) }
+
+// isReadStatement recognizes autocommit statements that cannot write, so
+// group commit does not wait for them.
+func isReadStatement(q string) bool {
+	q = strings.TrimLeft(q, " \t\r\n(")
+	if len(q) < 4 {
+		return false
+	}
+	switch strings.ToLower(q[:4]) {
+	case "sele", "show", "expl", "desc":
+		return !strings.Contains(strings.ToLower(q), "for update")
+	}
+	return false
+}

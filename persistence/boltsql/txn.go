@@ -29,6 +29,7 @@ type txn struct {
 	drops    [][]byte // buckets to delete at commit (DROP TABLE/INDEX)
 	dirty    bool
 	done     bool
+	mayWrite bool // counted in eng.writers until done
 	saves    []savepoint
 }
 
@@ -230,7 +231,16 @@ func (t *txn) poisonLocked() {
 	if t.turn != nil {
 		_ = t.turn.finish(turnPoisoned)
 	}
-	t.turn, t.wtx, t.done = nil, nil, true
+	t.turn, t.wtx = nil, nil
+	t.end()
+}
+
+func (t *txn) end() {
+	t.done = true
+	if t.mayWrite {
+		t.mayWrite = false
+		t.eng.writers.Add(-1)
+	}
 }
 
 func (t *txn) commit() error {
@@ -239,7 +249,7 @@ func (t *txn) commit() error {
 	if t.done {
 		return nil
 	}
-	t.done = true
+	t.end()
 	if t.rtx != nil {
 		_ = t.rtx.Rollback()
 		t.rtx = nil
@@ -272,7 +282,7 @@ func (t *txn) rollback() error {
 	if t.done {
 		return nil
 	}
-	t.done = true
+	t.end()
 	if t.rtx != nil {
 		_ = t.rtx.Rollback()
 		t.rtx = nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/dolthub/vitess/go/mysql"
@@ -41,17 +42,23 @@ type grant struct {
 
 type writer struct {
 	db        *bolt.DB
+	pending   func() int64 // SQL write transactions started and not yet ended
+	maxWait   time.Duration
 	requests  chan *turn
 	quit      chan struct{}
 	stopped   chan struct{}
 	maxBatch  int
 	lockWait  time.Duration
 	afterFail func() // called when a batch's commit failed (reload in-memory state)
+
+	syncs     atomic.Uint64 // bbolt commits (each one fsync)
+	committed atomic.Uint64 // SQL transactions made durable
+	syncNanos atomic.Uint64 // time spent in bbolt commits
 }
 
-func newWriter(db *bolt.DB, maxBatch int, lockWait time.Duration, afterFail func()) *writer {
+func newWriter(db *bolt.DB, maxBatch int, lockWait, maxWait time.Duration, pending func() int64, afterFail func()) *writer {
 	w := &writer{db: db, requests: make(chan *turn), quit: make(chan struct{}), stopped: make(chan struct{}),
-		maxBatch: maxBatch, lockWait: lockWait, afterFail: afterFail}
+		maxBatch: maxBatch, lockWait: lockWait, maxWait: maxWait, pending: pending, afterFail: afterFail}
 	go w.loop()
 	return w
 }
@@ -94,6 +101,7 @@ func (w *writer) loop() {
 	defer close(w.stopped)
 	var tx *bolt.Tx
 	var batch []*turn
+	lastSync := w.maxWait
 	flush := func(discard error) {
 		if tx == nil {
 			return
@@ -102,8 +110,17 @@ func (w *writer) loop() {
 		if len(batch) == 0 || discard != nil {
 			_ = tx.Rollback()
 			err = discard
-		} else if err = tx.Commit(); err != nil {
-			err = fmt.Errorf("commit to disk: %w", err)
+		} else {
+			start := time.Now()
+			if err = tx.Commit(); err != nil {
+				err = fmt.Errorf("commit to disk: %w", err)
+			}
+			lastSync = time.Since(start)
+			w.syncs.Add(1)
+			w.syncNanos.Add(uint64(lastSync))
+			if err == nil {
+				w.committed.Add(uint64(len(batch)))
+			}
 		}
 		if err != nil && len(batch) > 0 && w.afterFail != nil {
 			w.afterFail()
@@ -121,13 +138,9 @@ func (w *writer) loop() {
 			case <-w.quit:
 				return
 			}
-		} else {
-			select {
-			case t = <-w.requests:
-			default:
-				flush(nil)
-				continue
-			}
+		} else if t = w.next(len(batch) > 0, lastSync); t == nil {
+			flush(nil)
+			continue
 		}
 		if tx == nil {
 			var err error
@@ -146,6 +159,39 @@ func (w *writer) loop() {
 			}
 		case turnPoisoned:
 			flush(errors.New("a transaction in this group commit could not be undone; the group was discarded"))
+		}
+	}
+}
+
+// next returns a waiting request, or nil when the batch should be flushed.
+// Writers that have started a statement but not yet asked for the writer
+// (they are parsing and planning) are worth waiting for, but never longer
+// than a commit takes (or maxWait): that is what lets many writers share
+// one fsync instead of alternating between batches of one and many.
+func (w *writer) next(haveBatch bool, lastSync time.Duration) *turn {
+	select {
+	case t := <-w.requests:
+		return t
+	default:
+	}
+	if !haveBatch || w.pending() <= 0 {
+		return nil
+	}
+	wait := min(lastSync, w.maxWait)
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
+	tick := time.NewTicker(max(wait/16, 20*time.Microsecond))
+	defer tick.Stop()
+	for {
+		select {
+		case t := <-w.requests:
+			return t
+		case <-deadline.C:
+			return nil
+		case <-tick.C:
+			if w.pending() <= 0 {
+				return nil
+			}
 		}
 	}
 }
