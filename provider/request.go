@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+
+	"github.com/sessionrt/sessionrt/provider/internal/jsonscan"
 )
 
 // Provider streams one provider turn.
@@ -197,7 +199,7 @@ func (r *Request) Validate() error {
 		if reservedWire(k) {
 			return invalid(fmt.Sprintf("wire field %q is owned by the adapter", k))
 		}
-		if !json.Valid(r.Wire[k]) {
+		if !jsonscan.Valid(r.Wire[k]) {
 			return invalid(fmt.Sprintf("wire field %q is not valid JSON: %s", k, Quote(r.Wire[k])))
 		}
 	}
@@ -205,7 +207,7 @@ func (r *Request) Validate() error {
 		if t.Name == "" {
 			return invalid(fmt.Sprintf("tool %d has no name", i))
 		}
-		if len(t.Schema) > 0 && !json.Valid(t.Schema) {
+		if len(t.Schema) > 0 && !jsonscan.Valid(t.Schema) {
 			return invalid(fmt.Sprintf("tool %q schema is not valid JSON: %s", t.Name, Quote(t.Schema)))
 		}
 	}
@@ -217,7 +219,7 @@ func (r *Request) Validate() error {
 				if c.ID == "" || c.Name == "" {
 					return invalid(fmt.Sprintf("message %d: tool call without ID or name", i))
 				}
-				if len(c.Args) > 0 && !json.Valid(c.Args) {
+				if len(c.Args) > 0 && !jsonscan.Valid(c.Args) {
 					return invalid(fmt.Sprintf("message %d: tool call %s args are not valid JSON: %s", i, c.ID, Quote(c.Args)))
 				}
 			}

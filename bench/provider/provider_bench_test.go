@@ -311,3 +311,102 @@ func BenchmarkScriptedTurn(b *testing.B) {
 	}}}})
 	benchTurn(b, p, 0)
 }
+
+// Peers measured in the same run, so the figures above can be read as
+// ratios on a loaded, shared machine.
+
+// peerChunk mirrors the fields the OpenAI decoder reads.
+type peerChunk struct {
+	ID      string `json:"id"`
+	Model   string `json:"model"`
+	Choices []struct {
+		Index int `json:"index"`
+		Delta struct {
+			Content   string `json:"content"`
+			ToolCalls []struct {
+				Index    int    `json:"index"`
+				ID       string `json:"id"`
+				Function struct {
+					Name      string `json:"name"`
+					Arguments string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"delta"`
+		FinishReason *string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *struct {
+		PromptTokens     int `json:"prompt_tokens"`
+		CompletionTokens int `json:"completion_tokens"`
+	} `json:"usage"`
+}
+
+func dataLines(stream []byte) [][]byte {
+	var out [][]byte
+	for _, line := range bytes.Split(stream, []byte("\n")) {
+		if d, ok := bytes.CutPrefix(line, []byte("data: ")); ok && !bytes.Equal(d, []byte("[DONE]")) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// BenchmarkPeerJSONUnmarshal10kChunks: encoding/json decoding the same 10,000
+// chunk payloads into an equivalent struct (no SSE framing, no parts) — what
+// a reflection-based decoder costs.
+func BenchmarkPeerJSONUnmarshal10kChunks(b *testing.B) {
+	data := openAIStream(chunks)
+	lines := dataLines(data)
+	b.SetBytes(int64(len(data)))
+	start := cpuTime()
+	defer func() { reportCPU(b, start, len(data)) }()
+	for b.Loop() {
+		for _, l := range lines {
+			var c peerChunk
+			if err := json.Unmarshal(l, &c); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// BenchmarkPeerJSONValid10kChunks: encoding/json merely validating the same
+// payloads — a floor no JSON decoder built on it can beat.
+func BenchmarkPeerJSONValid10kChunks(b *testing.B) {
+	data := openAIStream(chunks)
+	lines := dataLines(data)
+	b.SetBytes(int64(len(data)))
+	start := cpuTime()
+	defer func() { reportCPU(b, start, len(data)) }()
+	for b.Loop() {
+		for _, l := range lines {
+			if !json.Valid(l) {
+				b.Fatal("invalid")
+			}
+		}
+	}
+}
+
+// BenchmarkPeerHTTPClientOnly: net/http alone posting the typical request's
+// pre-encoded body and reading the short answer over the in-memory
+// transport — the part of TurnOverhead that is not our code.
+func BenchmarkPeerHTTPClientOnly(b *testing.B) {
+	a, _ := openai.New(openai.Config{})
+	body, err := a.Encode(typicalRequest())
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := &http.Client{Transport: memTransport{[]byte(openAIShort)}}
+	b.ReportAllocs()
+	start := cpuTime()
+	defer func() { reportCPU(b, start, 0) }()
+	for b.Loop() {
+		req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, "http://mem/v1/chat/completions", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := c.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+}

@@ -322,7 +322,7 @@ func (s *stream) blockStop(e *event, data []byte) error {
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = []byte("{}")
 	}
-	if !json.Valid(args) {
+	if !jsonscan.Valid(args) {
 		return provider.Malformed(Kind, fmt.Sprintf("tool call %s (%s) input is not valid JSON", b.id, b.name), args, nil)
 	}
 	s.queue = append(s.queue, provider.Part{Kind: provider.PartToolCall, Index: b.index, ID: b.id, Name: b.name, Args: json.RawMessage(bytes.Clone(args))})

@@ -247,7 +247,7 @@ func (s *stream) choice(ch *choice, data []byte) error {
 			// before it whose arguments already parse, so the Session can
 			// start them while the model is still writing the rest.
 			for j := range s.calls {
-				if c := &s.calls[j]; !c.complete && json.Valid(c.args) {
+				if c := &s.calls[j]; !c.complete && jsonscan.Valid(c.args) {
 					s.completeCall(j)
 				}
 			}
@@ -276,7 +276,7 @@ func (s *stream) choice(ch *choice, data []byte) error {
 		}
 		for j := range s.calls {
 			if c := &s.calls[j]; !c.complete {
-				if len(bytes.TrimSpace(c.args)) > 0 && !json.Valid(c.args) {
+				if len(bytes.TrimSpace(c.args)) > 0 && !jsonscan.Valid(c.args) {
 					return provider.Malformed(Kind, fmt.Sprintf("tool call %s (%s) arguments are not valid JSON", c.id, c.name), c.args, nil)
 				}
 				s.completeCall(j)

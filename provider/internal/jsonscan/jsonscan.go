@@ -1,6 +1,7 @@
 package jsonscan
 
 import (
+	"encoding/binary"
 	"errors"
 	"strconv"
 	"unicode/utf16"
@@ -126,6 +127,12 @@ func (s *Scanner) str() ([]byte, error) {
 	start := s.i
 	ascii := true
 	for s.i < len(s.b) {
+		for s.i+8 <= len(s.b) && plain8(binary.LittleEndian.Uint64(s.b[s.i:])) {
+			s.i += 8
+		}
+		if s.i >= len(s.b) {
+			break
+		}
 		c := s.b[s.i]
 		if plain[c] == '1' {
 			s.i++
@@ -390,4 +397,25 @@ func (s *Scanner) End() error {
 		return ErrSyntax
 	}
 	return nil
+}
+
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// plain8 reports whether the 8 bytes of w are all plain ASCII string bytes
+// (no control character, quote, backslash or non-ASCII byte): a word at a
+// time is several times faster than a byte at a time on long text.
+func plain8(w uint64) bool {
+	hasZero := func(x uint64) uint64 { return (x - lsb) & ^x & msb }
+	return (w&msb)|((w-0x20*lsb) & ^w & msb)|hasZero(w^('"'*lsb))|hasZero(w^('\\'*lsb)) == 0
+}
+
+// Valid reports whether b is one valid JSON value (surrounding whitespace
+// allowed), like encoding/json.Valid.
+func Valid(b []byte) bool {
+	var s Scanner
+	s.Reset(b)
+	return s.Skip() == nil && s.End() == nil
 }

@@ -54,3 +54,22 @@ func TestStringsDecodeLikeEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+func TestStringWordAtATimeFindsEveryLane(t *testing.T) {
+	for _, special := range []string{`\"`, `\\`, `\n`, "\x01", "é", "\xff", `\u00e9`} {
+		for pos := 0; pos < 24; pos++ {
+			src := `"` + "abcdefghijklmnopqrstuvwxyz"[:pos] + special + `abcdefghijklmnop"`
+			var s Scanner
+			s.Reset([]byte(src))
+			got, err := s.String()
+			var want string
+			werr := json.Unmarshal([]byte(src), &want)
+			if (err == nil) != (werr == nil) || got != want {
+				t.Fatalf("%q: got %q (%v), want %q (%v)", src, got, err, want, werr)
+			}
+		}
+	}
+	if !Valid([]byte(` {"a":[1,"x"]} `)) || Valid([]byte(`{"a":}`)) {
+		t.Fatal("Valid disagrees")
+	}
+}

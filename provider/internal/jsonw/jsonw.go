@@ -97,6 +97,12 @@ func AppendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		for i+8 <= len(s) && plain8(load64(s, i)) {
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
 		c := s[i]
 		if plain[c] == '1' {
 			i++
@@ -139,4 +145,24 @@ func AppendString(b []byte, s string) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// plain8 reports whether the 8 bytes of w are all plain ASCII string bytes
+// (no control character, quote, backslash or non-ASCII byte): a word at a
+// time is several times faster than a byte at a time on long text.
+func plain8(w uint64) bool {
+	hasZero := func(x uint64) uint64 { return (x - lsb) & ^x & msb }
+	return (w&msb)|((w-0x20*lsb) & ^w & msb)|hasZero(w^('"'*lsb))|hasZero(w^('\\'*lsb)) == 0
+}
+
+// load64 reads s[i:i+8] little-endian (the compiler merges it into one load).
+func load64(s string, i int) uint64 {
+	_ = s[i+7]
+	return uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
 }

@@ -46,3 +46,21 @@ func TestWriterNestsCommasCorrectly(t *testing.T) {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}
 }
+
+func TestAppendStringWordAtATimeFindsEveryEscapeLane(t *testing.T) {
+	for _, special := range []string{"\"", "\\", "\n", "\x00", "\x1f", "é", "\u2028", "\xff"} {
+		for pos := 0; pos < 24; pos++ {
+			s := "abcdefghijklmnopqrstuvwxyz"[:pos] + special + "abcdefghijklmnop"
+			var back string
+			if err := json.Unmarshal(AppendString(nil, s), &back); err != nil {
+				t.Fatalf("%q: %v", s, err)
+			}
+			want, _ := json.Marshal(s)
+			var wantBack string
+			json.Unmarshal(want, &wantBack)
+			if back != wantBack {
+				t.Fatalf("%q round-trips to %q, want %q", s, back, wantBack)
+			}
+		}
+	}
+}
