@@ -186,6 +186,12 @@ func (a *sessionActor) boundary() {
 		a.endDrain(&Outcome{Err: "session moved to " + a.sess.Location, Kind: "moved"})
 		return
 	}
+	if a.rt.stopping.Load() {
+		// Shutting down: stop at this safe boundary without Idle, so the
+		// session is found mid-drain and resumed by the next start.
+		a.abandon("server shutting down")
+		return
+	}
 	step := Decide(a.boundaryState())
 	if step.Err != nil {
 		a.endDrain(&Outcome{Err: step.Err.Error(), Kind: "turn_limit"})

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -118,6 +119,8 @@ type runtime struct {
 	owner   string
 	system  *actor.ActorSystem
 	acts    *activations
+	// stopping makes every drain end at its next safe boundary.
+	stopping atomic.Bool
 }
 
 func (rt *runtime) agent(name string) Agent {

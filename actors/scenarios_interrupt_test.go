@@ -215,3 +215,43 @@ func TestS30_MidDrainSessionsAreRecoveredOnceAtStartUp(t *testing.T) {
 		})
 	}
 }
+
+func TestShutdownStopsAtASafeBoundaryAndTheNextStartResumes(t *testing.T) {
+	g := newGate()
+	h := newHarness(t, func(req *provider.Request, n int) (scripted.Turn, error) {
+		if n == 0 {
+			if err := g.wait(context.Background(), n); err != nil {
+				return scripted.Turn{}, err
+			}
+			return bashEcho("x"), nil // work remains after this turn
+		}
+		return scripted.Turn{Text: "finished"}, nil
+	})
+	id := h.create("")
+	h.prompt(id, "", "go", "", true)
+	g.awaitStart(t)
+	done := make(chan struct{})
+	go func() {
+		h.sessions.Shutdown(h.ctx())
+		close(done)
+	}()
+	g.open() // the turn in flight completes; no new turn starts
+	<-done
+	if n := h.prov.Count(); n != 1 {
+		t.Fatalf("%d requests: shutdown must not start a new turn", n)
+	}
+	evs := strings.Join(h.events(id), " ")
+	if !strings.HasSuffix(evs, "tool.called tool.succeeded turn.ended") {
+		t.Fatalf("events %s: want the turn and its tool completed, and no idle", evs)
+	}
+	h.restart()
+	ids, err := h.sessions.Recover(h.ctx(), nil)
+	if err != nil || len(ids) != 1 {
+		t.Fatalf("recover: %v %v", ids, err)
+	}
+	h.waitIdle(id)
+	if hist := h.history(id); hist[len(hist)-1] != "A:finished" {
+		t.Fatalf("history %v: the next start must resume the work", hist)
+	}
+	h.checkReplay()
+}

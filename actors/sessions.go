@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -179,6 +180,24 @@ func (s *Sessions) Recover(ctx context.Context, progress func(done, total int)) 
 
 // Active lists the sessions with a live activation in this process.
 func (s *Sessions) Active() []string { return s.rt.acts.active() }
+
+// Shutdown lets every drain reach its next safe boundary (the turn in
+// flight finishes, no new turn starts), waits for that until ctx is done, then
+// stops. Sessions cut short stay mid-drain in the journal and are resumed by
+// Recover at the next start.
+func (s *Sessions) Shutdown(ctx context.Context) {
+	s.rt.stopping.Store(true)
+	var wg sync.WaitGroup
+	for _, id := range s.rt.acts.active() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, _ = s.rt.acts.request(ctx, id, &WaitIdle{}, longWait)
+		}()
+	}
+	wg.Wait()
+	s.Stop()
+}
 
 // Stop stops every session actor (drains are abandoned without writing;
 // their sessions are recovered at the next start) and cancels work in flight.
