@@ -127,6 +127,20 @@ func (a *Adapter) Stream(ctx context.Context, req *provider.Request) (provider.S
 		}
 		return nil, provider.ClassifyHTTP(Kind, resp.StatusCode, typ, msg, resp.Header, a.cfg.Now())
 	}
+	if ct := resp.Header.Get("Content-Type"); strings.HasPrefix(ct, "application/json") {
+		// A 200 with a JSON body: an error some gateways send with status
+		// 200, or a server that ignored "stream": true. Never a stream.
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		if code, msg := parseError(b); msg != "" {
+			e := provider.ClassifyHTTP(Kind, resp.StatusCode, code, msg, resp.Header, a.cfg.Now())
+			if e.Kind == provider.KindRetryable && code == "" {
+				e.Kind = provider.KindInvalidRequest
+			}
+			return nil, e
+		}
+		return nil, provider.Malformed(Kind, "server answered with JSON, not an event stream (does it support streaming?)", b, nil)
+	}
 	return newStream(ctx, resp.Body), nil
 }
 

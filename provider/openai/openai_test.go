@@ -626,3 +626,14 @@ func TestCRLFLineEndingsAreAccepted(t *testing.T) {
 		t.Fatalf("parts %v err %v", parts, err)
 	}
 }
+
+func TestNonStreamingJSONAnswerIsAClearError(t *testing.T) {
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"chatcmpl-1","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]}`)
+	})
+	_, err := collect(t, newAdapter(t, srv.URL), basicRequest())
+	if !errors.Is(err, provider.ErrMalformed) || !strings.Contains(err.Error(), "not an event stream") || !strings.Contains(err.Error(), "chat.completion") {
+		t.Fatalf("err = %v", err)
+	}
+}
