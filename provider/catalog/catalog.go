@@ -35,6 +35,11 @@ type Model struct {
 	Options provider.Options `json:"options,omitempty"`
 	// Wire are default raw compatibility body fields (the request's own win).
 	Wire map[string]json.RawMessage `json:"wire,omitempty"`
+	// Params is a flat option map in the legacy / models.dev AI-SDK shape
+	// ("temperature", "topP", "reasoningEffort", "thinking", anything else);
+	// Parse partitions it into Controls, Options and Wire (see Partition)
+	// and clears it.
+	Params map[string]json.RawMessage `json:"params,omitempty"`
 }
 
 // Provider describes one provider endpoint.
@@ -131,6 +136,13 @@ func Parse(b []byte) (*Catalog, error) {
 	}
 	c := Builtin()
 	for id, fp := range file.Providers {
+		for mid, m := range fp.Models {
+			pm, err := applyParams(m)
+			if err != nil {
+				return nil, fmt.Errorf("provider %q model %q: %w", id, mid, err)
+			}
+			fp.Models[mid] = pm
+		}
 		base, ok := c.Providers[id]
 		if !ok {
 			c.Providers[id] = fp

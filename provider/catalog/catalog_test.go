@@ -190,3 +190,48 @@ func TestOpenPrefersAnthropicThenOpenAIAndRejectsBadModelEnv(t *testing.T) {
 		}
 	}
 }
+
+func TestPartitionSplitsAISDKShapedOptionsIntoTheThreeDomains(t *testing.T) {
+	c, o, w, err := Partition(map[string]json.RawMessage{
+		"temperature":          json.RawMessage(`0.3`),
+		"topP":                 json.RawMessage(`0.9`),
+		"maxOutputTokens":      json.RawMessage(`8000`),
+		"stopSequences":        json.RawMessage(`["END"]`),
+		"reasoningEffort":      json.RawMessage(`"high"`),
+		"thinking":             json.RawMessage(`{"type":"enabled","budgetTokens":12000}`),
+		"parallelToolCalls":    json.RawMessage(`false`),
+		"top_k":                json.RawMessage(`40`),
+		"chat_template_kwargs": json.RawMessage(`{"enable_thinking":true}`),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *c.Temperature != 0.3 || *c.TopP != 0.9 || c.MaxOutputTokens != 8000 || c.Stop[0] != "END" {
+		t.Errorf("controls = %+v", c)
+	}
+	if o.ReasoningEffort != "high" || o.ReasoningBudget != 12000 || o.ParallelToolCalls == nil || *o.ParallelToolCalls {
+		t.Errorf("options = %+v", o)
+	}
+	if len(w) != 2 || string(w["top_k"]) != "40" || string(w["chat_template_kwargs"]) != `{"enable_thinking":true}` {
+		t.Errorf("wire = %v", w)
+	}
+	if _, _, _, err := Partition(map[string]json.RawMessage{"temperature": json.RawMessage(`"hot"`)}); err == nil || !strings.Contains(err.Error(), `"temperature"`) {
+		t.Errorf("bad temperature err = %v", err)
+	}
+}
+
+func TestCatalogParamsArePartitionedOnLoad(t *testing.T) {
+	c, err := Parse([]byte(`{"providers":{"vllm":{"kind":"openai","base_url":"http://127.0.0.1:8000/v1",
+		"models":{"qwen":{"context_window":32768,"output_limit":8192,"tools":true,
+			"params":{"temperature":0.7,"top_k":20},"controls":{"temperature":0.1}}}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := c.Resolve(provider.ModelRef{Provider: "vllm", Model: "qwen"})
+	if *m.Controls.Temperature != 0.1 || string(m.Wire["top_k"]) != "20" || m.Params != nil {
+		t.Fatalf("model = %+v", m)
+	}
+	if _, err := Parse([]byte(`{"providers":{"x":{"kind":"openai","models":{"m":{"params":{"topP":"x"}}}}}}`)); err == nil || !strings.Contains(err.Error(), `model "m": option "topP"`) {
+		t.Fatalf("err = %v", err)
+	}
+}
