@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -61,7 +62,8 @@ type Provider struct {
 	MidSystem string `json:"mid_system,omitempty"`
 	// MaxTokensField (openai kind): "max_tokens" or "max_completion_tokens".
 	MaxTokensField string `json:"max_tokens_field,omitempty"`
-	// Script (scripted kind) is a JSON script file; empty means the demo.
+	// Script (scripted kind) is a JSON script file, relative to the catalog
+	// file; empty means the demo.
 	Script string `json:"script,omitempty"`
 	// AllowUnlisted lets requests name models missing from Models (local
 	// servers serve whatever was pulled); they get Unlisted()'s limits.
@@ -122,6 +124,13 @@ func Load(path string) (*Catalog, error) {
 	c, err := Parse(b)
 	if err != nil {
 		return nil, fmt.Errorf("catalog %s: %w", path, err)
+	}
+	// A script path is relative to the catalog file, not to the process.
+	for id, p := range c.Providers {
+		if p.Script != "" && !filepath.IsAbs(p.Script) {
+			p.Script = filepath.Join(filepath.Dir(path), p.Script)
+			c.Providers[id] = p
+		}
 	}
 	return c, nil
 }

@@ -235,3 +235,26 @@ func TestCatalogParamsArePartitionedOnLoad(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+func TestExampleLocalServersCatalogOpens(t *testing.T) {
+	c, err := Load("testdata/local_servers.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Open(OpenConfig{Catalog: c, Getenv: env(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Keyless local servers and the scripted ones are configured; vllm wants
+	// VLLM_API_KEY, which is unset; the hosted built-ins have no keys.
+	if got := strings.Join(r.Configured(), ","); got != "chaos,llamacpp,lmstudio,ollama,scripted" {
+		t.Errorf("configured = %s", got)
+	}
+	if r.Default() != (provider.ModelRef{Provider: "ollama", Model: "qwen3:8b"}) {
+		t.Errorf("default = %v", r.Default())
+	}
+	m, _ := r.Model(r.Default())
+	if *m.Controls.Temperature != 0.6 || string(m.Wire["top_k"]) != "20" {
+		t.Errorf("ollama model = %+v", m)
+	}
+}
