@@ -40,6 +40,7 @@ func (g *Globals) errOut() io.Writer {
 type CLI struct {
 	Globals
 
+	Serve   ServeCmd   `cmd:"" help:"Run the runtime: journal, actors and the HTTP API."`
 	Version VersionCmd `cmd:"" help:"Print the version."`
 	Journal JournalCmd `cmd:"" help:"Inspect and serve the journal database."`
 }

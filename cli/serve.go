@@ -1,0 +1,138 @@
+package cli
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/sessionrt/sessionrt/actors"
+	"github.com/sessionrt/sessionrt/node"
+)
+
+// ServeCmd runs the runtime: the journal, the actor tree and the HTTP API.
+type ServeCmd struct {
+	Listen   string        `help:"HTTP address to listen on." default:"127.0.0.1:4096" env:"SESSIONRT_LISTEN"`
+	Insecure bool          `help:"Serve without a bearer token (only allowed on a loopback address)."`
+	Recovery string        `help:"What to do with sessions found mid-drain at start-up: resume (once, telling the model) or interrupt." enum:"resume,interrupt" default:"resume"`
+	Owner    string        `help:"Name of this process in journal ownership records (default host:pid)."`
+	Grace    time.Duration `help:"On SIGINT/SIGTERM, how long drains may run to their next safe boundary." default:"10s"`
+}
+
+// tokenFile holds the generated bearer token, mode 0600, in the data directory.
+const tokenFile = "token"
+
+func (c *ServeCmd) Run(g *Globals) error {
+	if c.Insecure && !loopback(c.Listen) {
+		return fmt.Errorf("--insecure is only allowed on a loopback address, not %s", c.Listen)
+	}
+	log := slog.New(slog.NewTextHandler(g.errOut(), &slog.HandlerOptions{Level: slog.LevelInfo}))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	token := ""
+	if !c.Insecure {
+		var err error
+		if token, err = loadOrCreateToken(g.Data); err != nil {
+			return err
+		}
+	}
+	n, err := node.Start(ctx, node.Config{Data: g.Data, JournalURL: g.JournalDSN, Owner: c.Owner, Recovery: actors.Recovery(c.Recovery), Logger: log})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := n.Stop(sctx); err != nil {
+			log.Error("stop", "err", err)
+		}
+	}()
+
+	ln, err := net.Listen("tcp", c.Listen)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", c.Listen, err)
+	}
+	handler, err := apiHandler(n, token, c.Insecure)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	fmt.Fprintf(g.out(), "sessionrt serving http://%s (data %s)\n", ln.Addr(), n.Config.Data)
+	if token != "" {
+		fmt.Fprintf(g.out(), "bearer token in %s\n", filepath.Join(n.Config.Data, tokenFile))
+	}
+
+	// Sessions that were mid-drain when the last process died.
+	recovered, err := n.Sessions.Recover(ctx, func(done, total int) {
+		fmt.Fprintf(g.out(), "recovering sessions: %d/%d\n", done, total)
+	})
+	if err != nil {
+		log.Error("recovery stopped", "err", err, "recovered", len(recovered))
+	}
+
+	select {
+	case err := <-served:
+		if !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("serve: %w", err)
+		}
+	case <-ctx.Done():
+		fmt.Fprintln(g.out(), "shutting down: drains stop at their next safe boundary")
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), c.Grace)
+	defer cancel()
+	_ = srv.Shutdown(sctx)
+	n.Sessions.Shutdown(sctx)
+	return nil
+}
+
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// loadOrCreateToken returns SESSIONRT_TOKEN, or the token saved in the data
+// directory, creating one (0600) on first start.
+func loadOrCreateToken(data string) (string, error) {
+	if t := os.Getenv("SESSIONRT_TOKEN"); t != "" {
+		return t, nil
+	}
+	path := filepath.Join(data, tokenFile)
+	if b, err := os.ReadFile(path); err == nil {
+		if t := strings.TrimSpace(string(b)); t != "" {
+			return t, nil
+		}
+	}
+	if err := os.MkdirAll(data, 0o700); err != nil {
+		return "", fmt.Errorf("data directory: %w", err)
+	}
+	var raw [24]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return "", err
+	}
+	t := hex.EncodeToString(raw[:])
+	if err := os.WriteFile(path, []byte(t+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("write token: %w", err)
+	}
+	return t, nil
+}
