@@ -10,12 +10,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
 
 func TestBadStatementsGetMySQLErrorsAndChangeNothing(t *testing.T) {
-	e := openTest(t, Options{NoSync: true})
+	// A short lock wait: a failed statement that kept the writer would make
+	// the next write fail with 1205 instead of waiting 30s.
+	e := openTest(t, Options{NoSync: true, LockWaitTimeout: 2 * time.Second})
 	db := e.DB()
 	mustExec(t, db, eventsDDL)
 	mustExec(t, db, "INSERT INTO events VALUES ('s', 1, 'k', 'body', '2026-01-01 00:00:00')")
@@ -50,8 +53,11 @@ func TestBadStatementsGetMySQLErrorsAndChangeNothing(t *testing.T) {
 			t.Fatalf("%s changed the database: %s -> %s", c.name, before, after)
 		}
 	}
-	// The writer is free again after every failure.
+	// The writer is free again after every failure, for every connection.
+	db.SetMaxOpenConns(1)
 	mustExec(t, db, "INSERT INTO events VALUES ('s', 2, 'k', NULL, NOW(6))")
+	db.SetMaxOpenConns(0)
+	mustExec(t, e.DB(), "INSERT INTO events VALUES ('s', 3, 'k', NULL, NOW(6))")
 }
 
 func TestForeignFileIsRefused(t *testing.T) {
