@@ -413,11 +413,14 @@ func (a *Adapter) encodeMessage(w *jsonw.Writer, m *provider.Message, i int) err
 	case provider.RoleAssistant:
 		// Reasoning is not replayed: Chat Completions has no input field for
 		// it and some servers (DeepSeek) reject reasoning_content in input.
+		if m.Text == "" && len(m.ToolCalls) == 0 {
+			return nil // an empty turn (e.g. reasoning only) says nothing
+		}
 		w.Open('{')
 		w.Key("role")
 		w.Str("assistant")
 		w.Key("content")
-		if m.Text != "" || len(m.ToolCalls) == 0 {
+		if m.Text != "" {
 			w.Str(m.Text)
 		} else {
 			w.Null()

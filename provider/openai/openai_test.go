@@ -500,6 +500,7 @@ func TestRequestEncodingOfHistoryAndOptions(t *testing.T) {
 			{Role: provider.RoleTool, ToolResult: &provider.ToolResult{CallID: "c1", Output: "file body"}},
 			{Role: provider.RoleTool, ToolResult: &provider.ToolResult{CallID: "c2", Output: "exit 1", IsError: true}},
 			{Role: provider.RoleSystem, Text: "date is now 2026-11-26"},
+			{Role: provider.RoleAssistant, Reasoning: []provider.Reasoning{{Text: "only thoughts"}}}, // dropped
 		},
 		Tools:      []provider.Tool{{Name: "read"}},
 		ToolChoice: provider.ToolChoiceNone,
