@@ -164,12 +164,20 @@ func Run(ctx context.Context, spec Spec) (Outcome, error) {
 	// output pipe reaches EOF.
 	_ = syscall.Kill(-pid, syscall.SIGKILL)
 	dogW.Close()
-	// A process that left the group (setsid) may still hold the pipe: stop reading
-	// after a bound rather than hang the tool.
+	// A process that left the group (setsid) may still hold the pipe, so EOF may never
+	// come: after a bound, stop waiting for it. The bound is wall-clock and a loaded
+	// machine may not have scheduled the reader yet, so nothing already in the pipe is
+	// discarded: the reader is woken with a deadline, then the buffered rest is read
+	// without blocking.
 	drain := time.NewTimer(spec.KillGrace)
 	select {
 	case <-copied:
 	case <-drain.C:
+		if err := outR.SetReadDeadline(time.Now()); err == nil {
+			<-copied
+			_ = outR.SetReadDeadline(time.Time{})
+			drainBuffered(outR, capt, spec.OutputCap)
+		}
 	}
 	drain.Stop()
 	outR.Close()
@@ -218,4 +226,26 @@ func Gone(pid int, timeout time.Duration) bool {
 		time.Sleep(2 * time.Millisecond)
 	}
 	return true
+}
+
+// drainBuffered reads what the pipe holds right now, without waiting for more, up to
+// limit bytes (an escaped writer may keep writing).
+func drainBuffered(f *os.File, w io.Writer, limit int) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return
+	}
+	buf := make([]byte, 64<<10)
+	total := 0
+	_ = rc.Read(func(fd uintptr) bool {
+		for total < limit {
+			n, err := syscall.Read(int(fd), buf)
+			if n <= 0 || err != nil {
+				break
+			}
+			_, _ = w.Write(buf[:n])
+			total += n
+		}
+		return true // done, whatever the outcome: never wait here
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -127,5 +128,22 @@ func TestConfiguredShell(t *testing.T) {
 	out, err := Run(context.Background(), Spec{Command: "echo $0", Dir: t.TempDir(), Shell: "/bin/bash"})
 	if err != nil || strings.TrimSpace(out.Output) != "/bin/bash" {
 		t.Fatalf("%q %v", out.Output, err)
+	}
+}
+
+func TestWriterThatEscapedTheGroupDoesNotHangOrLoseOutput(t *testing.T) {
+	dir := t.TempDir()
+	out, err := Run(context.Background(), Spec{
+		Command: `setsid sh -c 'echo escaped; echo $$ > esc.tmp; mv esc.tmp esc; exec sleep 300' & ` +
+			`while [ ! -e esc ]; do sleep 0.01; done; echo leader`,
+		Dir: dir, KillGrace: 100 * time.Millisecond,
+	})
+	esc := readPID(t, filepath.Join(dir, "esc"))
+	t.Cleanup(func() { _ = syscall.Kill(esc, syscall.SIGKILL) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.Output, "escaped\n") || !strings.Contains(out.Output, "leader\n") {
+		t.Fatalf("output %q", out.Output)
 	}
 }
