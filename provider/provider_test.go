@@ -168,3 +168,30 @@ func TestMuxRoutesByProviderID(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+func TestCloseDuringARetryWaitEndsItAtOnce(t *testing.T) {
+	p := script(t, `{"turns":[{"text":"x","error":{"kind":"retryable","after_parts":0}}],"when_exhausted":"repeat_last"}`)
+	waiting := make(chan struct{})
+	s, err := provider.Retry(p, provider.RetryConfig{
+		Backoff: []time.Duration{time.Hour},
+		OnRetry: func(int, time.Duration, error) { close(waiting) },
+	}).Stream(context.Background(), req())
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := s.Next(); done <- err }()
+	<-waiting
+	s.Close()
+	select {
+	case err := <-done:
+		if !errors.Is(err, provider.ErrInterrupted) {
+			t.Fatalf("err = %v", err)
+		}
+		if _, err2 := s.Next(); !errors.Is(err2, provider.ErrInterrupted) {
+			t.Fatalf("second Next = %v, want the same sticky error", err2)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not end the hour-long retry wait")
+	}
+}

@@ -68,8 +68,11 @@ type retrier struct {
 }
 
 func (r *retrier) Stream(ctx context.Context, req *Request) (Stream, error) {
-	s := &retryStream{r: r, ctx: ctx, req: req}
+	// Close cancels this context, which also ends a wait between attempts.
+	ctx, cancel := context.WithCancel(ctx)
+	s := &retryStream{r: r, ctx: ctx, cancel: cancel, req: req}
 	if err := s.open(nil); err != nil {
+		cancel()
 		return nil, err
 	}
 	return s, nil
@@ -78,7 +81,9 @@ func (r *retrier) Stream(ctx context.Context, req *Request) (Stream, error) {
 type retryStream struct {
 	r        *retrier
 	ctx      context.Context
+	cancel   context.CancelFunc
 	req      *Request
+	err      error      // sticky terminal error
 	mu       sync.Mutex // guards cur and closed against a concurrent Close
 	cur      Stream
 	closed   bool
@@ -147,6 +152,9 @@ func (s *retryStream) delay(err error) (time.Duration, bool) {
 }
 
 func (s *retryStream) Next() (Part, error) {
+	if s.err != nil {
+		return Part{}, s.err
+	}
 	for {
 		if s.yielded && s.heldNext < len(s.held) {
 			p := s.held[s.heldNext]
@@ -164,6 +172,7 @@ func (s *retryStream) Next() (Part, error) {
 			s.cur.Close()
 			s.held = s.held[:0]
 			if oerr := s.open(err); oerr != nil {
+				s.err = oerr
 				return Part{}, oerr
 			}
 			continue
@@ -183,6 +192,7 @@ func (s *retryStream) Next() (Part, error) {
 }
 
 func (s *retryStream) Close() error {
+	s.cancel()
 	s.mu.Lock()
 	s.closed = true
 	cur := s.cur
