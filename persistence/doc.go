@@ -24,6 +24,18 @@
 //   - Verify rebuilds every projection into scratch tables with the same
 //     projector and diffs them against the stored ones.
 //
+// API for the Session actor (see ExampleJournal):
+//
+//	j, _ := persistence.OpenURL(ctx, dataDir, journalURL, false, persistence.Config{})
+//	own, _ := j.Acquire(ctx, sid, node)              // epoch + last seq; older owners now get ErrFenced
+//	s, created, _ := j.CreateSession(ctx, sid, own.Epoch, messages.SessionCreated{...})
+//	r, _ := j.AdmitPrompt(ctx, sid, last, own.Epoch, messages.PromptAdmitted{...}, backlogLimit)
+//	last, _ = j.Append(ctx, sid, last, own.Epoch, events...) // *ConflictError{Last} / ErrFenced / ErrProjection
+//	j.Session, j.PendingInbox, j.ModelHistory, j.Messages (paging), j.Epoch,
+//	j.ToolCalls(ctx, sid, ToolPending, ToolRunning), j.PendingPermissions, j.MidDrain
+//	for env, err := range j.Events(ctx, sid, after) { ... } // replay then tail
+//	rep, _ := j.Verify(ctx)
+//
 // It must not: decide what a session does next (that is the Session actor's
 // pure logic), hold per-session state in memory beyond tail subscriptions,
 // or store live-only deltas (messages.Delta is not an Event).
