@@ -195,3 +195,19 @@ func TestCloseDuringARetryWaitEndsItAtOnce(t *testing.T) {
 		t.Fatal("Close did not end the hour-long retry wait")
 	}
 }
+
+func TestEstimateTokensCountsEveryPartOfTheRequest(t *testing.T) {
+	r := &provider.Request{
+		System: strings.Repeat("s", 400),
+		Tools:  []provider.Tool{{Name: "bash", Description: strings.Repeat("d", 96)}},
+		Messages: []provider.Message{
+			{Role: provider.RoleUser, Text: strings.Repeat("u", 40), Attachments: []provider.Attachment{{MediaType: "image/png", Data: make([]byte, 1<<20)}, {MediaType: "text/plain", Data: make([]byte, 40)}}},
+			{Role: provider.RoleAssistant, ToolCalls: []provider.ToolCall{{ID: "c", Name: "bash", Args: []byte(`{"a":1}`)}}},
+			{Role: provider.RoleTool, ToolResult: &provider.ToolResult{CallID: "c", Output: strings.Repeat("o", 400)}},
+		},
+	}
+	// 400 + 100 + 40 + 40 + 11 + 400 = 991 bytes → 248 tokens, + 1000 for the image.
+	if got := provider.EstimateTokens(r); got != 1248 {
+		t.Fatalf("estimate = %d, want 1248", got)
+	}
+}
