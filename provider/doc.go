@@ -15,6 +15,8 @@
 // folds parts into the assistant message to record.
 //
 // Adapters live in subpackages (openai, anthropic, scripted); the model
-// catalog and the constructor from configuration in catalog. This package does
-// no I/O of its own and imports nothing of ours.
+// catalog and the constructor from configuration (catalog.Open, whose
+// Registry is the Provider a runtime uses) in catalog. This package does no
+// I/O of its own, decides nothing about sessions (when to compact, what to
+// record), and imports nothing of ours outside provider/.
 package provider
