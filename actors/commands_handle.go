@@ -71,6 +71,7 @@ func (a *sessionActor) prompt(m *Prompt) any {
 		a.pending = append(a.pending, persistence.InboxEntry{SessionID: a.id, MessageID: m.MessageID, AdmittedSeq: rec.AdmittedSeq, Delivery: m.Delivery, Prompt: m.Prompt})
 		a.publish(first, ev)
 	}
+	a.fault(FaultAfterAdmission)
 	if m.Resume {
 		a.wake()
 	}

@@ -212,6 +212,7 @@ func (a *sessionActor) boundary() {
 			a.endDrain(&Outcome{Err: err.Error(), Kind: errorCode(err)})
 			return
 		}
+		a.fault(FaultAfterPromotion)
 	}
 	d.turnsUsed, d.lastTurn, d.runOwed = step.TurnsUsed, step.LastTurn, false
 	d.continuation = false
@@ -408,6 +409,7 @@ func pump(ctx context.Context, prov provider.Provider, req *provider.Request, de
 
 func (a *sessionActor) onPart(p provider.Part) {
 	t := a.drain.turn
+	a.fault(FaultMidStream)
 	switch p.Kind {
 	case provider.PartText:
 		t.text.WriteString(p.Text)
@@ -459,6 +461,7 @@ func (a *sessionActor) onToolCall(p provider.Part) {
 	t.calls[c.id] = c
 	t.order = append(t.order, c.id)
 	t.unsettled++
+	a.fault(FaultAfterToolCalled)
 	a.executeTool(t, c)
 }
 
@@ -522,6 +525,7 @@ func (a *sessionActor) finishTurn() {
 		a.boundary() // a steer admitted meanwhile still runs
 		return
 	}
+	a.fault(FaultBeforeTurnEnd)
 	ev := messages.TurnEnded{AssistantMessageID: t.assistantID, FinishReason: string(t.finish), Usage: messages.Usage{
 		InputTokens: int64(t.usage.InputTokens), OutputTokens: int64(t.usage.OutputTokens), ReasoningTokens: int64(t.usage.ReasoningTokens),
 		CacheReadTokens: int64(t.usage.CacheReadTokens), CacheWriteTokens: int64(t.usage.CacheWriteTokens),
@@ -549,6 +553,7 @@ func (a *sessionActor) endDrain(out *Outcome) {
 	out.LastSeq = a.seq
 	a.drain = nil
 	endDrainSpan(d, out)
+	a.lastOutcome = out
 	for _, w := range d.waiters {
 		a.system.Root.Send(w, out)
 	}
@@ -607,6 +612,7 @@ func (a *sessionActor) finishInterrupt() {
 	a.drain = nil
 	out := &Outcome{Err: "interrupted", Kind: "interrupted", LastSeq: a.seq}
 	endDrainSpan(d, out)
+	a.lastOutcome = out
 	for _, w := range d.waiters {
 		a.system.Root.Send(w, out)
 	}
@@ -629,6 +635,7 @@ func (a *sessionActor) abandon(why string) {
 	a.drain = nil
 	out := &Outcome{Err: why, Kind: "fenced", LastSeq: a.seq}
 	endDrainSpan(d, out)
+	a.lastOutcome = out
 	for _, w := range d.waiters {
 		a.system.Root.Send(w, out)
 	}

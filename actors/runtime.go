@@ -70,6 +70,9 @@ type Config struct {
 	Logger *slog.Logger
 	// Tracer records invoke_agent, chat and execute_tool spans; nil records nothing.
 	Tracer *telemetry.Tracer
+	// Faults, when set, is asked at every FaultPoint whether to kill the
+	// actor there (chaos runs only).
+	Faults func(FaultPoint, string) bool
 }
 
 func (c *Config) withDefaults() error {

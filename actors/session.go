@@ -39,6 +39,8 @@ type sessionActor struct {
 
 	drain     *drain
 	wakeAgain bool // a wake arrived during the drain: one follow-up drain
+	// lastOutcome is how the last drain of this activation ended.
+	lastOutcome *Outcome
 	idle      idleTimer
 	perms     map[string]*permissionWait // pending permission asks by request ID
 }
@@ -61,7 +63,12 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 		a.idle.stop()
 		a.abandon("session actor stopping")
 		return
-	case *actor.Restarting, *actor.Stopped:
+	case *actor.Restarting:
+		// The dying incarnation's stream and tools must not outlive it.
+		a.idle.stop()
+		a.abandon("session actor restarting")
+		return
+	case *actor.Stopped:
 		return
 	case idleTick:
 		a.onIdleTick(ctx, m)
@@ -96,12 +103,21 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 		a.respond(ctx, a.replyPermission(m))
 	case *WaitIdle:
 		if a.drain == nil {
-			a.respond(ctx, &Outcome{LastSeq: a.seq})
+			out := Outcome{LastSeq: a.seq}
+			if a.lastOutcome != nil {
+				out = *a.lastOutcome
+				out.LastSeq = a.seq
+			}
+			a.respond(ctx, &out)
 			return
 		}
 		a.drain.waiters = append(a.drain.waiters, ctx.Sender())
 	case *recoverSession:
 		a.respond(ctx, a.recoverAfterRestart(m.policy))
+	case *midTool:
+		if d := a.drain; d != nil && d.turn != nil && d.turn.token == m.token && d.turn.unsettled > 0 {
+			a.fault(FaultMidTool)
+		}
 	default:
 		a.onDrainMessage(ctx, m)
 	}
@@ -156,6 +172,11 @@ func (a *sessionActor) activate(ctx actor.Context) error {
 		// left before anything else can call a provider.
 		if err := a.failLeftovers("session restarted"); err != nil {
 			return err
+		}
+		if a.sess.Status == persistence.StatusBusy {
+			// Its owner died mid-drain (this actor's previous incarnation,
+			// or another process): apply the restart policy once.
+			a.system.Root.Send(a.self, &recoverSession{policy: a.rt.cfg.Recovery})
 		}
 	}
 	return nil

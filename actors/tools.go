@@ -39,7 +39,13 @@ func (a *sessionActor) executeTool(t *turn, c *toolCall) {
 		env.SetHeader(k, v)
 	}
 	a.system.Root.Send(d.loc.tools, env)
+	if a.rt.cfg.Faults != nil {
+		a.system.Root.Send(a.self, &midTool{token: t.token})
+	}
 }
+
+// midTool gives a chaos run its chance to kill the actor while a tool runs.
+type midTool struct{ token uint64 }
 
 // cancelTools kills every running call of this session; each settles as interrupted.
 func (a *sessionActor) cancelTools() {
@@ -91,6 +97,7 @@ func (a *sessionActor) onToolSettled(m *toolSettled) {
 			t.err = err
 		}
 	}
+	a.fault(FaultAfterSettlement)
 	if rejectWithoutFeedback {
 		// A rejection without feedback stops the drain; with feedback the
 		// model sees the error and the drain goes on.

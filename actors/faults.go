@@ -1,0 +1,37 @@
+package actors
+
+import "fmt"
+
+// FaultPoint names a place in the drain where a chaos run may kill the
+// Session actor (a panic: protoactor drops the message and restarts the
+// actor, which rebuilds itself from the journal).
+type FaultPoint string
+
+// The named fault points, in the order a turn passes them.
+const (
+	FaultAfterAdmission  FaultPoint = "after-admission"   // the prompt is durable, the receipt not yet sent
+	FaultAfterPromotion  FaultPoint = "after-promotion"   // the user message is durable, no turn started
+	FaultMidStream       FaultPoint = "mid-stream"        // a provider stream is open
+	FaultAfterToolCalled FaultPoint = "after-tool-called" // the call is durable, not yet started
+	FaultMidTool         FaultPoint = "mid-tool"          // a tool runs
+	FaultAfterSettlement FaultPoint = "after-settlement"  // the result is durable
+	FaultBeforeTurnEnd   FaultPoint = "before-turn-end"   // everything settled, TurnEnded not written
+)
+
+// FaultPoints lists every fault point.
+var FaultPoints = []FaultPoint{FaultAfterAdmission, FaultAfterPromotion, FaultMidStream, FaultAfterToolCalled, FaultMidTool, FaultAfterSettlement, FaultBeforeTurnEnd}
+
+// InjectedFault is the panic value of an injected fault.
+type InjectedFault struct {
+	Point   FaultPoint
+	Session string
+}
+
+func (f InjectedFault) String() string { return fmt.Sprintf("injected fault %s in session %s", f.Point, f.Session) }
+
+// fault kills the actor at p when the configured injector says so.
+func (a *sessionActor) fault(p FaultPoint) {
+	if f := a.rt.cfg.Faults; f != nil && f(p, a.id) {
+		panic(InjectedFault{Point: p, Session: a.id})
+	}
+}
