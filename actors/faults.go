@@ -27,7 +27,9 @@ type InjectedFault struct {
 	Session string
 }
 
-func (f InjectedFault) String() string { return fmt.Sprintf("injected fault %s in session %s", f.Point, f.Session) }
+func (f InjectedFault) String() string {
+	return fmt.Sprintf("injected fault %s in session %s", f.Point, f.Session)
+}
 
 // fault kills the actor at p when the configured injector says so.
 func (a *sessionActor) fault(p FaultPoint) {

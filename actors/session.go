@@ -41,8 +41,8 @@ type sessionActor struct {
 	wakeAgain bool // a wake arrived during the drain: one follow-up drain
 	// lastOutcome is how the last drain of this activation ended.
 	lastOutcome *Outcome
-	idle      idleTimer
-	perms     map[string]*permissionWait // pending permission asks by request ID
+	idle        idleTimer
+	perms       map[string]*permissionWait // pending permission asks by request ID
 }
 
 // errFenced stops an activation that lost ownership: another activation (a
