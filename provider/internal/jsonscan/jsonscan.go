@@ -326,10 +326,11 @@ func (s *Scanner) Raw() ([]byte, error) {
 // Skip consumes and validates one value of any type.
 func (s *Scanner) Skip() error { return s.skip(0) }
 
-const maxDepth = 512
+// maxDepth matches encoding/json's nesting limit, so Valid agrees with json.Valid.
+const maxDepth = 10000
 
 func (s *Scanner) skip(depth int) error {
-	if depth > maxDepth {
+	if depth >= maxDepth {
 		return ErrSyntax
 	}
 	s.ws()

@@ -2,6 +2,7 @@ package jsonscan
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -71,5 +72,37 @@ func TestStringWordAtATimeFindsEveryLane(t *testing.T) {
 	}
 	if !Valid([]byte(` {"a":[1,"x"]} `)) || Valid([]byte(`{"a":}`)) {
 		t.Fatal("Valid disagrees")
+	}
+}
+
+// FuzzValidAgreesWithEncodingJSON: the fast path must never accept what
+// encoding/json refuses (the decoders rely on it), nor decode a string
+// differently.
+func FuzzValidAgreesWithEncodingJSON(f *testing.F) {
+	for _, s := range []string{`{"a":[1,2.5e3,"x\u00e9\n"]}`, `"\ud83d\ude00"`, `[]`, `{"a":{"b":null}}`, `-0.1`, `"a\"b"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if Valid(b) != json.Valid(b) && len(b) < 10000 {
+			t.Fatalf("%q: jsonscan %v, encoding/json %v", b, Valid(b), json.Valid(b))
+		}
+		var s Scanner
+		s.Reset(b)
+		got, err := s.String()
+		if err == nil && s.End() == nil {
+			var want string
+			if werr := json.Unmarshal(b, &want); werr != nil || got != want {
+				t.Fatalf("%q: got %q, encoding/json %q (%v)", b, got, want, werr)
+			}
+		}
+	})
+}
+
+func TestNestingLimitMatchesEncodingJSON(t *testing.T) {
+	for _, depth := range []int{512, 10000, 10001} {
+		doc := strings.Repeat("[", depth) + strings.Repeat("]", depth)
+		if Valid([]byte(doc)) != json.Valid([]byte(doc)) {
+			t.Errorf("depth %d: jsonscan %v, encoding/json %v", depth, Valid([]byte(doc)), json.Valid([]byte(doc)))
+		}
 	}
 }
