@@ -263,7 +263,7 @@ func (p *Provider) Stream(ctx context.Context, req *provider.Request) (provider.
 
 	var turn Turn
 	if p.cfg.Func != nil {
-		t, err := p.cfg.Func(ctx, req, n)
+		t, err := callFunc(p.cfg.Func, ctx, req, n)
 		if err != nil {
 			if _, ok := err.(*provider.Error); ok {
 				return nil, err
@@ -289,6 +289,17 @@ func (p *Provider) Stream(ctx context.Context, req *provider.Request) (provider.
 		return nil, provider.TransportError(ctx, Kind, "stream", err)
 	}
 	return newStream(ctx, &turn, req, n), nil
+}
+
+// callFunc runs the script function, turning a panic into an error so a
+// broken test script fails its turn instead of the caller's process.
+func callFunc(f Func, ctx context.Context, req *provider.Request, n int) (t Turn, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("script function panicked: %v", r)
+		}
+	}()
+	return f(ctx, req, n)
 }
 
 func (s *Script) pick(n int) (Turn, bool) {

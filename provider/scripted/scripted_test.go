@@ -261,3 +261,10 @@ func TestDemoAnswersAndDrivesTheBashTool(t *testing.T) {
 		t.Fatalf("demo after tool = %q, %v", acc(parts).Message().Text, err)
 	}
 }
+
+func TestPanickingScriptFunctionFailsTheTurnNotTheProcess(t *testing.T) {
+	p, _ := New(Config{Func: func(context.Context, *provider.Request, int) (Turn, error) { panic("oops") }})
+	if _, err := p.Stream(context.Background(), req("x")); !errors.Is(err, provider.ErrInvalidRequest) || !strings.Contains(err.Error(), "panicked: oops") {
+		t.Fatalf("err = %v", err)
+	}
+}
