@@ -384,3 +384,30 @@ func TestAutocommitReadDoesNotWaitForOpenWriter(t *testing.T) {
 		t.Fatalf("after commit: %d rows", n)
 	}
 }
+
+func TestCloseRollsBackALeakedTransaction(t *testing.T) {
+	dir := t.TempDir()
+	e, err := Open(dir, Options{NoSync: true, LockWaitTimeout: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := e.DB()
+	mustExec(t, db, eventsDDL)
+	tx, err := db.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, tx, "INSERT INTO events VALUES ('leak', 1, 'k', NULL, NOW(6))")
+	// tx is never committed or rolled back.
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e, err = Open(dir, Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if n := queryInt(t, e.DB(), "SELECT COUNT(*) FROM events"); n != 0 {
+		t.Fatalf("leaked transaction's row survived: %d", n)
+	}
+}

@@ -264,14 +264,14 @@ func (e *Engine) DB() *sql.DB {
 }
 
 // Close closes the database/sql handle, waits for the writer to finish and
-// closes the file. Transactions still open are rolled back by closing their
-// connections first.
+// closes the file. A transaction still holding the writer after the
+// lock-wait timeout (a leaked Tx) is rolled back.
 func (e *Engine) Close() error {
 	e.closeOnce.Do(func() {
 		if e.sqlDB != nil {
 			_ = e.sqlDB.Close()
 		}
-		e.w.close()
+		e.w.close(e.opts.LockWaitTimeout)
 		e.closeErr = e.bolt.Close()
 		_ = e.lock.Close()
 	})

@@ -3,6 +3,7 @@ package boltsql
 import (
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/information_schema"
@@ -13,6 +14,11 @@ import (
 type provider struct {
 	eng    *Engine
 	infoDB sql.Database
+
+	// The analyzer asks for absent databases (such as "mysql") on every
+	// statement; building a not-found error captures a stack, so reuse one.
+	missMu sync.Mutex
+	misses map[string]error
 }
 
 var _ sql.MutableDatabaseProvider = (*provider)(nil)
@@ -29,9 +35,25 @@ func (p *provider) Database(ctx *sql.Context, name string) (sql.Database, error)
 	d, ok := p.eng.dbs[strings.ToLower(name)]
 	p.eng.catMu.RUnlock()
 	if !ok {
-		return nil, sql.ErrDatabaseNotFound.New(name)
+		return nil, p.notFound(name)
 	}
 	return &database{eng: p.eng, name: d.name}, nil
+}
+
+func (p *provider) notFound(name string) error {
+	p.missMu.Lock()
+	defer p.missMu.Unlock()
+	if err, ok := p.misses[name]; ok {
+		return err
+	}
+	err := sql.ErrDatabaseNotFound.New(name)
+	if len(p.misses) < 64 {
+		if p.misses == nil {
+			p.misses = map[string]error{}
+		}
+		p.misses[name] = err
+	}
+	return err
 }
 
 func (p *provider) HasDatabase(ctx *sql.Context, name string) bool {

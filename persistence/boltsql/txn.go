@@ -29,7 +29,8 @@ type txn struct {
 	drops    [][]byte // buckets to delete at commit (DROP TABLE/INDEX)
 	dirty    bool
 	done     bool
-	mayWrite bool // counted in eng.writers until done
+	mayWrite bool  // counted in eng.writers until done
+	failed   error // why the transaction ended without the caller asking
 	saves    []savepoint
 }
 
@@ -126,6 +127,7 @@ func (t *txn) acquireLocked(ctx *sql.Context) (*bolt.Tx, error) {
 	if err != nil {
 		return nil, err
 	}
+	tu.owner.Store(t)
 	t.turn, t.wtx = tu, wtx
 	return wtx, nil
 }
@@ -227,7 +229,18 @@ func (t *txn) discardSince(mark int) error {
 	return nil
 }
 
+// abort rolls back a transaction its owner abandoned; a later COMMIT fails.
+func (t *txn) abort(why error) {
+	t.mu.Lock()
+	if !t.done {
+		t.failed = why
+	}
+	t.mu.Unlock()
+	_ = t.rollback()
+}
+
 func (t *txn) poisonLocked() {
+	t.failed = errors.New("boltsql: transaction aborted: statement rollback failed")
 	if t.turn != nil {
 		_ = t.turn.finish(turnPoisoned)
 	}
@@ -247,7 +260,7 @@ func (t *txn) commit() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.done {
-		return nil
+		return t.failed
 	}
 	t.end()
 	if t.rtx != nil {

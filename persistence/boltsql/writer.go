@@ -33,6 +33,7 @@ type turn struct {
 	granted chan grant   // loop → holder
 	ended   chan turnEnd // holder → loop
 	durable chan error   // loop → holder, for committed turns
+	owner   atomic.Pointer[txn]
 }
 
 type grant struct {
@@ -51,9 +52,10 @@ type writer struct {
 	lockWait  time.Duration
 	afterFail func() // called when a batch's commit failed (reload in-memory state)
 
-	syncs     atomic.Uint64 // bbolt commits (each one fsync)
-	committed atomic.Uint64 // SQL transactions made durable
-	syncNanos atomic.Uint64 // time spent in bbolt commits
+	current   atomic.Pointer[turn] // the turn holding the write transaction
+	syncs     atomic.Uint64        // bbolt commits (each one fsync)
+	committed atomic.Uint64        // SQL transactions made durable
+	syncNanos atomic.Uint64        // time spent in bbolt commits
 }
 
 func newWriter(db *bolt.DB, maxBatch int, lockWait, maxWait time.Duration, pending func() int64, afterFail func()) *writer {
@@ -150,8 +152,11 @@ func (w *writer) loop() {
 				continue
 			}
 		}
+		w.current.Store(t)
 		t.granted <- grant{tx: tx}
-		switch <-t.ended {
+		end := <-t.ended
+		w.current.Store(nil)
+		switch end {
 		case turnCommitted:
 			batch = append(batch, t)
 			if len(batch) >= w.maxBatch {
@@ -196,8 +201,21 @@ func (w *writer) next(haveBatch bool, lastSync time.Duration) *turn {
 	}
 }
 
-// close stops the loop once no turn is active; callers must have ended their turns.
-func (w *writer) close() {
+// close stops the loop. A transaction that still holds the writer after
+// grace (a caller leaked it) is rolled back, so Close cannot hang.
+func (w *writer) close(grace time.Duration) {
 	close(w.quit)
+	timer := time.NewTimer(grace)
+	defer timer.Stop()
+	select {
+	case <-w.stopped:
+		return
+	case <-timer.C:
+	}
+	if cur := w.current.Load(); cur != nil {
+		if owner := cur.owner.Load(); owner != nil {
+			owner.abort(errEngineClosed)
+		}
+	}
 	<-w.stopped
 }
