@@ -527,3 +527,15 @@ func TestThinkingIsOmittedWhenTheToolLoopInProgressHasNoSignedThinking(t *testin
 		t.Fatalf("thinking missing: %s", b)
 	}
 }
+
+func TestServerToolBlocksAndUnknownEventsAreSkipped(t *testing.T) {
+	srv := newServer(t, replay(t, "server_tool.sse"))
+	parts, err := collect(t, newAdapter(t, srv.URL), basicRequest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc := accumulate(parts)
+	if m := acc.Message(); m.Text != "Go 1.26 is out." || len(m.ToolCalls) != 0 || acc.Usage.OutputTokens != 40 {
+		t.Fatalf("message %+v usage %+v (server tools are not client tool calls)", m, acc.Usage)
+	}
+}
