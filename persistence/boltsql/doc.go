@@ -23,6 +23,16 @@
 // write transactions are serializable. Turns share bbolt write transactions
 // (group commit): a COMMIT returns only after the fsync that made it durable.
 //
+// Query shapes that stay fast (the engine reads only the keys in range):
+// equality on a key prefix plus a range on the next key column; ORDER BY the
+// full key prefix (`ORDER BY session_id, seq`, or both DESC), never a suffix
+// alone, which adds a Sort; the latest row as `ORDER BY session_id DESC,
+// seq DESC LIMIT 1` rather than MAX(seq), which reads the whole prefix.
+// Several rows in one multi-row INSERT cost far less than one INSERT each.
+// Close every *sql.Rows before writing from the same goroutine: an open
+// result set holds a read snapshot, and a commit that must grow the memory
+// map (past Options.InitialMmapSize) waits for all snapshots to end.
+//
 // It must not: overwrite on a duplicate key (that is error 1062), keep bbolt
 // memory past its transaction, or hold a read transaction while waiting for
 // the writer (bbolt can deadlock on a remap).
