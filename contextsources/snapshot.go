@@ -49,6 +49,30 @@ func DecodeSnapshot(b []byte) (Snapshot, error) {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return Snapshot{}, nil
 	}
+	// Fast path: one decoding pass when every entry is well formed.
+	var whole struct {
+		Version int                  `json:"version"`
+		Sources map[string]entryWire `json:"sources"`
+	}
+	if err := json.Unmarshal(b, &whole); err == nil && whole.Version == snapshotVersion {
+		entries := make(map[string]snapEntry, len(whole.Sources))
+		ok := true
+		for k, e := range whole.Sources {
+			if len(e.Value) == 0 {
+				ok = false
+				break
+			}
+			se := snapEntry{value: e.Value}
+			if e.Removal != nil {
+				se.removal, se.hasRem = *e.Removal, true
+			}
+			entries[k] = se
+		}
+		if ok {
+			return Snapshot{entries: entries}, nil
+		}
+	}
+	// Slow path: entry by entry, so one bad entry only marks its own key corrupt.
 	var w snapshotWire
 	if err := json.Unmarshal(b, &w); err != nil {
 		return Snapshot{}, fmt.Errorf("%w: %w", ErrCorruptSnapshot, err)
