@@ -489,7 +489,7 @@ func writeBlock(w *jsonw.Writer, b *wireBlock) {
 // one user message with tool_result blocks first, as the API requires. It
 // returns the tool names the history uses.
 func encodeMessages(hist []provider.Message) ([]wireMessage, map[string]bool, error) {
-	var out []wireMessage
+	out := make([]wireMessage, 0, len(hist))
 	used := map[string]bool{}
 	callNames := map[string]string{}
 	var results, rest []wireBlock
@@ -500,7 +500,7 @@ func encodeMessages(hist []provider.Message) ([]wireMessage, map[string]bool, er
 		content := make([]wireBlock, 0, len(results)+len(rest))
 		content = append(append(content, results...), rest...)
 		out = append(out, wireMessage{Role: "user", Content: content})
-		results, rest = nil, nil
+		results, rest = results[:0], rest[:0] // content holds copies
 	}
 	for i := range hist {
 		m := &hist[i]
@@ -530,7 +530,7 @@ func encodeMessages(hist []provider.Message) ([]wireMessage, map[string]bool, er
 			}
 			results = append(results, wireBlock{Type: "tool_result", ToolUseID: r.CallID, Content: text, IsError: r.IsError})
 		case provider.RoleAssistant:
-			var content []wireBlock
+			content := make([]wireBlock, 0, len(m.Reasoning)+1+len(m.ToolCalls))
 			for _, r := range m.Reasoning {
 				// Signatures only verify with the provider that made them;
 				// unsigned reasoning (e.g. from an OpenAI-compatible model
