@@ -258,3 +258,16 @@ func TestExampleLocalServersCatalogOpens(t *testing.T) {
 		t.Errorf("ollama model = %+v", m)
 	}
 }
+
+func TestOpenLoadsTheCatalogNamedBySESSIONRT_CATALOG(t *testing.T) {
+	r, err := Open(OpenConfig{Getenv: env(map[string]string{"SESSIONRT_CATALOG": "testdata/local_servers.json"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Default().Provider != "ollama" {
+		t.Errorf("default = %v", r.Default())
+	}
+	if _, err := Open(OpenConfig{Getenv: env(map[string]string{"SESSIONRT_CATALOG": "testdata/missing.json"})}); err == nil || !strings.Contains(err.Error(), "SESSIONRT_CATALOG") {
+		t.Errorf("missing catalog err = %v", err)
+	}
+}

@@ -15,7 +15,8 @@ import (
 
 // OpenConfig configures Open. Zero fields take the documented defaults.
 type OpenConfig struct {
-	// Catalog defaults to Builtin().
+	// Catalog defaults to the file named by SESSIONRT_CATALOG merged over
+	// Builtin(), or Builtin() alone.
 	Catalog *Catalog
 	// Getenv defaults to os.Getenv (tests inject a map).
 	Getenv func(string) string
@@ -50,13 +51,20 @@ type Registry struct {
 // When OPENAI_BASE_URL names another server than api.openai.com, the openai
 // provider allows unlisted models (a local server serves what was pulled).
 func Open(cfg OpenConfig) (*Registry, error) {
-	c := cfg.Catalog
-	if c == nil {
-		c = Builtin()
-	}
 	getenv := cfg.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
+	}
+	c := cfg.Catalog
+	if c == nil {
+		c = Builtin()
+		if path := getenv("SESSIONRT_CATALOG"); path != "" {
+			loaded, err := Load(path)
+			if err != nil {
+				return nil, fmt.Errorf("SESSIONRT_CATALOG: %w", err)
+			}
+			c = loaded
+		}
 	}
 	// Work on a copy: Open adjusts providers from the environment.
 	cc := &Catalog{Providers: make(map[string]Provider, len(c.Providers)), Default: c.Default}
