@@ -38,7 +38,10 @@ type Registry struct {
 	defaultRef provider.ModelRef
 }
 
-// Open builds the providers the environment configures:
+// Open builds the providers the environment configures. Variables read:
+// OPENAI_API_KEY, OPENAI_BASE_URL, ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL (and
+// whatever api_key_env / base_url_env a catalog file names), SESSIONRT_MODEL,
+// SESSIONRT_CATALOG. Configured are:
 //   - a provider whose APIKeyEnv variable is set (OPENAI_API_KEY,
 //     ANTHROPIC_API_KEY for the built-ins), or whose BaseURLEnv variable is
 //     set (OPENAI_BASE_URL alone configures a local server without a key),
