@@ -65,7 +65,8 @@ func Open(ctx context.Context, cfg Config) (*Journal, error) {
 	if err := migrate(ctx, cfg.DB); err != nil {
 		return nil, fmt.Errorf("open journal: %w", err)
 	}
-	return &Journal{db: cfg.DB, reg: cfg.Registry, n: newNames(""), poll: cfg.PollInterval,
+	_, server := cfg.DB.Driver().(*mysql.MySQLDriver)
+	return &Journal{db: cfg.DB, reg: cfg.Registry, n: newNames("", server), poll: cfg.PollInterval,
 		retries: cfg.MaxRetries, now: cfg.Now, hub: newHub()}, nil
 }
 

@@ -115,21 +115,32 @@ var projectionTables = []struct{ name, key string }{
 // a scratch prefix for Verify).
 type names struct {
 	prefix string
+	server bool
 	r      *strings.Replacer
 	cache  map[string]string
 }
 
-func newNames(prefix string) *names {
+// newNames renders statements for one table prefix. server selects the
+// ORDER BY form for MySQL/MariaDB: every range query here fixes session_id
+// by equality, and the embedded engine eliminates its sort only when ORDER BY
+// names the full key prefix (session_id, seq), while MariaDB 10.11 answers
+// exactly that form with a filesort (of LONGBLOB rows) and needs ORDER BY seq.
+// Both orders are the same rows in the same order.
+func newNames(prefix string, server bool) *names {
 	var pairs []string
 	for _, t := range []string{"streams", "events", "sessions", "session_input", "prompt_ids",
 		"session_messages", "message_ids", "context_epochs", "tool_calls", "permissions"} {
 		pairs = append(pairs, "{"+t+"}", prefix+t)
 	}
-	n := &names{prefix: prefix, r: strings.NewReplacer(pairs...), cache: map[string]string{}}
+	n := &names{prefix: prefix, server: server, r: strings.NewReplacer(pairs...), cache: map[string]string{}}
 	// Pre-render every statement of the package once: q is then a map read,
 	// safe for concurrent use because the map is never written again.
 	for _, s := range allStatements {
-		n.cache[s] = n.r.Replace(s)
+		r := n.r.Replace(s)
+		if server && strings.Contains(r, "WHERE session_id = ?") {
+			r = strings.Replace(r, "ORDER BY session_id, ", "ORDER BY ", 1)
+		}
+		n.cache[s] = r
 	}
 	return n
 }
@@ -167,7 +178,7 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	if int(current.Int64) > len(migrations) {
 		return fmt.Errorf("migrate: database schema version %d is newer than this binary's %d", current.Int64, len(migrations))
 	}
-	n := newNames("")
+	n := newNames("", false) // DDL only: the ORDER BY form does not matter
 	for v := int(current.Int64) + 1; v <= len(migrations); v++ {
 		for _, s := range migrations[v-1] {
 			if _, err := db.ExecContext(ctx, n.q(s)); err != nil {

@@ -36,7 +36,7 @@ func (j *Journal) Verify(ctx context.Context) (VerifyReport, error) {
 	var rep VerifyReport
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
-	sn := newNames("vfy" + hex.EncodeToString(b) + "_")
+	sn := newNames("vfy"+hex.EncodeToString(b)+"_", j.n.server)
 	for _, ddl := range allDDL() {
 		if _, err := j.db.ExecContext(ctx, sn.q(ddl)); err != nil {
 			j.dropScratch(sn)
