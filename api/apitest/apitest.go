@@ -1,0 +1,116 @@
+// Package apitest starts a real sessionrt runtime (node.Start on a temporary
+// data directory: embedded journal, actor tree, span store) behind the real
+// API handler on a loopback httptest server, with a scripted provider the
+// test drives. Tests of the API, its client and the CLI use it; it is not
+// for production code.
+package apitest
+
+import (
+	"context"
+	"log/slog"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sessionrt/sessionrt/actors"
+	"github.com/sessionrt/sessionrt/api"
+	"github.com/sessionrt/sessionrt/messages"
+	"github.com/sessionrt/sessionrt/node"
+	"github.com/sessionrt/sessionrt/provider"
+	"github.com/sessionrt/sessionrt/provider/scripted"
+)
+
+// Token is the bearer token of every test server.
+const Token = "apitest-token"
+
+// Model is the model sessions start with.
+var Model = messages.ModelRef{Provider: "scripted", ID: "test-model"}
+
+// TurnFunc scripts provider turn n (0-based, counted over the runtime).
+type TurnFunc func(req *provider.Request, n int) (scripted.Turn, error)
+
+// Options configure Start; zero values take the defaults documented.
+type Options struct {
+	// Turns scripts the provider; default: every turn answers "ok".
+	Turns TurnFunc
+	// Agents replaces the default "build" agent that allows every tool.
+	Agents       map[string]actors.Agent
+	DefaultAgent string
+	// API adjusts the handler's config (Sessions, Journal, Bus, Telemetry
+	// and Token are filled in).
+	API func(*api.Config)
+}
+
+// Runtime is one running process under test.
+type Runtime struct {
+	Node   *node.Node
+	API    *api.Server
+	Server *httptest.Server
+	URL    string // the server's base URL
+	Token  string
+	Loc    string // a Location directory for sessions
+
+	mu    sync.Mutex
+	turns TurnFunc
+}
+
+// SetTurns replaces the provider script.
+func (r *Runtime) SetTurns(f TurnFunc) {
+	r.mu.Lock()
+	r.turns = f
+	r.mu.Unlock()
+}
+
+// Start builds the runtime and serves the API; t.Cleanup stops both.
+func Start(t testing.TB, o Options) *Runtime {
+	t.Helper()
+	rt := &Runtime{Token: Token, Loc: t.TempDir(), turns: o.Turns}
+	if rt.turns == nil {
+		rt.turns = func(*provider.Request, int) (scripted.Turn, error) { return scripted.Turn{Text: "ok"}, nil }
+	}
+	prov, err := scripted.New(scripted.Config{Func: func(ctx context.Context, req *provider.Request, n int) (scripted.Turn, error) {
+		rt.mu.Lock()
+		f := rt.turns
+		rt.mu.Unlock()
+		return f(req, n)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	quiet := slog.New(slog.DiscardHandler)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	rt.Node, err = node.Start(ctx, node.Config{
+		Data:         t.TempDir(),
+		Providers:    func(messages.ModelRef) (provider.Provider, error) { return prov, nil },
+		DefaultModel: Model,
+		Agents:       o.Agents,
+		DefaultAgent: o.DefaultAgent,
+		Logger:       quiet,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := api.Config{Sessions: rt.Node.Sessions, Journal: rt.Node.Journal, Bus: rt.Node.Bus, Telemetry: rt.Node.Telemetry,
+		Token: Token, DefaultLocation: rt.Loc, Logger: quiet}
+	if o.API != nil {
+		o.API(&cfg)
+	}
+	rt.API, err = api.New(cfg)
+	if err != nil {
+		rt.Node.Stop(context.Background())
+		t.Fatal(err)
+	}
+	rt.Server = httptest.NewServer(rt.API)
+	rt.URL = rt.Server.URL
+	t.Cleanup(func() {
+		rt.API.Close()
+		rt.Server.CloseClientConnections()
+		rt.Server.Close()
+		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = rt.Node.Stop(sctx)
+	})
+	return rt
+}

@@ -1,0 +1,430 @@
+package api
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"mime"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/sessionrt/sessionrt/api/wire"
+	"github.com/sessionrt/sessionrt/messages"
+	"github.com/sessionrt/sessionrt/persistence"
+)
+
+// The pure mapping between the runtime's types and the wire shapes.
+
+func millis(t time.Time) float64 {
+	if t.IsZero() {
+		return 0
+	}
+	return float64(t.UnixMicro()) / 1000
+}
+
+func toModel(m messages.ModelRef) *wire.ModelRef {
+	if m.ID == "" && m.Provider == "" {
+		return nil
+	}
+	return &wire.ModelRef{ID: m.ID, ProviderID: m.Provider}
+}
+
+func fromModel(m wire.ModelRef) messages.ModelRef {
+	return messages.ModelRef{Provider: m.ProviderID, ID: m.ID}
+}
+
+// projectID names a Location stably (OpenCode's projects are directories).
+func projectID(dir string) string {
+	sum := sha256.Sum256([]byte(dir))
+	return "prj_" + hex.EncodeToString(sum[:8])
+}
+
+func toSession(s persistence.Session, created, updated time.Time) wire.Session {
+	return wire.Session{
+		ID:        s.ID,
+		ProjectID: projectID(s.Location),
+		Agent:     s.Agent,
+		Model:     toModel(s.Model),
+		Time:      wire.SessionTime{Created: millis(created), Updated: millis(updated)},
+		Location:  wire.LocationRef{Directory: s.Location},
+		Status:    string(s.Status),
+		LastSeq:   s.LastSeq,
+	}
+}
+
+// fromPrompt maps a wire prompt to the runtime's: files become "file"
+// attachments (mime from the request, else from the name's extension),
+// agents "agent" attachments.
+func fromPrompt(p wire.Prompt) messages.Prompt {
+	out := messages.Prompt{Text: p.Text}
+	for _, f := range p.Files {
+		mt := f.Mime
+		if mt == "" {
+			mt = guessMime(f.URI, f.Name)
+		}
+		out.Attachments = append(out.Attachments, messages.Attachment{Kind: "file", Name: f.Name, MediaType: mt, URI: f.URI})
+	}
+	for _, a := range p.Agents {
+		out.Attachments = append(out.Attachments, messages.Attachment{Kind: "agent", Name: a.Name})
+	}
+	return out
+}
+
+func guessMime(uri, name string) string {
+	for _, s := range []string{name, uri} {
+		if t := mime.TypeByExtension(path.Ext(s)); t != "" {
+			return t
+		}
+	}
+	if strings.HasSuffix(uri, "/") {
+		return "application/x-directory"
+	}
+	return "text/plain"
+}
+
+func toPrompt(p messages.Prompt) wire.Prompt {
+	out := wire.Prompt{Text: p.Text}
+	for _, a := range p.Attachments {
+		switch a.Kind {
+		case "agent":
+			out.Agents = append(out.Agents, wire.AgentAttachment{Name: a.Name})
+		default:
+			mt := a.MediaType
+			if mt == "" {
+				mt = "application/octet-stream"
+			}
+			out.Files = append(out.Files, wire.FileAttachment{URI: a.URI, Mime: mt, Name: a.Name})
+		}
+	}
+	return out
+}
+
+// The message variants, each with exactly OpenCode's fields (required ones
+// always present).
+
+type msgTime struct {
+	Created float64 `json:"created"`
+}
+
+type userMessage struct {
+	ID       string                 `json:"id"`
+	Type     string                 `json:"type"`
+	Time     msgTime                `json:"time"`
+	Metadata wire.MessageMetadata   `json:"metadata"`
+	Text     string                 `json:"text"`
+	Files    []wire.FileAttachment  `json:"files,omitempty"`
+	Agents   []wire.AgentAttachment `json:"agents,omitempty"`
+}
+
+type systemMessage struct {
+	ID       string               `json:"id"`
+	Type     string               `json:"type"`
+	Time     msgTime              `json:"time"`
+	Metadata wire.MessageMetadata `json:"metadata"`
+	Text     string               `json:"text"`
+}
+
+type compactionMessage struct {
+	ID       string               `json:"id"`
+	Type     string               `json:"type"`
+	Time     msgTime              `json:"time"`
+	Metadata wire.MessageMetadata `json:"metadata"`
+	Reason   string               `json:"reason"`
+	Summary  string               `json:"summary"`
+	Recent   string               `json:"recent"`
+}
+
+type assistantMessage struct {
+	ID       string               `json:"id"`
+	Type     string               `json:"type"`
+	Time     msgTime              `json:"time"`
+	Metadata wire.MessageMetadata `json:"metadata"`
+	Agent    string               `json:"agent"`
+	Model    wire.ModelRef        `json:"model"`
+	Content  []any                `json:"content"`
+	Finish   string               `json:"finish,omitempty"`
+	Tokens   *wire.Tokens         `json:"tokens,omitempty"`
+	Error    *wire.ErrorDetail    `json:"error,omitempty"`
+}
+
+type textContent struct {
+	Type string `json:"type"`
+	ID   string `json:"id"`
+	Text string `json:"text"`
+}
+
+type toolContent struct {
+	Type  string        `json:"type"`
+	ID    string        `json:"id"`
+	Name  string        `json:"name"`
+	State any           `json:"state"`
+	Time  wire.ToolTime `json:"time"`
+}
+
+type pendingState struct {
+	Status string `json:"status"`
+	Input  string `json:"input"`
+}
+
+type settledState struct {
+	Status      string             `json:"status"`
+	Input       json.RawMessage    `json:"input"`
+	Structured  json.RawMessage    `json:"structured"`
+	Content     []wire.ToolContent `json:"content"`
+	OutputPaths []string           `json:"outputPaths,omitempty"`
+	Error       *wire.ErrorDetail  `json:"error,omitempty"`
+	Title       string             `json:"title,omitempty"`
+}
+
+func jsonObject(b []byte) json.RawMessage {
+	if len(b) > 0 && json.Valid(b) {
+		return json.RawMessage(b)
+	}
+	return json.RawMessage("{}")
+}
+
+// toMessage renders a projected message; at is the time of the event that
+// created it.
+func toMessage(m persistence.Message, at time.Time) any {
+	meta := wire.MessageMetadata{Seq: m.Seq, Index: m.Index}
+	t := msgTime{Created: millis(at)}
+	switch m.Role {
+	case persistence.RoleUser:
+		u := userMessage{ID: m.ID, Type: "user", Time: t, Metadata: meta}
+		meta.Delivery = string(m.Delivery)
+		u.Metadata = meta
+		if m.Prompt != nil {
+			p := toPrompt(*m.Prompt)
+			u.Text, u.Files, u.Agents = p.Text, p.Files, p.Agents
+		}
+		return u
+	case persistence.RoleSystem:
+		return systemMessage{ID: m.ID, Type: "system", Time: t, Metadata: meta, Text: m.Text}
+	case persistence.RoleCompaction:
+		return compactionMessage{ID: m.ID, Type: "compaction", Time: t, Metadata: meta, Reason: "auto", Summary: m.Text, Recent: m.RecentContext}
+	}
+	a := assistantMessage{ID: m.ID, Type: "assistant", Time: t, Metadata: meta, Agent: m.Agent, Content: []any{}}
+	if mr := toModel(m.Model); mr != nil {
+		a.Model = *mr
+	}
+	if m.Finished {
+		a.Finish = m.FinishReason
+		a.Tokens = &wire.Tokens{Input: float64(m.Usage.InputTokens), Output: float64(m.Usage.OutputTokens),
+			Reasoning: float64(m.Usage.ReasoningTokens), Cache: wire.CacheTokens{Read: float64(m.Usage.CacheReadTokens), Write: float64(m.Usage.CacheWriteTokens)}}
+	}
+	if m.Error != "" {
+		a.Error = &wire.ErrorDetail{Type: "unknown", Message: m.Error, Kind: m.ErrorKind}
+		if a.Finish == "" {
+			a.Finish = "error"
+		}
+	}
+	for i, p := range m.Parts {
+		id := fmt.Sprintf("prt_%d_%d", p.Seq, i)
+		switch p.Kind {
+		case persistence.PartText, persistence.PartReasoning:
+			a.Content = append(a.Content, textContent{Type: string(p.Kind), ID: id, Text: p.Text})
+		case persistence.PartTool:
+			if p.Tool == nil {
+				continue
+			}
+			a.Content = append(a.Content, toolContent{Type: "tool", ID: p.Tool.CallID, Name: p.Tool.Tool, State: toolState(p.Tool), Time: wire.ToolTime{Created: millis(at)}})
+		}
+	}
+	return a
+}
+
+func toolState(t *persistence.ToolPart) any {
+	if t.State == persistence.ToolPending {
+		return pendingState{Status: "pending", Input: string(t.Input)}
+	}
+	s := settledState{Status: string(t.State), Input: jsonObject(t.Input), Structured: jsonObject(t.Structured), Content: []wire.ToolContent{}, Title: t.Title}
+	switch t.State {
+	case persistence.ToolCompleted:
+		s.Content = append(s.Content, wire.ToolContent{Type: "text", Text: t.Output})
+		if t.ManagedPath != "" {
+			s.OutputPaths = []string{t.ManagedPath}
+		}
+	case persistence.ToolFailed:
+		s.Status = "error"
+		s.Error = &wire.ErrorDetail{Type: "unknown", Message: t.Error}
+	}
+	return s
+}
+
+// eventNames maps the runtime's event names to OpenCode's session.next.*
+// family where one exists; the others keep their own name under the same
+// prefix, so a stream has exactly one item per durable seq.
+var eventNames = map[string]string{
+	"session.turn.started":    "session.next.step.started",
+	"session.turn.ended":      "session.next.step.ended",
+	"session.turn.failed":     "session.next.step.failed",
+	"session.tool.succeeded":  "session.next.tool.success",
+	"session.prompt.promoted": "session.next.prompted",
+}
+
+func eventName(t messages.EventType) string {
+	if n, ok := eventNames[t.Name]; ok {
+		return n
+	}
+	return "session.next." + strings.TrimPrefix(t.Name, "session.")
+}
+
+// eventID is stable across replays: the same seq always has the same ID.
+func eventID(sessionID string, seq int64) string {
+	return fmt.Sprintf("evt_%s_%d", strings.TrimPrefix(sessionID, "ses_"), seq)
+}
+
+// toEvent renders a durable event. now stands in for events published on
+// the live bus without a commit time.
+func toEvent(env messages.Envelope, now time.Time) wire.Event {
+	at := env.Time
+	if at.IsZero() {
+		at = now
+	}
+	data := eventData(env.Event)
+	data["timestamp"] = millis(at)
+	data["sessionID"] = env.SessionID
+	b, err := json.Marshal(data)
+	if err != nil {
+		b, _ = json.Marshal(map[string]any{"sessionID": env.SessionID, "error": err.Error()})
+	}
+	return wire.Event{
+		ID:      eventID(env.SessionID, env.Seq),
+		Type:    eventName(env.Type),
+		Durable: &wire.Durable{AggregateID: env.SessionID, Seq: env.Seq, Version: env.Type.Version},
+		Data:    b,
+	}
+}
+
+func eventData(ev messages.Event) map[string]any {
+	switch e := ev.(type) {
+	case messages.SessionCreated:
+		return map[string]any{"location": wire.LocationRef{Directory: e.Location}, "agent": e.Agent, "model": toModel(e.Model)}
+	case messages.PromptAdmitted:
+		return map[string]any{"messageID": e.MessageID, "prompt": toPrompt(e.Prompt), "delivery": e.Delivery}
+	case messages.PromptPromoted:
+		d := map[string]any{"messageIDs": e.MessageIDs}
+		if len(e.MessageIDs) > 0 {
+			d["messageID"] = e.MessageIDs[0]
+		}
+		return d
+	case messages.ContextEpochInitialized:
+		return map[string]any{"revision": e.Revision, "baseline": e.Baseline, "location": e.Location}
+	case messages.ContextEpochReplaced:
+		return map[string]any{"revision": e.Revision, "baseline": e.Baseline, "location": e.Location}
+	case messages.ContextEpochCleared:
+		return map[string]any{"reason": e.Reason}
+	case messages.ContextUpdated:
+		return map[string]any{"messageID": e.MessageID, "text": e.Text}
+	case messages.AgentSwitched:
+		return map[string]any{"agent": e.Agent}
+	case messages.ModelSwitched:
+		return map[string]any{"model": toModel(e.Model)}
+	case messages.Moved:
+		return map[string]any{"from": wire.LocationRef{Directory: e.From}, "location": wire.LocationRef{Directory: e.To}}
+	case messages.TurnStarted:
+		return map[string]any{"assistantMessageID": e.AssistantMessageID, "agent": e.Agent, "model": toModel(e.Model)}
+	case messages.TurnEnded:
+		u := e.Usage
+		return map[string]any{"assistantMessageID": e.AssistantMessageID, "finish": e.FinishReason,
+			"tokens": wire.Tokens{Input: float64(u.InputTokens), Output: float64(u.OutputTokens), Reasoning: float64(u.ReasoningTokens),
+				Cache: wire.CacheTokens{Read: float64(u.CacheReadTokens), Write: float64(u.CacheWriteTokens)}}}
+	case messages.TurnFailed:
+		return map[string]any{"assistantMessageID": e.AssistantMessageID, "error": wire.ErrorDetail{Type: "unknown", Message: e.Message, Kind: e.ErrorKind}}
+	case messages.TextEnded:
+		return map[string]any{"assistantMessageID": e.AssistantMessageID, "text": e.Text}
+	case messages.ReasoningEnded:
+		return map[string]any{"assistantMessageID": e.AssistantMessageID, "text": e.Text}
+	case messages.ToolInputStarted:
+		return map[string]any{"assistantMessageID": e.AssistantMessageID, "callID": e.CallID, "name": e.Tool}
+	case messages.ToolInputEnded:
+		return map[string]any{"assistantMessageID": e.AssistantMessageID, "callID": e.CallID, "name": e.Tool, "text": string(e.Input)}
+	case messages.ToolCalled:
+		return map[string]any{"assistantMessageID": e.AssistantMessageID, "callID": e.CallID, "tool": e.Tool,
+			"input": jsonObject(e.Input), "agent": e.Agent, "provider": map[string]any{"executed": false}}
+	case messages.ToolProgress:
+		return map[string]any{"assistantMessageID": e.AssistantMessageID, "callID": e.CallID, "title": e.Title, "metadata": jsonObject(e.Metadata)}
+	case messages.ToolSucceeded:
+		d := map[string]any{"assistantMessageID": e.AssistantMessageID, "callID": e.CallID,
+			"content": []wire.ToolContent{{Type: "text", Text: e.Output}}, "structured": jsonObject(e.Structured), "lossy": e.Lossy}
+		if e.ManagedPath != "" {
+			d["outputPaths"] = []string{e.ManagedPath}
+		}
+		return d
+	case messages.ToolFailed:
+		return map[string]any{"assistantMessageID": e.AssistantMessageID, "callID": e.CallID, "error": wire.ErrorDetail{Type: "unknown", Message: e.Error}}
+	case messages.PermissionAsked:
+		return map[string]any{"id": e.RequestID, "action": e.Action, "resources": nonNil(e.Resources),
+			"source": wire.PermissionSource{Type: "tool", MessageID: e.AssistantMessageID, CallID: e.CallID}}
+	case messages.PermissionReplied:
+		return map[string]any{"requestID": e.RequestID, "reply": e.Reply, "message": e.Feedback}
+	case messages.CompactionStarted:
+		return map[string]any{"compactionID": e.CompactionID}
+	case messages.CompactionEnded:
+		return map[string]any{"compactionID": e.CompactionID, "summary": e.Summary, "recent": e.RecentContext}
+	case messages.Interrupted:
+		return map[string]any{"reason": e.Reason}
+	case messages.Idle:
+		return map[string]any{}
+	}
+	// A type this server does not know yet: its payload as JSON.
+	b, err := json.Marshal(ev)
+	if err != nil {
+		return map[string]any{}
+	}
+	var d map[string]any
+	if json.Unmarshal(b, &d) != nil {
+		return map[string]any{}
+	}
+	return d
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// deltaNames maps live-only fragments to OpenCode's delta events.
+var deltaNames = map[messages.DeltaKind]string{
+	messages.TextDelta:       "session.next.text.delta",
+	messages.ReasoningDelta:  "session.next.reasoning.delta",
+	messages.ToolInputDelta:  "session.next.tool.input.delta",
+	messages.CompactionDelta: "session.next.compaction.delta",
+}
+
+func toDelta(d messages.Delta, now time.Time) wire.Event {
+	name, ok := deltaNames[d.Kind]
+	if !ok {
+		name = "session.next." + string(d.Kind) + ".delta"
+	}
+	data := map[string]any{"timestamp": millis(now), "sessionID": d.SessionID, "assistantMessageID": d.AssistantMessageID, "delta": d.Text}
+	if d.CallID != "" {
+		data["callID"] = d.CallID
+	}
+	b, _ := json.Marshal(data)
+	return wire.Event{ID: messages.NewID("evt"), Type: name, Data: b}
+}
+
+func toPermission(p persistence.Permission) wire.PermissionRequest {
+	return wire.PermissionRequest{ID: p.RequestID, SessionID: p.SessionID, Action: p.Action, Resources: nonNil(p.Resources),
+		Source: &wire.PermissionSource{Type: "tool", MessageID: p.AssistantMessageID, CallID: p.CallID}}
+}
+
+// Message cursors are "<seq>.<index>": opaque to clients, exact for us.
+func encodeCursor(c persistence.Cursor) string { return fmt.Sprintf("%d.%d", c.Seq, c.Index) }
+
+func decodeCursor(s string) (persistence.Cursor, error) {
+	var c persistence.Cursor
+	seq, idx, ok := strings.Cut(s, ".")
+	if !ok {
+		return c, fmt.Errorf("cursor %q: want a cursor from a previous response", s)
+	}
+	if _, err := fmt.Sscanf(seq+" "+idx, "%d %d", &c.Seq, &c.Index); err != nil || c.Seq < 0 || c.Index < 0 {
+		return c, fmt.Errorf("cursor %q: want a cursor from a previous response", s)
+	}
+	return c, nil
+}

@@ -1,0 +1,223 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sessionrt/sessionrt/actors"
+	"github.com/sessionrt/sessionrt/api/wire"
+	"github.com/sessionrt/sessionrt/messages"
+)
+
+// sse writes one Server-Sent Events stream. Every write has a deadline, so a
+// reader that stops reading is disconnected instead of holding a goroutine.
+type sse struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+}
+
+func (s *Server) startSSE(w http.ResponseWriter) *sse {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("Connection", "keep-alive")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	st := &sse{w: w, rc: http.NewResponseController(w), timeout: s.cfg.WriteTimeout}
+	_ = st.flush()
+	return st
+}
+
+func (st *sse) deadline() {
+	// ErrNotSupported (a wrapped writer) leaves the server's own timeouts.
+	_ = st.rc.SetWriteDeadline(time.Now().Add(st.timeout))
+}
+
+// event writes one event; id may be empty.
+func (st *sse) event(id string, ev wire.Event) error {
+	b, err := json.Marshal(ev)
+	if err != nil {
+		return fmt.Errorf("encode event %s: %w", ev.Type, err)
+	}
+	var sb strings.Builder
+	if id != "" {
+		sb.WriteString("id: ")
+		sb.WriteString(id)
+		sb.WriteByte('\n')
+	}
+	sb.WriteString("event: ")
+	sb.WriteString(ev.Type)
+	sb.WriteString("\ndata: ")
+	sb.Write(b) // JSON has no raw newlines
+	sb.WriteString("\n\n")
+	st.deadline()
+	_, err = st.w.Write([]byte(sb.String()))
+	return err
+}
+
+func (st *sse) comment(text string) error {
+	st.deadline()
+	_, err := st.w.Write([]byte(": " + text + "\n\n"))
+	return err
+}
+
+func (st *sse) flush() error {
+	st.deadline()
+	return st.rc.Flush()
+}
+
+// streamContext ends with the request or when the server closes.
+func (s *Server) streamContext(r *http.Request) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(r.Context())
+	stop := context.AfterFunc(s.base, cancel)
+	return ctx, func() { stop(); cancel() }
+}
+
+type journalItem struct {
+	env messages.Envelope
+	err error
+}
+
+// sessionEvents streams a session's durable events: every event with seq
+// greater than the cursor (Last-Event-ID when the client reconnects, else
+// ?after=, else 0) in seq order, then each new one as it commits. The SSE
+// id of an event is its seq, so a reconnecting EventSource resumes with no
+// gap and no duplicate.
+func (s *Server) sessionEvents(w http.ResponseWriter, r *http.Request) {
+	after, ok := parseSeq(w, "after", r.URL.Query().Get("after"))
+	if !ok {
+		return
+	}
+	if last := r.Header.Get("Last-Event-ID"); last != "" {
+		if after, ok = parseSeq(w, "Last-Event-ID", last); !ok {
+			return
+		}
+	}
+	sess, ok := s.session(w, r)
+	if !ok {
+		return
+	}
+	ctx, cancel := s.streamContext(r)
+	defer cancel()
+
+	// The journal's iterator blocks while it tails; a goroutine feeds it
+	// to this loop so that heartbeats and shutdown interleave.
+	items := make(chan journalItem, 64)
+	go func() {
+		defer close(items)
+		for env, err := range s.cfg.Journal.Events(ctx, sess.ID, after) {
+			select {
+			case items <- journalItem{env, err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+
+	st := s.startSSE(w)
+	beat := time.NewTicker(s.cfg.Heartbeat)
+	defer beat.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-beat.C:
+			if st.comment("ping") != nil || st.flush() != nil {
+				return
+			}
+		case it, open := <-items:
+			if !open {
+				return
+			}
+			if it.err != nil {
+				if ctx.Err() == nil {
+					s.cfg.Logger.Error("api event stream failed", "session", sess.ID, "err", it.err)
+					data, _ := json.Marshal(map[string]string{"sessionID": sess.ID, "message": it.err.Error()})
+					_ = st.event("", wire.Event{ID: messages.NewID("evt"), Type: "server.error", Data: data})
+					_ = st.flush()
+				}
+				return
+			}
+			if st.event(strconv.FormatInt(it.env.Seq, 10), toEvent(it.env, time.Now())) != nil {
+				return
+			}
+			if len(items) == 0 { // batch flushes while replaying
+				if st.flush() != nil {
+					return
+				}
+			}
+		}
+	}
+}
+
+// globalEvents streams the live bus: every session's durable events as
+// they commit and the live-only deltas, optionally for one session
+// (?sessionID=). A subscriber whose buffer fills is cut by the bus; it gets
+// a last "server.cut" event with the last seq it saw per session, from
+// which the per-session streams resume.
+func (s *Server) globalEvents(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.Bus == nil {
+		writeError(w, http.StatusServiceUnavailable, wire.Error{Tag: wire.TagServiceUnavailable, Service: "live bus",
+			Message: "this server has no live bus; use GET /api/session/{id}/event"})
+		return
+	}
+	ctx, cancel := s.streamContext(r)
+	defer cancel()
+	sub := s.cfg.Bus.Subscribe(r.URL.Query().Get("sessionID"), s.cfg.EventBuffer)
+	defer sub.Close()
+
+	st := s.startSSE(w)
+	if st.event("", wire.Event{ID: messages.NewID("evt"), Type: wire.EventConnected, Data: json.RawMessage("{}")}) != nil || st.flush() != nil {
+		return
+	}
+	lastSeq := map[string]int64{}
+	beat := time.NewTicker(s.cfg.Heartbeat)
+	defer beat.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-beat.C:
+			if st.comment("ping") != nil || st.flush() != nil {
+				return
+			}
+		case item, open := <-sub.C():
+			if !open {
+				if errors.Is(sub.Err(), actors.ErrSlowSubscriber) {
+					data, _ := json.Marshal(wire.Cut{Message: sub.Err().Error(), LastSeq: lastSeq})
+					_ = st.event("", wire.Event{ID: messages.NewID("evt"), Type: wire.EventCut, Data: data})
+					_ = st.flush()
+				}
+				return
+			}
+			var ev wire.Event
+			switch {
+			case item.Event != nil:
+				ev = toEvent(*item.Event, time.Now())
+				lastSeq[item.SessionID] = max(lastSeq[item.SessionID], item.Event.Seq)
+			case item.Delta != nil:
+				ev = toDelta(*item.Delta, time.Now())
+			default:
+				continue
+			}
+			if st.event("", ev) != nil {
+				return
+			}
+			if len(sub.C()) == 0 {
+				if st.flush() != nil {
+					return
+				}
+			}
+		}
+	}
+}

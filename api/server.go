@@ -1,0 +1,203 @@
+package api
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sessionrt/sessionrt/actors"
+	"github.com/sessionrt/sessionrt/api/wire"
+	"github.com/sessionrt/sessionrt/persistence"
+	"github.com/sessionrt/sessionrt/telemetry"
+)
+
+// Config configures New. Sessions is required; the zero value of every
+// other field takes the default documented on it.
+type Config struct {
+	// Sessions is the runtime's command door (required).
+	Sessions *actors.Sessions
+	// Journal serves the reads; default Sessions.Journal().
+	Journal *persistence.Journal
+	// Bus feeds GET /api/event; default Sessions.Bus(). Without a bus the
+	// global stream answers 503.
+	Bus *actors.Bus
+	// Telemetry, when set, serves the span store at
+	// GET /api/session/{id}/trace and the metrics at GET /metrics.
+	Telemetry *telemetry.Telemetry
+
+	// Token is the bearer token every request must carry
+	// ("Authorization: Bearer <token>"). Required unless Insecure.
+	Token string
+	// Insecure lets requests from loopback addresses in without a token
+	// (requests from elsewhere still need it). Meant for a server bound
+	// to 127.0.0.1 on a single-user machine.
+	Insecure bool
+
+	// DefaultLocation is the directory of sessions created without one.
+	// Default: the process's working directory.
+	DefaultLocation string
+	// MaxBodyBytes bounds a request body; default 1 MiB.
+	MaxBodyBytes int64
+	// EventBuffer is the per-subscriber buffer of GET /api/event, in
+	// items; a subscriber that falls this far behind is cut. Default 1024.
+	EventBuffer int
+	// Heartbeat is the interval of SSE comment lines that keep idle
+	// streams alive through proxies; default 15 s.
+	Heartbeat time.Duration
+	// WriteTimeout bounds each write to a stream; a reader that accepts
+	// nothing for this long is disconnected. Default 30 s.
+	WriteTimeout time.Duration
+	// Logger receives server-side failures (5xx); default discards.
+	Logger *slog.Logger
+}
+
+func (c *Config) withDefaults() error {
+	if c.Sessions == nil {
+		return errors.New("api: Config.Sessions is required")
+	}
+	if c.Token == "" && !c.Insecure {
+		return errors.New("api: a Token is required unless Insecure is set")
+	}
+	if c.Journal == nil {
+		c.Journal = c.Sessions.Journal()
+	}
+	if c.Bus == nil {
+		c.Bus = c.Sessions.Bus()
+	}
+	if c.DefaultLocation == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return errors.New("api: no DefaultLocation and no working directory")
+		}
+		c.DefaultLocation = wd
+	}
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = 1 << 20
+	}
+	if c.EventBuffer <= 0 {
+		c.EventBuffer = 1024
+	}
+	if c.Heartbeat <= 0 {
+		c.Heartbeat = 15 * time.Second
+	}
+	if c.WriteTimeout <= 0 {
+		c.WriteTimeout = 30 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return nil
+}
+
+// Server is the HTTP handler of the API.
+type Server struct {
+	cfg  Config
+	mux  *http.ServeMux
+	base context.Context
+	stop context.CancelFunc
+	once sync.Once
+}
+
+// New builds the handler. Mount it at the root of an http.Server, and call
+// Close before the server's Shutdown (http.Server.RegisterOnShutdown(s.Close)):
+// Shutdown waits for handlers, and event streams end only when told.
+func New(cfg Config) (*Server, error) {
+	if err := cfg.withDefaults(); err != nil {
+		return nil, err
+	}
+	base, stop := context.WithCancel(context.Background())
+	s := &Server{cfg: cfg, mux: http.NewServeMux(), base: base, stop: stop}
+	s.routes()
+	return s, nil
+}
+
+// Close ends every open event stream; later streams end at once.
+func (s *Server) Close() { s.once.Do(s.stop) }
+
+func (s *Server) routes() {
+	m := s.mux
+	m.HandleFunc("GET /api/health", s.health)
+	m.HandleFunc("GET /api/session", s.listSessions)
+	m.HandleFunc("POST /api/session", s.createSession)
+	m.HandleFunc("GET /api/session/active", s.activeSessions)
+	m.HandleFunc("GET /api/session/{sessionID}", s.getSession)
+	m.HandleFunc("POST /api/session/{sessionID}/agent", s.switchAgent)
+	m.HandleFunc("POST /api/session/{sessionID}/model", s.switchModel)
+	m.HandleFunc("POST /api/session/{sessionID}/prompt", s.prompt)
+	m.HandleFunc("POST /api/session/{sessionID}/compact", s.compact)
+	m.HandleFunc("POST /api/session/{sessionID}/wait", s.wait)
+	m.HandleFunc("POST /api/session/{sessionID}/run", s.run)
+	m.HandleFunc("POST /api/session/{sessionID}/move", s.move)
+	m.HandleFunc("POST /api/session/{sessionID}/interrupt", s.interrupt)
+	m.HandleFunc("GET /api/session/{sessionID}/context", s.context)
+	m.HandleFunc("GET /api/session/{sessionID}/history", s.history)
+	m.HandleFunc("GET /api/session/{sessionID}/event", s.sessionEvents)
+	m.HandleFunc("GET /api/session/{sessionID}/message", s.messages)
+	m.HandleFunc("GET /api/session/{sessionID}/message/{messageID}", s.message)
+	m.HandleFunc("GET /api/session/{sessionID}/permission", s.permissions)
+	m.HandleFunc("GET /api/session/{sessionID}/permission/{requestID}", s.permission)
+	m.HandleFunc("POST /api/session/{sessionID}/permission/{requestID}/reply", s.replyPermission)
+	m.HandleFunc("GET /api/session/{sessionID}/question", s.questions)
+	m.HandleFunc("POST /api/session/{sessionID}/question/{requestID}/reply", s.replyQuestion)
+	m.HandleFunc("POST /api/session/{sessionID}/question/{requestID}/reject", s.rejectQuestion)
+	m.HandleFunc("GET /api/session/{sessionID}/trace", s.trace)
+	m.HandleFunc("GET /api/event", s.globalEvents)
+	if s.cfg.Telemetry != nil && s.cfg.Telemetry.Registry != nil {
+		m.Handle("GET /metrics", s.cfg.Telemetry.Registry.Handler())
+	}
+	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, wire.Error{Tag: wire.TagNotFound, Message: "no route " + r.Method + " " + r.URL.Path})
+	})
+}
+
+// ServeHTTP authenticates, bounds the body and routes.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !s.authorized(r) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="sessionrt"`)
+		writeError(w, http.StatusUnauthorized, wire.Error{Tag: wire.TagUnauthorized,
+			Message: "missing or wrong bearer token: send Authorization: Bearer <token> (SESSIONRT_TOKEN or the token file in the server's data directory)"})
+		return
+	}
+	if r.Body != nil {
+		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+func (s *Server) authorized(r *http.Request) bool {
+	if s.cfg.Token != "" {
+		if tok, ok := bearer(r); ok && subtle.ConstantTimeCompare([]byte(tok), []byte(s.cfg.Token)) == 1 {
+			return true
+		}
+	}
+	return s.cfg.Insecure && loopback(r.RemoteAddr)
+}
+
+func bearer(r *http.Request) (string, bool) {
+	h := r.Header.Get("Authorization")
+	const p = "Bearer "
+	if len(h) > len(p) && strings.EqualFold(h[:len(p)], p) {
+		return strings.TrimSpace(h[len(p):]), true
+	}
+	return "", false
+}
+
+func loopback(remote string) bool {
+	host, _, err := net.SplitHostPort(remote)
+	if err != nil {
+		host = remote
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, wire.Health{Healthy: true})
+}
