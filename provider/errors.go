@@ -42,20 +42,35 @@ const (
 	KindMalformed
 )
 
-var kindNames = [...]string{"unknown", "context_overflow", "rate_limited", "retryable", "content_filter", "invalid_request", "auth", "interrupted", "malformed"}
-
 func (k Kind) String() string {
-	if int(k) < len(kindNames) {
-		return kindNames[k]
+	switch k {
+	case KindUnknown:
+		return "unknown"
+	case KindContextOverflow:
+		return "context_overflow"
+	case KindRateLimited:
+		return "rate_limited"
+	case KindRetryable:
+		return "retryable"
+	case KindContentFilter:
+		return "content_filter"
+	case KindInvalidRequest:
+		return "invalid_request"
+	case KindAuth:
+		return "auth"
+	case KindInterrupted:
+		return "interrupted"
+	case KindMalformed:
+		return "malformed"
 	}
 	return "kind(" + strconv.Itoa(int(k)) + ")"
 }
 
 // ParseKind is the inverse of Kind.String (used by scripts and configs).
 func ParseKind(s string) (Kind, bool) {
-	for i, n := range kindNames {
-		if n == s && i != 0 {
-			return Kind(i), true
+	for k := KindContextOverflow; k <= KindMalformed; k++ {
+		if k.String() == s {
+			return k, true
 		}
 	}
 	return KindUnknown, false
@@ -190,7 +205,8 @@ func Malformed(provider, what string, b []byte, cause error) *Error {
 	return &Error{Kind: KindMalformed, Provider: provider, Message: what, Snippet: Quote(b), Err: cause}
 }
 
-// overflowPatterns are context-overflow messages of known providers and
+// overflowPatterns (compiled once, never modified; a *regexp.Regexp is safe
+// for concurrent use) are context-overflow messages of known providers and
 // OpenAI-compatible servers; a 400 whose message matches one is
 // KindContextOverflow whatever its code says.
 var overflowPatterns = regexp.MustCompile(`(?i)` + strings.Join([]string{

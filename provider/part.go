@@ -25,11 +25,24 @@ const (
 	PartMetadata
 )
 
-var partKindNames = [...]string{"", "text", "reasoning", "tool-input-start", "tool-input-delta", "tool-call", "usage", "finish", "metadata"}
-
 func (k PartKind) String() string {
-	if int(k) < len(partKindNames) && k != 0 {
-		return partKindNames[k]
+	switch k {
+	case PartText:
+		return "text"
+	case PartReasoning:
+		return "reasoning"
+	case PartToolInputStart:
+		return "tool-input-start"
+	case PartToolInputDelta:
+		return "tool-input-delta"
+	case PartToolCall:
+		return "tool-call"
+	case PartUsage:
+		return "usage"
+	case PartFinish:
+		return "finish"
+	case PartMetadata:
+		return "metadata"
 	}
 	return "unknown"
 }

@@ -222,7 +222,8 @@ type wireThinking struct {
 	BudgetTokens int    `json:"budget_tokens"`
 }
 
-var objectSchema = json.RawMessage(`{"type":"object","properties":{}}`)
+// objectSchema is sent for a tool without a schema.
+const objectSchema = `{"type":"object","properties":{}}`
 
 // minThinkingBudget is the API's minimum budget_tokens.
 const minThinkingBudget = 1024
@@ -290,7 +291,7 @@ func (a *Adapter) Encode(req *provider.Request) ([]byte, error) {
 	for _, t := range req.Tools {
 		schema := t.Schema
 		if len(schema) == 0 {
-			schema = objectSchema
+			schema = json.RawMessage(objectSchema)
 		}
 		w.Tools = append(w.Tools, wireTool{Name: t.Name, Description: t.Description, InputSchema: schema})
 		delete(usedTools, t.Name)
@@ -300,7 +301,7 @@ func (a *Adapter) Encode(req *provider.Request) ([]byte, error) {
 		// definitions; on a turn sent without tools (the last allowed step),
 		// declare the tools the history used and forbid calling them.
 		for _, name := range sortedKeys(usedTools) {
-			w.Tools = append(w.Tools, wireTool{Name: name, InputSchema: objectSchema})
+			w.Tools = append(w.Tools, wireTool{Name: name, InputSchema: json.RawMessage(objectSchema)})
 		}
 		w.ToolChoice = &wireToolChoice{Type: "none"}
 	} else if len(w.Tools) > 0 {

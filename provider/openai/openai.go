@@ -298,7 +298,7 @@ func (a *Adapter) Encode(req *provider.Request) ([]byte, error) {
 				if len(t.Schema) > 0 {
 					w.Raw(t.Schema)
 				} else {
-					w.Raw(emptyObjectSchema)
+					w.RawString(emptyObjectSchema)
 				}
 				w.Close('}')
 				w.Close('}')
@@ -361,7 +361,8 @@ func (a *Adapter) Encode(req *provider.Request) ([]byte, error) {
 	return w.B, nil
 }
 
-var emptyObjectSchema = []byte(`{"type":"object","properties":{}}`)
+// emptyObjectSchema is sent for a tool without a schema.
+const emptyObjectSchema = `{"type":"object","properties":{}}`
 
 func withProvider(err error) error {
 	if pe, ok := err.(*provider.Error); ok && pe.Provider == "" {

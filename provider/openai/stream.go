@@ -159,7 +159,7 @@ func (s *stream) step() error {
 	if len(data) == 0 {
 		return nil
 	}
-	if bytes.Equal(data, doneMarker) {
+	if string(data) == "[DONE]" {
 		if s.finish == "" {
 			return provider.Malformed(Kind, "stream ended ([DONE]) without a finish_reason", data, nil)
 		}
@@ -209,8 +209,6 @@ func (s *stream) step() error {
 	}
 	return nil
 }
-
-var doneMarker = []byte("[DONE]")
 
 func (s *stream) choice(ch *choice, data []byte) error {
 	d := &ch.Delta

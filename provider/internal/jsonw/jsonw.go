@@ -53,6 +53,13 @@ func (w *Writer) Raw(r []byte) {
 	w.need = true
 }
 
+// RawString writes a value that is already JSON, given as a string.
+func (w *Writer) RawString(r string) {
+	w.comma()
+	w.B = append(w.B, r...)
+	w.need = true
+}
+
 // Int writes an integer value.
 func (w *Writer) Int(n int) {
 	w.comma()
