@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/sessionrt/sessionrt/provider"
+	"github.com/sessionrt/sessionrt/provider/internal/idle"
 	"github.com/sessionrt/sessionrt/provider/internal/jsonw"
 )
 
@@ -44,6 +45,11 @@ type Config struct {
 	// NoConversationCache disables the second cache breakpoint on the last
 	// message (the first, on the baseline system text, is always set).
 	NoConversationCache bool
+	// IdleTimeout ends a stream on which no byte arrived for this long, with
+	// a retryable error (a silent, half-dead connection must not hang a
+	// session). Default 10 minutes — a reasoning model may think silently
+	// for minutes; negative disables it.
+	IdleTimeout time.Duration
 	// Now is the clock for Retry-After dates. Default time.Now.
 	Now func() time.Time
 }
@@ -80,6 +86,9 @@ func New(cfg Config) (*Adapter, error) {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.IdleTimeout == 0 {
+		cfg.IdleTimeout = 10 * time.Minute
 	}
 	base := strings.TrimRight(cfg.BaseURL, "/")
 	base = strings.TrimSuffix(base, "/v1")
@@ -141,7 +150,7 @@ func (a *Adapter) Stream(ctx context.Context, req *provider.Request) (provider.S
 		}
 		return nil, provider.Malformed(Kind, "server answered with JSON, not an event stream (does it support streaming?)", b, nil)
 	}
-	return newStream(ctx, resp.Body), nil
+	return newStream(ctx, idle.Wrap(resp.Body, a.cfg.IdleTimeout)), nil
 }
 
 // parseError reads {"type":"error","error":{"type":..,"message":..}}.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/sessionrt/sessionrt/provider"
+	"github.com/sessionrt/sessionrt/provider/internal/idle"
 	"github.com/sessionrt/sessionrt/provider/internal/jsonw"
 )
 
@@ -54,6 +55,11 @@ type Config struct {
 	// MaxTokensField names the output-limit field: "max_tokens" (default for
 	// compatible servers) or "max_completion_tokens" (default for api.openai.com).
 	MaxTokensField string
+	// IdleTimeout ends a stream on which no byte arrived for this long, with
+	// a retryable error (a silent, half-dead connection must not hang a
+	// session). Default 10 minutes — a reasoning model may think silently
+	// for minutes; negative disables it.
+	IdleTimeout time.Duration
 	// Now is the clock for Retry-After dates. Default time.Now.
 	Now func() time.Time
 }
@@ -82,6 +88,9 @@ func New(cfg Config) (*Adapter, error) {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.IdleTimeout == 0 {
+		cfg.IdleTimeout = 10 * time.Minute
 	}
 	a := &Adapter{endpoint: strings.TrimRight(cfg.BaseURL, "/") + "/chat/completions", cfg: cfg}
 	switch cfg.MidSystem {
@@ -154,7 +163,7 @@ func (a *Adapter) Stream(ctx context.Context, req *provider.Request) (provider.S
 		}
 		return nil, provider.Malformed(Kind, "server answered with JSON, not an event stream (does it support streaming?)", b, nil)
 	}
-	return newStream(ctx, resp.Body), nil
+	return newStream(ctx, idle.Wrap(resp.Body, a.cfg.IdleTimeout)), nil
 }
 
 // httpError classifies a non-2xx response from its body and headers.

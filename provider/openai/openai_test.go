@@ -638,3 +638,23 @@ func TestNonStreamingJSONAnswerIsAClearError(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+func TestSilentConnectionEndsWithARetryableError(t *testing.T) {
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, `data: {"id":"x","choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}]}`+"\n\n")
+		w.(http.Flusher).Flush()
+		select { // silent until the client gives up
+		case <-r.Context().Done():
+		case <-time.After(10 * time.Second):
+		}
+	})
+	a := newAdapter(t, srv.URL, func(c *Config) { c.IdleTimeout = 100 * time.Millisecond })
+	parts, err := collect(t, a, basicRequest())
+	if !errors.Is(err, provider.ErrRetryable) || !strings.Contains(err.Error(), "no data from the provider") {
+		t.Fatalf("err = %v", err)
+	}
+	if accumulate(parts).Message().Text != "Hi" {
+		t.Errorf("parts = %v", parts)
+	}
+}

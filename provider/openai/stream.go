@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sessionrt/sessionrt/provider"
+	"github.com/sessionrt/sessionrt/provider/internal/idle"
 	"github.com/sessionrt/sessionrt/provider/internal/jsonscan"
 	"github.com/sessionrt/sessionrt/provider/internal/sse"
 )
@@ -139,6 +140,10 @@ func (s *stream) step() error {
 		}
 		if s.closed.Load() {
 			return &provider.Error{Kind: provider.KindInterrupted, Provider: Kind, Message: "stream closed", Err: err}
+		}
+		if ib, ok := s.body.(*idle.Body); ok && ib.Expired() {
+			return &provider.Error{Kind: provider.KindRetryable, Provider: Kind,
+				Message: fmt.Sprintf("no data from the provider for too long after %d bytes", s.rd.BytesRead()), Err: err}
 		}
 		if (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)) && s.finish != "" {
 			// Some compatible servers end the body without "data: [DONE]".
