@@ -38,6 +38,9 @@ type Turn struct {
 	Chunk int `json:"chunk,omitempty"`
 	// Delay is waited before each part ("25ms" or a number of milliseconds).
 	Delay Duration `json:"delay,omitempty"`
+	// FirstDelay is waited once before the first part (time to first
+	// token), in addition to Delay.
+	FirstDelay Duration `json:"first_delay,omitempty"`
 	// Usage defaults to an estimate (4 bytes a token) of request and output.
 	Usage *provider.Usage `json:"usage,omitempty"`
 	// Finish defaults to tool_calls when there are tool calls, else stop.
@@ -201,7 +204,7 @@ func (t *Turn) Validate() error {
 	if t.Finish != "" && !knownFinish(t.Finish) {
 		return fmt.Errorf("unknown finish %q", t.Finish)
 	}
-	if t.Chunk < 0 || t.Delay < 0 {
+	if t.Chunk < 0 || t.Delay < 0 || t.FirstDelay < 0 {
 		return fmt.Errorf("negative chunk or delay")
 	}
 	if e := t.Error; e != nil {
@@ -435,6 +438,7 @@ type stream struct {
 	parts  []provider.Part
 	i      int
 	delay  time.Duration
+	first  time.Duration
 	hang   bool
 	errAt  int // index before which the error fires, -1 for none
 	err    *provider.Error
@@ -444,7 +448,7 @@ type stream struct {
 }
 
 func newStream(ctx context.Context, t *Turn, req *provider.Request, n int) *stream {
-	s := &stream{ctx: ctx, parts: build(t, req, n), delay: time.Duration(t.Delay), hang: t.Hang, errAt: -1, closed: make(chan struct{})}
+	s := &stream{ctx: ctx, parts: build(t, req, n), delay: time.Duration(t.Delay), first: time.Duration(t.FirstDelay), hang: t.Hang, errAt: -1, closed: make(chan struct{})}
 	if e := t.Error; e != nil && e.AfterParts != nil {
 		s.errAt = *e.AfterParts
 		if s.errAt > len(s.parts) {
@@ -496,8 +500,12 @@ func (s *stream) Next() (provider.Part, error) {
 		s.final = io.EOF
 		return provider.Part{}, io.EOF
 	}
-	if s.delay > 0 {
-		t := time.NewTimer(s.delay)
+	d := s.delay
+	if s.i == 0 {
+		d += s.first
+	}
+	if d > 0 {
+		t := time.NewTimer(d)
 		select {
 		case <-t.C:
 		case <-s.closed:

@@ -268,3 +268,23 @@ func TestPanickingScriptFunctionFailsTheTurnNotTheProcess(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+func TestFirstDelayIsWaitedOnceAndHonoursCancel(t *testing.T) {
+	p, _ := New(Config{Script: &Script{Turns: []Turn{{Text: "late", FirstDelay: Duration(time.Hour)}}}})
+	ctx, cancel := context.WithCancel(context.Background())
+	s, err := p.Stream(ctx, req("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := s.Next(); done <- err }()
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, provider.ErrInterrupted) {
+			t.Fatalf("err = %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("first delay ignored the cancel")
+	}
+}
