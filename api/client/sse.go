@@ -30,6 +30,8 @@ type Stream struct {
 	r    *bufio.Reader
 }
 
+func newReader(r io.Reader) *bufio.Reader { return bufio.NewReaderSize(r, 64<<10) }
+
 // Close ends the stream.
 func (s *Stream) Close() error { return s.body.Close() }
 
@@ -97,7 +99,7 @@ func (c *Client) stream(ctx context.Context, p string, q url.Values, lastEventID
 		defer resp.Body.Close()
 		return nil, readError(resp)
 	}
-	return &Stream{body: resp.Body, r: bufio.NewReaderSize(resp.Body, 64<<10)}, nil
+	return &Stream{body: resp.Body, r: newReader(resp.Body)}, nil
 }
 
 // Events opens a session's durable event stream: every event with seq >
