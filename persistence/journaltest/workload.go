@@ -1,6 +1,7 @@
-// Package journaltest holds helpers shared by the journal's tests,
-// benchmarks and CLI tests: a randomized but valid session workload.
-// It must not be imported by production code.
+// Package journaltest holds helpers for tests of the journal and of its
+// users: Embedded and MariaDB open a fresh journal per test, and Workload
+// generates a randomized but valid session workload. It must not be imported
+// by production code.
 package journaltest
 
 import (
