@@ -145,8 +145,8 @@ func (j *Journal) Append(ctx context.Context, sessionID string, expectedSeq, own
 }
 
 // appendTx is the one write path. pre, when set, runs first in the same
-// transaction; if it returns done=true the transaction is rolled back and
-// nothing is appended (used for idempotent commands).
+// transaction; if it returns done=true the transaction ends without
+// writing anything (used for idempotent commands).
 func (j *Journal) appendTx(ctx context.Context, sessionID string, expectedSeq, epoch int64, events []messages.Event,
 	pre func(tx *sql.Tx) (done bool, err error)) (int64, error) {
 	if sessionID == "" {
