@@ -1,0 +1,70 @@
+// Drives a sessionrt server with OpenCode's official SDK (@opencode-ai/sdk,
+// its /v2 entry), unchanged: create, get, list, prompt, wait, messages,
+// history, events (replay, then tail), permissions and questions.
+// Environment: SESSIONRT_URL, SESSIONRT_TOKEN, SESSIONRT_DIR (a Location),
+// SDK_DIR (a directory with node_modules/@opencode-ai/sdk).
+// Prints one JSON object with what it saw; the Go test asserts on it.
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
+import { pathToFileURL } from "node:url"
+
+const env = (k) => {
+  const v = process.env[k]
+  if (!v) throw new Error(`${k} is not set`)
+  return v
+}
+const pkgDir = join(env("SDK_DIR"), "node_modules", "@opencode-ai", "sdk")
+const pkg = JSON.parse(readFileSync(join(pkgDir, "package.json"), "utf8"))
+const { createOpencodeClient } = await import(pathToFileURL(join(pkgDir, pkg.exports["./v2"].import)).href)
+
+const client = createOpencodeClient({
+  baseUrl: env("SESSIONRT_URL"),
+  headers: { Authorization: `Bearer ${env("SESSIONRT_TOKEN")}` },
+  throwOnError: true,
+})
+const v2 = client.v2
+const out = { sdkVersion: pkg.version }
+
+out.health = (await v2.health.get()).data
+const created = (await v2.session.create({ location: { directory: env("SESSIONRT_DIR") } })).data.data
+out.created = created
+const sessionID = created.id
+out.got = (await v2.session.get({ sessionID })).data.data
+out.listed = (await v2.session.list({ limit: 10 })).data.data.map((s) => s.id)
+
+// Open the durable event stream before prompting: it replays, then tails.
+const abort = new AbortController()
+const { stream } = await v2.session.events({ sessionID, after: 0 }, { signal: abort.signal, sseMaxRetryAttempts: 1 })
+const events = []
+const reading = (async () => {
+  for await (const ev of stream) {
+    events.push({ type: ev.type, seq: ev.durable?.seq })
+    if (ev.type === "session.next.idle") break
+  }
+})()
+
+const admitted = (await v2.session.prompt({ sessionID, prompt: { text: "hello from the sdk" } })).data.data
+out.admitted = admitted
+await reading
+abort.abort()
+out.events = events
+
+await v2.session.wait({ sessionID })
+out.messages = (await v2.session.messages({ sessionID })).data.data.map((m) => ({
+  type: m.type,
+  text: m.type === "user" ? m.text : (m.content ?? []).filter((c) => c.type === "text").map((c) => c.text).join(""),
+}))
+const history = (await v2.session.history({ sessionID })).data
+out.historySeqs = history.data.map((e) => e.durable.seq)
+out.permissions = (await v2.session.permission.list({ sessionID })).data.data
+out.questions = (await v2.session.question.list({ sessionID })).data.data
+out.active = (await v2.session.active()).data.data
+
+// Errors come back typed: an unknown session is a 404 SessionNotFoundError.
+try {
+  await v2.session.get({ sessionID: "ses_missing" })
+  out.missing = "no error"
+} catch (e) {
+  out.missing = { status: e?.cause?.status, tag: e?.cause?.body?._tag, message: e?.message }
+}
+console.log(JSON.stringify(out))
