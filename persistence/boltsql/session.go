@@ -10,6 +10,7 @@ import (
 type Session struct {
 	*sql.BaseSession
 	eng *Engine
+	cur *txn // the last transaction started; the engine may drop it from the session without ending it
 }
 
 var (
@@ -29,7 +30,11 @@ func (s *Session) StartTransaction(ctx *sql.Context, char sql.TransactionCharact
 	if old, ok := s.GetTransaction().(*txn); ok && old != nil {
 		_ = old.rollback()
 	}
+	if s.cur != nil {
+		_ = s.cur.rollback() // no-op when it ended normally
+	}
 	t := &txn{eng: s.eng, readOnly: char == sql.ReadOnly}
+	s.cur = t
 	if !t.readOnly && !isReadStatement(ctx.Query()) {
 		t.mayWrite = true
 		s.eng.writers.Add(1)
@@ -85,6 +90,12 @@ func (s *Session) CommandEnd() { s.endLeftover(false) }
 func (s *Session) SessionEnd() { s.endLeftover(true) }
 
 func (s *Session) endLeftover(all bool) {
+	// A transaction the engine detached from the session without ending it
+	// (some error paths do) would otherwise hold the writer forever.
+	if s.cur != nil && s.GetTransaction() != sql.Transaction(s.cur) {
+		_ = s.cur.rollback()
+		s.cur = nil
+	}
 	t, ok := s.GetTransaction().(*txn)
 	if !ok || t == nil {
 		return
