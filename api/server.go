@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -149,6 +150,11 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /api/session/{sessionID}/question/{requestID}/reject", s.rejectQuestion)
 	m.HandleFunc("GET /api/session/{sessionID}/trace", s.trace)
 	m.HandleFunc("GET /api/event", s.globalEvents)
+	// OpenCode routes sessionrt has no behaviour for yet: a clear 501, not a 404.
+	m.HandleFunc("POST /api/session/{sessionID}/permission", s.notImplemented("asking for a permission from outside a tool call"))
+	m.HandleFunc("POST /api/session/{sessionID}/revert/stage", s.notImplemented("revert"))
+	m.HandleFunc("POST /api/session/{sessionID}/revert/clear", s.notImplemented("revert"))
+	m.HandleFunc("POST /api/session/{sessionID}/revert/commit", s.notImplemented("revert"))
 	if s.cfg.Telemetry != nil && s.cfg.Telemetry.Registry != nil {
 		m.Handle("GET /metrics", s.cfg.Telemetry.Registry.Handler())
 	}
@@ -196,6 +202,16 @@ func loopback(remote string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+func (s *Server) notImplemented(what string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := s.session(w, r); !ok {
+			return
+		}
+		writeError(w, http.StatusNotImplemented, wire.Error{Tag: wire.TagNotImplemented,
+			Message: fmt.Sprintf("%s %s: %s is not implemented by sessionrt", r.Method, r.URL.Path, what)})
+	}
 }
 
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
