@@ -132,7 +132,7 @@ func NewPlan(in Input) (*Plan, error) {
 	s, used := len(msgs), 0
 	for s > 0 {
 		var b strings.Builder
-		serialize(&b, &msgs[s-1], recentToolTokens)
+		serialize(&b, &msgs[s-1], bounds{Item: recentItemTokens})
 		t := TextTokens(b.String()) + TextTokens(separator)
 		if used+t > cfg.Keep && s < len(msgs) {
 			break
@@ -163,32 +163,38 @@ func NewPlan(in Input) (*Plan, error) {
 	}
 	p.RecentContext = rc
 
-	var t strings.Builder
-	if prevRecent != "" {
-		t.WriteString(prevRecent)
+	// The summary request, with the transcript cut tighter until it fits.
+	budget := Budget(in.Window, in.OutputAllowance, cfg)
+	for _, bd := range transcriptLevels() {
+		p.Request = summaryRequest(in, p, prevRecent, msgs[:s], bd)
+		p.Estimate = Estimate(p.Request)
+		if in.Window <= 0 || p.Estimate <= budget {
+			return p, nil
+		}
 	}
-	for i := range msgs[:s] {
+	return nil, fmt.Errorf("%w: the summary request of %d messages is about %d tokens even with every item cut to %d tokens; the budget is %d (window %d minus reserve %d)",
+		ErrDoesNotFit, p.Compacted, p.Estimate, transcriptLevels()[2].Item, budget, in.Window, in.Window-budget)
+}
+
+func summaryRequest(in Input, p *Plan, prevRecent string, compacted []persistence.Message, bd bounds) *provider.Request {
+	var t strings.Builder
+	t.WriteString(prevRecent)
+	for i := range compacted {
 		if t.Len() > 0 {
 			t.WriteString(separator)
 		}
-		serialize(&t, &msgs[i], transcriptToolTokens)
+		serialize(&t, &compacted[i], bd)
 	}
 	prompt := FirstPrompt(t.String())
 	if p.Update {
 		prompt = UpdatePrompt(p.PreviousSummary, t.String())
 	}
-	p.Request = &provider.Request{
+	return &provider.Request{
 		Model:    in.Model,
 		System:   SummarySystem,
 		Messages: []provider.Message{{Role: provider.RoleUser, Text: prompt}},
 		Controls: provider.Controls{MaxOutputTokens: in.OutputAllowance},
 	}
-	p.Estimate = Estimate(p.Request)
-	if budget := Budget(in.Window, in.OutputAllowance, cfg); in.Window > 0 && p.Estimate > budget {
-		return nil, fmt.Errorf("%w: the summary request of %d messages is about %d tokens; the budget is %d (window %d minus reserve %d)",
-			ErrDoesNotFit, p.Compacted, p.Estimate, budget, in.Window, in.Window-budget)
-	}
-	return p, nil
 }
 
 // cutToTokens cuts text (head and tail, marker between) until its estimate

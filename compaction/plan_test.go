@@ -153,7 +153,7 @@ func TestPlanKeepsNewestWholeTurnsWithinKeep(t *testing.T) {
 	// Maximal: the turn before the kept ones would not have fit.
 	var b strings.Builder
 	for i := plan.Compacted - 3; i < plan.Compacted; i++ {
-		serialize(&b, &hist[i], recentToolTokens)
+		serialize(&b, &hist[i], bounds{Item: recentItemTokens})
 		b.WriteString(separator)
 	}
 	if TextTokens(b.String())+TextTokens(plan.RecentContext) <= keep {
@@ -244,14 +244,14 @@ func TestPlanSerializesAttachmentsAndToolResultsWithTheirBounds(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		check(t, plan.Request.Messages[0].Text, 20000-transcriptToolTokens*4)
+		check(t, plan.Request.Messages[0].Text, 20000-transcriptItemTokens*4)
 	})
 	t.Run("kept", func(t *testing.T) {
 		hist := append(twoTurns(), bounded...)
 		keep := 0 // exactly the bounded messages: the older turns do not fit
 		for i := range bounded {
 			var b strings.Builder
-			serialize(&b, &bounded[i], recentToolTokens)
+			serialize(&b, &bounded[i], bounds{Item: recentItemTokens})
 			keep += TextTokens(b.String()) + TextTokens(separator)
 		}
 		plan, err := NewPlan(Input{History: hist, Model: summaryModel, Config: Config{Auto: true, Keep: keep}})
@@ -261,7 +261,7 @@ func TestPlanSerializesAttachmentsAndToolResultsWithTheirBounds(t *testing.T) {
 		if plan.Kept != len(bounded) {
 			t.Fatalf("kept %d, want %d", plan.Kept, len(bounded))
 		}
-		check(t, plan.RecentContext, 20000-recentToolTokens*4)
+		check(t, plan.RecentContext, 20000-recentItemTokens*4)
 	})
 }
 
@@ -301,5 +301,21 @@ func TestPlanRefusesASummaryRequestThatDoesNotFit(t *testing.T) {
 func TestPlanRefusesANegativeConfig(t *testing.T) {
 	if _, err := NewPlan(Input{History: twoTurns(), Config: Config{Keep: -1}}); err == nil || !strings.Contains(err.Error(), "keep -1 is negative") {
 		t.Fatalf("error %v", err)
+	}
+}
+
+func TestPlanCutsTheTranscriptTighterBeforeRefusing(t *testing.T) {
+	hist := []persistence.Message{userMsg(1, "build it")}
+	for i := range 6 {
+		hist = append(hist, assistantMsg(int64(i+2), "", toolDone(fmt.Sprintf("c%d", i), "bash", `{}`, strings.Repeat("y", 40000))))
+	}
+	hist = append(hist, userMsg(20, "next"))
+	// Six results at 2000 tokens do not fit 8000; at 500 they do.
+	plan, err := NewPlan(Input{History: hist, Model: summaryModel, Window: 30_000, OutputAllowance: 1000, Config: Config{Auto: true, Buffer: 22_000, Keep: 10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("[… %d bytes omitted …]", 40000-500*4); !strings.Contains(plan.Request.Messages[0].Text, want) || plan.Estimate > 8000 {
+		t.Fatalf("estimate %d; transcript lacks %q", plan.Estimate, want)
 	}
 }

@@ -9,27 +9,39 @@ import (
 	"github.com/sessionrt/sessionrt/persistence"
 )
 
-// Bounds of serialized items, in tokens (4 bytes a token for the cut). The
-// recent context is kept small (it is re-sent with every later request); the
-// transcript for the summary may be larger (it is read once).
+// bounds are the sizes, in tokens (cut at 4 bytes a token), serialized items
+// are cut to: Item for tool calls, tool results and text attachments; Text
+// for message text (0: whole).
+type bounds struct{ Item, Text int }
+
+// The recent context is kept small (it is re-sent with every later request);
+// the transcript for the summary may be larger (it is read once). When a
+// summary request does not fit, its transcript is serialized again with the
+// tighter fallbacks before the compaction is refused.
 const (
-	recentToolTokens     = 1000 // a tool result or text attachment in the recent context
-	transcriptToolTokens = 2000 // a tool result or text attachment in the summary transcript
+	recentItemTokens     = 1000 // recent context: tool results, text attachments
+	transcriptItemTokens = 2000 // summary transcript, first try
 )
+
+// transcriptLevels are the bounds of the summary transcript, loosest first.
+func transcriptLevels() [3]bounds {
+	return [3]bounds{{Item: transcriptItemTokens}, {Item: 500, Text: 2000}, {Item: 100, Text: 250}}
+}
 
 // serialize renders one projected message as plain text. Nothing
 // provider-native survives: assistant text, tool calls and tool results
 // become labelled text, attachments a line naming their type and bounds
 // (images with dimensions and size, never their bytes), and each tool result
-// or text attachment is cut to itemTokens with a marker. Reasoning is left
+// or text attachment is cut to its bound with a marker. Reasoning is left
 // out: it is the model's scratch work, often large, and what it decided is
 // in the text and the tool calls that follow it.
-func serialize(b *strings.Builder, m *persistence.Message, itemTokens int) {
+func serialize(b *strings.Builder, m *persistence.Message, bd bounds) {
+	itemTokens := bd.Item
 	switch m.Role {
 	case persistence.RoleUser:
 		b.WriteString("[user]\n")
 		if m.Prompt != nil {
-			b.WriteString(m.Prompt.Text)
+			b.WriteString(cutText(m.Prompt.Text, bd.Text))
 			for i := range m.Prompt.Attachments {
 				b.WriteString("\n")
 				writeAttachment(b, &m.Prompt.Attachments[i], itemTokens)
@@ -37,7 +49,7 @@ func serialize(b *strings.Builder, m *persistence.Message, itemTokens int) {
 		}
 	case persistence.RoleSystem:
 		b.WriteString("[system update]\n")
-		b.WriteString(m.Text)
+		b.WriteString(cutText(m.Text, bd.Text))
 	case persistence.RoleCompaction:
 		// Only reached for a compaction message that is not the boundary
 		// (never in a well-formed history): keep its content as text.
@@ -55,7 +67,7 @@ func serialize(b *strings.Builder, m *persistence.Message, itemTokens int) {
 			case persistence.PartText:
 				if p.Text != "" {
 					b.WriteString("\n")
-					b.WriteString(p.Text)
+					b.WriteString(cutText(p.Text, bd.Text))
 				}
 			case persistence.PartTool:
 				if p.Tool != nil {
@@ -117,6 +129,14 @@ func writeTool(b *strings.Builder, t *persistence.ToolPart, itemTokens int) {
 	default:
 		fmt.Fprintf(b, "[tool result %s %s: interrupted]", t.Tool, t.CallID)
 	}
+}
+
+// cutText cuts message text to tokens (0: keeps it whole).
+func cutText(s string, tokens int) string {
+	if tokens <= 0 {
+		return s
+	}
+	return cut(s, tokens*4, "")
 }
 
 // cut keeps at most maxBytes of s: its head and tail, with a marker saying
