@@ -64,6 +64,7 @@ type indexInfo struct {
 	bucket  []byte
 	exprs   []string
 	typs    []sql.ColumnExpressionType
+	fields  []sql.Expression // the indexed columns of a full row
 }
 
 func dataBucketName(id uint64) []byte { return []byte(fmt.Sprintf("d%d", id)) }
@@ -163,6 +164,7 @@ func (ti *tableInfo) newIndex(def indexDef, cols []int, kinds []keyKind, bucket 
 	for _, ord := range cols {
 		c := ti.schema.Schema[ord]
 		gf := expression.NewGetFieldWithTable(ord, 0, c.Type, ti.db, ti.def.Name, c.Name, c.Nullable)
+		ix.fields = append(ix.fields, gf)
 		ix.exprs = append(ix.exprs, gf.String())
 		ix.typs = append(ix.typs, sql.ColumnExpressionType{Expression: gf.String(), Type: c.Type})
 	}

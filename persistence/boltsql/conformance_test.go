@@ -411,3 +411,41 @@ func TestCloseRollsBackALeakedTransaction(t *testing.T) {
 		t.Fatalf("leaked transaction's row survived: %d", n)
 	}
 }
+
+func TestIndexRangesReturnExactlyTheMatchingRows(t *testing.T) {
+	e := openTest(t, Options{NoSync: true})
+	db := e.DB()
+	mustExec(t, db, eventsDDL)
+	tx, err := db.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for s := 0; s < 10; s++ {
+		for i := 1; i <= 20; i++ {
+			mustExec(t, tx, "INSERT INTO events VALUES (?, ?, ?, NULL, NOW(6))", fmt.Sprintf("s%02d", s), i, fmt.Sprintf("k%d", i%3))
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		where string
+		want  int64
+	}{
+		{"session_id > 's05' AND seq = 3", 4},
+		{"session_id BETWEEN 's01' AND 's02' AND seq < 3", 4},
+		{"session_id >= 's08' AND seq IN (1, 20)", 4},
+		{"session_id = 's03' AND seq > 18", 2},
+		{"session_id = 's03' AND (seq < 2 OR seq > 19)", 2},
+		{"session_id IN ('s00', 's09') AND seq BETWEEN 5 AND 6", 4},
+		{"session_id < 's00'", 0},
+		{"session_id = 's03' AND seq > 5 AND seq < 5", 0},
+		{"kind = 'k1' AND session_id = 's04'", 7},
+		{"session_id IS NULL", 0},
+	}
+	for _, c := range cases {
+		if got := queryInt(t, db, "SELECT COUNT(*) FROM events WHERE "+c.where); got != c.want {
+			t.Errorf("WHERE %s: %d rows, want %d", c.where, got, c.want)
+		}
+	}
+}

@@ -200,16 +200,25 @@ func prefixEnd(p []byte) []byte {
 }
 
 // keySpan is the half-open byte interval [lo, hi) of keys to read; hi nil
-// means unbounded above.
+// means unbounded above. inexact spans may hold keys outside their range
+// (it constrains columns after a non-equality column): their rows are
+// checked against the range before they are returned.
 type keySpan struct {
-	lo, hi []byte
+	lo, hi  []byte
+	inexact bool
+}
+
+// unconstrained reports whether a column range admits every value and NULL.
+func unconstrained(ce sql.MySQLRangeColumnExpr) bool {
+	_, lowAll := ce.LowerBound.(sql.BelowNull)
+	_, upAll := ce.UpperBound.(sql.AboveAll)
+	return lowAll && upAll
 }
 
 // spanOfRange converts one range over an index's columns into a byte span.
 // The equality prefix becomes a byte prefix and the first non-equality column
-// bounds the span; columns after it are left to the Filter the engine keeps
-// above the scan (PreciseMatch is false), so the span may hold extra keys
-// only when a range constrains columns after a non-equality column.
+// bounds the span; the span is marked inexact when the range also
+// constrains columns after that one.
 func spanOfRange(kinds []keyKind, rng sql.MySQLRange) (keySpan, bool, error) {
 	var prefix []byte
 	var err error
@@ -279,6 +288,11 @@ func spanOfRange(kinds []keyKind, rng sql.MySQLRange) (keySpan, bool, error) {
 		}
 		if span.hi != nil && bytes.Compare(span.lo, span.hi) >= 0 {
 			return keySpan{}, true, nil
+		}
+		for _, rest := range rng[i+1:] {
+			if !unconstrained(rest) {
+				span.inexact = true
+			}
 		}
 		return span, false, nil
 	}
