@@ -24,7 +24,7 @@ const (
 
 // ClientFlags are the flags of every command that talks to a running server.
 type ClientFlags struct {
-	Server string `help:"URL of the sessionrt server." default:"http://127.0.0.1:4096" env:"SESSIONRT_SERVER" placeholder:"URL"`
+	Server string `help:"URL of the sessionrt server." default:"http://127.0.0.1:4096" env:"SESSIONRT_SERVER"`
 	Token  string `help:"Bearer token (default: SESSIONRT_TOKEN, else the token file in --data)." env:"SESSIONRT_TOKEN"`
 	JSON   bool   `name:"json" help:"Print JSON instead of a table."`
 }
