@@ -171,9 +171,16 @@ func (s *Server) globalEvents(w http.ResponseWriter, r *http.Request) {
 			Message: "this server has no live bus; use GET /api/session/{id}/event"})
 		return
 	}
+	only := r.URL.Query().Get("sessionID")
+	if only != "" {
+		if _, err := s.cfg.Journal.Session(r.Context(), only); err != nil {
+			s.fail(w, r, only, err)
+			return
+		}
+	}
 	ctx, cancel := s.streamContext(r)
 	defer cancel()
-	sub := s.cfg.Bus.Subscribe(r.URL.Query().Get("sessionID"), s.cfg.EventBuffer)
+	sub := s.cfg.Bus.Subscribe(only, s.cfg.EventBuffer)
 	defer sub.Close()
 
 	st := s.startSSE(w)

@@ -374,3 +374,29 @@ func TestFollowReconnectsAndDeliversEachEventOnce(t *testing.T) {
 	}
 	contiguous(t, seqs, 1, head.LastSeq)
 }
+
+func TestIdleStreamsCarryHeartbeats(t *testing.T) {
+	rt := apitest.Start(t, apitest.Options{API: func(c *api.Config) { c.Heartbeat = 20 * time.Millisecond }})
+	c := newClient(t, rt)
+	s := create(t, c, rt)
+	for _, path := range []string{"/api/session/" + s.ID + "/event?after=1", "/api/event"} {
+		r, stop := sseLines(t, rt, path)
+		for {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				t.Fatalf("%s: %v before a heartbeat", path, err)
+			}
+			if line == ": ping\n" {
+				break
+			}
+		}
+		stop()
+	}
+}
+
+func TestGlobalStreamOfAnUnknownSessionIs404(t *testing.T) {
+	rt := apitest.Start(t, apitest.Options{})
+	if code, e := raw(t, rt, "GET", "/api/event?sessionID=ses_missing", "", false); code != 404 || e.SessionID != "ses_missing" {
+		t.Fatalf("%d %+v", code, e)
+	}
+}
