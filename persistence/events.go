@@ -54,43 +54,75 @@ const tailBatch = 512
 
 // Events replays the session's events with seq > after in order, then tails
 // new commits, until ctx ends or the consumer stops ranging. It never skips
-// or repeats a seq: the dirty signal is registered before the first read,
-// every wake-up re-reads from the cursor, and in-process commits signal after
-// they commit (other processes' commits are seen within PollInterval).
+// or repeats a seq: the subscription is registered before the first read;
+// in-process commits hand their rows to the tailer after COMMIT, and the
+// tailer uses them only when they continue its cursor exactly, re-reading the
+// database on any gap; commits by other processes are read within
+// PollInterval.
 //
 // The error value is non-nil only for the last element: a *DecodeError for a
 // bad row (the stream stops there), a database error, or ctx.Err().
 func (j *Journal) Events(ctx context.Context, sessionID string, after int64) iter.Seq2[messages.Envelope, error] {
 	return func(yield func(messages.Envelope, error) bool) {
-		dirty := j.hub.subscribe(sessionID)
-		defer j.hub.unsubscribe(sessionID, dirty)
+		s := j.hub.subscribe(sessionID)
+		defer j.hub.unsubscribe(sessionID, s)
 		poll := time.NewTicker(j.poll)
 		defer poll.Stop()
 		cursor := after
+		query := true // replay first
 		for {
-			batch, err := j.ReadEvents(ctx, sessionID, cursor, tailBatch)
-			for _, e := range batch {
-				if !yield(e, nil) {
+			if query {
+				batch, err := j.ReadEvents(ctx, sessionID, cursor, tailBatch)
+				for _, e := range batch {
+					if !yield(e, nil) {
+						return
+					}
+					cursor = e.Seq
+				}
+				if err != nil {
+					if ctx.Err() != nil {
+						err = ctx.Err()
+					}
+					yield(messages.Envelope{}, err)
 					return
 				}
-				cursor = e.Seq
-			}
-			if err != nil {
-				if ctx.Err() != nil {
-					err = ctx.Err()
+				if len(batch) == tailBatch {
+					continue // more history to replay
 				}
-				yield(messages.Envelope{}, err)
-				return
-			}
-			if len(batch) == tailBatch {
-				continue // more history to replay
+				query = false
 			}
 			select {
 			case <-ctx.Done():
 				yield(messages.Envelope{}, ctx.Err())
 				return
-			case <-dirty:
 			case <-poll.C:
+				query = true
+			case <-s.dirty:
+				rows, overflow := s.take()
+				if overflow {
+					query = true
+					continue
+				}
+				for _, r := range rows {
+					if r.seq <= cursor {
+						continue // already read from the database
+					}
+					if r.seq != cursor+1 {
+						query = true // a commit we were not handed yet: read the rows
+						break
+					}
+					env := messages.Envelope{SessionID: sessionID, Seq: r.seq, Type: r.typ, Time: time.UnixMicro(r.at).UTC()}
+					ev, err := j.reg.Unmarshal(r.typ, r.payload)
+					if err != nil { // cannot happen for rows this process encoded; stop like replay would
+						yield(messages.Envelope{}, &DecodeError{SessionID: sessionID, Seq: r.seq, Type: r.typ, Err: err})
+						return
+					}
+					env.Event = ev
+					if !yield(env, nil) {
+						return
+					}
+					cursor = r.seq
+				}
 			}
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	gmssql "github.com/dolthub/go-mysql-server/sql"
@@ -168,6 +167,7 @@ func (j *Journal) appendTx(ctx context.Context, sessionID string, expectedSeq, e
 		payloads[i] = b
 	}
 	newLast := expectedSeq + int64(len(events))
+	at := j.now().UnixMicro()
 	done := false
 	err := j.inTx(ctx, func(tx *sql.Tx) error {
 		done = false
@@ -181,7 +181,7 @@ func (j *Journal) appendTx(ctx context.Context, sessionID string, expectedSeq, e
 		if err := j.advance(ctx, tx, sessionID, expectedSeq, epoch, newLast); err != nil {
 			return err
 		}
-		if err := j.insertEvents(ctx, tx, sessionID, expectedSeq, events, payloads); err != nil {
+		if err := j.insertEvents(ctx, tx, sessionID, expectedSeq, at, events, payloads); err != nil {
 			return err
 		}
 		p := newProjector(ctx, tx, j.n, sessionID)
@@ -198,7 +198,11 @@ func (j *Journal) appendTx(ctx context.Context, sessionID string, expectedSeq, e
 	if done {
 		return expectedSeq, nil
 	}
-	j.hub.notify(sessionID)
+	rows := make([]row, len(events))
+	for i, e := range events {
+		rows[i] = row{seq: expectedSeq + 1 + int64(i), typ: e.EventType(), at: at, payload: payloads[i]}
+	}
+	j.hub.notify(sessionID, rows)
 	return newLast, nil
 }
 
@@ -240,13 +244,12 @@ func (j *Journal) advance(ctx context.Context, tx *sql.Tx, sid string, expectedS
 	return &ConflictError{Expected: expectedSeq, Last: last}
 }
 
-func (j *Journal) insertEvents(ctx context.Context, tx *sql.Tx, sid string, after int64, events []messages.Event, payloads [][]byte) error {
+func (j *Journal) insertEvents(ctx context.Context, tx *sql.Tx, sid string, after, at int64, events []messages.Event, payloads [][]byte) error {
 	var b strings.Builder
 	b.WriteString("INSERT INTO ")
 	b.WriteString(j.n.prefix)
 	b.WriteString("events (session_id, seq, type, version, at_us, payload) VALUES ")
 	args := make([]any, 0, 6*len(events))
-	at := j.now().UnixMicro()
 	for i, e := range events {
 		if i > 0 {
 			b.WriteString(", ")
@@ -334,45 +337,4 @@ func isTransient(err error) bool {
 		return num.Number() == 1213 || num.Number() == 1205
 	}
 	return false
-}
-
-// hub holds the in-process tail subscriptions: one capacity-1 dirty signal
-// per tailer, registered before the tailer's first read.
-type hub struct {
-	mu   sync.Mutex
-	subs map[string]map[chan struct{}]struct{}
-}
-
-func newHub() *hub { return &hub{subs: map[string]map[chan struct{}]struct{}{}} }
-
-func (h *hub) subscribe(sid string) chan struct{} {
-	c := make(chan struct{}, 1)
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.subs[sid] == nil {
-		h.subs[sid] = map[chan struct{}]struct{}{}
-	}
-	h.subs[sid][c] = struct{}{}
-	return c
-}
-
-func (h *hub) unsubscribe(sid string, c chan struct{}) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	delete(h.subs[sid], c)
-	if len(h.subs[sid]) == 0 {
-		delete(h.subs, sid) // inactive sessions keep no wake state
-	}
-}
-
-// notify marks every tailer of sid dirty; repeated commits coalesce.
-func (h *hub) notify(sid string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for c := range h.subs[sid] {
-		select {
-		case c <- struct{}{}:
-		default:
-		}
-	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"strings"
 	"sync"
 	"testing"
@@ -156,4 +157,43 @@ func TestBadRowsStopReplayWithSessionSeqAndType(t *testing.T) {
 			t.Fatalf("verify err = %v", err)
 		}
 	})
+}
+
+// A tailer that falls behind by more than it may buffer re-reads the
+// database and still sees every seq once, in order.
+func TestSlowTailerThatOverflowsCatchesUpFromTheDatabase(t *testing.T) {
+	eachBackend(t, func(t *testing.T, j *persistence.Journal) {
+		ctx := testCtx(t)
+		last := mustAppend(t, j, "s1", 0, 0, created("/p"))
+		next, stop := iterPull(j.Events(ctx, "s1", 0))
+		defer stop()
+		if e, err := next(); err != nil || e.Seq != 1 {
+			t.Fatalf("first = %v, %v", e.Seq, err)
+		}
+		batch := make([]messages.Event, 100)
+		for i := range batch {
+			batch[i] = messages.Idle{}
+		}
+		for range 50 { // 5,000 events committed while the tailer is not reading
+			last = mustAppend(t, j, "s1", last, 0, batch...)
+		}
+		for want := int64(2); want <= last; want++ {
+			e, err := next()
+			if err != nil || e.Seq != want {
+				t.Fatalf("got seq %d (%v), want %d", e.Seq, err, want)
+			}
+		}
+	})
+}
+
+// iterPull adapts an event sequence to next/stop calls.
+func iterPull(seq iter.Seq2[messages.Envelope, error]) (func() (messages.Envelope, error), func()) {
+	next, stop := iter.Pull2(seq)
+	return func() (messages.Envelope, error) {
+		e, err, ok := next()
+		if !ok {
+			return messages.Envelope{}, errors.New("stream ended")
+		}
+		return e, err
+	}, stop
 }
