@@ -81,7 +81,7 @@ func (p *dbPeer) inTx(f func(func(string, ...any) error, func(string, ...any) (i
 func (p *dbPeer) close() { p.closeFn() }
 
 func openBoltsql(dir string) (peer, error) {
-	eng, err := boltsql.Open(dir, boltsql.Options{})
+	eng, err := boltsql.Open(dir, boltsql.Options{NoSync: os.Getenv("BENCH_NOSYNC") != ""})
 	if err != nil {
 		return nil, err
 	}
