@@ -19,8 +19,10 @@
 //     whole append.
 //   - Events(ctx, id, after) replays then tails with no gap and no duplicate:
 //     the tailer subscribes before it reads, wake-ups are edge-triggered
-//     dirty signals, and the rows carry the truth (a poll covers writers in
-//     other processes).
+//     dirty signals, and the rows carry the truth. In-process commits also
+//     hand their rows to the tailers (used only when they continue the
+//     cursor exactly; a gap or an overflow re-reads the database), and a
+//     poll covers writers in other processes.
 //   - Verify rebuilds every projection into scratch tables with the same
 //     projector and diffs them against the stored ones.
 //
