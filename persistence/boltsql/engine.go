@@ -259,7 +259,12 @@ func (e *Engine) loadCatalog() error {
 // *mysql.MySQLError (github.com/go-sql-driver/mysql), e.g. 1062 for a
 // duplicate key, the same as from a MySQL or MariaDB server.
 func (e *Engine) DB() *sql.DB {
-	e.dbOnce.Do(func() { e.sqlDB = sql.OpenDB(&connector{eng: e}) })
+	e.dbOnce.Do(func() {
+		e.sqlDB = sql.OpenDB(&connector{eng: e})
+		// A new connection builds a session with every system variable;
+		// keep connections around instead of database/sql's default of 2.
+		e.sqlDB.SetMaxIdleConns(64)
+	})
 	return e.sqlDB
 }
 
