@@ -254,6 +254,12 @@ func TestConcurrentWritersLoseNothing(t *testing.T) {
 	if n := queryInt(t, db, "SELECT COUNT(*) FROM events"); n != writers*each {
 		t.Fatalf("count = %d, want %d", n, writers*each)
 	}
+	// Group commit: concurrent writers shared fsyncs.
+	st := e.Stats()
+	if st.Transactions < writers*each || st.Commits >= st.Transactions {
+		t.Fatalf("%d transactions in %d commits: writers did not share fsyncs", st.Transactions, st.Commits)
+	}
+	t.Logf("%d transactions in %d fsyncs", st.Transactions, st.Commits)
 	for w := 0; w < writers; w++ {
 		if n := queryInt(t, db, "SELECT COUNT(*) FROM events WHERE session_id = ?", fmt.Sprintf("w%d", w)); n != each {
 			t.Fatalf("writer %d: %d rows, want %d", w, n, each)
