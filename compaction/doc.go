@@ -17,16 +17,25 @@
 // Usage from the drain (the Session actor owns the events):
 //
 //	est := compaction.Estimate(req)
-//	if compaction.BeforeTurn(compaction.TurnState{Estimate: est, Window: w,
-//		OutputAllowance: out, Compacted: compactedThisTurn}, cfg).Action == compaction.Compact {
-//		plan, err := compaction.NewPlan(compaction.Input{History: hist, Model: req.Model,
-//			Window: w, OutputAllowance: out, Config: cfg})
-//		// errors.Is(err, ErrNothingToCompact): run the turn as is.
-//		// append CompactionStarted, then:
+//	d := compaction.BeforeTurn(compaction.TurnState{Estimate: est, Window: w,
+//		OutputAllowance: out, Compacted: compactedThisTurn}, cfg)
+//	if d.Action == compaction.Compact {
+//		plan, err := compaction.NewPlan(compaction.Input{History: hist,
+//			Model: req.Model, Window: w, OutputAllowance: out, Config: cfg})
+//		// errors.Is(err, ErrNothingToCompact): send the turn as it is.
+//		// Otherwise append CompactionStarted, then
 //		summary, err := compaction.Summarize(ctx, p, plan, sendDelta)
 //		// on error append nothing more: the previous boundary stays.
-//		// append CompactionEnded{Summary: summary, RecentContext: plan.RecentContext}
+//		// append CompactionEnded{Summary: summary, RecentContext: plan.RecentContext},
+//		// reload the history and rebuild the request.
 //	}
+//
+// and when the provider answers with provider.ErrContextOverflow:
+//
+//	d := compaction.OnOverflow(compaction.OverflowState{DurableOutput: out,
+//		Compacted: compactedThisTurn}, cfg)
+//	// Fail: end the turn with d.Err. Compact: as above (any error is then
+//	// terminal), and send the rebuilt request once.
 //
 // Everything here is pure except Summarize, which performs one provider
 // request. This package appends no events, holds no state between calls and
