@@ -335,8 +335,16 @@ func BenchmarkTxn3(b *testing.B) {
 func BenchmarkJournalAppend(b *testing.B) {
 	const sessions = 100
 	for _, kind := range []string{"boltsql", "sqlite"} {
-		for _, perTx := range []int{1, 4} {
-			b.Run(fmt.Sprintf("%s/sessions=%d/events-per-tx=%d", kind, sessions, perTx), func(b *testing.B) {
+		for _, shape := range []struct {
+			perTx    int
+			multiRow bool
+		}{{1, false}, {4, false}, {4, true}, {16, true}} {
+			perTx := shape.perTx
+			name := fmt.Sprintf("%s/sessions=%d/events-per-tx=%d", kind, sessions, perTx)
+			if shape.multiRow {
+				name += "/one-insert"
+			}
+			b.Run(name, func(b *testing.B) {
 				p := empty(b, kind)
 				defer reportCommits(b, p, statsOf(p))
 				for c := 0; c < sessions; c++ {
@@ -351,7 +359,21 @@ func BenchmarkJournalAppend(b *testing.B) {
 							return fmt.Errorf("epoch: %d %v", n, err)
 						}
 						s := seqGen.Add(int64(perTx))
-						for k := 0; k < perTx; k++ {
+						if shape.multiRow {
+							q := "INSERT INTO events VALUES "
+							args := make([]any, 0, 3*perTx)
+							for k := 0; k < perTx; k++ {
+								if k > 0 {
+									q += ","
+								}
+								q += "(?, ?, 'k', ?, '" + at + "')"
+								args = append(args, sid, s-int64(k), body)
+							}
+							if err := exec(q, args...); err != nil {
+								return err
+							}
+						}
+						for k := 0; k < perTx && !shape.multiRow; k++ {
 							if err := exec("INSERT INTO events VALUES (?, ?, 'k', ?, '"+at+"')", sid, s-int64(k), body); err != nil {
 								return err
 							}
