@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 
 	"github.com/dolthub/go-mysql-server/server"
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
+	"github.com/dolthub/vitess/go/sqltypes"
+	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 )
 
 // Serve serves the engine over the MySQL wire protocol on listen (for
@@ -25,7 +28,8 @@ func (e *Engine) Serve(ctx context.Context, listen string) error {
 // ServeListener is Serve on a listener the caller opened (tests use port 0).
 func (e *Engine) ServeListener(ctx context.Context, l net.Listener) error {
 	cfg := server.Config{Protocol: "tcp", Address: l.Addr().String(), Listener: l}
-	srv, err := server.NewServer(cfg, e.sqle, gsql.NewContext, e.wireSession, nil)
+	srv, err := server.NewServerWithHandler(cfg, e.sqle, gsql.NewContext, e.wireSession, nil,
+		func(h mysql.Handler) (mysql.Handler, error) { return wireHandler{h}, nil })
 	if err != nil {
 		l.Close()
 		return fmt.Errorf("journal serve: %w", err)
@@ -56,4 +60,43 @@ func (e *Engine) wireSession(ctx context.Context, conn *mysql.Conn, addr string)
 	}
 	client := gsql.Client{Address: host, User: user, Capabilities: conn.Capabilities}
 	return e.newSession(gsql.NewBaseSessionWithClientServer(addr, client, conn.ConnectionID)), nil
+}
+
+// wireHandler gives wire clients the MySQL codes the in-process driver gives
+// (go-mysql-server sends 1105 "unknown error" for syntax errors and unknown
+// columns). By then the error is a *mysql.SQLError, so it goes by message.
+type wireHandler struct {
+	mysql.Handler
+}
+
+func (h wireHandler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) error {
+	return remapWireError(h.Handler.ComQuery(ctx, c, query, cb))
+}
+
+func (h wireHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) (string, error) {
+	rest, err := h.Handler.ComMultiQuery(ctx, c, query, cb)
+	return rest, remapWireError(err)
+}
+
+func (h wireHandler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p *mysql.PrepareData) ([]*querypb.Field, error) {
+	f, err := h.Handler.ComPrepare(ctx, c, query, p)
+	return f, remapWireError(err)
+}
+
+func (h wireHandler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.PrepareData, cb func(*sqltypes.Result) error) error {
+	return remapWireError(h.Handler.ComStmtExecute(ctx, c, p, cb))
+}
+
+func remapWireError(err error) error {
+	se, ok := err.(*mysql.SQLError)
+	if !ok || (se.Num != mysql.ERUnknownError && se.Num != mysql.ERSyntaxError) {
+		return err
+	}
+	switch {
+	case strings.HasPrefix(se.Message, "syntax error"): // MySQL says 1064 (ER_PARSE_ERROR)
+		return mysql.NewSQLError(mysql.ERParseError, mysql.SSClientError, "%s", se.Message)
+	case strings.Contains(se.Message, "could not be found in any table in scope"), strings.Contains(se.Message, "does not have column"):
+		return mysql.NewSQLError(mysql.ERBadFieldError, mysql.SSBadFieldError, "%s", se.Message)
+	}
+	return err
 }

@@ -49,6 +49,23 @@ func TestWireProtocolWithGoSQLDriver(t *testing.T) {
 	if _, err := db.Exec("INSERT INTO events VALUES ('s', 1, 'dup', NULL, NOW(6))"); mysqlCode(err) != 1062 {
 		t.Fatalf("duplicate over the wire: %v, want 1062", err)
 	}
+	for q, code := range map[string]int{
+		"INSERT INTO events VALUES (":        1064,
+		"SELECT nosuch FROM events":          1054,
+		"SELECT * FROM nosuch":               1146,
+		"SELECT * FROM events WHERE seq = ?": 1064, // no argument for ?: still a clear error
+	} {
+		_, err := db.Exec(q)
+		if q == "SELECT * FROM events WHERE seq = ?" {
+			if err == nil {
+				t.Fatalf("%s: no error", q)
+			}
+			continue
+		}
+		if mysqlCode(err) != code {
+			t.Fatalf("%s over the wire: %v, want %d", q, err, code)
+		}
+	}
 	tx, err := db.Begin()
 	if err != nil {
 		t.Fatal(err)
