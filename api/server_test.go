@@ -321,6 +321,9 @@ func TestPromptReceiptMessagesAndCursors(t *testing.T) {
 	if err := c.Wait(ctx, s.ID); err != nil {
 		t.Fatal(err)
 	}
+	if got, err := c.Session(ctx, s.ID); err != nil || got.Title != "one" {
+		t.Fatalf("title from the first prompt: %q %v", got.Title, err)
+	}
 	all, err := c.Messages(ctx, s.ID, client.MessagesOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -53,7 +53,23 @@ func (s *Server) info(ctx context.Context, sess persistence.Session) wire.Sessio
 	if sess.LastSeq > 1 {
 		updated = s.eventTime(ctx, sess.ID, sess.LastSeq)
 	}
-	return toSession(sess, created, updated)
+	out := toSession(sess, created, updated)
+	out.Title = s.title(ctx, sess.ID)
+	return out
+}
+
+// title is the start of the session's first message when it is a user
+// prompt (OpenCode shows sessions by title; sessionrt generates none).
+func (s *Server) title(ctx context.Context, id string) string {
+	page, err := s.cfg.Journal.Messages(ctx, id, persistence.Cursor{}, 1)
+	if err != nil || len(page.Messages) == 0 || page.Messages[0].Prompt == nil {
+		return ""
+	}
+	t := strings.Join(strings.Fields(page.Messages[0].Prompt.Text), " ")
+	if r := []rune(t); len(r) > 80 {
+		t = string(r[:79]) + "…"
+	}
+	return t
 }
 
 // fresh re-reads the session after a command (the command's answer may

@@ -132,9 +132,9 @@ func (c *SessionListCmd) Run(g *Globals, s *SessionCmd) error {
 		}
 		return printJSON(g.out(), all)
 	}
-	rows := [][]string{{"ID", "STATUS", "AGENT", "MODEL", "LAST SEQ", "UPDATED", "DIRECTORY"}}
+	rows := [][]string{{"ID", "STATUS", "AGENT", "MODEL", "LAST SEQ", "UPDATED", "DIRECTORY", "TITLE"}}
 	for _, x := range all {
-		rows = append(rows, []string{x.ID, x.Status, x.Agent, modelName(x.Model), strconv.FormatInt(x.LastSeq, 10), msTime(x.Time.Updated), x.Location.Directory})
+		rows = append(rows, []string{x.ID, x.Status, x.Agent, modelName(x.Model), strconv.FormatInt(x.LastSeq, 10), msTime(x.Time.Updated), x.Location.Directory, oneLine(x.Title, 40)})
 	}
 	return table(g.out(), rows)
 }
@@ -170,6 +170,7 @@ func (c *SessionShowCmd) Run(g *Globals, s *SessionCmd) error {
 	}
 	return table(g.out(), [][]string{
 		{"id", info.ID},
+		{"title", info.Title},
 		{"status", info.Status},
 		{"directory", info.Location.Directory},
 		{"agent", info.Agent},
