@@ -13,19 +13,23 @@ import (
 	"github.com/sessionrt/sessionrt/provider"
 )
 
-func TestTextTokensCountsWideRunesAsTokens(t *testing.T) {
+func TestTextTokensFollowsPreTokenizerRuns(t *testing.T) {
 	cases := []struct {
 		s    string
 		want int
 	}{
 		{"", 0},
 		{"abcd", 1},
-		{"abcde", 2},
-		{strings.Repeat("x", 4000), 1000},
-		{"héllo", 2},                      // é is two bytes: 6 plain bytes
-		{"日本語のテキスト", 8},                   // one token per CJK rune
-		{"🙂🙂", 2},                         // four-byte runes
-		{strings.Repeat("ab日", 8), 4 + 8}, // mixed, crossing the 8-byte fast path
+		{"hello world", 2},                      // the space belongs to the word
+		{strings.Repeat("x", 4000), 667},        // a long letter run: 6 letters a token
+		{"12345", 2},                            // digits: 3 a token
+		{`{"id":"c1"}`, 6},                      // {" id ":" c 1 "}: punctuation runs merge
+		{"  indented", 3},                       // indentation, then an 8-letter word
+		{"x\n\n    y", 3},                       // a line break run with its indentation
+		{"héllo", 3},                            // h, é (half), llo
+		{"日本語のテキスト", 8},                         // one token per CJK rune
+		{"🙂🙂", 2},                               // four-byte runes
+		{"2026-11-25T22:32:22Z status=200", 16}, // logs: denser than 4 bytes a token
 	}
 	for _, c := range cases {
 		if got := TextTokens(c.s); got != c.want {
@@ -48,7 +52,7 @@ func TestEstimateCountsSystemHistoryAndTools(t *testing.T) {
 			t.Errorf("%s: estimate %d, want at least %d", name, got, atLeast)
 		}
 	}
-	text := strings.Repeat("word ", 800) // 4000 bytes, 1000 tokens
+	text := strings.Repeat("word ", 1000) // 1000 tokens
 	add("system", func(r *provider.Request) { r.System = text }, 1000)
 	add("user text", func(r *provider.Request) { r.Messages = []provider.Message{{Role: provider.RoleUser, Text: text}} }, 1000)
 	add("reasoning", func(r *provider.Request) {

@@ -133,7 +133,7 @@ func TestPlanKeepsNewestWholeTurnsWithinKeep(t *testing.T) {
 			assistantMsg(int64(3*i+2), "", toolDone(fmt.Sprintf("c%d", i), "bash", `{"command":"ls"}`, strings.Repeat("file.go\n", 20+i*3))),
 			assistantMsg(int64(3*i+3), fmt.Sprintf("done %d", i)))
 	}
-	const keep = 600
+	const keep = 1500
 	plan, err := NewPlan(Input{History: hist, Model: summaryModel, Window: 200_000, OutputAllowance: 8000, Config: Config{Auto: true, Keep: keep}})
 	if err != nil {
 		t.Fatal(err)

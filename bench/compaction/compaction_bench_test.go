@@ -57,7 +57,7 @@ func BenchmarkEstimate200kTokens(b *testing.B) {
 func BenchmarkPlan200kTokens(b *testing.B) {
 	code := strings.Repeat("func handler(w http.ResponseWriter, r *http.Request) { return }\n", 60)
 	var hist []persistence.Message
-	for i := 0; len(hist) < 400; i++ {
+	for i := 0; len(hist) < 270; i++ {
 		hist = append(hist,
 			persistence.Message{Role: persistence.RoleUser, Prompt: &messages.Prompt{Text: fmt.Sprintf("step %d: fix it", i)}},
 			persistence.Message{Role: persistence.RoleAssistant, Parts: []persistence.Part{
