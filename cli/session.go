@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/sessionrt/sessionrt/api/client"
 	"github.com/sessionrt/sessionrt/api/wire"
@@ -236,22 +239,33 @@ func (c *SessionPromptCmd) Run(g *Globals, s *SessionCmd) error {
 		no := false
 		req.Resume = &no
 	}
-	rec, err := cl.Prompt(ctx, id, req)
-	if err != nil {
-		return failed("session prompt", err)
-	}
 	if c.NoWait || c.Hold {
+		rec, err := cl.Prompt(ctx, id, req)
+		if err != nil {
+			return failed("session prompt", err)
+		}
 		if s.JSON {
 			return printJSON(g.out(), rec)
 		}
-		_, err := fmt.Fprintf(g.out(), "admitted %s at seq %d in %s\n", rec.ID, rec.AdmittedSeq, id)
+		_, err = fmt.Fprintf(g.out(), "admitted %s at seq %d in %s\n", rec.ID, rec.AdmittedSeq, id)
 		return err
 	}
+	var live *liveAnswer
+	if !s.JSON {
+		live = startLive(ctx, cl, id, g.out())
+	}
+	rec, err := cl.Prompt(ctx, id, req)
+	if err != nil {
+		live.stop()
+		return failed("session prompt", err)
+	}
 	if err := cl.Wait(ctx, id); err != nil {
+		live.stop()
 		return failed("session prompt: wait", err)
 	}
 	answer, err := messagesAfter(ctx, cl, id, rec.AdmittedSeq)
 	if err != nil {
+		live.stop()
 		return failed("session prompt: read answer", err)
 	}
 	if s.JSON {
@@ -260,15 +274,153 @@ func (c *SessionPromptCmd) Run(g *Globals, s *SessionCmd) error {
 			Messages []wire.Message     `json:"messages"`
 		}{rec, answer})
 	}
+	var last int64
+	if n := len(answer); n > 0 {
+		last = answer[n-1].Metadata.Seq
+	}
+	if head, err := cl.Session(ctx, id); err == nil {
+		last = head.LastSeq
+	}
+	complete := live.finish(last)
 	for _, m := range answer {
 		if m.Type != "assistant" {
 			continue
 		}
-		if err := printAssistant(g, m); err != nil {
-			return err
+		switch {
+		case !complete: // the live stream missed some: print everything
+			if err := printAssistant(g, m, true); err != nil {
+				return err
+			}
+		case live.printed[m.ID]: // its text streamed already
+			if m.Error != nil {
+				fmt.Fprintf(g.out(), "error: %s\n", m.Error.Message)
+			}
+		default: // no deltas (a provider that does not stream): its text now
+			if err := printAssistant(g, m, false); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
+}
+
+// liveAnswer prints an answer as it streams on the server's live stream
+// (text deltas and tool calls), so a prompt shows progress; the durable
+// messages read afterwards fill in whatever the live stream did not carry.
+type liveAnswer struct {
+	w  io.Writer
+	st *client.Stream
+
+	mu      sync.Mutex
+	printed map[string]bool // assistant messages whose text streamed
+	midLine bool
+	lastSeq int64
+	target  int64 // stop once a durable event reaches this seq
+	cut     bool  // the stream ended early: output may be partial
+	done    chan struct{}
+	exited  chan struct{} // closed when read returns
+	once    sync.Once
+}
+
+// startLive subscribes before the prompt is sent (it returns once the server
+// has confirmed the subscription); nil when the stream is unavailable.
+func startLive(ctx context.Context, cl *client.Client, id string, w io.Writer) *liveAnswer {
+	st, err := cl.GlobalEvents(ctx, id)
+	if err != nil {
+		return nil
+	}
+	if ev, err := st.Next(); err != nil || ev.Event.Type != wire.EventConnected {
+		st.Close()
+		return nil
+	}
+	l := &liveAnswer{w: w, st: st, printed: map[string]bool{}, done: make(chan struct{}), exited: make(chan struct{})}
+	go l.read()
+	return l
+}
+
+func (l *liveAnswer) end(cut bool) {
+	l.once.Do(func() {
+		l.cut = cut
+		close(l.done)
+	})
+}
+
+func (l *liveAnswer) read() {
+	defer close(l.exited)
+	for {
+		ev, err := l.st.Next()
+		l.mu.Lock()
+		if err != nil || ev.Event.Type == wire.EventCut {
+			l.end(true)
+			l.mu.Unlock()
+			return
+		}
+		var d struct {
+			AssistantMessageID string
+			Delta              string
+			Tool               string
+		}
+		_ = json.Unmarshal(ev.Event.Data, &d)
+		switch ev.Event.Type {
+		case "session.next.text.delta":
+			fmt.Fprint(l.w, d.Delta)
+			l.printed[d.AssistantMessageID] = true
+			l.midLine = !strings.HasSuffix(d.Delta, "\n")
+		case "session.next.text.ended":
+			l.newline()
+		case "session.next.tool.called":
+			l.newline()
+			fmt.Fprintf(l.w, "[%s]\n", d.Tool)
+		}
+		if ev.Event.Durable != nil {
+			l.lastSeq = ev.Event.Durable.Seq
+			if l.target > 0 && l.lastSeq >= l.target {
+				l.end(false)
+				l.mu.Unlock()
+				return
+			}
+		}
+		l.mu.Unlock()
+	}
+}
+
+func (l *liveAnswer) newline() {
+	if l.midLine {
+		fmt.Fprintln(l.w)
+		l.midLine = false
+	}
+}
+
+// finish waits (briefly) until the stream has shown every event up to seq,
+// stops it and reports whether it showed them all.
+func (l *liveAnswer) finish(seq int64) bool {
+	if l == nil {
+		return false
+	}
+	l.mu.Lock()
+	l.target = seq
+	if l.lastSeq >= seq {
+		l.end(false)
+	}
+	l.mu.Unlock()
+	select {
+	case <-l.done:
+	case <-time.After(10 * time.Second):
+		l.mu.Lock()
+		l.end(true)
+		l.mu.Unlock()
+	}
+	l.st.Close()
+	<-l.exited // nothing prints behind the caller's back
+	l.newline()
+	return !l.cut
+}
+
+func (l *liveAnswer) stop() {
+	if l != nil {
+		l.st.Close()
+		<-l.exited
+	}
 }
 
 // messagesAfter reads every message created after seq.
@@ -291,7 +443,7 @@ func messagesAfter(ctx context.Context, cl *client.Client, id string, seq int64)
 	}
 }
 
-func printAssistant(g *Globals, m wire.Message) error {
+func printAssistant(g *Globals, m wire.Message, tools bool) error {
 	w := g.out()
 	for _, p := range m.Content {
 		switch p.Type {
@@ -300,6 +452,9 @@ func printAssistant(g *Globals, m wire.Message) error {
 		case "reasoning":
 			fmt.Fprintf(w, "(thinking) %s\n", oneLine(p.Text, 200))
 		case "tool":
+			if !tools {
+				continue
+			}
 			status := ""
 			if p.State != nil {
 				status = p.State.Status

@@ -204,3 +204,18 @@ func TestClientCommandHelpShowsExamples(t *testing.T) {
 		}
 	}
 }
+
+func TestPromptStreamsTextAndToolCallsOnce(t *testing.T) {
+	c := newCLIRun(t, apitest.Options{Turns: func(req *provider.Request, n int) (scripted.Turn, error) {
+		if n%2 == 0 {
+			return scripted.Turn{Text: "let me look", Chunk: 3, ToolCalls: []scripted.ToolCall{{Name: "bash", Args: []byte(`{"command":"echo hi","description":"greet"}`)}}}, nil
+		}
+		return scripted.Turn{Text: "all done here", Chunk: 2}, nil
+	}})
+	id := strings.TrimSpace(c.ok("session", "create", "--dir", c.rt.Loc))
+	for i := 0; i < 3; i++ { // the same answer each time: nothing doubled, nothing lost
+		if out := c.ok("session", "prompt", id, "look"); out != "let me look\n[bash]\nall done here\n" {
+			t.Fatalf("prompt %d printed %q", i, out)
+		}
+	}
+}
