@@ -1,18 +1,49 @@
 // Package api is sessionrt's HTTP + SSE server: OpenCode's V2 session routes
 // (`/api/session…`, `/api/event`, `/api/health`) with their request and
 // response shapes, so OpenCode's SDK (`@opencode-ai/sdk/v2`) works against a
-// sessionrt server unchanged, plus sessionrt's own routes in the same style
-// (`run`, `move`, `trace`).
+// sessionrt server unchanged, plus sessionrt's own routes in the same style.
 //
 // Start with New: it takes the runtime (actors.Sessions, the journal, the
-// telemetry) in a Config and returns an http.Handler. Commands go through
-// actors.Sessions; reads go straight to the journal's projections; the
-// per-session event stream replays and tails the journal (durable, resumable
-// by seq), the global stream forwards the live bus (bounded buffers: a slow
-// reader is told and cut, never waited for).
+// bus, the telemetry) in a Config and returns a *Server (an http.Handler).
+// Commands go through actors.Sessions; reads go straight to the journal's
+// projections; the per-session event stream replays and tails the journal
+// (durable, resumable by seq), the global stream forwards the live bus
+// (bounded buffers: a slow reader is told and cut, never waited for).
+//
+//	GET  /api/health                                  {"healthy":true}
+//	GET  /api/session?limit&order&cursor&directory&search   sessions, newest first
+//	POST /api/session                                 create {id?,agent?,model?,location?}
+//	GET  /api/session/active                          sessions with a drain running
+//	GET  /api/session/{id}                            one session
+//	POST /api/session/{id}/prompt                     admit {id?,prompt,delivery?,resume?} → durable receipt
+//	GET  /api/session/{id}/message?limit&order&cursor messages with cursors
+//	GET  /api/session/{id}/message/{messageID}        one message
+//	GET  /api/session/{id}/history?after&limit        durable events, paged
+//	GET  /api/session/{id}/context                    model-visible history + Context Epoch
+//	GET  /api/session/{id}/event?after                SSE: replay then tail; id = seq; Last-Event-ID honoured
+//	POST /api/session/{id}/interrupt|wait             204
+//	POST /api/session/{id}/agent|model                switch for the next turn, 204
+//	GET  /api/session/{id}/permission[/{requestID}]   pending permission requests
+//	POST /api/session/{id}/permission/{requestID}/reply   {reply: once|always|reject, message?}
+//	GET  /api/session/{id}/question                   always empty (no question tool)
+//	POST /api/session/{id}/question/{requestID}/reply|reject   404 naming the request
+//	POST /api/session/{id}/compact                    501 (compaction is issue 9)
+//	GET  /api/event?sessionID                         SSE: live bus; last event server.cut when cut
+//	POST /api/session/{id}/run                        sessionrt: explicit run → outcome
+//	POST /api/session/{id}/move                       sessionrt: {location:{directory}}
+//	GET  /api/session/{id}/trace?format=json|text     sessionrt: stored spans or their tree
+//	GET  /metrics                                     Prometheus text (when Telemetry is set)
+//
+// Every route needs "Authorization: Bearer <Config.Token>" (Insecure admits
+// loopback clients without it). Bodies are limited (Config.MaxBodyBytes) and
+// decoded strictly: unknown fields, malformed JSON, wrong types and trailing
+// data get a 400 whose InvalidRequestError names the field. Runtime errors
+// map by code: invalid 400, not found 404, conflict 409, backlog 429,
+// fenced 503. Mount with http.Server.RegisterOnShutdown(server.Close) so
+// Shutdown does not wait for open event streams.
 //
 // The package owns HTTP concerns only: authentication, size limits, strict
-// JSON decoding, error mapping and the wire shapes (package wire, shared
-// with the Go client in package client). It must not hold session state or
-// decide anything the Session actor decides.
+// decoding, error mapping and the wire shapes (package wire, shared with the
+// Go client in package client). It must not hold session state or decide
+// anything the Session actor decides.
 package api
