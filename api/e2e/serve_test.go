@@ -244,3 +244,145 @@ func TestServeHealth(t *testing.T) {
 		t.Fatalf("health: %d", resp.StatusCode)
 	}
 }
+
+// processWith reports whether a live process's command line contains s.
+func processWith(s string) bool {
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+		if err == nil && strings.Contains(strings.ReplaceAll(string(b), "\x00", " "), s) {
+			if st, err := os.ReadFile(filepath.Join("/proc", d.Name(), "stat")); err == nil && strings.Contains(string(st), ") Z ") {
+				continue // a zombie is dead
+			}
+			return true
+		}
+	}
+	return false
+}
+
+// eventually polls an external condition (another process's life) until a deadline.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 20 s: %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// kill -9 of the server mid-tool: the tool's process dies with it; the
+// restarted server recovers the session, fails the leftover call once
+// ("interrupted") without running it again, and loses no admitted prompt.
+func TestServeKilledMidToolRecoversWithoutRepeatingTheTool(t *testing.T) {
+	if testing.Short() || runtime.GOOS != "linux" {
+		t.Skip("builds and runs the binary; reads /proc")
+	}
+	bin := build(t)
+	data := t.TempDir()
+	srv := serve(t, bin, data)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	c, _ := client.New(client.Config{BaseURL: srv.url, Token: token})
+	if _, err := c.ListSessions(ctx, client.ListOptions{}); errors.Is(err, client.ErrNotFound) {
+		t.Skip("sessionrt serve does not mount api.New yet (cli/serve_api.go)")
+	}
+	s, err := c.CreateSession(ctx, wire.CreateSessionRequest{Location: &wire.LocationRef{Directory: t.TempDir()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	marker := fmt.Sprintf("sleep %d.%03d", 40+time.Now().Nanosecond()%10, time.Now().Nanosecond()%1000)
+	admitted, err := c.Prompt(ctx, s.ID, wire.PromptRequest{Prompt: &wire.Prompt{Text: "run: " + marker + "; echo finished"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Wait for the durable tool call, then for its process.
+	st, err := c.Events(ctx, s.ID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var callID string
+	for callID == "" {
+		ev, err := st.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Event.Type == "session.next.tool.called" {
+			var d struct{ CallID string }
+			_ = json.Unmarshal(ev.Event.Data, &d)
+			callID = d.CallID
+		}
+	}
+	st.Close()
+	eventually(t, "the tool's process never started", func() bool { return processWith(marker) })
+
+	if err := srv.cmd.Process.Kill(); err != nil { // kill -9
+		t.Fatal(err)
+	}
+	_ = srv.cmd.Wait()
+	eventually(t, "the tool's process survived the server", func() bool { return !processWith(marker) })
+
+	srv2 := serve(t, bin, data)
+	c2, _ := client.New(client.Config{BaseURL: srv2.url, Token: token})
+	if err := c2.Wait(ctx, s.ID); err != nil {
+		t.Fatal(err)
+	}
+	var all []wire.Event
+	for after := int64(0); ; {
+		h, err := c2.History(ctx, s.ID, after, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, h.Data...)
+		if !h.HasMore {
+			break
+		}
+		after = all[len(all)-1].Durable.Seq
+	}
+	called, failed, succeeded := 0, 0, 0
+	for i, ev := range all {
+		if ev.Durable.Seq != int64(i+1) {
+			t.Fatalf("seq %d at position %d", ev.Durable.Seq, i)
+		}
+		var d struct {
+			CallID string
+			Error  struct{ Message string }
+		}
+		_ = json.Unmarshal(ev.Data, &d)
+		if d.CallID != callID {
+			continue
+		}
+		switch ev.Type {
+		case "session.next.tool.called":
+			called++
+		case "session.next.tool.failed":
+			failed++
+			if !strings.Contains(strings.ToLower(d.Error.Message), "interrupted") {
+				t.Errorf("leftover call failed with %q, want interrupted", d.Error.Message)
+			}
+		case "session.next.tool.success":
+			succeeded++
+		}
+	}
+	if called != 1 || failed != 1 || succeeded != 0 {
+		t.Fatalf("call %s: called %d, failed %d, succeeded %d; want 1, 1, 0", callID, called, failed, succeeded)
+	}
+	if processWith(marker) {
+		t.Fatal("the tool ran again after the restart")
+	}
+	msgs, err := c2.Messages(ctx, s.ID, client.MessagesOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, m := range msgs.Data {
+		found = found || (m.Type == "user" && m.ID == admitted.ID)
+	}
+	if !found {
+		t.Fatalf("the admitted prompt %s is not in the history after the restart", admitted.ID)
+	}
+	if got, err := c2.Session(ctx, s.ID); err != nil || got.Status != "idle" {
+		t.Fatalf("after recovery: %+v %v", got, err)
+	}
+}
