@@ -386,3 +386,62 @@ func TestServeKilledMidToolRecoversWithoutRepeatingTheTool(t *testing.T) {
 		t.Fatalf("after recovery: %+v %v", got, err)
 	}
 }
+
+// POST interrupt mid-tool: the call's process is killed, the call fails
+// durably, the session is idle and takes the next prompt.
+func TestServeInterruptMidToolKillsTheToolProcess(t *testing.T) {
+	if testing.Short() || runtime.GOOS != "linux" {
+		t.Skip("builds and runs the binary; reads /proc")
+	}
+	srv := serve(t, build(t), t.TempDir())
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	c, _ := client.New(client.Config{BaseURL: srv.url, Token: token})
+	if _, err := c.ListSessions(ctx, client.ListOptions{}); errors.Is(err, client.ErrNotFound) {
+		t.Skip("sessionrt serve does not mount api.New yet (cli/serve_api.go)")
+	}
+	s, err := c.CreateSession(ctx, wire.CreateSessionRequest{Location: &wire.LocationRef{Directory: t.TempDir()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	marker := fmt.Sprintf("sleep %d.%03d", 50+time.Now().Nanosecond()%10, time.Now().Nanosecond()%1000)
+	if _, err := c.Prompt(ctx, s.ID, wire.PromptRequest{Prompt: &wire.Prompt{Text: "run: " + marker}}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := c.Events(ctx, s.ID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for {
+		ev, err := st.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Event.Type == "session.next.tool.called" {
+			break
+		}
+	}
+	eventually(t, "the tool's process never started", func() bool { return processWith(marker) })
+	if err := c.Interrupt(ctx, s.ID); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the tool's process survived the interrupt", func() bool { return !processWith(marker) })
+	sawFailed := false
+	for !sawFailed {
+		ev, err := st.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sawFailed = ev.Event.Type == "session.next.tool.failed"
+	}
+	if got, err := c.Session(ctx, s.ID); err != nil || got.Status != "idle" {
+		t.Fatalf("after interrupt: %+v %v", got, err)
+	}
+	if _, err := c.Prompt(ctx, s.ID, wire.PromptRequest{Prompt: &wire.Prompt{Text: "still there?"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Wait(ctx, s.ID); err != nil {
+		t.Fatal(err)
+	}
+}
