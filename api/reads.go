@@ -362,7 +362,11 @@ func (s *Server) trace(w http.ResponseWriter, r *http.Request) {
 			Message: "this server keeps no span store (telemetry without a database)"})
 		return
 	}
-	_ = s.cfg.Telemetry.ForceFlush(r.Context()) // finished spans still in the batcher
+	// Finished spans may still sit in the batcher; bounded, because the
+	// flush also waits for other exporters (an unreachable OTLP endpoint).
+	fctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	_ = s.cfg.Telemetry.ForceFlush(fctx)
+	cancel()
 	spans, err := s.cfg.Telemetry.Store.Trace(r.Context(), sess.ID)
 	if err != nil {
 		s.fail(w, r, sess.ID, err)
