@@ -128,9 +128,14 @@ func (c *Client) GlobalEvents(ctx context.Context, sessionID string) (*Stream, e
 	return c.stream(ctx, "/api/event", q, "")
 }
 
+// EventError is the last event of a session stream the server could not
+// continue (an undecodable stored event); its data names the cause.
+const EventError = "server.error"
+
 // Follow calls fn for each durable event of a session with seq > after, in
 // order and exactly once, reconnecting from the last seq when the
-// connection drops (not when the server refuses: those errors return). It
+// connection drops (not when the server refuses or reports a stream
+// error: those return). It
 // returns when ctx ends (nil) or fn returns an error (that error).
 func (c *Client) Follow(ctx context.Context, id string, after int64, fn func(wire.Event) error) error {
 	backoff := 100 * time.Millisecond
@@ -149,6 +154,10 @@ func (c *Client) Follow(ctx context.Context, id string, after int64, fn func(wir
 				ev, err := st.Next()
 				if err != nil {
 					break
+				}
+				if ev.Event.Type == EventError { // the server cannot read on: retrying would loop
+					st.Close()
+					return fmt.Errorf("event stream of %s after seq %d: %s", id, after, ev.Event.Data)
 				}
 				if ev.Event.Durable == nil || ev.Event.Durable.Seq <= after {
 					continue
