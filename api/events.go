@@ -143,7 +143,7 @@ func (s *Server) sessionEvents(w http.ResponseWriter, r *http.Request) {
 				if ctx.Err() == nil {
 					s.cfg.Logger.Error("api event stream failed", "session", sess.ID, "err", it.err)
 					data, _ := json.Marshal(map[string]string{"sessionID": sess.ID, "message": it.err.Error()})
-					_ = st.event("", wire.Event{ID: messages.NewID("evt"), Type: "server.error", Data: data})
+					_ = st.event("", wire.Event{ID: messages.NewID("evt"), Type: wire.EventError, Data: data})
 					_ = st.flush()
 				}
 				return

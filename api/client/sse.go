@@ -128,10 +128,6 @@ func (c *Client) GlobalEvents(ctx context.Context, sessionID string) (*Stream, e
 	return c.stream(ctx, "/api/event", q, "")
 }
 
-// EventError is the last event of a session stream the server could not
-// continue (an undecodable stored event); its data names the cause.
-const EventError = "server.error"
-
 // Follow calls fn for each durable event of a session with seq > after, in
 // order and exactly once, reconnecting from the last seq when the
 // connection drops (not when the server refuses or reports a stream
@@ -155,7 +151,7 @@ func (c *Client) Follow(ctx context.Context, id string, after int64, fn func(wir
 				if err != nil {
 					break
 				}
-				if ev.Event.Type == EventError { // the server cannot read on: retrying would loop
+				if ev.Event.Type == wire.EventError { // the server cannot read on: retrying would loop
 					st.Close()
 					return fmt.Errorf("event stream of %s after seq %d: %s", id, after, ev.Event.Data)
 				}

@@ -144,4 +144,7 @@ type Cut struct {
 const (
 	EventConnected = "server.connected"
 	EventCut       = "server.cut"
+	// EventError ends a session stream the server cannot continue (an
+	// undecodable stored event); its data names the cause.
+	EventError = "server.error"
 )
