@@ -72,7 +72,15 @@ type driveResult struct {
 	Permissions []any
 	Questions   []any
 	Active      map[string]any
-	Missing     struct {
+	FirstPage   struct {
+		Count int
+		Next  *string
+	}
+	Message          bool
+	Context          int
+	ModelAfterSwitch struct{ ID, ProviderID string }
+	GlobalFirst      string
+	Missing          struct {
 		Status  int
 		Tag     string
 		Message string
@@ -134,6 +142,12 @@ func TestOpenCodeSDKDrivesASession(t *testing.T) {
 	}
 	if res.Permissions == nil || len(res.Permissions) != 0 || res.Questions == nil || len(res.Questions) != 0 || res.Active == nil {
 		t.Fatalf("permissions %v questions %v active %v", res.Permissions, res.Questions, res.Active)
+	}
+	if res.FirstPage.Count != 1 || res.FirstPage.Next == nil || !res.Message || res.Context != 2 {
+		t.Fatalf("message paging %+v, message by ID %v, context %d", res.FirstPage, res.Message, res.Context)
+	}
+	if res.ModelAfterSwitch.ID != "other-model" || res.GlobalFirst != "server.connected" {
+		t.Fatalf("model after switch %+v, first global event %q", res.ModelAfterSwitch, res.GlobalFirst)
 	}
 	if res.Missing.Status != 404 || res.Missing.Tag != "SessionNotFoundError" || !strings.Contains(res.Missing.Message, "ses_missing") {
 		t.Fatalf("unknown session through the SDK: %+v", res.Missing)

@@ -60,6 +60,23 @@ out.permissions = (await v2.session.permission.list({ sessionID })).data.data
 out.questions = (await v2.session.question.list({ sessionID })).data.data
 out.active = (await v2.session.active()).data.data
 
+// The rest of the session surface, as the SDK calls it.
+const first = (await v2.session.messages({ sessionID, limit: 1 })).data
+out.firstPage = { count: first.data.length, next: first.cursor?.next ?? null }
+out.message = (await v2.session.message({ sessionID, messageID: first.data[0].id })).data.data.id === first.data[0].id
+out.context = (await v2.session.context({ sessionID })).data.data.length
+await v2.session.switchModel({ sessionID, model: { id: "other-model", providerID: "scripted" } })
+await v2.session.switchAgent({ sessionID, agent: "build" })
+await v2.session.interrupt({ sessionID })
+out.modelAfterSwitch = (await v2.session.get({ sessionID })).data.data.model
+const live = new AbortController()
+const sub = await v2.event.subscribe({ signal: live.signal, sseMaxRetryAttempts: 1 })
+for await (const ev of sub.stream) {
+  out.globalFirst = ev.type
+  break
+}
+live.abort()
+
 // Errors come back typed: an unknown session is a 404 SessionNotFoundError.
 try {
   await v2.session.get({ sessionID: "ses_missing" })
