@@ -222,6 +222,16 @@ func TestCreateGetAndListSessions(t *testing.T) {
 	if err != nil || len(byDir.Data) != 1 || byDir.Data[0].Location.Directory != other {
 		t.Fatalf("directory filter: %+v %v", byDir.Data, err)
 	}
+	if _, err := c.Prompt(ctx, c3.ID, wire.PromptRequest{Prompt: &wire.Prompt{Text: "Find The Needle"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Wait(ctx, c3.ID); err != nil {
+		t.Fatal(err)
+	}
+	found, err := c.ListSessions(ctx, client.ListOptions{Search: "the needle"})
+	if err != nil || len(found.Data) != 1 || found.Data[0].ID != c3.ID || found.Data[0].Title != "Find The Needle" {
+		t.Fatalf("search by title: %+v %v", found.Data, err)
+	}
 	if _, err := c.ListSessions(ctx, client.ListOptions{Cursor: "ses_nope"}); !errors.Is(err, client.ErrInvalid) {
 		t.Fatalf("unknown cursor: %v, want 400", err)
 	}

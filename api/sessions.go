@@ -125,7 +125,8 @@ func (s *Server) getSession(w http.ResponseWriter, r *http.Request) {
 
 // listSessions pages through the sessions in ID order (IDs are time
 // ordered): order asc (oldest first) or desc (default, newest first),
-// filtered by directory and by a search string in ID or directory.
+// filtered by directory and by a search string (case-insensitive) in ID,
+// directory or title.
 // Unknown query parameters are ignored (OpenCode's SDK adds its own).
 func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
@@ -174,12 +175,17 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 		if dir != "" && sess.Location != dir {
 			continue
 		}
-		if search != "" && !strings.Contains(sess.ID, search) && !strings.Contains(sess.Location, search) {
+		info := s.info(r.Context(), sess)
+		if search != "" && !containsFold(info.ID, search) && !containsFold(info.Location.Directory, search) && !containsFold(info.Title, search) {
 			continue
 		}
-		resp.Data = append(resp.Data, s.info(r.Context(), sess))
+		resp.Data = append(resp.Data, info)
 	}
 	writeJSON(w, http.StatusOK, resp)
+}
+
+func containsFold(s, sub string) bool {
+	return strings.Contains(strings.ToLower(s), strings.ToLower(sub))
 }
 
 func queryLimit(w http.ResponseWriter, v string, def, most int) (int, bool) {
