@@ -24,14 +24,18 @@ type activations struct {
 	props   func(id string) *actor.Props
 	prefix  string
 
-	mu   sync.Mutex
-	live map[string]*activation
-	gen  uint64
+	mu      sync.Mutex
+	live    map[string]*activation
+	retired map[string]chan struct{} // by PID ID: left the facade, not yet stopped
+	gen     uint64
 }
 
 type activation struct {
 	pid      *actor.PID
 	inflight int
+	// gone is closed when the actor stopped (passivated, fenced, or stopped
+	// by its supervisor): requests still in its mailbox were dropped.
+	gone chan struct{}
 }
 
 func newActivations(system *actor.ActorSystem, prefix string, props func(id string) *actor.Props) *activations {
@@ -43,16 +47,16 @@ var errActorGone = errors.New("actor stopped before answering")
 
 // request sends msg to the activation of id and waits for its reply, until
 // ctx is done or timeout passes. A request that finds the actor gone (it
-// crashed with the message queued) is retried once on a fresh activation:
+// crashed with the message queued) is retried on a fresh activation:
 // every command is idempotent by its ID, so a second delivery is harmless.
 func (a *activations) request(ctx context.Context, id string, msg any, timeout time.Duration) (any, error) {
 	var lastErr error
-	for attempt := 0; attempt < 2; attempt++ {
-		pid, err := a.acquire(id)
+	for attempt := 0; attempt < 3; attempt++ {
+		pid, gone, err := a.acquireWatched(id)
 		if err != nil {
 			return nil, err
 		}
-		res, err := a.await(ctx, pid, msg, timeout)
+		res, err := a.await(ctx, pid, gone, msg, timeout)
 		a.release(id, pid)
 		if errors.Is(err, errActorGone) {
 			a.forget(id, pid)
@@ -64,7 +68,7 @@ func (a *activations) request(ctx context.Context, id string, msg any, timeout t
 	return nil, fmt.Errorf("%s %s: %w", a.prefix, id, lastErr)
 }
 
-func (a *activations) await(ctx context.Context, pid *actor.PID, msg any, timeout time.Duration) (any, error) {
+func (a *activations) await(ctx context.Context, pid *actor.PID, gone <-chan struct{}, msg any, timeout time.Duration) (any, error) {
 	f := a.system.Root.RequestFuture(pid, msg, timeout)
 	type result struct {
 		res any
@@ -78,6 +82,9 @@ func (a *activations) await(ctx context.Context, pid *actor.PID, msg any, timeou
 	select {
 	case r := <-done:
 		if r.err != nil {
+			if errors.Is(r.err, actor.ErrDeadLetter) {
+				return nil, errActorGone
+			}
 			if errors.Is(r.err, actor.ErrTimeout) {
 				return nil, fmt.Errorf("no answer within %s: %w", timeout, context.DeadlineExceeded)
 			}
@@ -90,6 +97,20 @@ func (a *activations) await(ctx context.Context, pid *actor.PID, msg any, timeou
 			return nil, err
 		}
 		return r.res, nil
+	case <-gone:
+		// protoactor drops what was queued for a stopped actor: the reply
+		// will never come, so the caller retries on a fresh activation.
+		select {
+		case r := <-done: // it answered before it stopped
+			if r.err == nil {
+				if err, ok := r.res.(error); ok {
+					return nil, err
+				}
+				return r.res, nil
+			}
+		default:
+		}
+		return nil, errActorGone
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
@@ -107,21 +128,42 @@ func (a *activations) send(id string, msg any) error {
 }
 
 func (a *activations) acquire(id string) (*actor.PID, error) {
+	pid, _, err := a.acquireWatched(id)
+	return pid, err
+}
+
+func (a *activations) acquireWatched(id string) (*actor.PID, <-chan struct{}, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if e, ok := a.live[id]; ok {
 		e.inflight++
-		return e.pid, nil
+		return e.pid, e.gone, nil
 	}
 	a.gen++
 	// The generation keeps names unique while a passivated incarnation is
 	// still finishing its stop.
 	pid, err := a.spawner.SpawnNamed(a.props(id), fmt.Sprintf("%s/%s#%d", a.prefix, id, a.gen))
 	if err != nil {
-		return nil, fmt.Errorf("activate %s %s: %w", a.prefix, id, err)
+		return nil, nil, fmt.Errorf("activate %s %s: %w", a.prefix, id, err)
 	}
-	a.live[id] = &activation{pid: pid, inflight: 1}
-	return pid, nil
+	e := &activation{pid: pid, inflight: 1, gone: make(chan struct{})}
+	a.live[id] = e
+	return pid, e.gone, nil
+}
+
+// stopped is called by an actor from its Stopped handler: its entry leaves
+// the facade and every request waiting on it is told.
+func (a *activations) stopped(id string, pid *actor.PID) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if e, ok := a.live[id]; ok && e.pid.Equal(pid) {
+		delete(a.live, id)
+		close(e.gone)
+	}
+	if g, ok := a.retired[pid.Id]; ok {
+		delete(a.retired, pid.Id)
+		close(g)
+	}
 }
 
 func (a *activations) release(id string, pid *actor.PID) {
@@ -136,8 +178,18 @@ func (a *activations) release(id string, pid *actor.PID) {
 func (a *activations) forget(id string, pid *actor.PID) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.retire(id, pid)
+}
+
+// retire removes id's entry for pid but keeps its gone channel until the
+// actor reports Stopped, so requests already queued learn of the stop.
+func (a *activations) retire(id string, pid *actor.PID) {
 	if e, ok := a.live[id]; ok && e.pid.Equal(pid) {
 		delete(a.live, id)
+		if a.retired == nil {
+			a.retired = map[string]chan struct{}{}
+		}
+		a.retired[pid.Id] = e.gone
 	}
 }
 
@@ -153,7 +205,7 @@ func (a *activations) tryPassivate(id string, pid *actor.PID) bool {
 	if e.inflight > 0 {
 		return false
 	}
-	delete(a.live, id)
+	a.retire(id, pid)
 	return true
 }
 

@@ -25,6 +25,8 @@ type ping struct{}
 
 func (c *counter) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
+	case *actor.Stopped:
+		c.acts.stopped(c.id, ctx.Self())
 	case *actor.Started:
 		c.idle.touch(ctx.ActorSystem(), ctx.Self())
 	case ping:

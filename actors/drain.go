@@ -159,6 +159,7 @@ func (a *sessionActor) async(work func() any, onPanic func(error) any) {
 
 func (a *sessionActor) startDrain(runOwed bool, waiter *actor.PID) {
 	d := &drain{token: nextToken(), location: a.sess.Location, runOwed: runOwed}
+	a.log.Debug("drain start", "session", a.id, "token", d.token, "run", runOwed, "pending", len(a.pending))
 	d.spanCtx, d.span = a.rt.cfg.Tracer.StartInvokeAgent(a.rt.ctx, telemetry.Agent{
 		SessionID: a.id, AgentName: a.sess.Agent, ProviderName: a.sess.Model.Provider, Model: a.sess.Model.ID})
 	if waiter != nil {
@@ -193,6 +194,7 @@ func (a *sessionActor) boundary() {
 		return
 	}
 	step := Decide(a.boundaryState())
+	a.log.Debug("boundary", "session", a.id, "token", d.token, "call", step.Call, "promote", step.Promote, "epoch", a.epoch != nil)
 	if step.Err != nil {
 		a.endDrain(&Outcome{Err: step.Err.Error(), Kind: "turn_limit"})
 		return
@@ -542,6 +544,7 @@ func (a *sessionActor) finishTurn() {
 // wake that arrived meanwhile starts at most one follow-up drain.
 func (a *sessionActor) endDrain(out *Outcome) {
 	d := a.drain
+	a.log.Debug("drain end", "session", a.id, "token", d.token, "outcome", out)
 	if out == nil {
 		out = &Outcome{}
 	}

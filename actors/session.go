@@ -69,6 +69,7 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 		a.abandon("session actor restarting")
 		return
 	case *actor.Stopped:
+		a.rt.acts.stopped(a.id, a.self)
 		return
 	case idleTick:
 		a.onIdleTick(ctx, m)

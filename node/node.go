@@ -54,6 +54,8 @@ type Config struct {
 	Logger *slog.Logger
 	// NoSpanStore leaves the span store out (benchmarks of the bare runtime).
 	NoSpanStore bool
+	// Faults injects actor kills at named fault points (chaos runs only).
+	Faults func(actors.FaultPoint, string) bool
 }
 
 // Node is one running sessionrt process.
@@ -124,7 +126,9 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 		n.Providers = reg
 		def := reg.Default()
 		defaultModel = messages.ModelRef{Provider: def.Provider, ID: def.Model}
-		providers = func(m messages.ModelRef) (provider.Provider, error) { return reg.For(provider.ModelRef{Provider: m.Provider, Model: m.ID}) }
+		providers = func(m messages.ModelRef) (provider.Provider, error) {
+			return reg.For(provider.ModelRef{Provider: m.Provider, Model: m.ID})
+		}
 	}
 
 	actorLog := cfg.Logger.With("lib", "protoactor")
@@ -156,6 +160,7 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 		Bus:          n.Bus,
 		Logger:       cfg.Logger,
 		Tracer:       n.Telemetry.Tracer,
+		Faults:       cfg.Faults,
 	})
 	return n, err
 }
