@@ -31,7 +31,8 @@
 // Several rows in one multi-row INSERT cost far less than one INSERT each.
 // Close every *sql.Rows before writing from the same goroutine: an open
 // result set holds a read snapshot, and a commit that must grow the memory
-// map (past Options.InitialMmapSize) waits for all snapshots to end.
+// map (past Options.InitialMmapSize, 8 GiB by default) waits for all
+// snapshots to end.
 //
 // It must not: overwrite on a duplicate key (that is error 1062), keep bbolt
 // memory past its transaction, or hold a read transaction while waiting for

@@ -37,8 +37,10 @@ type Options struct {
 	GroupCommitWait time.Duration
 	// NoSync skips fsync. For tests only: a crash can lose committed data.
 	NoSync bool
-	// InitialMmapSize is bbolt's initial memory map size; a larger map means
-	// fewer remaps, which wait for all readers. Default 1 GiB.
+	// InitialMmapSize is bbolt's initial memory map size (address space,
+	// not memory). A commit that outgrows the map remaps, and a remap waits
+	// for every open read snapshot: a goroutine that holds open *sql.Rows
+	// while it writes would wait for itself. Default 8 GiB.
 	InitialMmapSize int
 }
 
@@ -56,7 +58,7 @@ func (o Options) withDefaults() Options {
 		o.GroupCommitWait = 2 * time.Millisecond
 	}
 	if o.InitialMmapSize <= 0 {
-		o.InitialMmapSize = 1 << 30
+		o.InitialMmapSize = 8 << 30
 	}
 	return o
 }
