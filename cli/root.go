@@ -40,9 +40,12 @@ func (g *Globals) errOut() io.Writer {
 type CLI struct {
 	Globals
 
-	Serve   ServeCmd   `cmd:"" help:"Run the runtime: journal, actors and the HTTP API."`
-	Version VersionCmd `cmd:"" help:"Print the version."`
-	Journal JournalCmd `cmd:"" help:"Inspect and serve the journal database."`
+	Serve      ServeCmd      `cmd:"" help:"Run the runtime: journal, actors and the HTTP API."`
+	Session    SessionCmd    `cmd:"" help:"Create, prompt and inspect sessions on a running server."`
+	Permission PermissionCmd `cmd:"" help:"List and answer a session's permission requests."`
+	Trace      TraceCmd      `cmd:"" help:"Inspect a session's spans from the server's span store."`
+	Version    VersionCmd    `cmd:"" help:"Print the version."`
+	Journal    JournalCmd    `cmd:"" help:"Inspect and serve the journal database."`
 }
 
 // JournalCmd groups the commands that work on a journal directly.

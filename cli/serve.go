@@ -69,6 +69,7 @@ func (c *ServeCmd) Run(g *Globals) error {
 		return err
 	}
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	srv.RegisterOnShutdown(handler.Close) // open event streams end at once
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	fmt.Fprintf(g.out(), "sessionrt serving http://%s (data %s)\n", ln.Addr(), n.Config.Data)
