@@ -192,5 +192,3 @@ func (p *memPeer) inTx(f func(func(string, ...any) error, func(string, ...any) (
 }
 
 func (p *memPeer) close() {}
-
-var _ = os.Getenv

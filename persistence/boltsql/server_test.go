@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"net"
 	"os/exec"
-	"strings"
 	"testing"
 	"time"
 
@@ -120,5 +119,4 @@ func TestWireProtocolWithMariaDBClient(t *testing.T) {
 	if n := queryInt(t, e.DB(), "SELECT COUNT(*) FROM notes"); n != 3 {
 		t.Fatalf("row inserted by mariadb client missing: %d", n)
 	}
-	_ = strings.TrimSpace
 }
