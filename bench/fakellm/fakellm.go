@@ -1,0 +1,288 @@
+package fakellm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"regexp"
+	"sync/atomic"
+	"time"
+)
+
+// Config configures the server. Zero fields take the documented defaults.
+type Config struct {
+	// Addr to listen on; default "127.0.0.1:0" (a free port).
+	Addr string
+	// Model is the model name echoed in chunks; default "bench".
+	Model string
+	// ChunkDelay is waited before every streamed chunk (slow streams).
+	ChunkDelay time.Duration
+	// TextChunks splits the final text into this many deltas; default 1.
+	TextChunks int
+	// ToolSleep makes the tool command `sleep <s>; echo hi` (slow tools).
+	ToolSleep time.Duration
+}
+
+// Stats counts what the server answered.
+type Stats struct {
+	Requests, ToolCalls, Finals, Plain, Errors int64
+}
+
+// Server is a running fake model server.
+type Server struct {
+	// URL is the API root to configure as the OpenAI base URL (ends in /v1).
+	URL string
+
+	cfg                                          Config
+	srv                                          *http.Server
+	ln                                           net.Listener
+	requests, toolCalls, finals, plain, badInput atomic.Int64
+}
+
+// Start listens and serves until Close.
+func Start(cfg Config) (*Server, error) {
+	if cfg.Addr == "" {
+		cfg.Addr = "127.0.0.1:0"
+	}
+	if cfg.Model == "" {
+		cfg.Model = "bench"
+	}
+	if cfg.TextChunks <= 0 {
+		cfg.TextChunks = 1
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("fake llm: listen %s: %w", cfg.Addr, err)
+	}
+	s := &Server{URL: "http://" + ln.Addr().String() + "/v1", cfg: cfg, ln: ln}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/chat/completions", s.chat)
+	mux.HandleFunc("POST /chat/completions", s.chat)
+	mux.HandleFunc("GET /v1/models", s.models)
+	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = s.srv.Serve(ln) }()
+	return s, nil
+}
+
+// Close stops the server and its open streams.
+func (s *Server) Close() error { return s.srv.Close() }
+
+// Stats returns the counts so far.
+func (s *Server) Stats() Stats {
+	return Stats{Requests: s.requests.Load(), ToolCalls: s.toolCalls.Load(), Finals: s.finals.Load(), Plain: s.plain.Load(), Errors: s.badInput.Load()}
+}
+
+// Request is the part of a Chat Completions request the fake reads.
+type Request struct {
+	Model    string            `json:"model"`
+	Stream   bool              `json:"stream"`
+	Messages []json.RawMessage `json:"messages"`
+	Tools    []json.RawMessage `json:"tools"`
+}
+
+type message struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+// Kind is what Reply decided to answer.
+type Kind int
+
+const (
+	KindToolCall Kind = iota // call bash `echo hi`
+	KindFinal                // the tool result came back: final text
+	KindPlain                // no tools offered: a short text
+)
+
+// Answer is one decided reply.
+type Answer struct {
+	Kind Kind
+	Text string
+}
+
+var marker = regexp.MustCompile(`\[run:[^\]\s]+\]`)
+
+// Reply decides the answer to req: a final text when the latest message is
+// a tool result, a tool call when tools are offered, else a plain text.
+func Reply(req *Request) (Answer, error) {
+	if len(req.Messages) == 0 {
+		return Answer{}, errors.New("messages: empty")
+	}
+	msgs := make([]message, len(req.Messages))
+	for i, raw := range req.Messages {
+		if err := json.Unmarshal(raw, &msgs[i]); err != nil {
+			return Answer{}, fmt.Errorf("messages[%d]: %w", i, err)
+		}
+	}
+	if len(req.Tools) == 0 {
+		return Answer{Kind: KindPlain, Text: "Benchmark session"}, nil
+	}
+	if msgs[len(msgs)-1].Role == "tool" {
+		text := "done"
+		for i := len(msgs) - 1; i >= 0; i-- {
+			if msgs[i].Role == "user" {
+				if m := marker.Find(msgs[i].Content); m != nil {
+					text += " " + string(m)
+				}
+				break
+			}
+		}
+		return Answer{Kind: KindFinal, Text: text}, nil
+	}
+	return Answer{Kind: KindToolCall}, nil
+}
+
+func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, `{"object":"list","data":[{"id":%q,"object":"model","owned_by":"bench"}]}`, s.cfg.Model)
+}
+
+func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
+	s.requests.Add(1)
+	var req Request
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<20)).Decode(&req); err != nil {
+		s.fail(w, http.StatusBadRequest, "decode request: "+err.Error())
+		return
+	}
+	ans, err := Reply(&req)
+	if err != nil {
+		s.fail(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if !req.Stream {
+		s.fail(w, http.StatusBadRequest, "stream: only streaming requests are served")
+		return
+	}
+	switch ans.Kind {
+	case KindToolCall:
+		s.toolCalls.Add(1)
+	case KindFinal:
+		s.finals.Add(1)
+	default:
+		s.plain.Add(1)
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	st := &stream{w: w, ctx: r.Context(), delay: s.cfg.ChunkDelay, model: s.cfg.Model, id: fmt.Sprintf("chatcmpl-%d", s.requests.Load())}
+	if f, ok := w.(http.Flusher); ok {
+		st.flush = f.Flush
+	}
+	st.send(delta{Role: "assistant"}, nil)
+	finish := "stop"
+	if ans.Kind == KindToolCall {
+		cmd := "echo hi"
+		if s.cfg.ToolSleep > 0 {
+			cmd = fmt.Sprintf("sleep %g; echo hi", s.cfg.ToolSleep.Seconds())
+		}
+		args, _ := json.Marshal(map[string]string{"command": cmd, "description": "Print hi"})
+		id := fmt.Sprintf("call_%d", s.requests.Load())
+		st.send(delta{ToolCalls: []toolCall{{Index: 0, ID: id, Type: "function", Function: function{Name: "bash"}}}}, nil)
+		st.send(delta{ToolCalls: []toolCall{{Index: 0, Function: function{Arguments: string(args)}}}}, nil)
+		finish = "tool_calls"
+	} else {
+		for _, part := range split(ans.Text, s.cfg.TextChunks) {
+			st.send(delta{Content: part}, nil)
+		}
+	}
+	st.send(delta{}, &finish)
+	st.usage()
+	st.raw("[DONE]")
+}
+
+func (s *Server) fail(w http.ResponseWriter, code int, msg string) {
+	s.badInput.Add(1)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	b, _ := json.Marshal(map[string]any{"error": map[string]string{"message": "fakellm: " + msg, "type": "invalid_request_error"}})
+	_, _ = w.Write(b)
+}
+
+// split cuts s into at most n pieces of similar length, on rune boundaries.
+func split(s string, n int) []string {
+	r := []rune(s)
+	if n <= 1 || len(r) <= 1 {
+		return []string{s}
+	}
+	n = min(n, len(r))
+	out := make([]string, 0, n)
+	for i := range n {
+		out = append(out, string(r[i*len(r)/n:(i+1)*len(r)/n]))
+	}
+	return out
+}
+
+type function struct {
+	Name      string `json:"name,omitempty"`
+	Arguments string `json:"arguments"`
+}
+
+type toolCall struct {
+	Index    int      `json:"index"`
+	ID       string   `json:"id,omitempty"`
+	Type     string   `json:"type,omitempty"`
+	Function function `json:"function"`
+}
+
+type delta struct {
+	Role      string     `json:"role,omitempty"`
+	Content   string     `json:"content,omitempty"`
+	ToolCalls []toolCall `json:"tool_calls,omitempty"`
+}
+
+type stream struct {
+	w     http.ResponseWriter
+	ctx   context.Context
+	flush func()
+	delay time.Duration
+	model string
+	id    string
+	dead  bool
+}
+
+func (st *stream) wait() {
+	if st.delay <= 0 || st.dead {
+		return
+	}
+	t := time.NewTimer(st.delay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-st.ctx.Done():
+		st.dead = true
+	}
+}
+
+func (st *stream) send(d delta, finish *string) {
+	st.wait()
+	chunk := map[string]any{
+		"id": st.id, "object": "chat.completion.chunk", "created": time.Now().Unix(), "model": st.model,
+		"choices": []any{map[string]any{"index": 0, "delta": d, "finish_reason": finish}},
+	}
+	b, _ := json.Marshal(chunk)
+	st.raw(string(b))
+}
+
+func (st *stream) usage() {
+	b, _ := json.Marshal(map[string]any{
+		"id": st.id, "object": "chat.completion.chunk", "created": time.Now().Unix(), "model": st.model, "choices": []any{},
+		"usage": map[string]int{"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110},
+	})
+	st.raw(string(b))
+}
+
+func (st *stream) raw(data string) {
+	if st.dead {
+		return
+	}
+	if _, err := fmt.Fprintf(st.w, "data: %s\n\n", data); err != nil {
+		st.dead = true
+		return
+	}
+	if st.flush != nil {
+		st.flush()
+	}
+}
+
