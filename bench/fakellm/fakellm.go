@@ -285,4 +285,3 @@ func (st *stream) raw(data string) {
 		st.flush()
 	}
 }
-
