@@ -10,6 +10,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/sessionrt/sessionrt/compaction"
 	"github.com/sessionrt/sessionrt/contextsources"
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/provider"
@@ -36,6 +37,11 @@ type drain struct {
 	spanCtx      context.Context // carries the invoke_agent span
 	span         trace.Span
 	usage        telemetry.Usage
+	// compacted: a compaction completed for the current logical turn (it
+	// is never compacted twice); compacting cancels one in flight.
+	compacted        bool
+	compacting       context.CancelFunc
+	manualCompaction bool
 }
 
 // turn is one provider turn in flight.
@@ -109,6 +115,10 @@ func (a *sessionActor) onDrainMessage(ctx actor.Context, msg any) {
 			return
 		}
 		d.loc = m.loc
+		if d.manualCompaction {
+			a.manualCompaction()
+			return
+		}
 		a.boundary()
 	case *contextObserved:
 		if d == nil || m.token != d.token {
@@ -132,6 +142,11 @@ func (a *sessionActor) onDrainMessage(ctx actor.Context, msg any) {
 			return
 		}
 		a.onStreamEnded(m.err)
+	case *compactionDone:
+		if d == nil || m.token != d.token {
+			return
+		}
+		a.onCompactionDone(m)
 	case *toolSettled:
 		a.onToolSettled(m)
 	case *permissionAsk:
@@ -217,6 +232,9 @@ func (a *sessionActor) boundary() {
 		a.fault(FaultAfterPromotion)
 	}
 	d.turnsUsed, d.lastTurn, d.runOwed = step.TurnsUsed, step.LastTurn, false
+	if len(step.Promote) > 0 {
+		d.compacted = false // a new logical turn
+	}
 	d.continuation = false
 	// Promoted input precedes any context update at this boundary.
 	a.observe(false)
@@ -356,6 +374,16 @@ func (a *sessionActor) startTurn(tools []provider.Tool) {
 		return
 	}
 	req := buildRequest(turnRequest{Model: a.sess.Model, Baseline: a.epoch.Baseline, History: history, Tools: tools, LastTurn: d.lastTurn})
+	if a.needsCompaction(req) {
+		err := a.startCompaction(history, req, false)
+		if err == nil {
+			return // the turn is rebuilt once the compaction is stored
+		}
+		if !errors.Is(err, compaction.ErrNothingToCompact) {
+			a.endDrain(&Outcome{Err: "compaction: " + err.Error(), Kind: "compaction"})
+			return
+		}
+	}
 	t := &turn{
 		token:       nextToken(),
 		assistantID: messages.NewID("msg"),
@@ -516,11 +544,27 @@ func (a *sessionActor) finishTurn() {
 		if errorCode(t.err) == CodeFenced {
 			return // the activation is stopping
 		}
-		if errors.Is(t.err, provider.ErrContextOverflow) {
+		overflow := errors.Is(t.err, provider.ErrContextOverflow)
+		if overflow {
 			kind = "overflow"
 		}
 		if err := a.append(messages.TurnFailed{AssistantMessageID: t.assistantID, ErrorKind: kind, Message: t.err.Error()}); err != nil {
 			return
+		}
+		if overflow {
+			// Exactly one compaction and one rebuilt attempt, never after
+			// durable output, never a loop.
+			retrying, err := a.compactOnOverflow(t)
+			if retrying {
+				d.turnsUsed-- // the rebuilt attempt is the same logical turn
+				return
+			}
+			if err != nil {
+				d.lastErr = &Outcome{Err: err.Error(), Kind: "overflow"}
+				d.continuation = false
+				a.endDrain(d.lastErr)
+				return
+			}
 		}
 		d.lastErr = &Outcome{Err: t.err.Error(), Kind: kind}
 		d.continuation = false
@@ -536,6 +580,7 @@ func (a *sessionActor) finishTurn() {
 		return
 	}
 	d.lastErr = nil
+	d.compacted = false
 	d.continuation = len(t.order) > 0 && t.finish != provider.FinishContentFilter
 	a.boundary()
 }
@@ -591,6 +636,10 @@ func (a *sessionActor) beginInterrupt() {
 		a.cancelTools()
 		return // the stream's end and the settlements call finishInterrupt
 	}
+	if d.compacting != nil {
+		d.compacting() // its result finishes the interrupt; nothing is stored
+		return
+	}
 	if !d.busy {
 		a.finishInterrupt()
 	}
@@ -634,6 +683,9 @@ func (a *sessionActor) abandon(why string) {
 	if d.turn != nil {
 		d.turn.cancel()
 		a.cancelTools()
+	}
+	if d.compacting != nil {
+		d.compacting()
 	}
 	a.drain = nil
 	out := &Outcome{Err: why, Kind: "fenced", LastSeq: a.seq}

@@ -13,6 +13,7 @@ const (
 	CodeConflict = "conflict"  // an ID reused with other content
 	CodeBacklog  = "backlog"   // the inbox is full
 	CodeFenced   = "fenced"    // the activation lost ownership; retry
+	CodeBusy     = "busy"      // the session is running and the command needs it idle
 	CodeInternal = "internal"
 )
 
@@ -38,6 +39,7 @@ var (
 	ErrConflict = &CommandError{Code: CodeConflict}
 	ErrBacklog  = &CommandError{Code: CodeBacklog}
 	ErrFenced   = &CommandError{Code: CodeFenced}
+	ErrBusy     = &CommandError{Code: CodeBusy}
 )
 
 func invalidf(msg string) error { return &CommandError{Code: CodeInvalid, Msg: msg} }

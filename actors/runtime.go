@@ -12,6 +12,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/sessionrt/sessionrt/compaction"
 	"github.com/sessionrt/sessionrt/contextsources"
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/persistence"
@@ -73,6 +74,11 @@ type Config struct {
 	// Faults, when set, is asked at every FaultPoint whether to kill the
 	// actor there (chaos runs only).
 	Faults func(FaultPoint, string) bool
+	// Compaction configures automatic compaction. Default compaction.DefaultConfig().
+	Compaction *compaction.Config
+	// ModelLimits returns a model's context window and output limit in
+	// tokens (0: unknown, which turns automatic compaction off).
+	ModelLimits func(messages.ModelRef) (window, outputLimit int)
 }
 
 func (c *Config) withDefaults() error {
@@ -109,6 +115,10 @@ func (c *Config) withDefaults() error {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Compaction == nil {
+		def := compaction.DefaultConfig()
+		c.Compaction = &def
 	}
 	return nil
 }

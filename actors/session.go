@@ -113,6 +113,16 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 			return
 		}
 		a.drain.waiters = append(a.drain.waiters, ctx.Sender())
+	case *Compact:
+		switch {
+		case !a.exists:
+			a.respond(ctx, a.notFound())
+		case a.drain != nil:
+			a.respond(ctx, &CommandError{Code: CodeBusy, Msg: fmt.Sprintf("session %s is running; compact it when idle (or interrupt it first)", a.id)})
+		default:
+			a.startDrain(false, ctx.Sender())
+			a.drain.manualCompaction = true
+		}
 	case *recoverSession:
 		a.respond(ctx, a.recoverAfterRestart(m.policy))
 	case *midTool:

@@ -130,6 +130,15 @@ func (s *Sessions) Interrupt(ctx context.Context, id string) error {
 	return err
 }
 
+// Compact runs a manual compaction of an idle session and returns how it ended.
+func (s *Sessions) Compact(ctx context.Context, id string) (*Outcome, error) {
+	res, err := s.ask(ctx, id, &Compact{}, longWait)
+	if err != nil {
+		return nil, err
+	}
+	return res.(*Outcome), nil
+}
+
 // Move changes the session's Location.
 func (s *Sessions) Move(ctx context.Context, id, to string) (*Info, error) {
 	return s.info(ctx, id, &Move{To: to})

@@ -12,6 +12,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/sessionrt/sessionrt/actors"
+	"github.com/sessionrt/sessionrt/compaction"
 	"github.com/sessionrt/sessionrt/contextsources"
 	"github.com/sessionrt/sessionrt/contextsources/environment"
 	"github.com/sessionrt/sessionrt/contextsources/instructions"
@@ -56,6 +57,10 @@ type Config struct {
 	NoSpanStore bool
 	// Faults injects actor kills at named fault points (chaos runs only).
 	Faults func(actors.FaultPoint, string) bool
+	// Compaction configures automatic compaction (default: on, 20k buffer, 8k kept).
+	Compaction *compaction.Config
+	// ModelLimits overrides the catalog's context window and output limit.
+	ModelLimits func(messages.ModelRef) (window, outputLimit int)
 }
 
 // Node is one running sessionrt process.
@@ -161,6 +166,8 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 		Logger:       cfg.Logger,
 		Tracer:       n.Telemetry.Tracer,
 		Faults:       cfg.Faults,
+		Compaction:   cfg.Compaction,
+		ModelLimits:  cfg.ModelLimits,
 	})
 	return n, err
 }
