@@ -27,7 +27,7 @@
 //	POST /api/session/{id}/permission/{requestID}/reply   {reply: once|always|reject, message?}
 //	GET  /api/session/{id}/question                   always empty (no question tool)
 //	POST /api/session/{id}/question/{requestID}/reply|reject   404 naming the request
-//	POST /api/session/{id}/compact                    501 (compaction is issue 9)
+//	POST /api/session/{id}/compact                    manual compaction: 204, 409 while running, 503 when it failed
 //	GET  /api/event?sessionID                         SSE: live bus; last event server.cut when cut
 //	POST /api/session/{id}/run                        sessionrt: explicit run → outcome
 //	POST /api/session/{id}/move                       sessionrt: {location:{directory}}

@@ -53,6 +53,8 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, sessionID string, 
 	case code == actors.CodeBacklog || errors.Is(err, persistence.ErrBacklogFull):
 		w.Header().Set("Retry-After", "1")
 		writeError(w, http.StatusTooManyRequests, wire.Error{Tag: wire.TagBacklog, Message: err.Error()})
+	case code == actors.CodeBusy:
+		writeError(w, http.StatusConflict, wire.Error{Tag: wire.TagConflict, Resource: sessionID, Message: err.Error()})
 	case code == actors.CodeFenced:
 		w.Header().Set("Retry-After", "1")
 		writeError(w, http.StatusServiceUnavailable, wire.Error{Tag: wire.TagServiceUnavailable, Service: "session", Message: err.Error()})

@@ -317,11 +317,21 @@ func (s *Server) compact(w http.ResponseWriter, r *http.Request) {
 	if !noBody(w, r) {
 		return
 	}
-	if _, ok := s.session(w, r); !ok {
+	sess, ok := s.session(w, r)
+	if !ok {
 		return
 	}
-	writeError(w, http.StatusNotImplemented, wire.Error{Tag: wire.TagNotImplemented,
-		Message: "manual compaction is not implemented yet: the Session has no compaction (issue 9, \"Compaction: automatic, overflow-triggered, and manual\")"})
+	out, err := s.cfg.Sessions.Compact(r.Context(), sess.ID)
+	if err != nil {
+		s.fail(w, r, sess.ID, err)
+		return
+	}
+	if out.Err != "" {
+		// Nothing was stored: the previous history boundary stays.
+		writeError(w, http.StatusServiceUnavailable, wire.Error{Tag: wire.TagServiceUnavailable, Service: "compaction", Message: out.Err})
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
 }
 
 func (s *Server) switchAgent(w http.ResponseWriter, r *http.Request) {
