@@ -1,0 +1,14 @@
+// Package driver runs the workload of `sessionrt bench` against one system
+// under test: it starts the system as a subprocess with a fresh data
+// directory (a Target says how), drives it through OpenCode's V2 session
+// routes only (POST /api/session, POST /api/session/{id}/prompt, then POST
+// /api/session/{id}/wait and a read of the newest message to confirm the
+// reply), and measures start-up to first answer, single-session latency,
+// throughput at several concurrency levels, server CPU per turn and RSS
+// (both from /proc). Report renders results side by side as a table, JSON
+// and a PNG chart.
+//
+// Every turn is one prompt answered by the fake model (package fakellm) in
+// two model calls around one real bash `echo hi`. The driver must not use
+// anything a V2 server other than sessionrt lacks.
+package driver

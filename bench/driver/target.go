@@ -1,0 +1,54 @@
+package driver
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+)
+
+// Setup is what a Target gets for one run.
+type Setup struct {
+	// Dir is a fresh directory for the server's state (data, HOME, logs).
+	Dir string
+	// Project is the working directory sessions are created in.
+	Project string
+	// Addr is the free loopback host:port to serve on.
+	Addr string
+	// LLMURL is the fake model server's OpenAI base URL (ends in /v1).
+	LLMURL string
+}
+
+// Target is a system under test: how to start its server.
+type Target interface {
+	Name() string
+	Command(ctx context.Context, s Setup) (*exec.Cmd, error)
+}
+
+// Sessionrt runs `sessionrt serve` with the fake server as its OpenAI
+// provider.
+type Sessionrt struct {
+	// Binary is the sessionrt executable; default the running one.
+	Binary string
+}
+
+func (Sessionrt) Name() string { return "sessionrt" }
+
+func (t Sessionrt) Command(ctx context.Context, s Setup) (*exec.Cmd, error) {
+	bin := t.Binary
+	if bin == "" {
+		var err error
+		if bin, err = os.Executable(); err != nil {
+			return nil, fmt.Errorf("sessionrt binary: %w", err)
+		}
+	}
+	cmd := exec.CommandContext(ctx, bin, "--data", s.Dir+"/data", "serve", "--insecure", "--listen", s.Addr)
+	cmd.Dir = s.Project
+	cmd.Env = append(os.Environ(),
+		"OPENAI_BASE_URL="+s.LLMURL,
+		"OPENAI_API_KEY=bench",
+		"SESSIONRT_MODEL=openai/bench",
+		"ANTHROPIC_API_KEY=", // only the fake model is configured
+	)
+	return cmd, nil
+}

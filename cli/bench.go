@@ -1,0 +1,99 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/sessionrt/sessionrt/bench/driver"
+	"github.com/sessionrt/sessionrt/bench/fakellm"
+	"github.com/sessionrt/sessionrt/bench/peer"
+)
+
+// BenchCmd measures sessionrt (and a peer) end to end over HTTP against a
+// fake model server, each in a subprocess with a fresh data directory.
+type BenchCmd struct {
+	Peer       string        `help:"Incumbent to run beside sessionrt (opencode); empty runs sessionrt alone." enum:",opencode" default:""`
+	Out        string        `help:"Directory for bench.json (and the chart); default none." type:"path"`
+	Runs       int           `help:"Single-session latency runs." default:"30"`
+	Levels     string        `help:"Throughput steps as sessions×turns, comma-separated." default:"10x5,50x2,500x1"`
+	ChunkDelay time.Duration `help:"Fake model: delay before each streamed chunk (slow streams)." default:"0s"`
+	ToolSleep  time.Duration `help:"Fake model: the bash call sleeps this long before echo (slow tools)." default:"0s"`
+	Binary     string        `help:"sessionrt executable to serve (default this one)." type:"path" hidden:""`
+	Work       string        `help:"Scratch directory for the servers' data (default a fresh temp dir, removed after)." type:"path"`
+}
+
+func parseLevels(s string) ([]driver.Level, error) {
+	var out []driver.Level
+	for _, part := range strings.Split(s, ",") {
+		a, b, ok := strings.Cut(strings.TrimSpace(part), "x")
+		n, err1 := strconv.Atoi(a)
+		t, err2 := strconv.Atoi(b)
+		if !ok || err1 != nil || err2 != nil || n <= 0 || t <= 0 {
+			return nil, fmt.Errorf("--levels: %q is not sessions×turns like 50x2", part)
+		}
+		out = append(out, driver.Level{Sessions: n, Turns: t})
+	}
+	return out, nil
+}
+
+func (c *BenchCmd) Run(g *Globals) error {
+	levels, err := parseLevels(c.Levels)
+	if err != nil {
+		return err
+	}
+	if c.Runs <= 0 {
+		return fmt.Errorf("--runs must be positive, not %d", c.Runs)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	work := c.Work
+	if work == "" {
+		if work, err = os.MkdirTemp("", "sessionrt-bench-"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(work)
+	}
+	llm, err := fakellm.Start(fakellm.Config{ChunkDelay: c.ChunkDelay, ToolSleep: c.ToolSleep})
+	if err != nil {
+		return err
+	}
+	defer llm.Close()
+
+	targets := []driver.Target{driver.Sessionrt{Binary: c.Binary}}
+	if c.Peer == "opencode" {
+		targets = append(targets, &peer.OpenCode{Progress: g.errOut()})
+	}
+	var results []driver.Result
+	for _, t := range targets {
+		dir := filepath.Join(work, t.Name())
+		if err := os.RemoveAll(dir); err != nil {
+			return err
+		}
+		res, err := driver.Run(ctx, driver.Config{Target: t, LLMURL: llm.URL, Dir: dir, LatencyRuns: c.Runs, Levels: levels, Progress: g.errOut()})
+		if err != nil {
+			return fmt.Errorf("bench %s: %w", t.Name(), err)
+		}
+		results = append(results, res)
+	}
+	rep := driver.Compare(results...)
+	if err := rep.Print(g.out()); err != nil {
+		return err
+	}
+	st := llm.Stats()
+	fmt.Fprintf(g.errOut(), "fake model: %d requests (%d tool calls, %d finals, %d plain, %d refused)\n", st.Requests, st.ToolCalls, st.Finals, st.Plain, st.Errors)
+	if c.Out != "" {
+		if err := rep.Write(c.Out); err != nil {
+			return err
+		}
+		fmt.Fprintf(g.errOut(), "wrote %s\n", c.Out)
+	}
+	return nil
+}
