@@ -208,6 +208,11 @@ func RunActorKills(ctx context.Context, cfg ActorConfig) (Report, error) {
 // driveSession creates the session, admits its prompts (retrying each with
 // its ID until acknowledged) and runs it until every prompt is answered.
 func driveSession(ctx context.Context, n *node.Node, sid, loc string, more func(int) bool, salt int) ([]string, error) {
+	return driveSessionAcked(ctx, n, sid, loc, more, salt, nil)
+}
+
+// driveSessionAcked is driveSession telling ack about each acknowledged prompt.
+func driveSessionAcked(ctx context.Context, n *node.Node, sid, loc string, more func(int) bool, salt int, ack func(string)) ([]string, error) {
 	if err := retry(ctx, func() error {
 		_, err := n.Sessions.Create(ctx, sid, actors.Create{Location: loc})
 		return err
@@ -229,6 +234,9 @@ func driveSession(ctx context.Context, n *node.Node, sid, loc string, more func(
 			return ids, err
 		}
 		ids = append(ids, id)
+		if ack != nil {
+			ack(id)
+		}
 		if k%4 == 3 {
 			_, _ = n.Sessions.WaitIdle(ctx, sid) // let turns run between bursts
 		}

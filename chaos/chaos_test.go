@@ -2,8 +2,11 @@ package chaos
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"testing"
 )
 
@@ -27,5 +30,46 @@ func TestActorKillsAtEveryFaultPointKeepTheInvariants(t *testing.T) {
 		if rep.Faults[p] == 0 {
 			t.Errorf("no fault injected at %s", p)
 		}
+	}
+}
+
+func TestMain(m *testing.M) {
+	if os.Getenv("SESSIONRT_CHAOS_WORKER") != "" {
+		var cfg WorkerConfig
+		if err := json.Unmarshal([]byte(os.Getenv("SESSIONRT_CHAOS_WORKER")), &cfg); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		if err := Worker(context.Background(), cfg, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "worker:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func TestProcessKillsLoseNothingAndLeaveNoOrphans(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts and SIGKILLs worker processes")
+	}
+	rep, err := RunProcessKills(context.Background(), ProcessConfig{
+		Data: t.TempDir(),
+		Command: func(cfg WorkerConfig) *exec.Cmd {
+			b, _ := json.Marshal(cfg)
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), "SESSIONRT_CHAOS_WORKER="+string(b))
+			return cmd
+		},
+	})
+	t.Logf("\n%s", rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if rep.ProcessKills < 10 || rep.PromptsAcknowledged == 0 {
+		t.Fatalf("the run exercised too little: %d kills, %d prompts", rep.ProcessKills, rep.PromptsAcknowledged)
 	}
 }

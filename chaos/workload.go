@@ -18,6 +18,9 @@ import (
 // SideEffects is the file in the Location every tool call appends its marker to.
 const SideEffects = "side-effects.log"
 
+// ToolPIDs is the file every tool call appends its shell's PID to.
+const ToolPIDs = "tool-pids.log"
+
 // Model is the model chaos sessions use.
 var Model = messages.ModelRef{Provider: "scripted", ID: "chaos"}
 
@@ -34,7 +37,7 @@ func newProvider(nonce string) (*scripted.Provider, error) {
 		}
 		marker := fmt.Sprintf("%s-%d", nonce, calls.Add(1))
 		args, _ := json.Marshal(map[string]string{
-			"command":     fmt.Sprintf("echo %s >> %s && sleep 0.02", marker, SideEffects),
+			"command":     fmt.Sprintf("echo $$ >> %s; echo %s >> %s && sleep 0.05", ToolPIDs, marker, SideEffects),
 			"description": "chaos side effect",
 		})
 		return scripted.Turn{Text: "working", Chunk: 3, ToolCalls: []scripted.ToolCall{{ID: "call_" + marker, Name: "bash", Args: args}}}, nil

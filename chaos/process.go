@@ -1,0 +1,244 @@
+package chaos
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/sessionrt/sessionrt/messages"
+	"github.com/sessionrt/sessionrt/node"
+	"github.com/sessionrt/sessionrt/persistence"
+	"github.com/sessionrt/sessionrt/provider"
+)
+
+// WorkerConfig configures one worker process of a process-kill run.
+type WorkerConfig struct {
+	Data     string // the run's directory (shared by every worker)
+	Sessions int
+	Prompts  int
+}
+
+// Worker is the body of a worker process: it starts a node on the run's
+// journal (recovering whatever the previous worker left mid-drain), admits
+// every session's prompts (idempotently, by ID), prints "ack <session>
+// <message>" for each admission, and drives the sessions until all settled.
+// A parent kills it at random moments; the last worker runs to the end.
+func Worker(ctx context.Context, cfg WorkerConfig, out io.Writer) error {
+	loc := filepath.Join(cfg.Data, "project")
+	if err := os.MkdirAll(loc, 0o755); err != nil {
+		return err
+	}
+	prov, err := newProvider(fmt.Sprintf("w%d", os.Getpid()))
+	if err != nil {
+		return err
+	}
+	n, err := node.Start(ctx, node.Config{
+		Data:         filepath.Join(cfg.Data, "data"),
+		Providers:    func(messages.ModelRef) (provider.Provider, error) { return prov, nil },
+		DefaultModel: Model,
+		Logger:       slog.New(slog.DiscardHandler),
+		NoSpanStore:  true,
+	})
+	if err != nil {
+		return err
+	}
+	defer n.Stop(context.Background())
+	if _, err := n.Sessions.Recover(ctx, nil); err != nil {
+		return err
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	errs := make(chan error, cfg.Sessions)
+	for i := 0; i < cfg.Sessions; i++ {
+		sid := fmt.Sprintf("ses_proc_%d", i)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			more := func(k int) bool { return k < cfg.Prompts }
+			_, err := driveSessionAcked(ctx, n, sid, loc, more, i, func(id string) {
+				mu.Lock()
+				fmt.Fprintf(out, "ack %s %s\n", sid, id)
+				mu.Unlock()
+			})
+			if err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		return err
+	}
+	fmt.Fprintln(out, "settled")
+	return nil
+}
+
+// ProcessConfig configures a run that SIGKILLs whole worker processes.
+type ProcessConfig struct {
+	Data     string
+	Sessions int // default 6
+	Prompts  int // per session, default 8
+	Kills    int // default 12
+	Seed     uint64
+	// Command builds the command that runs Worker with the given arguments
+	// (the test binary re-executing itself, or `sessionrt chaos worker`).
+	Command func(cfg WorkerConfig) *exec.Cmd
+	Timeout time.Duration // default 5 minutes
+}
+
+// RunProcessKills starts workers and SIGKILLs them at random moments, then
+// lets a last worker finish and checks the invariants, and that no tool
+// process outlived its killed worker.
+func RunProcessKills(ctx context.Context, cfg ProcessConfig) (Report, error) {
+	if cfg.Sessions <= 0 {
+		cfg.Sessions = 6
+	}
+	if cfg.Prompts <= 0 {
+		cfg.Prompts = 8
+	}
+	if cfg.Kills <= 0 {
+		cfg.Kills = 12
+	}
+	if cfg.Seed == 0 {
+		cfg.Seed = uint64(time.Now().UnixNano())
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 5 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+	rep := Report{Mode: "process-kills", Faults: map[string]int{}}
+	rng := rand.New(rand.NewPCG(cfg.Seed, cfg.Seed>>1))
+	wcfg := WorkerConfig{Data: cfg.Data, Sessions: cfg.Sessions, Prompts: cfg.Prompts}
+	acked := map[string][]string{}
+	seen := map[string]bool{}
+	record := func(line string) {
+		f := strings.Fields(line)
+		if len(f) == 3 && f[0] == "ack" && !seen[f[2]] {
+			seen[f[2]] = true
+			acked[f[1]] = append(acked[f[1]], f[2])
+		}
+	}
+	for kill := 0; kill < cfg.Kills; kill++ {
+		cmd := cfg.Command(wcfg)
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			return rep, err
+		}
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			return rep, err
+		}
+		lines := make(chan string, 1024)
+		go func() {
+			sc := bufio.NewScanner(stdout)
+			for sc.Scan() {
+				lines <- sc.Text()
+			}
+			close(lines)
+		}()
+		// Let it work for a random while (start-up included), then kill it.
+		deadline := time.After(time.Duration(300+rng.IntN(900)) * time.Millisecond)
+	wait:
+		for {
+			select {
+			case l, ok := <-lines:
+				if !ok {
+					break wait
+				}
+				record(l)
+			case <-deadline:
+				break wait
+			}
+		}
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+		for l := range lines {
+			record(l)
+		}
+		_ = cmd.Wait()
+		rep.ProcessKills++
+		if err := orphans(filepath.Join(cfg.Data, "project")); err != nil {
+			rep.problem("%v", err)
+		}
+	}
+	// The last worker runs to the end.
+	cmd := cfg.Command(wcfg)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return rep, err
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return rep, err
+	}
+	settled := false
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		record(sc.Text())
+		settled = settled || sc.Text() == "settled"
+	}
+	if err := cmd.Wait(); err != nil || !settled {
+		return rep, fmt.Errorf("final worker: %v (settled %v)", err, settled)
+	}
+	j, err := persistence.OpenURL(ctx, filepath.Join(cfg.Data, "data", "journal"), "", true, persistence.Config{})
+	if err != nil {
+		return rep, err
+	}
+	defer j.Close()
+	err = check(ctx, j, filepath.Join(cfg.Data, "project"), acked, &rep)
+	return rep, err
+}
+
+// orphans fails when a tool process recorded in the pid file still runs
+// after its server was killed.
+func orphans(loc string) error {
+	b, err := os.ReadFile(filepath.Join(loc, ToolPIDs))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, f := range strings.Fields(string(b)) {
+		pid, err := strconv.Atoi(f)
+		if err != nil {
+			continue
+		}
+		// The group leader may take a moment to be reaped by init; wait
+		// boundedly for it to go.
+		gone := false
+		for i := 0; i < 200 && !gone; i++ {
+			gone = syscall.Kill(pid, 0) == syscall.ESRCH || zombie(pid)
+			if !gone {
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+		if !gone {
+			return fmt.Errorf("tool process %d outlived its killed server", pid)
+		}
+	}
+	return nil
+}
+
+func zombie(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i > 0 && i+2 < len(s) && s[i+2] == 'Z'
+}
