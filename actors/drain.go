@@ -601,6 +601,7 @@ func (a *sessionActor) endDrain(out *Outcome) {
 	out.LastSeq = a.seq
 	a.drain = nil
 	endDrainSpan(d, out)
+	a.drainMetrics(out)
 	a.lastOutcome = out
 	for _, w := range d.waiters {
 		a.system.Root.Send(w, out)
@@ -664,6 +665,7 @@ func (a *sessionActor) finishInterrupt() {
 	a.drain = nil
 	out := &Outcome{Err: "interrupted", Kind: "interrupted", LastSeq: a.seq}
 	endDrainSpan(d, out)
+	a.drainMetrics(out)
 	a.lastOutcome = out
 	for _, w := range d.waiters {
 		a.system.Root.Send(w, out)
@@ -690,6 +692,7 @@ func (a *sessionActor) abandon(why string) {
 	a.drain = nil
 	out := &Outcome{Err: why, Kind: "fenced", LastSeq: a.seq}
 	endDrainSpan(d, out)
+	a.drainMetrics(out)
 	a.lastOutcome = out
 	for _, w := range d.waiters {
 		a.system.Root.Send(w, out)
@@ -707,6 +710,13 @@ var errInterrupted = errors.New("interrupted")
 
 // endChat ends a turn's chat span with its usage and finish reason.
 func (a *sessionActor) endChat(t *turn) {
+	if m := a.rt.cfg.Metrics; m != nil {
+		reason := string(t.finish)
+		if t.err != nil {
+			reason = "error"
+		}
+		m.TurnFinished(t.model.Provider, reason)
+	}
 	if t.span == nil {
 		return
 	}
@@ -721,6 +731,16 @@ func (a *sessionActor) endChat(t *turn) {
 		d.usage.OutputTokens += u.OutputTokens
 	}
 	t.span = nil
+}
+
+func (a *sessionActor) drainMetrics(out *Outcome) {
+	if m := a.rt.cfg.Metrics; m != nil {
+		kind := "completed"
+		if out != nil && out.Kind != "" {
+			kind = out.Kind
+		}
+		m.DrainFinished(kind)
+	}
 }
 
 func endDrainSpan(d *drain, out *Outcome) {

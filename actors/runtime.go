@@ -19,6 +19,7 @@ import (
 	"github.com/sessionrt/sessionrt/provider"
 	"github.com/sessionrt/sessionrt/supervisor"
 	"github.com/sessionrt/sessionrt/telemetry"
+	"github.com/sessionrt/sessionrt/telemetry/metrics"
 	"github.com/sessionrt/sessionrt/toolactors"
 	"github.com/sessionrt/sessionrt/toolactors/permission"
 )
@@ -76,6 +77,8 @@ type Config struct {
 	Faults func(FaultPoint, string) bool
 	// Compaction configures automatic compaction. Default compaction.DefaultConfig().
 	Compaction *compaction.Config
+	// Metrics receives the runtime's counters; nil records nothing.
+	Metrics *metrics.Runtime
 	// ModelLimits returns a model's context window and output limit in
 	// tokens (0: unknown, which turns automatic compaction off).
 	ModelLimits func(messages.ModelRef) (window, outputLimit int)
@@ -180,6 +183,7 @@ const ToolRegistryName = "tools"
 
 // observeContext blocks: call it off the mailbox.
 func (rt *runtime) observeContext(pid *actor.PID, extra []contextsources.SystemContext) (contextsources.Observation, error) {
+	start := time.Now()
 	res, err := rt.system.Root.RequestFuture(pid, &supervisor.ObserveContext{Extra: extra}, rt.cfg.RequestTimeout).Result()
 	if err != nil {
 		return contextsources.Observation{}, err
@@ -187,6 +191,12 @@ func (rt *runtime) observeContext(pid *actor.PID, extra []contextsources.SystemC
 	o, ok := res.(*supervisor.ContextObserved)
 	if !ok {
 		return contextsources.Observation{}, fmt.Errorf("context registry answered %T", res)
+	}
+	if m := rt.cfg.Metrics; m != nil && o.Err == nil {
+		m.ContextObserved("all", time.Since(start))
+		for _, key := range o.Observation.Unavailable() {
+			m.SourceUnavailable(key)
+		}
 	}
 	return o.Observation, o.Err
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"sync/atomic"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 
@@ -54,6 +55,9 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
 		a.self, a.system = ctx.Self(), ctx.ActorSystem()
+		if m := a.rt.cfg.Metrics; m != nil {
+			m.SessionsActive.Add(1)
+		}
 		a.idle.touch(a.system, a.self)
 		if err := a.activate(ctx); err != nil {
 			a.log.Error("session activation failed", "session", a.id, "err", err)
@@ -70,6 +74,9 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 		return
 	case *actor.Stopped:
 		a.rt.acts.stopped(a.id, a.self)
+		if m := a.rt.cfg.Metrics; m != nil {
+			m.SessionsActive.Add(-1)
+		}
 		return
 	case idleTick:
 		a.onIdleTick(ctx, m)
@@ -226,7 +233,11 @@ func (a *sessionActor) reload() error {
 // them to the in-memory state. On a fence or conflict the activation is
 // stale: it stops, and the next command re-activates from the journal.
 func (a *sessionActor) append(events ...messages.Event) error {
+	start := time.Now()
 	last, err := a.rt.journal.Append(a.rt.ctx, a.id, a.seq, a.ownership, events...)
+	if m := a.rt.cfg.Metrics; m != nil {
+		m.JournalAppended(time.Since(start))
+	}
 	if err != nil {
 		if errors.Is(err, persistence.ErrFenced) || errors.Is(err, persistence.ErrConflict) {
 			a.log.Warn("session activation fenced; stopping", "session", a.id, "err", err)

@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"strings"
 	"testing"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -9,6 +10,7 @@ import (
 	"github.com/sessionrt/sessionrt/provider"
 	"github.com/sessionrt/sessionrt/provider/scripted"
 	"github.com/sessionrt/sessionrt/telemetry"
+	"github.com/sessionrt/sessionrt/telemetry/metrics"
 )
 
 func TestDrainTurnsAndToolsAreTracedAsOneTree(t *testing.T) {
@@ -62,4 +64,36 @@ func names(spans tracetest.SpanStubs) []string {
 		out = append(out, s.Name)
 	}
 	return out
+}
+
+func TestRuntimeMetricsCountDrainsTurnsAndTools(t *testing.T) {
+	reg := metrics.NewRegistry()
+	rt, err := metrics.NewRuntime(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, func(req *provider.Request, n int) (scripted.Turn, error) {
+		if n == 0 {
+			return bashEcho("hi"), nil
+		}
+		return scripted.Turn{Text: "done"}, nil
+	}, func(c *Config) { c.Metrics = rt })
+	id := h.create("")
+	h.ask(id, "go")
+	var b strings.Builder
+	if err := reg.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	text := b.String()
+	for _, want := range []string{
+		`sessionrt_drains_total{outcome="completed"} 1`,
+		`sessionrt_turns_total{provider="scripted",finish_reason="tool_calls"} 1`,
+		`sessionrt_turns_total{provider="scripted",finish_reason="stop"} 1`,
+		`sessionrt_tool_calls_total{tool="bash",status="succeeded"} 1`,
+		`sessionrt_sessions_active 1`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("metrics lack %s:\n%s", want, text)
+		}
+	}
 }

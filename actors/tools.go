@@ -84,6 +84,13 @@ func (a *sessionActor) onToolSettled(m *toolSettled) {
 		}
 		ev = messages.ToolFailed{AssistantMessageID: t.assistantID, CallID: c.id, Error: msg}
 	}
+	if mt := a.rt.cfg.Metrics; mt != nil {
+		status := "succeeded"
+		if m.Error != nil {
+			status = string(m.Error.Kind)
+		}
+		mt.ToolCallFinished(c.tool, status)
+	}
 	if c.span != nil {
 		var spanErr error
 		if m.Error != nil {

@@ -167,6 +167,7 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 		Tracer:       n.Telemetry.Tracer,
 		Faults:       cfg.Faults,
 		Compaction:   cfg.Compaction,
+		Metrics:      n.Telemetry.Metrics,
 		ModelLimits:  cfg.ModelLimits,
 	})
 	return n, err
