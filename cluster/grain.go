@@ -1,0 +1,61 @@
+package cluster
+
+import (
+	"fmt"
+	"log/slog"
+
+	"github.com/asynkron/protoactor-go/actor"
+	pcluster "github.com/asynkron/protoactor-go/cluster"
+)
+
+// SessionKind is the grain kind of Session actors; its identity is the
+// session ID.
+const SessionKind = "session"
+
+// Kind is one grain kind this member hosts. Produce builds the actor for an
+// identity: protoactor's producers know nothing of the identity, so the
+// grain shell asks for it at Started and only then builds the real actor.
+type Kind struct {
+	Name    string
+	Produce func(identity string) actor.Actor
+	// Options are extra props options (supervisor, mailbox...). The wire
+	// middleware is added by the cluster package.
+	Options []actor.PropsOption
+}
+
+func (k Kind) build(reg *Registry, log *slog.Logger) (*pcluster.Kind, error) {
+	if k.Name == "" || k.Produce == nil {
+		return nil, fmt.Errorf("cluster kind %q: name and Produce are required", k.Name)
+	}
+	produce := k.Produce
+	opts := append(wireProps(reg, log), k.Options...)
+	props := actor.PropsFromProducer(func() actor.Actor {
+		return &grainShell{produce: produce, log: log}
+	}, opts...)
+	return pcluster.NewKind(k.Name, props), nil
+}
+
+// grainShell learns its identity at Started and then hands every message to
+// the actor built for that identity. A restart makes a new shell (protoactor
+// calls the producer again), so the inner actor is rebuilt too.
+type grainShell struct {
+	produce func(identity string) actor.Actor
+	inner   actor.Actor
+	log     *slog.Logger
+}
+
+func (g *grainShell) Receive(ctx actor.Context) {
+	if g.inner == nil {
+		id := pcluster.GetClusterIdentity(ctx)
+		if id == nil {
+			g.log.Error("cluster: grain started without a cluster identity", "self", ctx.Self())
+			ctx.Stop(ctx.Self())
+			return
+		}
+		g.inner = g.produce(id.Identity)
+	}
+	if _, ok := ctx.Message().(*pcluster.ClusterInit); ok {
+		return // the inner actor knows its identity already
+	}
+	g.inner.Receive(ctx)
+}

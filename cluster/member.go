@@ -1,0 +1,310 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	pcluster "github.com/asynkron/protoactor-go/cluster"
+	"github.com/asynkron/protoactor-go/cluster/clusterproviders/automanaged"
+	"github.com/asynkron/protoactor-go/cluster/identitylookup/disthash"
+	"github.com/asynkron/protoactor-go/remote"
+	"github.com/labstack/echo"
+
+	"github.com/sessionrt/sessionrt/cluster/wirepb"
+)
+
+// Provider names a membership provider.
+type Provider string
+
+const (
+	// Automanaged: every member serves an HTTP health endpoint and polls the
+	// static peer list (Config.Members). For loopback and small deployments.
+	Automanaged Provider = "automanaged"
+	// Consul: members register with a Consul agent (Config.Consul).
+	Consul Provider = "consul"
+	// Etcd: members register under a key prefix in etcd (Config.Etcd).
+	Etcd Provider = "etcd"
+)
+
+// Sentinel errors callers branch on.
+var (
+	ErrConfig  = errors.New("invalid cluster config")
+	ErrTimeout = errors.New("cluster request timed out")
+)
+
+// Config describes one member. Zero values take the documented defaults.
+type Config struct {
+	Name     string   // cluster name; default "sessionrt". Members of one cluster share it.
+	Provider Provider // default Automanaged
+	Host     string   // address the member binds and advertises; default 127.0.0.1
+	Port     int      // actor (gRPC) port; 0 picks a free one
+
+	// Automanaged provider.
+	AutoManagePort int           // this member's health HTTP port (required); bound on Host, not 0.0.0.0
+	Members        []string      // host:port of every member's health endpoint, this one included
+	RefreshTTL     time.Duration // how often peers are polled; default 500ms (the library's is 2 s)
+
+	Consul ConsulConfig
+	Etcd   EtcdConfig
+
+	Kinds    []Kind    // grain kinds this member hosts; none makes it a client
+	Registry *Registry // wire types; default SessionRegistry()
+
+	RequestTimeout time.Duration // default per-call timeout; default 5 s
+	RetryCount     int           // identity-lookup retries per call; default 3
+	Logger         *slog.Logger  // default slog.Default()
+}
+
+// ConsulConfig configures the consul provider (compiled in, not exercised by tests).
+type ConsulConfig struct {
+	Address string        // consul agent; default 127.0.0.1:8500
+	TTL     time.Duration // service TTL; default 3 s
+}
+
+// EtcdConfig configures the etcd provider (compiled in, not exercised by tests).
+type EtcdConfig struct {
+	Endpoints   []string      // default 127.0.0.1:2379
+	BaseKey     string        // key prefix; default "/sessionrt"
+	DialTimeout time.Duration // default 5 s
+}
+
+func (c *Config) withDefaults() error {
+	if c.Name == "" {
+		c.Name = "sessionrt"
+	}
+	if c.Provider == "" {
+		c.Provider = Automanaged
+	}
+	if c.Host == "" {
+		c.Host = "127.0.0.1"
+	}
+	if c.Port < 0 || c.Port > 65535 {
+		return fmt.Errorf("%w: port %d out of range", ErrConfig, c.Port)
+	}
+	if c.RefreshTTL <= 0 {
+		c.RefreshTTL = 500 * time.Millisecond
+	}
+	if c.Registry == nil {
+		c.Registry = SessionRegistry()
+	}
+	if c.RequestTimeout <= 0 {
+		c.RequestTimeout = 5 * time.Second
+	}
+	if c.RetryCount <= 0 {
+		c.RetryCount = 3
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	switch c.Provider {
+	case Automanaged:
+		if c.AutoManagePort <= 0 || c.AutoManagePort > 65535 {
+			return fmt.Errorf("%w: automanaged needs AutoManagePort (got %d)", ErrConfig, c.AutoManagePort)
+		}
+		if len(c.Members) == 0 {
+			return fmt.Errorf("%w: automanaged needs the static Members list (health host:port of every member)", ErrConfig)
+		}
+		for _, m := range c.Members {
+			if _, _, err := net.SplitHostPort(m); err != nil {
+				return fmt.Errorf("%w: member %q: %v", ErrConfig, m, err)
+			}
+		}
+	case Consul, Etcd:
+	default:
+		return fmt.Errorf("%w: unknown provider %q (want automanaged, consul or etcd)", ErrConfig, c.Provider)
+	}
+	return nil
+}
+
+// Member is this process's membership in the cluster.
+type Member struct {
+	cfg    Config
+	system *actor.ActorSystem
+	c      *pcluster.Cluster
+}
+
+// Start joins system to the cluster described by cfg: remote on Host:Port,
+// disthash identity lookup, the chosen provider, and cfg.Kinds as grain
+// kinds (a member with no kinds starts as a client). It returns once the
+// member has started (protoactor waits about 1 s).
+func Start(system *actor.ActorSystem, cfg Config) (m *Member, err error) {
+	if err := cfg.withDefaults(); err != nil {
+		return nil, err
+	}
+	kinds := make([]*pcluster.Kind, 0, len(cfg.Kinds))
+	names := make([]string, 0, len(cfg.Kinds))
+	for _, k := range cfg.Kinds {
+		pk, err := k.build(cfg.Registry, cfg.Logger)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+		}
+		kinds, names = append(kinds, pk), append(names, k.Name)
+	}
+	provider, err := newProvider(system, cfg, names)
+	if err != nil {
+		return nil, err
+	}
+	pcfg := pcluster.Configure(cfg.Name, provider, disthash.New(),
+		remote.Configure(cfg.Host, cfg.Port),
+		pcluster.WithKinds(kinds...),
+		pcluster.WithRequestTimeout(cfg.RequestTimeout))
+	c := pcluster.New(system, pcfg)
+	// The library panics on start failures (provider, gossip); they are
+	// errors to us.
+	defer func() {
+		if r := recover(); r != nil {
+			m, err = nil, fmt.Errorf("start cluster member %s: %v", cfg.Name, r)
+		}
+	}()
+	if len(kinds) == 0 {
+		c.StartClient()
+	} else {
+		c.StartMember()
+	}
+	return &Member{cfg: cfg, system: system, c: c}, nil
+}
+
+func newProvider(system *actor.ActorSystem, cfg Config, kinds []string) (pcluster.ClusterProvider, error) {
+	switch cfg.Provider {
+	case Consul:
+		return newConsul(cfg.Consul)
+	case Etcd:
+		return newEtcd(cfg.Etcd)
+	}
+	// Automanaged binds 0.0.0.0 unless handed its own server: give it an
+	// echo server on our listener, serving the node model it would.
+	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.AutoManagePort)))
+	if err != nil {
+		return nil, fmt.Errorf("cluster automanaged health port: %w", err)
+	}
+	e := echo.New()
+	e.HideBanner, e.HidePort, e.Listener = true, true, ln
+	e.GET("/_health", func(ec echo.Context) error {
+		host, port, err := system.GetHostPort()
+		if err != nil {
+			return ec.String(http.StatusServiceUnavailable, err.Error())
+		}
+		return ec.JSON(http.StatusOK, automanaged.NewNode(cfg.Name, system.ID, host, port, cfg.AutoManagePort, kinds))
+	})
+	return automanaged.NewWithTesting(cfg.RefreshTTL, cfg.AutoManagePort, e, cfg.Members...), nil
+}
+
+// Address is this member's actor address (host:port).
+func (m *Member) Address() string { return m.system.Address() }
+
+// ID is this member's ID in the cluster.
+func (m *Member) ID() string { return m.system.ID }
+
+// Cluster exposes the protoactor cluster for what this package does not wrap.
+func (m *Member) Cluster() *pcluster.Cluster { return m.c }
+
+// MemberInfo describes one member as the topology sees it.
+type MemberInfo struct {
+	ID      string
+	Address string
+	Kinds   []string
+}
+
+// Members lists the current topology, sorted by address.
+func (m *Member) Members() []MemberInfo {
+	var out []MemberInfo
+	for _, x := range m.c.MemberList.Members().Members() {
+		out = append(out, MemberInfo{ID: x.Id, Address: x.Address(), Kinds: append([]string(nil), x.Kinds...)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Address < out[j].Address })
+	return out
+}
+
+// Where names the member address that disthash places identity of kind on
+// in the current topology, without activating it ("" when no member hosts
+// the kind). During a topology change it may differ from where an older
+// activation still runs: the journal's fencing settles that.
+func (m *Member) Where(identity, kind string) string {
+	r := pcluster.NewRendezvous()
+	r.UpdateMembers(m.c.MemberList.Members().Members())
+	return r.GetByClusterIdentity(pcluster.NewClusterIdentity(identity, kind))
+}
+
+// CallOptions bound one Request. Zero values take the member's defaults.
+type CallOptions struct {
+	Timeout    time.Duration // whole call, retries included; capped by ctx's deadline
+	RetryCount int           // identity-lookup / dead-letter retries
+}
+
+// Request sends msg to the grain identity of kind and returns its decoded
+// reply. It always passes timeout, retry count, retry backoff and sender
+// context to protoactor (whose defaults are one shared, mutated global). A
+// reply that is an error (e.g. *actors.CommandError) is returned as the
+// error. Retries can deliver msg twice: commands must be idempotent.
+func (m *Member) Request(ctx context.Context, identity, kind string, msg any, opt CallOptions) (any, error) {
+	if identity == "" || kind == "" {
+		return nil, fmt.Errorf("%w: request needs identity and kind (got %q, %q)", ErrConfig, identity, kind)
+	}
+	if opt.Timeout <= 0 {
+		opt.Timeout = m.cfg.RequestTimeout
+	}
+	if opt.RetryCount <= 0 {
+		opt.RetryCount = m.cfg.RetryCount
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		if left := time.Until(dl); left < opt.Timeout {
+			opt.Timeout = left
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("request %s/%s: %w", kind, identity, err)
+	}
+	enc, err := m.cfg.Registry.Encode(msg)
+	if err != nil {
+		return nil, fmt.Errorf("request %s/%s: %w", kind, identity, err)
+	}
+	res, err := m.c.Request(identity, kind, enc,
+		pcluster.WithContext(m.system.Root),
+		pcluster.WithTimeout(opt.Timeout),
+		pcluster.WithRetryCount(opt.RetryCount),
+		pcluster.WithRetryAction(backoff))
+	if err != nil {
+		if res == nil {
+			return nil, fmt.Errorf("request %s/%s: %w: %v", kind, identity, ErrTimeout, err)
+		}
+	}
+	if res == nil {
+		return nil, fmt.Errorf("request %s/%s: %w: no reply", kind, identity, ErrTimeout)
+	}
+	if e, ok := res.(*wirepb.Encoded); ok {
+		if res, err = m.cfg.Registry.Decode(e); err != nil {
+			return nil, fmt.Errorf("request %s/%s: reply: %w", kind, identity, err)
+		}
+	}
+	if _, ok := res.(*actor.DeadLetterResponse); ok {
+		return nil, fmt.Errorf("request %s/%s: %w: dead letter", kind, identity, ErrTimeout)
+	}
+	if rerr, ok := res.(error); ok {
+		return nil, fmt.Errorf("request %s/%s: %w", kind, identity, rerr)
+	}
+	return res, nil
+}
+
+// backoff waits between lookup retries (the library's default waits
+// nanoseconds: i*i*50 without a unit) and returns the next attempt number.
+func backoff(i int) int {
+	i++
+	d := time.Duration(i*i) * 50 * time.Millisecond
+	if d > time.Second {
+		d = time.Second
+	}
+	time.Sleep(d)
+	return i
+}
+
+// Shutdown leaves the cluster. Graceful shutdown hands ownership over and
+// takes about 2 s (protoactor sleeps); non-graceful just stops.
+func (m *Member) Shutdown(graceful bool) { m.c.Shutdown(graceful) }
