@@ -27,6 +27,7 @@ type SessionCmd struct {
 	Prompt    SessionPromptCmd    `cmd:"" help:"Send a prompt and print the answer."`
 	Interrupt SessionInterruptCmd `cmd:"" help:"Stop a session's running drain (its inbox is kept)."`
 	Run       SessionRunCmd       `cmd:"" help:"Resume a session explicitly and wait for the drain to end."`
+	Compact   SessionCompactCmd   `cmd:"" help:"Compact an idle session's history now (summary + recent context)."`
 	Move      SessionMoveCmd      `cmd:"" help:"Move a session to another directory."`
 	Messages  SessionMessagesCmd  `cmd:"" help:"Print a session's messages."`
 	Events    SessionEventsCmd    `cmd:"" help:"Print a session's durable events (--follow to keep tailing)."`
@@ -514,6 +515,28 @@ func (c *SessionRunCmd) Run(g *Globals, s *SessionCmd) error {
 	if out.Error != "" {
 		return &exitError{code: exitFailure, err: fmt.Errorf("session run: drain ended at seq %d: %s (%s)", out.LastSeq, out.Error, out.Kind)}
 	}
+	return nil
+}
+
+// SessionCompactCmd runs a manual compaction.
+type SessionCompactCmd struct {
+	sessionRef
+}
+
+func (c *SessionCompactCmd) Run(g *Globals, s *SessionCmd) error {
+	cl, err := s.client(g)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := cl.Compact(ctx, c.Session); err != nil {
+		return failed("session compact", err)
+	}
+	if s.JSON {
+		return printJSON(g.out(), map[string]bool{"compacted": true})
+	}
+	fmt.Fprintln(g.out(), "compacted")
 	return nil
 }
 

@@ -1,0 +1,102 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+
+	"github.com/sessionrt/sessionrt/chaos"
+)
+
+// ChaosCmd groups the fault-injection suites.
+type ChaosCmd struct {
+	Run    ChaosRunCmd    `cmd:"" default:"withargs" help:"Run the suites and print what they found (the default)."`
+	Worker ChaosWorkerCmd `cmd:"" hidden:"" help:"(internal) one worker process of a process-kill run."`
+}
+
+// ChaosRunCmd runs the fault-injection suites and prints what they found.
+type ChaosRunCmd struct {
+	Mode      string `help:"actors (kill Session and tool actors at every fault point), process (SIGKILL whole server processes) or both." enum:"actors,process,both" default:"both"`
+	Dir       string `help:"Directory for the run's journals (default: a fresh temporary directory)." type:"path"`
+	Kills     int    `help:"Session actor kills in actors mode." default:"210"`
+	Processes int    `help:"Process kills in process mode." default:"12"`
+	Sessions  int    `help:"Sessions driven concurrently." default:"8"`
+	JSON      bool   `help:"Print the reports as JSON."`
+}
+
+func (c *ChaosRunCmd) Help() string {
+	return `Exit code 0 when every invariant held: no admitted prompt lost, no tool run
+twice, every interrupted tool failed durably, contiguous seqs, journal verify clean.
+
+Examples:
+  sessionrt chaos
+  sessionrt chaos --mode actors --kills 500 --json`
+}
+
+func (c *ChaosRunCmd) Run(g *Globals) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	dir := c.Dir
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "sessionrt-chaos-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		dir = tmp
+	}
+	var reports []chaos.Report
+	if c.Mode == "actors" || c.Mode == "both" {
+		rep, err := chaos.RunActorKills(ctx, chaos.ActorConfig{Data: dir + "/actors", Sessions: c.Sessions, Kills: c.Kills})
+		if err != nil {
+			return fmt.Errorf("actor-kill run: %w", err)
+		}
+		reports = append(reports, rep)
+	}
+	if c.Mode == "process" || c.Mode == "both" {
+		self, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		rep, err := chaos.RunProcessKills(ctx, chaos.ProcessConfig{Data: dir + "/process", Sessions: c.Sessions, Kills: c.Processes,
+			Command: func(cfg chaos.WorkerConfig) *exec.Cmd {
+				b, _ := json.Marshal(cfg)
+				return exec.Command(self, "chaos", "worker", string(b))
+			}})
+		if err != nil {
+			return fmt.Errorf("process-kill run: %w", err)
+		}
+		reports = append(reports, rep)
+	}
+	failed := false
+	for _, r := range reports {
+		if c.JSON {
+			if err := printJSON(g.out(), r); err != nil {
+				return err
+			}
+		} else {
+			fmt.Fprint(g.out(), r.String())
+		}
+		failed = failed || r.Err() != nil
+	}
+	if failed {
+		return &exitError{code: exitFailure, err: fmt.Errorf("chaos: invariants violated (see the report)")}
+	}
+	return nil
+}
+
+// ChaosWorkerCmd is one worker process of a process-kill run.
+type ChaosWorkerCmd struct {
+	Config string `arg:"" help:"The worker's configuration, as JSON."`
+}
+
+func (c *ChaosWorkerCmd) Run(g *Globals) error {
+	var cfg chaos.WorkerConfig
+	if err := json.Unmarshal([]byte(c.Config), &cfg); err != nil {
+		return &exitError{code: exitUsage, err: fmt.Errorf("chaos worker: config: %w", err)}
+	}
+	return chaos.Worker(context.Background(), cfg, g.out())
+}
