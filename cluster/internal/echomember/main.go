@@ -1,0 +1,77 @@
+// Command echomember is one cluster member hosting the echo grain, for the
+// cluster package's multi-process tests (built without -race: protoactor's
+// cluster races under it). It serves a small control API on -ctl:
+//
+//	GET /call?id=ID&timeout=MS   request the echo grain ID through this member
+//	GET /members                 this member's view of the topology
+//	GET /where?id=ID             the member disthash places ID on
+//
+// and prints "READY <actor address>" on stdout once it has joined.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/sessionrt/sessionrt/cluster"
+	"github.com/sessionrt/sessionrt/cluster/internal/echograin"
+)
+
+func main() {
+	health := flag.Int("health", 0, "automanaged health port")
+	members := flag.String("members", "", "comma-separated health host:port of every member")
+	ctl := flag.String("ctl", "127.0.0.1:0", "control HTTP address")
+	refresh := flag.Duration("refresh", 500*time.Millisecond, "automanaged poll interval")
+	flag.Parse()
+	if err := run(*health, strings.Split(*members, ","), *ctl, *refresh); err != nil {
+		fmt.Fprintln(os.Stderr, "echomember:", err)
+		os.Exit(1)
+	}
+}
+
+func run(health int, members []string, ctl string, refresh time.Duration) error {
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return log }))
+	m, err := cluster.Start(system, cluster.Config{
+		Name: "echotest", AutoManagePort: health, Members: members, RefreshTTL: refresh,
+		Kinds: []cluster.Kind{echograin.Kind()}, Registry: echograin.Registry(), Logger: log,
+	})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", ctl)
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /call", func(w http.ResponseWriter, r *http.Request) {
+		ms, _ := strconv.Atoi(r.URL.Query().Get("timeout"))
+		ctx, cancel := context.WithTimeout(r.Context(), time.Duration(ms)*time.Millisecond)
+		defer cancel()
+		res, err := m.Request(ctx, r.URL.Query().Get("id"), echograin.KindName, &echograin.Ping{}, cluster.CallOptions{})
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		_ = json.NewEncoder(w).Encode(res)
+	})
+	mux.HandleFunc("GET /members", func(w http.ResponseWriter, r *http.Request) {
+		_ = json.NewEncoder(w).Encode(m.Members())
+	})
+	mux.HandleFunc("GET /where", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = fmt.Fprint(w, m.Where(r.URL.Query().Get("id"), echograin.KindName))
+	})
+	fmt.Printf("READY %s %s\n", m.Address(), ln.Addr())
+	return http.Serve(ln, mux)
+}

@@ -1,0 +1,271 @@
+package cluster_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sessionrt/sessionrt/cluster"
+	"github.com/sessionrt/sessionrt/cluster/internal/echograin"
+)
+
+// member is one echomember subprocess.
+type member struct {
+	cmd    *exec.Cmd
+	addr   string // actor address
+	ctl    string // control HTTP address
+	stderr string // log file
+}
+
+// buildMember compiles the echo member without -race: protoactor's
+// cluster races under the race detector (notes/protoactor.md).
+func buildMember(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "echomember")
+	cmd := exec.Command("go", "build", "-o", bin, "./internal/echomember")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build echomember: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// freePorts reserves n loopback ports by listening and closing.
+func freePorts(t *testing.T, n int) []int {
+	t.Helper()
+	var lns []net.Listener
+	var ports []int
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lns = append(lns, ln)
+		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
+	}
+	for _, ln := range lns {
+		ln.Close()
+	}
+	return ports
+}
+
+func startMembers(t *testing.T, bin string, n int) []*member {
+	t.Helper()
+	ports := freePorts(t, n)
+	var peers []string
+	for _, p := range ports {
+		peers = append(peers, "127.0.0.1:"+strconv.Itoa(p))
+	}
+	dir := t.TempDir()
+	ms := make([]*member, n)
+	ready := make(chan error, n)
+	for i := range n {
+		logPath := filepath.Join(dir, fmt.Sprintf("member%d.log", i))
+		logf, err := os.Create(logPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(bin, "-health", strconv.Itoa(ports[i]), "-members", strings.Join(peers, ","), "-refresh", "300ms")
+		cmd.Stderr = logf
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		m := &member{cmd: cmd, stderr: logPath}
+		ms[i] = m
+		t.Cleanup(func() {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			logf.Close()
+			if t.Failed() {
+				b, _ := os.ReadFile(logPath)
+				t.Logf("member %d log (last 3000 bytes):\n%s", i, tail(b, 3000))
+			}
+		})
+		go func() {
+			sc := bufio.NewScanner(stdout)
+			if sc.Scan() {
+				f := strings.Fields(sc.Text())
+				if len(f) == 3 && f[0] == "READY" {
+					m.addr, m.ctl = f[1], f[2]
+					ready <- nil
+					_, _ = io.Copy(io.Discard, stdout)
+					return
+				}
+				ready <- fmt.Errorf("member %d: unexpected first line %q", i, sc.Text())
+				return
+			}
+			ready <- fmt.Errorf("member %d exited before READY", i)
+		}()
+	}
+	deadline := time.After(30 * time.Second)
+	for range n {
+		select {
+		case err := <-ready:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-deadline:
+			t.Fatal("members not ready within 30 s")
+		}
+	}
+	return ms
+}
+
+func tail(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[len(b)-n:]
+	}
+	return b
+}
+
+var httpc = &http.Client{Timeout: 10 * time.Second}
+
+func getJSON(url string, v any) error {
+	res, err := httpc.Get(url)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	if res.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s: %s", url, res.Status, strings.TrimSpace(string(b)))
+	}
+	return json.Unmarshal(b, v)
+}
+
+func call(m *member, id string, timeout time.Duration) (echograin.Pong, error) {
+	var p echograin.Pong
+	err := getJSON(fmt.Sprintf("http://%s/call?id=%s&timeout=%d", m.ctl, id, timeout.Milliseconds()), &p)
+	return p, err
+}
+
+// eventually polls cond every 50 ms until it holds or within passes.
+func eventually(t *testing.T, within time.Duration, what string, cond func() error) {
+	t.Helper()
+	end := time.Now().Add(within)
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(end) {
+			t.Fatalf("%s: not within %v: %v", what, within, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func waitTopology(t *testing.T, ms []*member, want []*member) {
+	t.Helper()
+	wantAddrs := map[string]bool{}
+	for _, m := range want {
+		wantAddrs[m.addr] = true
+	}
+	for _, m := range ms {
+		eventually(t, 15*time.Second, "member "+m.addr+" sees the topology", func() error {
+			var infos []cluster.MemberInfo
+			if err := getJSON("http://"+m.ctl+"/members", &infos); err != nil {
+				return err
+			}
+			got := map[string]bool{}
+			for _, in := range infos {
+				got[in.Address] = true
+			}
+			if len(got) != len(wantAddrs) {
+				return fmt.Errorf("sees %v, want %v", got, wantAddrs)
+			}
+			for a := range wantAddrs {
+				if !got[a] {
+					return fmt.Errorf("sees %v, want %v", got, wantAddrs)
+				}
+			}
+			return nil
+		})
+	}
+}
+
+func TestGrainAnswersThroughEveryMemberAndFailsOverAfterSIGKILL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process cluster test (builds a member binary, runs 3 processes)")
+	}
+	bin := buildMember(t)
+	ms := startMembers(t, bin, 3)
+	waitTopology(t, ms, ms)
+
+	// Activated through one member, the same activation answers through all.
+	const id = "grain-1"
+	first, err := call(ms[0], id, 5*time.Second)
+	if err != nil {
+		t.Fatalf("first call through %s: %v", ms[0].addr, err)
+	}
+	var host *member
+	for _, m := range ms {
+		if m.addr == first.Member {
+			host = m
+		}
+	}
+	if host == nil || host.cmd.Process.Pid != first.PID {
+		t.Fatalf("grain answered from %s pid %d, not one of the members", first.Member, first.PID)
+	}
+	served := first.Served
+	for _, m := range ms {
+		p, err := call(m, id, 5*time.Second)
+		if err != nil {
+			t.Fatalf("call through %s: %v", m.addr, err)
+		}
+		served++
+		if p.Member != host.addr || p.Served != served {
+			t.Fatalf("through %s: answered by %s (served %d), want the one activation on %s (served %d)", m.addr, p.Member, p.Served, host.addr, served)
+		}
+	}
+
+	// SIGKILL the host: the grain comes back on a survivor.
+	var survivors []*member
+	for _, m := range ms {
+		if m != host {
+			survivors = append(survivors, m)
+		}
+	}
+	if err := host.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	var after echograin.Pong
+	eventually(t, 20*time.Second, "grain re-activated on a survivor", func() error {
+		p, err := call(survivors[0], id, 1*time.Second)
+		if err != nil {
+			return err
+		}
+		after = p
+		return nil
+	})
+	failover := time.Since(killed)
+	if after.Member == host.addr || after.Served != 1 {
+		t.Fatalf("after the kill: answered by %s (served %d), want a fresh activation on a survivor", after.Member, after.Served)
+	}
+	if after.Member != survivors[0].addr && after.Member != survivors[1].addr {
+		t.Fatalf("after the kill: answered by %s, not a survivor", after.Member)
+	}
+	t.Logf("failover: SIGKILL of %s to first answer from %s: %v", host.addr, after.Member, failover)
+
+	// The other survivor reaches the same new activation.
+	p, err := call(survivors[1], id, 5*time.Second)
+	if err != nil || p.Member != after.Member || p.Served != 2 {
+		t.Fatalf("through the other survivor: %+v, %v; want the activation on %s (served 2)", p, err, after.Member)
+	}
+}
