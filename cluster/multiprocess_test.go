@@ -30,10 +30,10 @@ type member struct {
 
 // buildMember compiles the echo member without -race: protoactor's
 // cluster races under the race detector (notes/protoactor.md).
-func buildMember(t *testing.T) string {
+func buildMember(t *testing.T, name string) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "echomember")
-	cmd := exec.Command("go", "build", "-o", bin, "./internal/echomember")
+	bin := filepath.Join(t.TempDir(), name)
+	cmd := exec.Command("go", "build", "-o", bin, "./internal/"+name)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("build echomember: %v\n%s", err, out)
@@ -60,7 +60,9 @@ func freePorts(t *testing.T, n int) []int {
 	return ports
 }
 
-func startMembers(t *testing.T, bin string, n int) []*member {
+// startMembers starts n members of bin on loopback; extra gives member i's
+// further flags.
+func startMembers(t *testing.T, bin string, n int, extra func(i int) []string) []*member {
 	t.Helper()
 	ports := freePorts(t, n)
 	var peers []string
@@ -76,7 +78,11 @@ func startMembers(t *testing.T, bin string, n int) []*member {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cmd := exec.Command(bin, "-health", strconv.Itoa(ports[i]), "-members", strings.Join(peers, ","), "-refresh", "300ms")
+		args := []string{"-health", strconv.Itoa(ports[i]), "-members", strings.Join(peers, ","), "-refresh", "300ms"}
+		if extra != nil {
+			args = append(args, extra(i)...)
+		}
+		cmd := exec.Command(bin, args...)
 		cmd.Stderr = logf
 		stdout, err := cmd.StdoutPipe()
 		if err != nil {
@@ -203,8 +209,8 @@ func TestGrainAnswersThroughEveryMemberAndFailsOverAfterSIGKILL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process cluster test (builds a member binary, runs 3 processes)")
 	}
-	bin := buildMember(t)
-	ms := startMembers(t, bin, 3)
+	bin := buildMember(t, "echomember")
+	ms := startMembers(t, bin, 3, nil)
 	waitTopology(t, ms, ms)
 
 	// Activated through one member, the same activation answers through all.

@@ -1,0 +1,128 @@
+package cluster_test
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sessionrt/sessionrt/internal/testdb"
+	"github.com/sessionrt/sessionrt/persistence"
+)
+
+type turnResult struct {
+	Outcome struct{ Err, Kind string }
+	Answer  string
+}
+
+func prompt(m *member, id, msgID, text string, timeout time.Duration) (turnResult, error) {
+	var r turnResult
+	q := url.Values{"id": {id}, "msg": {msgID}, "text": {text}, "timeout": {fmt.Sprint(timeout.Milliseconds())}}
+	err := getJSON("http://"+m.ctl+"/prompt?"+q.Encode(), &r)
+	if err == nil && r.Outcome.Err != "" {
+		err = fmt.Errorf("drain ended with %s: %s", r.Outcome.Kind, r.Outcome.Err)
+	}
+	return r, err
+}
+
+// TestSessionGrainServesFromAnyMemberAndResumesOnSurvivorAfterSIGKILL runs
+// real Session grains on 3 member processes sharing a MariaDB journal.
+func TestSessionGrainServesFromAnyMemberAndResumesOnSurvivorAfterSIGKILL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process cluster test (builds a member binary, runs 3 processes, needs MariaDB)")
+	}
+	db := testdb.MariaDB(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	j, err := persistence.Open(ctx, persistence.Config{DB: db.DB}) // creates the schema once
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+
+	bin := buildMember(t, "sessionmember")
+	ms := startMembers(t, bin, 3, func(int) []string {
+		return []string{"-journal", db.URL(), "-data", t.TempDir()}
+	})
+	waitTopology(t, ms, ms)
+
+	const id = "ses_cluster_1"
+	var created map[string]any
+	if err := getJSON("http://"+ms[0].ctl+"/create?"+url.Values{"id": {id}, "loc": {t.TempDir()}}.Encode(), &created); err != nil {
+		t.Fatalf("create through member 0: %v", err)
+	}
+	pidOf := map[string]*member{}
+	for _, m := range ms {
+		pidOf[fmt.Sprintf("pid=%d ", m.cmd.Process.Pid)] = m
+	}
+	hostOf := func(answer string) *member {
+		for p, m := range pidOf {
+			if strings.HasPrefix(answer, p) {
+				return m
+			}
+		}
+		return nil
+	}
+
+	// Turns prompted through two different members run on one host.
+	r1, err := prompt(ms[1], id, "msg_1", "one", 10*time.Second)
+	if err != nil {
+		t.Fatalf("prompt 1 through member 1: %v", err)
+	}
+	host := hostOf(r1.Answer)
+	if host == nil || !strings.HasSuffix(r1.Answer, "users=1") {
+		t.Fatalf("turn 1 answered %q: want a member's pid and 1 user message", r1.Answer)
+	}
+	r2, err := prompt(ms[2], id, "msg_2", "two", 10*time.Second)
+	if err != nil {
+		t.Fatalf("prompt 2 through member 2: %v", err)
+	}
+	if hostOf(r2.Answer) != host || !strings.HasSuffix(r2.Answer, "users=2") {
+		t.Fatalf("turn 2 answered %q: want host %s and 2 user messages", r2.Answer, host.addr)
+	}
+
+	// SIGKILL the host; the next prompt (retried under one message ID, so
+	// admitted once) runs on a survivor with the whole history.
+	var survivor *member
+	for _, m := range ms {
+		if m != host {
+			survivor = m
+			break
+		}
+	}
+	if err := host.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	var r3 turnResult
+	eventually(t, 30*time.Second, "turn 3 on a survivor", func() error {
+		r, err := prompt(survivor, id, "msg_3", "three", 2*time.Second)
+		r3 = r
+		return err
+	})
+	failover := time.Since(killed)
+	if h := hostOf(r3.Answer); h == nil || h == host || !strings.HasSuffix(r3.Answer, "users=3") {
+		t.Fatalf("turn 3 answered %q: want a survivor's pid and exactly 3 user messages", r3.Answer)
+	}
+	t.Logf("failover: SIGKILL of the session's host to its next completed turn on a survivor: %v", failover)
+
+	hist, err := j.ModelHistory(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var users, assistants int
+	for _, m := range hist {
+		switch m.Role {
+		case persistence.RoleUser:
+			users++
+		case persistence.RoleAssistant:
+			assistants++
+		}
+	}
+	if users != 3 || assistants != 3 {
+		t.Fatalf("journal holds %d user and %d assistant messages, want 3 and 3", users, assistants)
+	}
+}
