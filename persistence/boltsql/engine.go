@@ -148,8 +148,23 @@ func Open(dir string, opts Options) (*Engine, error) {
 		return nil, fmt.Errorf("open journal %s: %w", path, err)
 	}
 	e.w = newWriter(e.bolt, opts.MaxBatch, opts.LockWaitTimeout, opts.GroupCommitWait, e.writers.Load, func() { _ = e.loadCatalog() })
-	e.sqle = sqle.New(analyzer.NewDefault(newProvider(e)), &sqle.Config{})
+	e.sqle = sqle.New(newAnalyzer(newProvider(e)), &sqle.Config{})
 	return e, nil
+}
+
+// newAnalyzer is go-mysql-server's default analyzer without its replaceAgg
+// rule: v0.20.0 rewrites MIN/MAX of the first primary-key column into
+// "ORDER BY … LIMIT 1", which returns no row for an empty table where MySQL
+// returns one NULL row (a schema-version query hit it).
+func newAnalyzer(p gsql.DatabaseProvider) *analyzer.Analyzer {
+	b := analyzer.NewBuilder(p)
+	for id := analyzer.RuleId(0); id < 512; id++ {
+		if id.String() == "replaceAgg" {
+			b = b.RemoveOnceAfterRule(id)
+			break
+		}
+	}
+	return b.Build()
 }
 
 // lockDir takes an exclusive flock on the directory's lock file and records
