@@ -48,7 +48,7 @@ type Config struct {
 	Port     int      // actor (gRPC) port; 0 picks a free one
 
 	// Automanaged provider.
-	AutoManagePort int           // this member's health HTTP port (required); bound on Host, not 0.0.0.0
+	AutoManagePort int           // this member's health HTTP port (required unless a client); bound on Host, not 0.0.0.0
 	Members        []string      // host:port of every member's health endpoint, this one included
 	RefreshTTL     time.Duration // how often peers are polled; default 500ms (the library's is 2 s)
 
@@ -106,8 +106,8 @@ func (c *Config) withDefaults() error {
 	}
 	switch c.Provider {
 	case Automanaged:
-		if c.AutoManagePort <= 0 || c.AutoManagePort > 65535 {
-			return fmt.Errorf("%w: automanaged needs AutoManagePort (got %d)", ErrConfig, c.AutoManagePort)
+		if len(c.Kinds) > 0 && (c.AutoManagePort <= 0 || c.AutoManagePort > 65535) {
+			return fmt.Errorf("%w: an automanaged member needs AutoManagePort (got %d)", ErrConfig, c.AutoManagePort)
 		}
 		if len(c.Members) == 0 {
 			return fmt.Errorf("%w: automanaged needs the static Members list (health host:port of every member)", ErrConfig)
@@ -179,14 +179,20 @@ func newProvider(system *actor.ActorSystem, cfg Config, kinds []string) (pcluste
 	case Etcd:
 		return newEtcd(cfg.Etcd)
 	}
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	if len(kinds) == 0 {
+		// A client only polls the members; its server is never started
+		// (the provider closes it on shutdown, so it must exist).
+		return automanaged.NewWithTesting(cfg.RefreshTTL, cfg.AutoManagePort, e, cfg.Members...), nil
+	}
 	// Automanaged binds 0.0.0.0 unless handed its own server: give it an
 	// echo server on our listener, serving the node model it would.
 	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.AutoManagePort)))
 	if err != nil {
 		return nil, fmt.Errorf("cluster automanaged health port: %w", err)
 	}
-	e := echo.New()
-	e.HideBanner, e.HidePort, e.Listener = true, true, ln
+	e.Listener = ln
 	e.GET("/_health", func(ec echo.Context) error {
 		host, port, err := system.GetHostPort()
 		if err != nil {
@@ -205,6 +211,24 @@ func (m *Member) ID() string { return m.system.ID }
 
 // Cluster exposes the protoactor cluster for what this package does not wrap.
 func (m *Member) Cluster() *pcluster.Cluster { return m.c }
+
+// WaitMembers waits until the topology holds at least n members, or ctx ends.
+// A client sees members only after the provider's first poll.
+func (m *Member) WaitMembers(ctx context.Context, n int) ([]MemberInfo, error) {
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		ms := m.Members()
+		if len(ms) >= n {
+			return ms, nil
+		}
+		select {
+		case <-ctx.Done():
+			return ms, fmt.Errorf("cluster %s: %d of %d members seen: %w", m.cfg.Name, len(ms), n, ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
 
 // MemberInfo describes one member as the topology sees it.
 type MemberInfo struct {

@@ -23,6 +23,7 @@ import (
 // member is one echomember subprocess.
 type member struct {
 	cmd    *exec.Cmd
+	health string // automanaged health host:port
 	addr   string // actor address
 	ctl    string // control HTTP address
 	stderr string // log file
@@ -91,7 +92,7 @@ func startMembers(t *testing.T, bin string, n int, extra func(i int) []string) [
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		m := &member{cmd: cmd, stderr: logPath}
+		m := &member{cmd: cmd, health: peers[i], stderr: logPath}
 		ms[i] = m
 		t.Cleanup(func() {
 			_ = cmd.Process.Kill()
@@ -130,6 +131,14 @@ func startMembers(t *testing.T, bin string, n int, extra func(i int) []string) [
 		}
 	}
 	return ms
+}
+
+func peersOf(ms []*member) []string {
+	var out []string
+	for _, m := range ms {
+		out = append(out, m.health)
+	}
+	return out
 }
 
 func tail(b []byte, n int) []byte {
@@ -238,6 +247,23 @@ func TestGrainAnswersThroughEveryMemberAndFailsOverAfterSIGKILL(t *testing.T) {
 		if p.Member != host.addr || p.Served != served {
 			t.Fatalf("through %s: answered by %s (served %d), want the one activation on %s (served %d)", m.addr, p.Member, p.Served, host.addr, served)
 		}
+	}
+
+	// A client process joining through the static peer list sees the three
+	// members and places the grain where it runs.
+	out, err := exec.Command(bin, "-client", "3", "-where", id, "-members", strings.Join(peersOf(ms), ","), "-refresh", "300ms").Output()
+	if err != nil {
+		t.Fatalf("client: %v", err)
+	}
+	var topo struct {
+		Members []cluster.MemberInfo
+		Where   string
+	}
+	if err := json.Unmarshal(out, &topo); err != nil {
+		t.Fatalf("client output %q: %v", out, err)
+	}
+	if len(topo.Members) != 3 || topo.Where != host.addr {
+		t.Fatalf("client sees %d members and places %s on %q; want 3 and %s", len(topo.Members), id, topo.Where, host.addr)
 	}
 
 	// SIGKILL the host: the grain comes back on a survivor.

@@ -6,7 +6,9 @@
 //	GET /members                 this member's view of the topology
 //	GET /where?id=ID             the member disthash places ID on
 //
-// and prints "READY <actor address>" on stdout once it has joined.
+// and prints "READY <actor address> <ctl address>" on stdout once it has
+// joined. With -client N it joins as a client instead, prints the topology
+// and where -where would be placed, and exits.
 package main
 
 import (
@@ -33,11 +35,42 @@ func main() {
 	members := flag.String("members", "", "comma-separated health host:port of every member")
 	ctl := flag.String("ctl", "127.0.0.1:0", "control HTTP address")
 	refresh := flag.Duration("refresh", 500*time.Millisecond, "automanaged poll interval")
+	client := flag.Int("client", 0, "join as a client, wait for this many members, print the topology and -where as JSON, exit")
+	where := flag.String("where", "", "with -client: the echo identity to place")
 	flag.Parse()
+	if *client > 0 {
+		if err := runClient(strings.Split(*members, ","), *refresh, *client, *where); err != nil {
+			fmt.Fprintln(os.Stderr, "echomember:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*health, strings.Split(*members, ","), *ctl, *refresh); err != nil {
 		fmt.Fprintln(os.Stderr, "echomember:", err)
 		os.Exit(1)
 	}
+}
+
+// Topology is what -client prints.
+type Topology struct {
+	Members []cluster.MemberInfo
+	Where   string
+}
+
+func runClient(members []string, refresh time.Duration, n int, where string) error {
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return log }))
+	m, err := cluster.Start(system, cluster.Config{Name: "echotest", Members: members, RefreshTTL: refresh, Registry: echograin.Registry(), Logger: log})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	ms, err := m.WaitMembers(ctx, n)
+	if err != nil {
+		return err
+	}
+	return json.NewEncoder(os.Stdout).Encode(Topology{Members: ms, Where: m.Where(where, echograin.KindName)})
 }
 
 func run(health int, members []string, ctl string, refresh time.Duration) error {
