@@ -103,6 +103,13 @@ func (w *writer) loop() {
 	defer close(w.stopped)
 	var tx *bolt.Tx
 	var batch []*turn
+	// turns counts every SQL transaction run in the open bbolt transaction,
+	// rolled back ones included, and oldest is when its first commit
+	// arrived: without these bounds, writers that keep conflicting and
+	// retrying would keep the batch open forever, so the commits already in
+	// it never become durable or visible (a livelock).
+	turns := 0
+	var oldest time.Time
 	lastSync := w.maxWait
 	flush := func(discard error) {
 		if tx == nil {
@@ -130,7 +137,7 @@ func (w *writer) loop() {
 		for _, t := range batch {
 			t.durable <- err
 		}
-		tx, batch = nil, batch[:0]
+		tx, batch, turns = nil, batch[:0], 0
 	}
 	for {
 		var t *turn
@@ -156,14 +163,19 @@ func (w *writer) loop() {
 		t.granted <- grant{tx: tx}
 		end := <-t.ended
 		w.current.Store(nil)
+		turns++
 		switch end {
 		case turnCommitted:
-			batch = append(batch, t)
-			if len(batch) >= w.maxBatch {
-				flush(nil)
+			if len(batch) == 0 {
+				oldest = time.Now()
 			}
+			batch = append(batch, t)
 		case turnPoisoned:
 			flush(errors.New("a transaction in this group commit could not be undone; the group was discarded"))
+			continue
+		}
+		if len(batch) > 0 && (len(batch) >= w.maxBatch || turns >= w.maxBatch || time.Since(oldest) >= max(w.maxWait, lastSync)) {
+			flush(nil)
 		}
 	}
 }
