@@ -267,7 +267,14 @@ type CallOptions struct {
 // reply. It always passes timeout, retry count, retry backoff and sender
 // context to protoactor (whose defaults are one shared, mutated global). A
 // reply that is an error (e.g. *actors.CommandError) is returned as the
-// error. Retries can deliver msg twice: commands must be idempotent.
+// error.
+//
+// When the member hosting the grain leaves the topology mid-call (crash,
+// kill), the call is sent again at once to the grain's new placement
+// instead of waiting out the timeout: failover costs the provider's
+// detection time, not the caller's timeout. The abandoned attempt's future
+// lingers until its timeout. Retries can deliver msg twice: commands must be
+// idempotent (the Session's are, by ID).
 func (m *Member) Request(ctx context.Context, identity, kind string, msg any, opt CallOptions) (any, error) {
 	if identity == "" || kind == "" {
 		return nil, fmt.Errorf("%w: request needs identity and kind (got %q, %q)", ErrConfig, identity, kind)
@@ -278,30 +285,81 @@ func (m *Member) Request(ctx context.Context, identity, kind string, msg any, op
 	if opt.RetryCount <= 0 {
 		opt.RetryCount = m.cfg.RetryCount
 	}
-	if dl, ok := ctx.Deadline(); ok {
-		if left := time.Until(dl); left < opt.Timeout {
-			opt.Timeout = left
-		}
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("request %s/%s: %w", kind, identity, err)
+	deadline := time.Now().Add(opt.Timeout)
+	if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
+		deadline = dl
 	}
 	enc, err := m.cfg.Registry.Encode(msg)
 	if err != nil {
 		return nil, fmt.Errorf("request %s/%s: %w", kind, identity, err)
 	}
-	res, err := m.c.Request(identity, kind, enc,
-		pcluster.WithContext(m.system.Root),
-		pcluster.WithTimeout(opt.Timeout),
-		pcluster.WithRetryCount(opt.RetryCount),
-		pcluster.WithRetryAction(backoff))
-	if err != nil {
-		if res == nil {
-			return nil, fmt.Errorf("request %s/%s: %w: %v", kind, identity, ErrTimeout, err)
+	changed := make(chan struct{}, 1)
+	sub := m.system.EventStream.Subscribe(func(ev any) {
+		if _, ok := ev.(*pcluster.ClusterTopology); ok {
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		}
+	})
+	defer m.system.EventStream.Unsubscribe(sub)
+
+	type result struct {
+		res any
+		err error
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("request %s/%s: %w", kind, identity, err)
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return nil, fmt.Errorf("request %s/%s: %w", kind, identity, ErrTimeout)
+		}
+		host := m.Where(identity, kind)
+		done := make(chan result, 1)
+		go func() {
+			res, err := m.c.Request(identity, kind, enc,
+				pcluster.WithContext(m.system.Root),
+				pcluster.WithTimeout(left),
+				pcluster.WithRetryCount(opt.RetryCount),
+				pcluster.WithRetryAction(backoff))
+			done <- result{res, err}
+		}()
+	wait:
+		for {
+			select {
+			case r := <-done:
+				return m.reply(identity, kind, r.res, r.err)
+			case <-ctx.Done():
+				return nil, fmt.Errorf("request %s/%s: %w", kind, identity, ctx.Err())
+			case <-changed:
+				if host != "" && !m.hasMember(host) {
+					m.c.PidCache.Remove(identity, kind)
+					m.cfg.Logger.Warn("cluster: grain host left mid-request; sending again", "kind", kind, "identity", identity, "host", host)
+					break wait
+				}
+			}
 		}
 	}
+}
+
+func (m *Member) hasMember(addr string) bool {
+	for _, x := range m.c.MemberList.Members().Members() {
+		if x.Address() == addr {
+			return true
+		}
+	}
+	return false
+}
+
+// reply turns what protoactor returned into a decoded reply or an error.
+func (m *Member) reply(identity, kind string, res any, err error) (any, error) {
 	if res == nil {
-		return nil, fmt.Errorf("request %s/%s: %w: no reply", kind, identity, ErrTimeout)
+		if err == nil {
+			err = errors.New("no reply")
+		}
+		return nil, fmt.Errorf("request %s/%s: %w: %v", kind, identity, ErrTimeout, err)
 	}
 	if e, ok := res.(*wirepb.Encoded); ok {
 		if res, err = m.cfg.Registry.Decode(e); err != nil {

@@ -279,7 +279,7 @@ func TestGrainAnswersThroughEveryMemberAndFailsOverAfterSIGKILL(t *testing.T) {
 	killed := time.Now()
 	var after echograin.Pong
 	eventually(t, 20*time.Second, "grain re-activated on a survivor", func() error {
-		p, err := call(survivors[0], id, 1*time.Second)
+		p, err := call(survivors[0], id, 10*time.Second)
 		if err != nil {
 			return err
 		}

@@ -99,7 +99,7 @@ func TestSessionGrainServesFromAnyMemberAndResumesOnSurvivorAfterSIGKILL(t *test
 	killed := time.Now()
 	var r3 turnResult
 	eventually(t, 30*time.Second, "turn 3 on a survivor", func() error {
-		r, err := prompt(survivor, id, "msg_3", "three", 2*time.Second)
+		r, err := prompt(survivor, id, "msg_3", "three", 15*time.Second)
 		r3 = r
 		return err
 	})
