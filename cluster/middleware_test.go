@@ -91,7 +91,9 @@ func TestRepliesToAnotherMemberAreEncodedLocalOnesAreNot(t *testing.T) {
 	reg := SessionRegistry()
 	system := quietSystem(t)
 	var sent []any
-	next := func(_ actor.SenderContext, _ *actor.PID, env *actor.MessageEnvelope) { sent = append(sent, env.Message) }
+	next := func(_ actor.SenderContext, _ *actor.PID, env *actor.MessageEnvelope) {
+		sent = append(sent, env.Message)
+	}
 	send := encodeOutbound(reg, slog.New(slog.DiscardHandler))(next)
 
 	remotePID := actor.NewPID("127.0.0.1:1", "future$1")
