@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"os"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -109,11 +111,86 @@ func TestSessionGrainServesFromAnyMemberAndResumesOnSurvivorAfterSIGKILL(t *test
 	}
 	t.Logf("failover: SIGKILL of the session's host to its next completed turn on a survivor: %v", failover)
 
-	hist, err := j.ModelHistory(ctx, id)
+	users, assistants := count(t, j, id)
+	if users != 3 || assistants != 3 {
+		t.Fatalf("journal holds %d user and %d assistant messages, want 3 and 3", users, assistants)
+	}
+
+	// Mid-turn: SIGKILL the new host while its provider turn is in flight
+	// (the session is busy in the journal); the last member resumes it.
+	host2 := hostOf(r3.Answer)
+	var last *member
+	for _, m := range ms {
+		if m != host && m != host2 {
+			last = m
+		}
+	}
+	slow := make(chan error, 1)
+	go func() {
+		_, err := prompt(last, id, "msg_4", "slow four", 30*time.Second)
+		slow <- err
+	}()
+	eventually(t, 15*time.Second, "turn 4 in flight", func() error {
+		s, err := j.Session(ctx, id)
+		if err != nil {
+			return err
+		}
+		if s.Status != persistence.StatusBusy {
+			return fmt.Errorf("session is %s", s.Status)
+		}
+		return nil
+	})
+	if err := host2.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	killed = time.Now()
+	select {
+	case err := <-slow:
+		// The caller's WaitIdle may have been answered by the fresh
+		// activation before its recovery drain started; the turn still
+		// completes, which the next wait sees.
+		if err != nil {
+			t.Logf("prompt in flight during the kill: %v", err)
+		}
+	case <-time.After(40 * time.Second):
+		t.Fatal("prompt in flight during the kill never returned")
+	}
+	var r4 turnResult
+	eventually(t, 30*time.Second, "turn 4 resumed and completed on the last member", func() error {
+		var r turnResult
+		if err := getJSON(fmt.Sprintf("http://%s/wait?id=%s&timeout=10000", last.ctl, id), &r); err != nil {
+			return err
+		}
+		r4 = r
+		if hostOf(r.Answer) != last {
+			return fmt.Errorf("last answer %q", r.Answer)
+		}
+		return nil
+	})
+	resumedAt, err := firstTurnStartAfter(last.stderr, killed)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var users, assistants int
+	t.Logf("mid-turn failover: SIGKILL of the host to the resumed turn's provider call on the last member: %v", resumedAt.Sub(killed))
+	users, _ = count(t, j, id)
+	if users != 4 {
+		t.Fatalf("journal holds %d user messages after the mid-turn kill, want 4 (answer %q)", users, r4.Answer)
+	}
+	rep, err := j.Verify(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Clean() {
+		t.Fatalf("projections differ from a replay: %v", rep.Differences)
+	}
+}
+
+func count(t *testing.T, j *persistence.Journal, id string) (users, assistants int) {
+	t.Helper()
+	hist, err := j.ModelHistory(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, m := range hist {
 		switch m.Role {
 		case persistence.RoleUser:
@@ -122,7 +199,28 @@ func TestSessionGrainServesFromAnyMemberAndResumesOnSurvivorAfterSIGKILL(t *test
 			assistants++
 		}
 	}
-	if users != 3 || assistants != 3 {
-		t.Fatalf("journal holds %d user and %d assistant messages, want 3 and 3", users, assistants)
+	return users, assistants
+}
+
+// firstTurnStartAfter finds the first "turn-start <unix ns>" a member
+// logged after t0.
+func firstTurnStartAfter(logPath string, t0 time.Time) (time.Time, error) {
+	b, err := os.ReadFile(logPath)
+	if err != nil {
+		return time.Time{}, err
 	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 || f[0] != "turn-start" {
+			continue
+		}
+		ns, err := strconv.ParseInt(f[1], 10, 64)
+		if err != nil {
+			continue
+		}
+		if at := time.Unix(0, ns); at.After(t0) {
+			return at, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("%s: no turn started after the kill", logPath)
 }

@@ -2,12 +2,14 @@
 // on a shared MySQL/MariaDB journal, for the cluster package's
 // multi-process tests (built without -race: protoactor's cluster races
 // under it). Its scripted provider answers every turn with
-// "pid=<pid> users=<user messages seen>", so a test can tell which process
+// "pid=<pid> users=<user messages seen>" (after 1.5 s when the last user
+// message starts with "slow") and logs "turn-start <unix ns>" on stderr, so a test can tell which process
 // ran a turn and that it saw the whole history. Control API on -ctl:
 //
 //	GET /members                                this member's view of the topology
 //	GET /create?id=ID&loc=DIR                    Create through the cluster
 //	GET /prompt?id=ID&msg=MID&text=T&timeout=MS  Prompt (queued, resume), WaitIdle, last answer
+//	GET /wait?id=ID&timeout=MS                   WaitIdle, last answer
 //
 // It prints "READY <actor address> <ctl address>" once it has joined.
 package main
@@ -53,6 +55,10 @@ func main() {
 	}
 }
 
+// slowTurn is how long a turn whose last user message starts with "slow"
+// waits before its first part: time for a test to kill its host mid-turn.
+const slowTurn = 1500 * time.Millisecond
+
 var model = messages.ModelRef{Provider: "scripted", ID: "cluster-test"}
 
 func run(health int, members []string, journalURL, data string, refresh time.Duration) error {
@@ -81,13 +87,20 @@ func run(health int, members []string, journalURL, data string, refresh time.Dur
 		return err
 	}
 	prov, err := scripted.New(scripted.Config{Func: func(_ context.Context, req *provider.Request, _ int) (scripted.Turn, error) {
-		users := 0
+		users, last := 0, ""
 		for _, m := range req.Messages {
 			if m.Role == provider.RoleUser {
 				users++
+				last = m.Text
 			}
 		}
-		return scripted.Turn{Text: fmt.Sprintf("pid=%d users=%d", os.Getpid(), users)}, nil
+		// The test reads this line to time a resumed turn after a kill.
+		fmt.Fprintf(os.Stderr, "turn-start %d users=%d last=%q\n", time.Now().UnixNano(), users, last)
+		turn := scripted.Turn{Text: fmt.Sprintf("pid=%d users=%d", os.Getpid(), users)}
+		if strings.HasPrefix(last, "slow") {
+			turn.FirstDelay = scripted.Duration(slowTurn)
+		}
+		return turn, nil
 	}})
 	if err != nil {
 		return err
@@ -137,6 +150,17 @@ func run(health int, members []string, journalURL, data string, refresh time.Dur
 		out := res.(*actors.Outcome)
 		last, err := lastAssistantText(r.Context(), j, q.Get("id"))
 		answer(w, turnResult{Outcome: *out, Answer: last}, err)
+	})
+	mux.HandleFunc("GET /wait", func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		ms, _ := strconv.Atoi(q.Get("timeout"))
+		res, err := m.Request(r.Context(), q.Get("id"), cluster.SessionKind, &actors.WaitIdle{}, cluster.CallOptions{Timeout: time.Duration(ms) * time.Millisecond})
+		if err != nil {
+			answer(w, nil, err)
+			return
+		}
+		last, err := lastAssistantText(r.Context(), j, q.Get("id"))
+		answer(w, turnResult{Outcome: *res.(*actors.Outcome), Answer: last}, err)
 	})
 	fmt.Printf("READY %s %s\n", m.Address(), ln.Addr())
 	return http.Serve(ln, mux)
