@@ -388,5 +388,20 @@ func backoff(i int) int {
 }
 
 // Shutdown leaves the cluster. Graceful shutdown hands ownership over and
-// takes about 2 s (protoactor sleeps); non-graceful just stops.
-func (m *Member) Shutdown(graceful bool) { m.c.Shutdown(graceful) }
+// takes about 2 s (protoactor sleeps); non-graceful just stops. A client
+// stops its provider and remote (protoactor's own Shutdown panics on a
+// client: it has no gossip).
+func (m *Member) Shutdown(graceful bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			m.cfg.Logger.Error("cluster: shutdown panicked", "cluster", m.cfg.Name, "panic", r)
+		}
+	}()
+	if len(m.cfg.Kinds) == 0 {
+		_ = m.c.Config.ClusterProvider.Shutdown(false)
+		m.c.Remote.Shutdown(false)
+		m.system.Shutdown()
+		return
+	}
+	m.c.Shutdown(graceful)
+}
