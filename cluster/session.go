@@ -11,6 +11,17 @@ import (
 	"github.com/sessionrt/sessionrt/actors"
 )
 
+// SessionGrainConfig configures SessionGrain.
+type SessionGrainConfig struct {
+	Sessions *actors.Sessions // this member's facade (required)
+	Registry *Registry        // wire types; default SessionRegistry()
+	Logger   *slog.Logger     // default slog.Default()
+	// IdleAfter stops a grain that received nothing for this long; the next
+	// call activates it again. Default 10 minutes. (The Session actor
+	// behind it passivates on its own IdleAfter.)
+	IdleAfter time.Duration
+}
+
 // SessionGrain is the Session grain kind built on this member's Sessions
 // facade: the cluster decides which member serves a session ID, and that
 // member's facade runs the Session actor (which acquires a journal ownership
@@ -18,17 +29,26 @@ import (
 // activation elsewhere during a topology change can write nothing).
 //
 // The grain is a router, not the Session actor itself: actors does not yet
-// export a producer for one session actor (see the package doc of actors).
-// Short commands run in the grain's mailbox, so one caller's commands keep
-// their order; Run, WaitIdle and Interrupt wait for a drain and run off the
-// mailbox so they do not block the session's other commands.
-func SessionGrain(sessions *actors.Sessions, reg *Registry, log *slog.Logger) Kind {
-	if log == nil {
-		log = slog.Default()
+// export a producer for one session actor. Short commands run in the
+// grain's mailbox, so one caller's commands keep their order; Run, WaitIdle
+// and Interrupt wait for a drain and run off the mailbox so they do not
+// block the session's other commands.
+func SessionGrain(cfg SessionGrainConfig) (Kind, error) {
+	if cfg.Sessions == nil {
+		return Kind{}, fmt.Errorf("%w: session grain needs the Sessions facade", ErrConfig)
+	}
+	if cfg.Registry == nil {
+		cfg.Registry = SessionRegistry()
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.IdleAfter <= 0 {
+		cfg.IdleAfter = 10 * time.Minute
 	}
 	return Kind{Name: SessionKind, Produce: func(id string) actor.Actor {
-		return &sessionGrain{id: id, s: sessions, reg: reg, log: log}
-	}}
+		return &sessionGrain{id: id, s: cfg.Sessions, reg: cfg.Registry, log: cfg.Logger, idle: cfg.IdleAfter}
+	}}, nil
 }
 
 // longCommandLimit bounds a drain-waiting command run for a remote caller;
@@ -36,15 +56,25 @@ func SessionGrain(sessions *actors.Sessions, reg *Registry, log *slog.Logger) Ki
 const longCommandLimit = 24 * time.Hour
 
 type sessionGrain struct {
-	id  string
-	s   *actors.Sessions
-	reg *Registry
-	log *slog.Logger
+	id   string
+	s    *actors.Sessions
+	reg  *Registry
+	log  *slog.Logger
+	idle time.Duration
 }
 
 func (g *sessionGrain) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
-	case *actor.Started, *actor.Stopping, *actor.Stopped, *actor.Restarting:
+	case *actor.Started:
+		ctx.SetReceiveTimeout(g.idle)
+		return
+	case *actor.ReceiveTimeout:
+		// No automatic passivation in protoactor's cluster: stop; the
+		// next call re-activates. Pending Run/WaitIdle answers are sent
+		// by their goroutines, which do not need the grain.
+		ctx.Stop(ctx.Self())
+		return
+	case *actor.Stopping, *actor.Stopped, *actor.Restarting:
 		return
 	case *actors.Run, *actors.WaitIdle, *actors.Interrupt:
 		sender, system := ctx.Sender(), ctx.ActorSystem()

@@ -113,9 +113,13 @@ func run(health int, members []string, journalURL, data string, refresh time.Dur
 		return err
 	}
 	reg := cluster.SessionRegistry()
+	grain, err := cluster.SessionGrain(cluster.SessionGrainConfig{Sessions: sessions, Registry: reg, Logger: log})
+	if err != nil {
+		return err
+	}
 	m, err := cluster.Start(system, cluster.Config{
 		Name: "sessiontest", AutoManagePort: health, Members: members, RefreshTTL: refresh,
-		Kinds: []cluster.Kind{cluster.SessionGrain(sessions, reg, log)}, Registry: reg, Logger: log,
+		Kinds: []cluster.Kind{grain}, Registry: reg, Logger: log,
 	})
 	if err != nil {
 		return err
