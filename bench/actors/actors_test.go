@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -144,10 +145,16 @@ func BenchmarkTurnLatency(b *testing.B) {
 	}
 }
 
+// Scale of BenchmarkConcurrentSessions (smaller runs for profiling).
+var (
+	concSessions = flag.Int("sessions", 1000, "BenchmarkConcurrentSessions: concurrent sessions")
+	concTurns    = flag.Int("turns", 10, "BenchmarkConcurrentSessions: turns per session")
+)
+
 // BenchmarkConcurrentSessions: 1,000 sessions each run 10 turns one after
 // another, all sessions at once; reports turns/s over the whole run.
 func BenchmarkConcurrentSessions(b *testing.B) {
-	const sessions, turns = 1000, 10
+	sessions, turns := *concSessions, *concTurns
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	for i := range b.N {

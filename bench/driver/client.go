@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -9,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -17,6 +19,8 @@ type client struct {
 	base string
 	hc   *http.Client
 	loc  string // the Location directory sessions are created in
+
+	watch watcher
 }
 
 func newClient(base, loc string) *client {
@@ -72,7 +76,11 @@ func truncate(b []byte, n int) string {
 	return string(b)
 }
 
+// healthy asks once, briefly: a server still starting may accept the
+// connection and answer nothing.
 func (c *client) healthy(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
 	return c.do(ctx, http.MethodGet, "/api/health", nil, nil) == nil
 }
 
@@ -93,52 +101,135 @@ func (c *client) createSession(ctx context.Context) (string, error) {
 }
 
 // turn admits one prompt carrying marker and returns once the session's
-// newest message is the assistant's reply naming it.
+// durable event stream shows the reply naming it: a text.ended holding the
+// marker, then the step.ended closing that step.
 func (c *client) turn(ctx context.Context, id, marker string) error {
 	body := map[string]any{"prompt": map[string]string{"text": "Run echo hi with bash " + marker}}
 	if err := c.do(ctx, http.MethodPost, "/api/session/"+id+"/prompt", body, nil); err != nil {
 		return err
 	}
-	for {
-		if err := c.do(ctx, http.MethodPost, "/api/session/"+id+"/wait", nil, nil); err != nil {
-			return err
-		}
-		done, err := c.answered(ctx, id, marker)
-		if err != nil || done {
-			return err
-		}
-		// The drain may not have started when wait was asked: ask again,
-		// spaced so a slow server is not hammered.
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("session %s: no reply to %s: %w", id, marker, ctx.Err())
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
+	return c.awaitReply(ctx, id, marker)
 }
 
-func (c *client) answered(ctx context.Context, id, marker string) (bool, error) {
-	var out struct {
-		Data []json.RawMessage `json:"data"`
+func (c *client) awaitReply(ctx context.Context, id, marker string) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil) // ends the stream
+	path := "/api/session/" + id + "/event"
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path, nil)
+	if err != nil {
+		return err
 	}
-	if err := c.do(ctx, http.MethodGet, "/api/session/"+id+"/message?limit=1&order=desc", nil, &out); err != nil {
-		return false, err
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("GET %s: %w", path, err)
 	}
-	if len(out.Data) == 0 {
-		return false, nil
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		return fmt.Errorf("GET %s: %s: %s", path, resp.Status, bytes.TrimSpace(b))
 	}
-	var m struct {
-		Type  string          `json:"type"`
-		Error json.RawMessage `json:"error"`
+	// A drain that dies without writing an event would leave the stream
+	// silent forever: watch /api/session/active beside it.
+	go c.watchIdle(ctx, cancel, id)
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	answered := false
+	for sc.Scan() {
+		line := sc.Bytes()
+		data, ok := bytes.CutPrefix(line, []byte("data:"))
+		if !ok {
+			continue
+		}
+		var ev struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(data, &ev) != nil {
+			continue // not an event (a keep-alive or a stream failure note)
+		}
+		switch ev.Type {
+		case "session.next.text.ended":
+			answered = answered || bytes.Contains(data, []byte(marker))
+		case "session.next.step.ended":
+			if answered {
+				return nil
+			}
+		case "session.next.step.failed":
+			return fmt.Errorf("session %s: a step failed: %s", id, truncate(data, 500))
+		}
 	}
-	if err := json.Unmarshal(out.Data[0], &m); err != nil {
-		return false, fmt.Errorf("session %s newest message: %w", id, err)
+	if ctx.Err() != nil && context.Cause(ctx) == errNoDrain {
+		return fmt.Errorf("session %s: %w before replying to %s", id, errNoDrain, marker)
 	}
-	if m.Type != "assistant" {
-		return false, nil
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("session %s events: %w", id, err)
 	}
-	if len(m.Error) > 0 && string(m.Error) != "null" {
-		return false, fmt.Errorf("session %s: the reply failed: %s", id, m.Error)
+	return fmt.Errorf("session %s: the event stream ended before the reply to %s", id, marker)
+}
+
+var errNoDrain = errors.New("the session stopped running")
+
+// watcher polls /api/session/active once a second for every session a turn
+// waits on (one request for all of them, so it does not load the server)
+// and cancels the wait of a session absent at two checks in a row.
+type watcher struct {
+	mu      sync.Mutex
+	waiting map[string]*waiter
+	running bool
+}
+
+type waiter struct {
+	cancel context.CancelCauseFunc
+	absent int
+}
+
+func (c *client) watchIdle(ctx context.Context, cancel context.CancelCauseFunc, id string) {
+	w := &c.watch
+	w.mu.Lock()
+	if w.waiting == nil {
+		w.waiting = map[string]*waiter{}
 	}
-	return bytes.Contains(out.Data[0], []byte(marker)), nil
+	w.waiting[id] = &waiter{cancel: cancel}
+	if !w.running {
+		w.running = true
+		go c.pollActive()
+	}
+	w.mu.Unlock()
+	<-ctx.Done()
+	w.mu.Lock()
+	delete(w.waiting, id)
+	w.mu.Unlock()
+}
+
+func (c *client) pollActive() {
+	w := &c.watch
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for range t.C {
+		w.mu.Lock()
+		if len(w.waiting) == 0 {
+			w.running = false
+			w.mu.Unlock()
+			return
+		}
+		w.mu.Unlock()
+		var out struct {
+			Data map[string]json.RawMessage `json:"data"`
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := c.do(ctx, http.MethodGet, "/api/session/active", nil, &out)
+		cancel()
+		if err != nil {
+			continue
+		}
+		w.mu.Lock()
+		for id, wt := range w.waiting {
+			if _, ok := out.Data[id]; ok {
+				wt.absent = 0
+			} else if wt.absent++; wt.absent >= 2 {
+				wt.cancel(errNoDrain)
+			}
+		}
+		w.mu.Unlock()
+	}
 }

@@ -111,8 +111,12 @@ func Config(llmURL string) map[string]any {
 		"permission":  map[string]any{"*": "allow", "bash": "allow", "edit": "allow", "external_directory": "allow"},
 		"provider": map[string]any{
 			"bench": map[string]any{
-				"npm":     "@ai-sdk/openai-compatible",
-				"name":    "Bench fake model",
+				"npm":  "@ai-sdk/openai-compatible",
+				"name": "Bench fake model",
+				// The V2 session runner takes the endpoint from the
+				// catalog's api URL, not from options.baseURL.
+				"api":     llmURL,
+				"env":     []string{"BENCH_API_KEY"},
 				"options": map[string]any{"baseURL": llmURL, "apiKey": "bench"},
 				"models": map[string]any{
 					"bench": map[string]any{"name": "bench", "tool_call": true, "limit": map[string]int{"context": 128000, "output": 4096}},
@@ -143,7 +147,7 @@ func (o *OpenCode) Command(ctx context.Context, s driver.Setup) (*exec.Cmd, erro
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.CommandContext(ctx, bin, "serve", "--hostname", host, "--port", port)
+	cmd := exec.CommandContext(ctx, bin, "serve", "--print-logs", "--hostname", host, "--port", port)
 	cmd.Dir = s.Project
 	cmd.Env = append(cleanEnv(),
 		"HOME="+home,
@@ -151,6 +155,7 @@ func (o *OpenCode) Command(ctx context.Context, s driver.Setup) (*exec.Cmd, erro
 		"XDG_DATA_HOME="+filepath.Join(home, ".local", "share"),
 		"XDG_STATE_HOME="+filepath.Join(home, ".local", "state"),
 		"XDG_CACHE_HOME="+filepath.Join(home, ".cache"),
+		"BENCH_API_KEY=bench",
 		"OPENCODE_DISABLE_AUTOUPDATE=1",
 		"OPENCODE_DISABLE_MODELS_FETCH=1",
 		"OPENCODE_DISABLE_LSP_DOWNLOAD=1",
