@@ -5,6 +5,7 @@
 //	GET /call?id=ID&timeout=MS   request the echo grain ID through this member
 //	GET /members                 this member's view of the topology
 //	GET /where?id=ID             the member disthash places ID on
+//	GET /bench?id=ID&n=N         N sequential requests to ID, mean latency
 //
 // and prints "READY <actor address> <ctl address>" on stdout once it has
 // joined. With -client N it joins as a client instead, prints the topology
@@ -98,6 +99,17 @@ func run(health int, members []string, ctl string, refresh time.Duration) error 
 			return
 		}
 		_ = json.NewEncoder(w).Encode(res)
+	})
+	mux.HandleFunc("GET /bench", func(w http.ResponseWriter, r *http.Request) {
+		n, _ := strconv.Atoi(r.URL.Query().Get("n"))
+		start := time.Now()
+		for i := range n {
+			if _, err := m.Request(r.Context(), r.URL.Query().Get("id"), echograin.KindName, &echograin.Ping{Seq: i}, cluster.CallOptions{}); err != nil {
+				http.Error(w, err.Error(), http.StatusBadGateway)
+				return
+			}
+		}
+		_, _ = fmt.Fprintf(w, "%d requests, %v each\n", n, time.Since(start)/time.Duration(max(n, 1)))
 	})
 	mux.HandleFunc("GET /members", func(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewEncoder(w).Encode(m.Members())
