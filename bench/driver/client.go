@@ -171,7 +171,8 @@ var errNoDrain = errors.New("the session stopped running")
 
 // watcher polls /api/session/active once a second for every session a turn
 // waits on (one request for all of them, so it does not load the server)
-// and cancels the wait of a session absent at two checks in a row.
+// and cancels the wait of a session that was listed and then absent at two
+// checks in a row, or was never listed for neverSeenChecks checks.
 type watcher struct {
 	mu      sync.Mutex
 	waiting map[string]*waiter
@@ -181,7 +182,12 @@ type watcher struct {
 type waiter struct {
 	cancel context.CancelCauseFunc
 	absent int
+	seen   bool // listed as active once: its drain started
 }
+
+// A session never listed may still wait for its drain to start on a loaded
+// server; it gets neverSeenChecks seconds.
+const neverSeenChecks = 30
 
 func (c *client) watchIdle(ctx context.Context, cancel context.CancelCauseFunc, id string) {
 	w := &c.watch
@@ -225,8 +231,8 @@ func (c *client) pollActive() {
 		w.mu.Lock()
 		for id, wt := range w.waiting {
 			if _, ok := out.Data[id]; ok {
-				wt.absent = 0
-			} else if wt.absent++; wt.absent >= 2 {
+				wt.absent, wt.seen = 0, true
+			} else if wt.absent++; (wt.seen && wt.absent >= 2) || wt.absent >= neverSeenChecks {
 				wt.cancel(errNoDrain)
 			}
 		}
