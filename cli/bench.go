@@ -71,7 +71,10 @@ func (c *BenchCmd) Run(g *Globals) error {
 	if c.Peer == "opencode" {
 		targets = append(targets, &peer.OpenCode{Progress: g.errOut()})
 	}
-	var results []driver.Result
+	var (
+		results []driver.Result
+		failed  error
+	)
 	for _, t := range targets {
 		dir := filepath.Join(work, t.Name())
 		if err := os.RemoveAll(dir); err != nil {
@@ -79,7 +82,13 @@ func (c *BenchCmd) Run(g *Globals) error {
 		}
 		res, err := driver.Run(ctx, driver.Config{Target: t, LLMURL: llm.URL, Dir: dir, LatencyRuns: c.Runs, Levels: levels, Progress: g.errOut()})
 		if err != nil {
-			return fmt.Errorf("bench %s: %w", t.Name(), err)
+			// A failed peer still leaves sessionrt's figures to print.
+			failed = fmt.Errorf("bench %s: %w", t.Name(), err)
+			fmt.Fprintln(g.errOut(), failed)
+			if len(results) == 0 {
+				return failed
+			}
+			continue
 		}
 		results = append(results, res)
 	}
@@ -95,5 +104,5 @@ func (c *BenchCmd) Run(g *Globals) error {
 		}
 		fmt.Fprintf(g.errOut(), "wrote %s\n", c.Out)
 	}
-	return nil
+	return failed
 }
