@@ -54,12 +54,17 @@ func (c *BenchCmd) Run(g *Globals) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	var failed error
 	work := c.Work
 	if work == "" {
 		if work, err = os.MkdirTemp("", "sessionrt-bench-"); err != nil {
 			return err
 		}
-		defer os.RemoveAll(work)
+		defer func() {
+			if failed == nil { // a failed run keeps its server logs
+				os.RemoveAll(work)
+			}
+		}()
 	}
 	llm, err := fakellm.Start(fakellm.Config{ChunkDelay: c.ChunkDelay, ToolSleep: c.ToolSleep})
 	if err != nil {
@@ -71,10 +76,7 @@ func (c *BenchCmd) Run(g *Globals) error {
 	if c.Peer == "opencode" {
 		targets = append(targets, &peer.OpenCode{Progress: g.errOut()})
 	}
-	var (
-		results []driver.Result
-		failed  error
-	)
+	var results []driver.Result
 	for _, t := range targets {
 		dir := filepath.Join(work, t.Name())
 		if err := os.RemoveAll(dir); err != nil {
