@@ -135,5 +135,16 @@ func (r Report) Write(dir string) error {
 	if err := os.WriteFile(filepath.Join(dir, "bench.json"), append(b, '\n'), 0o644); err != nil {
 		return fmt.Errorf("write bench.json: %w", err)
 	}
+	f, err := os.Create(filepath.Join(dir, "bench.png"))
+	if err != nil {
+		return fmt.Errorf("write bench.png: %w", err)
+	}
+	if err := r.Chart(f); err != nil {
+		f.Close()
+		return fmt.Errorf("draw bench.png: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write bench.png: %w", err)
+	}
 	return nil
 }

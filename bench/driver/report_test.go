@@ -1,0 +1,61 @@
+package driver
+
+import (
+	"bytes"
+	"encoding/json"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func sample(name string, k float64) Result {
+	return Result{System: name, StartupSeconds: 0.5 * k, Latency: Latency{Runs: 30, P50: 10 * k, P90: 12 * k, P99: 15 * k},
+		Throughput: []LevelResult{{Level: Level{Sessions: 10, Turns: 5}, TurnsPerSec: 100 / k, Latency: Latency{P50: 20 * k}}},
+		CPUPerTurn: 3 * k, PeakRSS: 100 << 20, RSSAfter: 80 << 20}
+}
+
+// The ratio says how many times better the first system is, in the right
+// direction for each row.
+func TestCompareRatiosFavourTheFirstSystemInTheRowsDirection(t *testing.T) {
+	r := Compare(sample("sessionrt", 1), sample("opencode", 4))
+	byName := map[string]Row{}
+	for _, row := range r.Rows {
+		byName[row.Name] = row
+	}
+	for name, want := range map[string]float64{"single-session latency p50": 4, "throughput, 10 sessions": 4, "server CPU per turn": 4, "peak RSS": 1} {
+		if got := byName[name].Ratio; got < want-1e-9 || got > want+1e-9 {
+			t.Errorf("%s: ratio %v, want %v", name, got, want)
+		}
+	}
+	var out bytes.Buffer
+	if err := r.Print(&out); err != nil || !strings.Contains(out.String(), "4.0×") {
+		t.Fatalf("table lacks the ratio: %v\n%s", err, out.String())
+	}
+}
+
+func TestWriteSavesJSONAndAChart(t *testing.T) {
+	dir := t.TempDir()
+	r := Compare(sample("sessionrt", 1), sample("opencode", 2))
+	if err := r.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "bench.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Report
+	if err := json.Unmarshal(b, &back); err != nil || len(back.Rows) != len(r.Rows) || back.Systems[1] != "opencode" {
+		t.Fatalf("bench.json did not round-trip: %v %+v", err, back.Systems)
+	}
+	f, err := os.Open(filepath.Join(dir, "bench.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil || img.Bounds().Dy() < len(r.Rows)*20 {
+		t.Fatalf("bench.png: %v, bounds %v", err, img.Bounds())
+	}
+}
