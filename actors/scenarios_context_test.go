@@ -202,7 +202,8 @@ func (h *harness) compact(id, summary string) {
 	}
 	if _, err := h.journal.Append(h.ctx(), id, own.LastSeq, own.Epoch,
 		messages.CompactionStarted{CompactionID: "cmp_1"},
-		messages.CompactionEnded{CompactionID: "cmp_1", Summary: summary, RecentContext: "recent"}); err != nil {
+		messages.CompactionEnded{CompactionID: "cmp_1", Summary: summary, RecentContext: "recent"},
+		messages.Idle{}); err != nil {
 		h.t.Fatal(err)
 	}
 }

@@ -193,8 +193,11 @@ func (a *sessionActor) activate(ctx actor.Context) error {
 		}
 		if a.sess.Status == persistence.StatusBusy {
 			// Its owner died mid-drain (this actor's previous incarnation,
-			// or another process): apply the restart policy once.
-			a.system.Root.Send(a.self, &recoverSession{policy: a.rt.cfg.Recovery})
+			// or another process): apply the restart policy once, now, so
+			// that no command queued behind the activation sees it idle.
+			if res, ok := a.recoverAfterRestart(a.rt.cfg.Recovery).(error); ok {
+				return res
+			}
 		}
 	}
 	return nil
