@@ -46,6 +46,7 @@ type CLI struct {
 	Trace      TraceCmd      `cmd:"" help:"Inspect a session's spans from the server's span store."`
 	Chaos      ChaosCmd      `cmd:"" help:"Run the fault-injection suites (actor kills, process kills) and check the journal's invariants."`
 	Cluster    ClusterCmd    `cmd:"" help:"Inspect a running cluster: its members, and where a session is placed."`
+	Bench      BenchCmd      `cmd:"" help:"Benchmark sessionrt (and, with --peer opencode, OpenCode) through the same HTTP API and fake model."`
 	Version    VersionCmd    `cmd:"" help:"Print the version."`
 	Journal    JournalCmd    `cmd:"" help:"Inspect and serve the journal database."`
 }
