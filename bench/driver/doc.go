@@ -1,9 +1,10 @@
 // Package driver runs the workload of `sessionrt bench` against one system
 // under test: it starts the system as a subprocess with a fresh data
 // directory (a Target says how), drives it through OpenCode's V2 session
-// routes only (POST /api/session, POST /api/session/{id}/prompt, then POST
-// /api/session/{id}/wait and a read of the newest message to confirm the
-// reply), and measures start-up to first answer, single-session latency,
+// routes only (POST /api/session, POST /api/session/{id}/prompt, then the
+// session's durable event stream GET /api/session/{id}/event until the reply
+// naming the prompt's marker ends its step; one shared poll of GET
+// /api/session/active fails a wait whose drain died), and measures start-up to first answer, single-session latency,
 // throughput at several concurrency levels, server CPU per turn and RSS
 // (both from /proc). Report renders results side by side as a table, JSON
 // and a PNG chart.
