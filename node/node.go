@@ -106,7 +106,14 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 		}
 	}()
 
-	n.Journal, err = persistence.OpenURL(ctx, filepath.Join(data, "journal"), cfg.JournalURL, false, persistence.Config{})
+	jcfg := persistence.Config{}
+	if cfg.JournalURL == "" {
+		// The embedded engine is locked to this one process: every commit
+		// wakes its tailers directly, so the poll for other writers is only
+		// a safety net (each open event stream pays for every poll).
+		jcfg.PollInterval = 10 * time.Second
+	}
+	n.Journal, err = persistence.OpenURL(ctx, filepath.Join(data, "journal"), cfg.JournalURL, false, jcfg)
 	if err != nil {
 		return n, err
 	}
