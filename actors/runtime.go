@@ -213,7 +213,11 @@ func (rt *runtime) catalog(pid *actor.PID, agent string) ([]provider.Tool, error
 	}
 	out := make([]provider.Tool, 0, len(cat.Tools))
 	for _, d := range cat.Tools {
-		schema, err := json.Marshal(d.Input)
+		var in any = d.Input
+		if d.Input == nil {
+			in = map[string]string{"type": "object"} // a tool that declares no input
+		}
+		schema, err := json.Marshal(in)
 		if err != nil {
 			return nil, fmt.Errorf("tool %s schema: %w", d.Name, err)
 		}

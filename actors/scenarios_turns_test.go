@@ -17,7 +17,6 @@ import (
 	"github.com/sessionrt/sessionrt/provider/scripted"
 	"github.com/sessionrt/sessionrt/toolactors"
 	"github.com/sessionrt/sessionrt/toolactors/permission"
-	"github.com/sessionrt/sessionrt/toolactors/schema"
 	"github.com/sessionrt/sessionrt/toolactors/tools"
 )
 
@@ -182,7 +181,7 @@ func requestRolesOf(t *testing.T, h *harness, id string) []string {
 type panicky struct{}
 
 func (panicky) Definition() tools.Definition {
-	return tools.Definition{Name: "panicky", Description: "panics", Action: "panicky", Input: &schema.Schema{Type: "object"}}
+	return tools.Definition{Name: "panicky", Description: "panics", Action: "panicky"} // no input schema: allowed
 }
 func (panicky) Run(context.Context, tools.Call) (tools.Result, error) { panic("tool bug") }
 

@@ -59,8 +59,12 @@ func (e *FieldError) Error() string {
 func (e *FieldError) Unwrap() error { return ErrInvalid }
 
 // Validate checks raw JSON against s. It returns a *FieldError for the first problem,
-// fields visited in name order so the answer is deterministic.
+// fields visited in name order so the answer is deterministic. A nil schema (a tool
+// that declares no input) is an object with no fields.
 func (s *Schema) Validate(raw []byte) error {
+	if s == nil {
+		s = &Schema{Type: "object"}
+	}
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
 		raw = []byte("{}") // providers send an empty input for a call without arguments

@@ -45,3 +45,19 @@ func TestMarshalIsJSONSchema(t *testing.T) {
 		t.Fatalf("got %s", b)
 	}
 }
+
+func TestNilSchemaIsAnObjectWithNoFields(t *testing.T) {
+	var s *Schema
+	if err := s.Validate([]byte(`{}`)); err != nil {
+		t.Fatalf("nil schema refused an empty object: %v", err)
+	}
+	if err := s.Validate(nil); err != nil {
+		t.Fatalf("nil schema refused an empty input: %v", err)
+	}
+	if err := s.Validate([]byte(`{"anything": 1}`)); err == nil || !strings.Contains(err.Error(), "anything") {
+		t.Fatalf("nil schema: %v, want the unknown field named", err)
+	}
+	if err := s.Validate([]byte(`[1]`)); err == nil {
+		t.Fatal("nil schema accepted an array")
+	}
+}
