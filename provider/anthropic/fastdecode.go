@@ -86,32 +86,6 @@ func internType(sc *jsonscan.Scanner) (string, error) {
 	return string(b), nil
 }
 
-// object iterates the keys of an object (null is an empty object).
-func object(sc *jsonscan.Scanner, field func(key []byte) error) error {
-	if sc.Null() {
-		return nil
-	}
-	if err := sc.Begin('{'); err != nil {
-		return err
-	}
-	for n := 0; ; n++ {
-		more, err := sc.Next('}', n)
-		if err != nil {
-			return err
-		}
-		if !more {
-			return nil
-		}
-		key, err := sc.Key()
-		if err != nil {
-			return err
-		}
-		if err := field(key); err != nil {
-			return err
-		}
-	}
-}
-
 func decodeMessage(sc *jsonscan.Scanner, e *event) error {
 	if sc.Null() {
 		return nil
@@ -122,7 +96,7 @@ func decodeMessage(sc *jsonscan.Scanner, e *event) error {
 		Usage *wireUsage `json:"usage"`
 	}{}
 	e.Message = m
-	return object(sc, func(key []byte) (err error) {
+	return sc.Object(func(key []byte) (err error) {
 		switch string(key) {
 		case "id":
 			m.ID, err = sc.String()
@@ -150,7 +124,7 @@ func decodeContentBlock(sc *jsonscan.Scanner, e *event) error {
 		Data     string `json:"data"`
 	}{}
 	e.ContentBlock = cb
-	return object(sc, func(key []byte) (err error) {
+	return sc.Object(func(key []byte) (err error) {
 		switch string(key) {
 		case "type":
 			cb.Type, err = internType(sc)
@@ -184,7 +158,7 @@ func decodeDelta(sc *jsonscan.Scanner, e *event) error {
 		StopReason  *string `json:"stop_reason"`
 	}{}
 	e.Delta = d
-	return object(sc, func(key []byte) (err error) {
+	return sc.Object(func(key []byte) (err error) {
 		switch string(key) {
 		case "type":
 			d.Type, err = internType(sc)
@@ -225,7 +199,7 @@ func decodeUsage(sc *jsonscan.Scanner) (*wireUsage, error) {
 		*dst = &v
 		return nil
 	}
-	err := object(sc, func(key []byte) error {
+	err := sc.Object(func(key []byte) error {
 		switch string(key) {
 		case "input_tokens":
 			return intp(&u.InputTokens)
@@ -250,7 +224,7 @@ func decodeError(sc *jsonscan.Scanner, e *event) error {
 		Message string `json:"message"`
 	}{}
 	e.Error = er
-	return object(sc, func(key []byte) (err error) {
+	return sc.Object(func(key []byte) (err error) {
 		switch string(key) {
 		case "type":
 			er.Type, err = sc.String()

@@ -58,43 +58,14 @@ func decodeChunkFast(sc *jsonscan.Scanner, data []byte, c *chunk, wantMeta bool)
 }
 
 func decodeChoices(sc *jsonscan.Scanner, c *chunk) error {
-	if sc.Null() {
-		return nil
-	}
-	if err := sc.Begin('['); err != nil {
-		return err
-	}
-	for n := 0; ; n++ {
-		more, err := sc.Next(']', n)
-		if err != nil {
-			return err
-		}
-		if !more {
-			return nil
-		}
+	return sc.Array(func() error {
 		c.Choices = append(c.Choices, choice{})
-		if err := decodeChoice(sc, &c.Choices[len(c.Choices)-1]); err != nil {
-			return err
-		}
-	}
+		return decodeChoice(sc, &c.Choices[len(c.Choices)-1])
+	})
 }
 
 func decodeChoice(sc *jsonscan.Scanner, ch *choice) error {
-	if err := sc.Begin('{'); err != nil {
-		return err
-	}
-	for n := 0; ; n++ {
-		more, err := sc.Next('}', n)
-		if err != nil {
-			return err
-		}
-		if !more {
-			return nil
-		}
-		key, err := sc.Key()
-		if err != nil {
-			return err
-		}
+	return sc.Object(func(key []byte) (err error) {
 		switch string(key) {
 		case "index":
 			ch.Index, err = sc.Int()
@@ -109,31 +80,12 @@ func decodeChoice(sc *jsonscan.Scanner, ch *choice) error {
 		default:
 			err = sc.Skip()
 		}
-		if err != nil {
-			return err
-		}
-	}
+		return err
+	})
 }
 
 func decodeDelta(sc *jsonscan.Scanner, d *delta) error {
-	if sc.Null() {
-		return nil
-	}
-	if err := sc.Begin('{'); err != nil {
-		return err
-	}
-	for n := 0; ; n++ {
-		more, err := sc.Next('}', n)
-		if err != nil {
-			return err
-		}
-		if !more {
-			return nil
-		}
-		key, err := sc.Key()
-		if err != nil {
-			return err
-		}
+	return sc.Object(func(key []byte) (err error) {
 		switch string(key) {
 		case "content":
 			d.Content, err = sc.String()
@@ -148,44 +100,15 @@ func decodeDelta(sc *jsonscan.Scanner, d *delta) error {
 		default:
 			err = sc.Skip()
 		}
-		if err != nil {
-			return err
-		}
-	}
+		return err
+	})
 }
 
 func decodeToolCalls(sc *jsonscan.Scanner, d *delta) error {
-	if sc.Null() {
-		return nil
-	}
-	if err := sc.Begin('['); err != nil {
-		return err
-	}
-	for n := 0; ; n++ {
-		more, err := sc.Next(']', n)
-		if err != nil {
-			return err
-		}
-		if !more {
-			return nil
-		}
+	return sc.Array(func() error {
 		d.ToolCalls = append(d.ToolCalls, toolCallDelta{})
 		tc := &d.ToolCalls[len(d.ToolCalls)-1]
-		if err := sc.Begin('{'); err != nil {
-			return err
-		}
-		for m := 0; ; m++ {
-			more, err := sc.Next('}', m)
-			if err != nil {
-				return err
-			}
-			if !more {
-				break
-			}
-			key, err := sc.Key()
-			if err != nil {
-				return err
-			}
+		return sc.Object(func(key []byte) (err error) {
 			switch string(key) {
 			case "index":
 				tc.Index, err = sc.Int()
@@ -196,32 +119,13 @@ func decodeToolCalls(sc *jsonscan.Scanner, d *delta) error {
 			default:
 				err = sc.Skip()
 			}
-			if err != nil {
-				return err
-			}
-		}
-	}
+			return err
+		})
+	})
 }
 
 func decodeFunction(sc *jsonscan.Scanner, tc *toolCallDelta) error {
-	if sc.Null() {
-		return nil
-	}
-	if err := sc.Begin('{'); err != nil {
-		return err
-	}
-	for n := 0; ; n++ {
-		more, err := sc.Next('}', n)
-		if err != nil {
-			return err
-		}
-		if !more {
-			return nil
-		}
-		key, err := sc.Key()
-		if err != nil {
-			return err
-		}
+	return sc.Object(func(key []byte) (err error) {
 		switch string(key) {
 		case "name":
 			tc.Function.Name, err = sc.String()
@@ -230,10 +134,8 @@ func decodeFunction(sc *jsonscan.Scanner, tc *toolCallDelta) error {
 		default:
 			err = sc.Skip()
 		}
-		if err != nil {
-			return err
-		}
-	}
+		return err
+	})
 }
 
 func decodeUsage(sc *jsonscan.Scanner, c *chunk) error {
@@ -242,21 +144,7 @@ func decodeUsage(sc *jsonscan.Scanner, c *chunk) error {
 	}
 	u := &wireUsage{}
 	c.Usage = u
-	if err := sc.Begin('{'); err != nil {
-		return err
-	}
-	for n := 0; ; n++ {
-		more, err := sc.Next('}', n)
-		if err != nil {
-			return err
-		}
-		if !more {
-			return nil
-		}
-		key, err := sc.Key()
-		if err != nil {
-			return err
-		}
+	return sc.Object(func(key []byte) (err error) {
 		switch string(key) {
 		case "prompt_tokens":
 			u.PromptTokens, err = sc.Int()
@@ -279,36 +167,18 @@ func decodeUsage(sc *jsonscan.Scanner, c *chunk) error {
 		default:
 			err = sc.Skip()
 		}
-		if err != nil {
-			return err
-		}
-	}
+		return err
+	})
 }
 
 // intField reads an object, storing the integer field name into dst.
 func intField(sc *jsonscan.Scanner, name string, dst *int) error {
-	if err := sc.Begin('{'); err != nil {
-		return err
-	}
-	for n := 0; ; n++ {
-		more, err := sc.Next('}', n)
-		if err != nil {
-			return err
-		}
-		if !more {
-			return nil
-		}
-		key, err := sc.Key()
-		if err != nil {
-			return err
-		}
+	return sc.Object(func(key []byte) (err error) {
 		if string(key) == name {
 			*dst, err = sc.Int()
 		} else {
 			err = sc.Skip()
 		}
-		if err != nil {
-			return err
-		}
-	}
+		return err
+	})
 }

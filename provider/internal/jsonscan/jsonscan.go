@@ -70,6 +70,50 @@ func (s *Scanner) Next(close byte, n int) (bool, error) {
 	return true, nil
 }
 
+// Object reads an object, calling field after each key with the scanner on
+// that key's value (field must consume it). null reads as an empty object.
+func (s *Scanner) Object(field func(key []byte) error) error {
+	if s.Null() {
+		return nil
+	}
+	if err := s.Begin('{'); err != nil {
+		return err
+	}
+	for n := 0; ; n++ {
+		more, err := s.Next('}', n)
+		if err != nil || !more {
+			return err
+		}
+		key, err := s.Key()
+		if err != nil {
+			return err
+		}
+		if err := field(key); err != nil {
+			return err
+		}
+	}
+}
+
+// Array reads an array, calling elem with the scanner on each element (elem
+// must consume it). null reads as an empty array.
+func (s *Scanner) Array(elem func() error) error {
+	if s.Null() {
+		return nil
+	}
+	if err := s.Begin('['); err != nil {
+		return err
+	}
+	for n := 0; ; n++ {
+		more, err := s.Next(']', n)
+		if err != nil || !more {
+			return err
+		}
+		if err := elem(); err != nil {
+			return err
+		}
+	}
+}
+
 // Key reads an object key and its colon. The returned slice aliases the input
 // when the key has no escapes.
 func (s *Scanner) Key() ([]byte, error) {
