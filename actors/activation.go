@@ -116,17 +116,6 @@ func (a *activations) await(ctx context.Context, pid *actor.PID, gone <-chan str
 	}
 }
 
-// send delivers a one-way message to the activation of id (spawning it).
-func (a *activations) send(id string, msg any) error {
-	pid, err := a.acquire(id)
-	if err != nil {
-		return err
-	}
-	a.system.Root.Send(pid, msg)
-	a.release(id, pid)
-	return nil
-}
-
 func (a *activations) acquire(id string) (*actor.PID, error) {
 	pid, _, err := a.acquireWatched(id)
 	return pid, err

@@ -41,7 +41,7 @@ func (a *sessionActor) needsCompaction(req *provider.Request) bool {
 }
 
 // startCompaction records the attempt and runs the summary request off the
-// mailbox. then is called (on the mailbox) when it is over.
+// mailbox; its compactionDone comes back through the mailbox.
 func (a *sessionActor) startCompaction(history []persistence.Message, req *provider.Request, manual bool) error {
 	d := a.drain
 	window, allowance := a.modelLimits(req)
@@ -132,9 +132,8 @@ func (a *sessionActor) compactOnOverflow(t *turn) (bool, error) {
 	return true, nil
 }
 
-// compactNow runs a manual compaction as its own drain.
+// manualCompaction runs a manual compaction as its own drain.
 func (a *sessionActor) manualCompaction() {
-	d := a.drain
 	history, err := a.rt.journal.ModelHistory(a.rt.ctx, a.id)
 	if err != nil {
 		a.endDrain(&Outcome{Err: err.Error(), Kind: "internal"})
@@ -147,7 +146,5 @@ func (a *sessionActor) manualCompaction() {
 	req := buildRequest(turnRequest{Model: a.sess.Model, Baseline: baseline, History: history})
 	if err := a.startCompaction(history, req, true); err != nil {
 		a.endDrain(&Outcome{Err: "compaction: " + err.Error(), Kind: "compaction"})
-		return
 	}
-	_ = d
 }

@@ -26,6 +26,9 @@ func (a *sessionActor) failLeftovers(why string) error {
 	if err != nil {
 		return fmt.Errorf("session %s: find leftover tools: %w", a.id, err)
 	}
+	if len(open) == 0 && a.sess.Status != persistence.StatusBusy {
+		return nil // a turn is only left unfinished by an owner that died mid-drain
+	}
 	history, err := a.rt.journal.ModelHistory(ctx, a.id)
 	if err != nil {
 		return fmt.Errorf("session %s: find leftover turn: %w", a.id, err)
