@@ -9,6 +9,10 @@ import (
 // facade sends them locally, the cluster wraps them for other members. Every
 // command that changes state carries the ID that makes a retry idempotent
 // (the session ID itself, a prompt's message ID, a permission request ID).
+// Run, Wake, Interrupt and Move also carry an ID: the cluster's request
+// retry can deliver one command twice, and the grain answers a repeated ID
+// with the first delivery's result instead of running it again (a second
+// Run would start another drain; a second Interrupt could stop a later one).
 
 // Create makes the session if it does not exist; an existing one is returned.
 type Create struct {
@@ -27,17 +31,20 @@ type Prompt struct {
 
 // Run is an explicit resume: it joins the active drain or starts one that makes
 // at least one provider attempt, and answers with the drain's Outcome.
-type Run struct{}
+type Run struct{ ID string }
 
 // Wake reports new durable inbox work; it calls the provider only when input
 // can be promoted. Wakes coalesce.
-type Wake struct{}
+type Wake struct{ ID string }
 
 // Interrupt stops the active drain and answers once cleanup is done.
-type Interrupt struct{}
+type Interrupt struct{ ID string }
 
 // Move changes the session's Location; the epoch is cleared.
-type Move struct{ To string }
+type Move struct {
+	To string
+	ID string
+}
 
 // SwitchAgent selects the agent for the next provider turn.
 type SwitchAgent struct{ Agent string }

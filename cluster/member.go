@@ -289,6 +289,8 @@ func (m *Member) Request(ctx context.Context, identity, kind string, msg any, op
 	if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
 		deadline = dl
 	}
+	// One ID for every delivery of this call, so retries are deduplicated.
+	msg = withCommandID(msg)
 	enc, err := m.cfg.Registry.Encode(msg)
 	if err != nil {
 		return nil, fmt.Errorf("request %s/%s: %w", kind, identity, err)

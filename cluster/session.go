@@ -32,7 +32,9 @@ type SessionGrainConfig struct {
 // export a producer for one session actor. Short commands run in the
 // grain's mailbox, so one caller's commands keep their order; Run, WaitIdle
 // and Interrupt wait for a drain and run off the mailbox so they do not
-// block the session's other commands.
+// block the session's other commands. Run, Wake, Interrupt and Move carry
+// IDs (Member.Request assigns them): a repeated delivery gets the first
+// one's answer and runs nothing.
 func SessionGrain(cfg SessionGrainConfig) (Kind, error) {
 	if cfg.Sessions == nil {
 		return Kind{}, fmt.Errorf("%w: session grain needs the Sessions facade", ErrConfig)
@@ -61,10 +63,12 @@ type sessionGrain struct {
 	reg  *Registry
 	log  *slog.Logger
 	idle time.Duration
+	// recent deduplicates commands by ID (Run, Wake, Interrupt, Move).
+	recent recentCommands
 }
 
 func (g *sessionGrain) Receive(ctx actor.Context) {
-	switch m := ctx.Message().(type) {
+	switch ctx.Message().(type) {
 	case *actor.Started:
 		ctx.SetReceiveTimeout(g.idle)
 		return
@@ -76,20 +80,39 @@ func (g *sessionGrain) Receive(ctx actor.Context) {
 		return
 	case *actor.Stopping, *actor.Stopped, *actor.Restarting:
 		return
-	case *actors.Run, *actors.WaitIdle, *actors.Interrupt:
-		sender, system := ctx.Sender(), ctx.ActorSystem()
-		go func() {
-			c, cancel := context.WithTimeout(context.Background(), longCommandLimit)
-			defer cancel()
-			g.reply(system, sender, g.call(c, m))
-		}()
-	default:
+	}
+	msg := ctx.Message()
+	sender, system := ctx.Sender(), ctx.ActorSystem()
+	id := commandID(msg)
+	var first *commandResult
+	if id != "" {
+		c, isFirst := g.recent.begin(id)
+		if !isFirst {
+			// A repeated delivery: answer with the first one's result.
+			go func() {
+				<-c.done
+				g.reply(system, sender, c.res)
+			}()
+			return
+		}
+		first = c
+	}
+	run := func() any {
 		c, cancel := context.WithTimeout(context.Background(), longCommandLimit)
 		defer cancel()
-		if ctx.Sender() != nil {
-			ctx.Respond(g.call(c, m))
-		} else {
-			g.call(c, m)
+		res := g.call(c, msg)
+		if first != nil {
+			g.recent.finish(id, first, res)
+		}
+		return res
+	}
+	switch msg.(type) {
+	case *actors.Run, *actors.WaitIdle, *actors.Interrupt:
+		go func() { g.reply(system, sender, run()) }()
+	default:
+		res := run()
+		if sender != nil {
+			ctx.Respond(res)
 		}
 	}
 }
