@@ -66,7 +66,7 @@ func TestRecentCommandsAnswerARepeatWithTheFirstResultAndForgetFailures(t *testi
 	}
 
 	for i := range recentLimit + 1 {
-		c, _ := r.begin(string(rune('a' + i%26)) + string(rune(i)))
+		c, _ := r.begin(string(rune('a'+i%26)) + string(rune(i)))
 		r.finish("", c, &actors.Done{})
 	}
 	if len(r.byID) > recentLimit || len(r.order) > recentLimit {
