@@ -33,6 +33,10 @@
 //	POST /api/session/{id}/move                       sessionrt: {location:{directory}}
 //	GET  /api/session/{id}/trace?format=json|text     sessionrt: stored spans or their tree
 //	GET  /metrics                                     Prometheus text (when Telemetry is set)
+//	GET|POST /api/pty, GET|PUT|DELETE /api/pty/{id}   sessionrt: terminals (OpenCode's pty routes; see pty.go)
+//	POST /api/pty/{id}/input                          sessionrt: type {data} or {base64}
+//	GET  /api/pty/{id}/output?after                   sessionrt: SSE output by byte offset, then pty.exited
+//	GET  /api/pty/{id}/connect?after                  WebSocket: frames in are input, binary out is output
 //
 // Every route needs "Authorization: Bearer <Config.Token>" (Insecure admits
 // loopback clients without it). Bodies are limited (Config.MaxBodyBytes) and
@@ -40,7 +44,9 @@
 // data get a 400 whose InvalidRequestError names the field. Runtime errors
 // map by code: invalid 400, not found 404, conflict 409, backlog 429,
 // fenced 503. Mount with http.Server.RegisterOnShutdown(server.Close) so
-// Shutdown does not wait for open event streams.
+// Shutdown does not wait for open event streams; Close also kills the
+// terminals (Config.Locations), and PTY routes refuse browser requests
+// from other origins.
 //
 // The package owns HTTP concerns only: authentication, size limits, strict
 // decoding, error mapping and the wire shapes (package wire, shared with the

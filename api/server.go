@@ -14,8 +14,10 @@ import (
 	"time"
 
 	"github.com/sessionrt/sessionrt/actors"
+	"github.com/sessionrt/sessionrt/api/ptys"
 	"github.com/sessionrt/sessionrt/api/wire"
 	"github.com/sessionrt/sessionrt/persistence"
+	"github.com/sessionrt/sessionrt/supervisor"
 	"github.com/sessionrt/sessionrt/telemetry"
 )
 
@@ -29,6 +31,12 @@ type Config struct {
 	// Bus feeds GET /api/event; default Sessions.Bus(). Without a bus the
 	// global stream answers 503.
 	Bus *actors.Bus
+	// Locations, when set, supervises the terminals of the /api/pty
+	// routes (without it they answer 503). Close kills the terminals.
+	Locations *supervisor.Locations
+	// PTYScrollback is the output kept per terminal for its readers, in
+	// bytes; a reader that falls further behind is cut. Default 256 KiB.
+	PTYScrollback int
 	// Telemetry, when set, serves the span store at
 	// GET /api/session/{id}/trace and the metrics at GET /metrics.
 	Telemetry *telemetry.Telemetry
@@ -104,6 +112,7 @@ type Server struct {
 	base context.Context
 	stop context.CancelFunc
 	once sync.Once
+	ptys *ptys.Hub // nil without Config.Locations
 }
 
 // New builds the handler. Mount it at the root of an http.Server, and call
@@ -115,12 +124,28 @@ func New(cfg Config) (*Server, error) {
 	}
 	base, stop := context.WithCancel(context.Background())
 	s := &Server{cfg: cfg, mux: http.NewServeMux(), base: base, stop: stop}
+	if cfg.Locations != nil {
+		hub, err := ptys.New(ptys.Config{Locations: cfg.Locations, Scrollback: cfg.PTYScrollback, Logger: cfg.Logger})
+		if err != nil {
+			stop()
+			return nil, err
+		}
+		s.ptys = hub
+	}
 	s.routes()
 	return s, nil
 }
 
-// Close ends every open event stream; later streams end at once.
-func (s *Server) Close() { s.once.Do(s.stop) }
+// Close ends every open event stream (later streams end at once) and kills
+// every terminal.
+func (s *Server) Close() {
+	s.once.Do(func() {
+		s.stop()
+		if s.ptys != nil {
+			s.ptys.Close()
+		}
+	})
+}
 
 func (s *Server) routes() {
 	m := s.mux
@@ -150,6 +175,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /api/session/{sessionID}/question/{requestID}/reject", s.rejectQuestion)
 	m.HandleFunc("GET /api/session/{sessionID}/trace", s.trace)
 	m.HandleFunc("GET /api/event", s.globalEvents)
+	s.ptyRoutes()
 	// OpenCode routes sessionrt has no behaviour for yet: a clear 501, not a 404.
 	m.HandleFunc("POST /api/session/{sessionID}/permission", s.notImplemented("asking for a permission from outside a tool call"))
 	m.HandleFunc("POST /api/session/{sessionID}/revert/stage", s.notImplemented("revert"))

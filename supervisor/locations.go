@@ -132,6 +132,10 @@ func (l *Locations) Spawn(dir, prefix string, props *actor.Props) (*actor.PID, e
 	return res.(*Child).PID, nil
 }
 
+// System is the actor system the Locations run in (callers that spawn
+// children through Spawn talk to them through it).
+func (l *Locations) System() *actor.ActorSystem { return l.system }
+
 // Stop stops every Location and its children, waiting for them.
 func (l *Locations) Stop() {
 	_ = l.system.Root.StopFuture(l.parent).Wait()

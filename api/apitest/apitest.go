@@ -37,8 +37,8 @@ type Options struct {
 	// Agents replaces the default "build" agent that allows every tool.
 	Agents       map[string]actors.Agent
 	DefaultAgent string
-	// API adjusts the handler's config (Sessions, Journal, Bus, Telemetry
-	// and Token are filled in).
+	// API adjusts the handler's config (Sessions, Journal, Bus, Telemetry,
+	// Locations and Token are filled in).
 	API func(*api.Config)
 }
 
@@ -93,7 +93,7 @@ func Start(t testing.TB, o Options) *Runtime {
 		t.Fatal(err)
 	}
 	cfg := api.Config{Sessions: rt.Node.Sessions, Journal: rt.Node.Journal, Bus: rt.Node.Bus, Telemetry: rt.Node.Telemetry,
-		Token: Token, DefaultLocation: rt.Loc, Logger: quiet}
+		Locations: rt.Node.Locations, Token: Token, DefaultLocation: rt.Loc, Logger: quiet}
 	if o.API != nil {
 		o.API(&cfg)
 	}
