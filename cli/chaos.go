@@ -15,16 +15,18 @@ import (
 type ChaosCmd struct {
 	Run    ChaosRunCmd    `cmd:"" default:"withargs" help:"Run the suites and print what they found (the default)."`
 	Worker ChaosWorkerCmd `cmd:"" hidden:"" help:"(internal) one worker process of a process-kill run."`
+	Member ChaosMemberCmd `cmd:"" hidden:"" help:"(internal) one cluster member process of a member-kill run."`
 }
 
 // ChaosRunCmd runs the fault-injection suites and prints what they found.
 type ChaosRunCmd struct {
-	Mode      string `help:"actors (kill Session and tool actors at every fault point), process (SIGKILL whole server processes) or both." enum:"actors,process,both" default:"both"`
+	Mode      string `help:"actors (kill Session and tool actors at every fault point), process (SIGKILL whole server processes), both, or member-kill (SIGKILL a cluster member mid-tool; needs --journal)." enum:"actors,process,both,member-kill" default:"both"`
 	Dir       string `help:"Directory for the run's journals (default: a fresh temporary directory)." type:"path"`
 	Kills     int    `help:"Session actor kills in actors mode." default:"210"`
 	Processes int    `help:"Process kills in process mode." default:"12"`
 	Sessions  int    `help:"Sessions driven concurrently." default:"8"`
 	JSON      bool   `help:"Print the reports as JSON."`
+	ChaosMemberKillFlags
 }
 
 func (c *ChaosRunCmd) Help() string {
@@ -33,7 +35,8 @@ twice, every interrupted tool failed durably, contiguous seqs, journal verify cl
 
 Examples:
   sessionrt chaos
-  sessionrt chaos --mode actors --kills 500 --json`
+  sessionrt chaos --mode actors --kills 500 --json
+  sessionrt chaos --mode member-kill --journal mysql://root@127.0.0.1:3306/test`
 }
 
 func (c *ChaosRunCmd) Run(g *Globals) error {
@@ -81,6 +84,20 @@ func (c *ChaosRunCmd) Run(g *Globals) error {
 			fmt.Fprint(g.out(), r.String())
 		}
 		failed = failed || r.Err() != nil
+	}
+	if c.Mode == "member-kill" {
+		rep, err := c.runMemberKill(ctx, g, dir+"/member-kill")
+		if err != nil {
+			return fmt.Errorf("member-kill run: %w", err)
+		}
+		if c.JSON {
+			if err := printJSON(g.out(), rep); err != nil {
+				return err
+			}
+		} else {
+			fmt.Fprint(g.out(), rep.String())
+		}
+		failed = failed || rep.Err() != nil
 	}
 	if failed {
 		return &exitError{code: exitFailure, err: fmt.Errorf("chaos: invariants violated (see the report)")}

@@ -1,0 +1,199 @@
+package chaos
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sessionrt/sessionrt/actors"
+	"github.com/sessionrt/sessionrt/cluster"
+	"github.com/sessionrt/sessionrt/messages"
+	"github.com/sessionrt/sessionrt/node"
+	"github.com/sessionrt/sessionrt/provider"
+	"github.com/sessionrt/sessionrt/provider/scripted"
+)
+
+// MemberConfig configures one cluster member process of a member-kill run.
+type MemberConfig struct {
+	Name       string        // this member's name (ownership records, logs)
+	Health     int           // automanaged health port on 127.0.0.1
+	Members    []string      // health host:port of every member
+	Refresh    time.Duration // automanaged poll interval
+	JournalURL string        // the shared mysql:// journal
+	Data       string        // this member's data directory
+	ToolSleep  time.Duration // how long each tool call sleeps after its side effect
+}
+
+// Member is the body of a member process: a node on the shared journal
+// whose sessions are Session grains, resuming what a dead member left
+// mid-drain. It prints "READY <actor address> <control address>" once
+// joined, then "turn <unix ns> <session>" at every provider call (so the
+// driver can time a resumed turn). Its control API on 127.0.0.1:
+//
+//	GET /members                 how many members this member sees
+//	GET /where?id=S              the actor address placing session S
+//	GET /create?id=S&loc=DIR     Create through the cluster
+//	GET /admit?id=S&msg=M&text=T Prompt (queued, resume) through the cluster
+//	GET /wait?id=S&timeout=MS    WaitIdle through the cluster
+//	GET /stats                   {"fenced": appends refused to a fenced activation here}
+func Member(ctx context.Context, cfg MemberConfig, out io.Writer) error {
+	var outMu sync.Mutex
+	say := func(format string, args ...any) {
+		outMu.Lock()
+		defer outMu.Unlock()
+		fmt.Fprintf(out, format+"\n", args...)
+	}
+	fenced := &fenceCounter{next: slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}), n: new(atomic.Int64)}
+	log := slog.New(fenced).With("member", cfg.Name)
+	prov, err := memberProvider(cfg.ToolSleep, func(sid string) { say("turn %d %s", time.Now().UnixNano(), sid) })
+	if err != nil {
+		return err
+	}
+	n, err := node.Start(ctx, node.Config{
+		Data:         cfg.Data,
+		JournalURL:   cfg.JournalURL,
+		Owner:        fmt.Sprintf("%s/%d", cfg.Name, os.Getpid()),
+		Providers:    func(messages.ModelRef) (provider.Provider, error) { return prov, nil },
+		DefaultModel: Model,
+		Logger:       log,
+		NoSpanStore:  true,
+	})
+	if err != nil {
+		return err
+	}
+	defer n.Stop(context.Background())
+	reg := cluster.SessionRegistry()
+	grain, err := cluster.SessionGrain(cluster.SessionGrainConfig{Sessions: n.Sessions, Registry: reg, Logger: log})
+	if err != nil {
+		return err
+	}
+	m, err := cluster.Start(n.System, cluster.Config{
+		Name: "chaos", AutoManagePort: cfg.Health, Members: cfg.Members, RefreshTTL: cfg.Refresh,
+		Kinds: []cluster.Kind{grain}, Registry: reg, Logger: log,
+	})
+	if err != nil {
+		return err
+	}
+	go m.ResumeOrphans(ctx, n.Journal.MidDrain)
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	req := func(r *http.Request, msg any, timeout time.Duration) (any, error) {
+		return m.Request(r.Context(), r.URL.Query().Get("id"), cluster.SessionKind, msg, cluster.CallOptions{Timeout: timeout})
+	}
+	mux.HandleFunc("GET /members", func(w http.ResponseWriter, r *http.Request) {
+		reply(w, len(m.Members()), nil)
+	})
+	mux.HandleFunc("GET /where", func(w http.ResponseWriter, r *http.Request) {
+		reply(w, m.Where(r.URL.Query().Get("id"), cluster.SessionKind), nil)
+	})
+	mux.HandleFunc("GET /create", func(w http.ResponseWriter, r *http.Request) {
+		res, err := req(r, &actors.Create{Location: r.URL.Query().Get("loc")}, 20*time.Second)
+		reply(w, res, err)
+	})
+	mux.HandleFunc("GET /admit", func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		res, err := req(r, &actors.Prompt{MessageID: q.Get("msg"), Prompt: messages.Prompt{Text: q.Get("text")}, Delivery: messages.Queue, Resume: true}, 20*time.Second)
+		reply(w, res, err)
+	})
+	mux.HandleFunc("GET /wait", func(w http.ResponseWriter, r *http.Request) {
+		ms, _ := strconv.Atoi(r.URL.Query().Get("timeout"))
+		res, err := req(r, &actors.WaitIdle{}, time.Duration(ms)*time.Millisecond)
+		reply(w, res, err)
+	})
+	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, r *http.Request) {
+		reply(w, map[string]int64{"fenced": fenced.n.Load()}, nil)
+	})
+	say("READY %s %s", m.Address(), ln.Addr())
+	srv := &http.Server{Handler: mux}
+	go func() {
+		<-ctx.Done()
+		srv.Close()
+	}()
+	err = srv.Serve(ln)
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+func reply(w http.ResponseWriter, res any, err error) {
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	_ = json.NewEncoder(w).Encode(res)
+}
+
+// fenceCounter counts the Session actor's "activation fenced" warnings:
+// each is an append the journal refused because a newer activation owns
+// the session (nothing was written).
+type fenceCounter struct {
+	next slog.Handler
+	n    *atomic.Int64
+}
+
+func (f *fenceCounter) Enabled(ctx context.Context, l slog.Level) bool { return f.next.Enabled(ctx, l) }
+
+func (f *fenceCounter) Handle(ctx context.Context, r slog.Record) error {
+	if strings.HasPrefix(r.Message, "session activation fenced") {
+		f.n.Add(1)
+	}
+	return f.next.Handle(ctx, r)
+}
+
+func (f *fenceCounter) WithAttrs(as []slog.Attr) slog.Handler {
+	return &fenceCounter{next: f.next.WithAttrs(as), n: f.n}
+}
+
+func (f *fenceCounter) WithGroup(g string) slog.Handler {
+	return &fenceCounter{next: f.next.WithGroup(g), n: f.n}
+}
+
+// memberProvider answers a prompt "tool s=<session>" with one bash call
+// that appends its call ID to the side-effect file and then sleeps (so a
+// member can be killed while tools run), and everything else — a tool
+// result, a restart note, "plain …" — with "done". Call IDs are unique per
+// process and call, so a tool run twice shows as a repeated marker.
+func memberProvider(sleep time.Duration, turn func(sid string)) (*scripted.Provider, error) {
+	var calls atomic.Int64
+	pid := os.Getpid()
+	return scripted.New(scripted.Config{Func: func(_ context.Context, req *provider.Request, _ int) (scripted.Turn, error) {
+		sid := ""
+		for _, m := range req.Messages {
+			if m.Role == provider.RoleUser {
+				if i := strings.Index(m.Text, "s="); i >= 0 && sid == "" {
+					sid = strings.Fields(m.Text[i+2:])[0]
+				}
+			}
+		}
+		turn(sid)
+		last := req.Messages[len(req.Messages)-1]
+		if last.Role != provider.RoleUser || !strings.HasPrefix(last.Text, "tool ") || len(req.Tools) == 0 {
+			return scripted.Turn{Text: "done"}, nil
+		}
+		id := fmt.Sprintf("call_%s_%d_%d", sid, pid, calls.Add(1))
+		args, _ := json.Marshal(map[string]string{
+			"command":     fmt.Sprintf("echo %s >> %s && sleep %.3f", id, SideEffects, sleep.Seconds()),
+			"description": "member-kill side effect",
+		})
+		return scripted.Turn{Text: "working", ToolCalls: []scripted.ToolCall{{ID: id, Name: "bash", Args: args}}}, nil
+	}})
+}
+
+// memberDataDir is member i's data directory under a run's directory.
+func memberDataDir(run string, i int) string { return filepath.Join(run, fmt.Sprintf("member%d", i)) }

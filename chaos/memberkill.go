@@ -1,0 +1,554 @@
+package chaos
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/sessionrt/sessionrt/persistence"
+)
+
+// MemberKillConfig configures a run that SIGKILLs a cluster member while its
+// sessions' tools run.
+type MemberKillConfig struct {
+	Data       string // the run's directory
+	JournalURL string // the shared mysql:// journal (required; its schema is created)
+	Members    int    // default 3
+	Sessions   int    // default 100
+	// ToolSleep is how long each tool runs after its side effect; the kill
+	// comes once every session on the victim has started its tool, so it
+	// must cover the time all sessions take to get there. Default 4 s.
+	ToolSleep time.Duration
+	Refresh   time.Duration // automanaged poll interval; default 300 ms
+	// Command builds the command that runs Member with cfg (a test's
+	// member binary, or `sessionrt chaos member`).
+	Command func(cfg MemberConfig) *exec.Cmd
+	Timeout time.Duration // the whole run; default 3 minutes
+	Logf    func(format string, args ...any)
+}
+
+// MemberKillReport is a member-kill run's counts on top of the journal checks.
+type MemberKillReport struct {
+	Report
+	Members             int             `json:"members"`
+	SessionsOnVictim    int             `json:"sessions_on_killed_member"`
+	MidToolAtKill       int             `json:"sessions_mid_tool_at_kill"`
+	FencedRefused       int64           `json:"fenced_appends_refused"`
+	ResumedOnSurvivor   int             `json:"sessions_resumed_on_survivor"`
+	KillToFirstResumed  time.Duration   `json:"kill_to_first_resumed_turn_ns"`
+	KillToResumedP50    time.Duration   `json:"kill_to_resumed_turn_p50_ns"`
+	KillToResumedMax    time.Duration   `json:"kill_to_resumed_turn_max_ns"`
+	Resumed             []time.Duration `json:"-"`
+	SessionsCompleted   int             `json:"sessions_completed"`
+	SecondPromptsServed int             `json:"second_prompts_completed"`
+}
+
+// String prints the journal checks, then the cluster's counts.
+func (r MemberKillReport) String() string {
+	var b strings.Builder
+	b.WriteString(r.Report.String())
+	fmt.Fprintf(&b, "  members                         %d\n", r.Members)
+	fmt.Fprintf(&b, "  sessions on the killed member   %d\n", r.SessionsOnVictim)
+	fmt.Fprintf(&b, "  of them mid-tool at the kill    %d\n", r.MidToolAtKill)
+	fmt.Fprintf(&b, "  resumed on a survivor           %d\n", r.ResumedOnSurvivor)
+	fmt.Fprintf(&b, "  kill -> first resumed turn      %v\n", r.KillToFirstResumed.Round(time.Millisecond))
+	fmt.Fprintf(&b, "  kill -> resumed turn p50 / max  %v / %v\n", r.KillToResumedP50.Round(time.Millisecond), r.KillToResumedMax.Round(time.Millisecond))
+	fmt.Fprintf(&b, "  sessions completed              %d\n", r.SessionsCompleted)
+	fmt.Fprintf(&b, "  second prompts completed        %d\n", r.SecondPromptsServed)
+	fmt.Fprintf(&b, "  fenced appends refused          %d\n", r.FencedRefused)
+	return b.String()
+}
+
+func (c *MemberKillConfig) defaults() error {
+	if c.JournalURL == "" || c.Command == nil || c.Data == "" {
+		return errors.New("member-kill run: Data, JournalURL and Command are required")
+	}
+	if c.Members <= 0 {
+		c.Members = 3
+	}
+	if c.Members < 2 {
+		return errors.New("member-kill run: needs at least 2 members")
+	}
+	if c.Sessions <= 0 {
+		c.Sessions = 100
+	}
+	if c.ToolSleep <= 0 {
+		c.ToolSleep = 4 * time.Second
+	}
+	if c.Refresh <= 0 {
+		c.Refresh = 300 * time.Millisecond
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = 3 * time.Minute
+	}
+	if c.Logf == nil {
+		c.Logf = func(string, ...any) {}
+	}
+	return nil
+}
+
+// runMember is one member process as the driver sees it.
+type runMember struct {
+	i    int
+	cmd  *exec.Cmd
+	addr string // actor address
+	ctl  string // control address
+	dead bool
+}
+
+type turnLine struct {
+	at     time.Time
+	sid    string
+	member int
+}
+
+// RunMemberKills starts a cluster of member processes on one shared
+// journal, creates Sessions sessions through different members, prompts
+// each (through the member it was created through) with a turn that runs
+// a side-effecting tool, SIGKILLs one member once every session it hosts
+// has started its tool, and then checks that every session completes on a
+// survivor (the killed member's callers retry through survivors with the
+// same message IDs), takes a second prompt, and that the journal holds the
+// invariants: no acknowledged prompt lost, no tool run twice, every
+// interrupted tool failed durably, contiguous seqs, projections equal a
+// replay. It measures the time from the kill to each resumed session's
+// first provider turn on a survivor.
+func RunMemberKills(ctx context.Context, cfg MemberKillConfig) (MemberKillReport, error) {
+	rep := MemberKillReport{Report: Report{Mode: "member-kill", Faults: map[string]int{}}}
+	if err := cfg.defaults(); err != nil {
+		return rep, err
+	}
+	rep.Members = cfg.Members
+	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+	loc := filepath.Join(cfg.Data, "project")
+	if err := os.MkdirAll(loc, 0o755); err != nil {
+		return rep, err
+	}
+	j, err := persistence.OpenURL(ctx, "", cfg.JournalURL, false, persistence.Config{}) // creates the schema once
+	if err != nil {
+		return rep, err
+	}
+	defer j.Close()
+
+	var mu sync.Mutex
+	var turns []turnLine
+	ms, err := startRunMembers(ctx, cfg, func(l turnLine) {
+		mu.Lock()
+		turns = append(turns, l)
+		mu.Unlock()
+	})
+	defer func() {
+		for _, m := range ms {
+			if m != nil && !m.dead {
+				_ = m.cmd.Process.Kill()
+				_ = m.cmd.Wait()
+			}
+		}
+	}()
+	if err != nil {
+		return rep, err
+	}
+	if err := waitUntil(ctx, 30*time.Second, func() error {
+		for _, m := range ms {
+			var n int
+			if err := getJSON(ctx, m.ctl, "/members", nil, &n); err != nil {
+				return err
+			}
+			if n != len(ms) {
+				return fmt.Errorf("member %d sees %d members", m.i, n)
+			}
+		}
+		return nil
+	}); err != nil {
+		return rep, fmt.Errorf("topology: %w", err)
+	}
+	cfg.Logf("%d members joined", len(ms))
+
+	sids := make([]string, cfg.Sessions)
+	for i := range sids {
+		sids[i] = fmt.Sprintf("ses_mk_%03d", i)
+	}
+	entry := func(i int) *runMember { return ms[i%len(ms)] }
+	if err := parallel(ctx, 16, len(sids), func(i int) error {
+		return getJSON(ctx, entry(i).ctl, "/create", url.Values{"id": {sids[i]}, "loc": {loc}}, nil)
+	}); err != nil {
+		return rep, fmt.Errorf("create sessions: %w", err)
+	}
+	victim := ms[len(ms)-1]
+	onVictim := map[string]bool{}
+	for _, sid := range sids {
+		var addr string
+		if err := getJSON(ctx, ms[0].ctl, "/where", url.Values{"id": {sid}}, &addr); err != nil {
+			return rep, err
+		}
+		if addr == victim.addr {
+			onVictim[sid] = true
+		}
+	}
+	rep.SessionsOnVictim = len(onVictim)
+	if len(onVictim) == 0 {
+		return rep, fmt.Errorf("no session is placed on member %d: nothing to kill", victim.i)
+	}
+	cfg.Logf("%d sessions created, %d placed on member %d", len(sids), len(onVictim), victim.i)
+
+	// Prompt every session through its entry member; a caller whose
+	// member dies goes on through a survivor with the same message ID.
+	acked := map[string][]string{}
+	var ackMu sync.Mutex
+	survivor := func(i int) *runMember {
+		for k := range ms {
+			if m := ms[(i+k)%len(ms)]; !m.dead && m != victim {
+				return m
+			}
+		}
+		return nil
+	}
+	through := func(i int, path string, q url.Values, out any) error {
+		return retryCall(ctx, func(attempt int) error {
+			m := entry(i)
+			if attempt > 0 || m == victim && victimKilled(&mu, victim) {
+				m = survivor(i)
+			}
+			return getJSON(ctx, m.ctl, path, q, out)
+		})
+	}
+	prompt := func(i int, msg, text string) error {
+		sid := sids[i]
+		if err := through(i, "/admit", url.Values{"id": {sid}, "msg": {msg}, "text": {text}}, nil); err != nil {
+			return fmt.Errorf("admit %s to %s: %w", msg, sid, err)
+		}
+		ackMu.Lock()
+		acked[sid] = append(acked[sid], msg)
+		ackMu.Unlock()
+		return nil
+	}
+	wait := func(i int) error {
+		var out struct{ Err, Kind string }
+		if err := through(i, "/wait", url.Values{"id": {sids[i]}, "timeout": {"60000"}}, &out); err != nil {
+			return fmt.Errorf("wait for %s: %w", sids[i], err)
+		}
+		return nil
+	}
+	firstRound := make(chan error, 1)
+	go func() {
+		firstRound <- parallel(ctx, len(sids), len(sids), func(i int) error {
+			if err := prompt(i, "msg_"+sids[i]+"_1", "tool s="+sids[i]); err != nil {
+				return err
+			}
+			return wait(i)
+		})
+	}()
+
+	// Kill once every session on the victim has started its tool.
+	if err := waitUntil(ctx, 60*time.Second, func() error {
+		markers, err := countMarkers(loc)
+		if err != nil {
+			return err
+		}
+		started := 0
+		for m := range markers {
+			if onVictim[sessionOfMarker(m)] {
+				started++
+			}
+		}
+		rep.MidToolAtKill = started
+		if started < len(onVictim) {
+			return fmt.Errorf("%d of %d sessions on the victim have started their tool", started, len(onVictim))
+		}
+		return nil
+	}); err != nil {
+		return rep, err
+	}
+	mu.Lock()
+	victim.dead = true
+	mu.Unlock()
+	if err := victim.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		return rep, err
+	}
+	killed := time.Now()
+	_ = victim.cmd.Wait()
+	rep.ProcessKills = 1
+	rep.Faults["member-sigkill"] = 1
+	cfg.Logf("member %d SIGKILLed with %d sessions mid-tool", victim.i, rep.MidToolAtKill)
+
+	if err := <-firstRound; err != nil {
+		return rep, fmt.Errorf("first round: %w", err)
+	}
+	// Every session settles (the killed member's resumed on survivors).
+	if err := parallel(ctx, 16, len(sids), func(i int) error {
+		return waitUntil(ctx, 60*time.Second, func() error {
+			ok, err := settled(ctx, j, sids[i])
+			if err == nil && !ok {
+				err = fmt.Errorf("session %s not settled: %s", sids[i], describe(j, sids[i]))
+				_ = wait(i)
+			}
+			return err
+		})
+	}); err != nil {
+		return rep, err
+	}
+	rep.SessionsCompleted = len(sids)
+	// Each resumed session's first provider turn on a survivor after the kill.
+	mu.Lock()
+	first := map[string]time.Time{}
+	for _, l := range turns {
+		if onVictim[l.sid] && l.member != victim.i && l.at.After(killed) {
+			if t, ok := first[l.sid]; !ok || l.at.Before(t) {
+				first[l.sid] = l.at
+			}
+		}
+	}
+	mu.Unlock()
+	for _, at := range first {
+		rep.Resumed = append(rep.Resumed, at.Sub(killed))
+	}
+	sort.Slice(rep.Resumed, func(a, b int) bool { return rep.Resumed[a] < rep.Resumed[b] })
+	rep.ResumedOnSurvivor = len(rep.Resumed)
+	if n := len(rep.Resumed); n > 0 {
+		rep.KillToFirstResumed = rep.Resumed[0]
+		rep.KillToResumedP50 = rep.Resumed[(n-1)/2]
+		rep.KillToResumedMax = rep.Resumed[n-1]
+	}
+	if rep.ResumedOnSurvivor < rep.MidToolAtKill {
+		rep.problem("%d sessions were mid-tool on the killed member, %d resumed on a survivor", rep.MidToolAtKill, rep.ResumedOnSurvivor)
+	}
+
+	// A second prompt to every session, through survivors only.
+	if err := parallel(ctx, 16, len(sids), func(i int) error {
+		if err := prompt(i, "msg_"+sids[i]+"_2", "plain s="+sids[i]); err != nil {
+			return err
+		}
+		if err := wait(i); err != nil {
+			return err
+		}
+		return waitUntil(ctx, 30*time.Second, func() error {
+			ok, err := settled(ctx, j, sids[i])
+			if err == nil && !ok {
+				err = fmt.Errorf("session %s not settled after its second prompt: %s", sids[i], describe(j, sids[i]))
+			}
+			return err
+		})
+	}); err != nil {
+		return rep, fmt.Errorf("second round: %w", err)
+	}
+	rep.SecondPromptsServed = len(sids)
+
+	for _, m := range ms {
+		if m.dead {
+			continue
+		}
+		var st map[string]int64
+		if err := getJSON(ctx, m.ctl, "/stats", nil, &st); err != nil {
+			return rep, err
+		}
+		rep.FencedRefused += st["fenced"]
+	}
+	if err := check(ctx, j, loc, acked, &rep.Report); err != nil {
+		return rep, err
+	}
+	if rep.ToolsInterrupted < rep.MidToolAtKill {
+		rep.problem("%d tools were running on the killed member, %d failed durably as interrupted", rep.MidToolAtKill, rep.ToolsInterrupted)
+	}
+	return rep, nil
+}
+
+func victimKilled(mu *sync.Mutex, v *runMember) bool {
+	mu.Lock()
+	defer mu.Unlock()
+	return v.dead
+}
+
+// sessionOfMarker reads the session out of a marker "call_<session>_<pid>_<n>".
+func sessionOfMarker(m string) string {
+	m = strings.TrimPrefix(m, "call_")
+	for range 2 {
+		i := strings.LastIndexByte(m, '_')
+		if i < 0 {
+			return "" // not a member-kill marker
+		}
+		m = m[:i]
+	}
+	return m
+}
+
+func startRunMembers(ctx context.Context, cfg MemberKillConfig, turn func(turnLine)) ([]*runMember, error) {
+	var peers []string
+	var ports []int
+	for range cfg.Members {
+		p, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		ports = append(ports, p)
+		peers = append(peers, net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
+	}
+	ms := make([]*runMember, cfg.Members)
+	ready := make(chan error, cfg.Members)
+	for i := range cfg.Members {
+		mc := MemberConfig{Name: fmt.Sprintf("m%d", i), Health: ports[i], Members: peers, Refresh: cfg.Refresh,
+			JournalURL: cfg.JournalURL, Data: memberDataDir(cfg.Data, i), ToolSleep: cfg.ToolSleep}
+		cmd := cfg.Command(mc)
+		logf, err := os.Create(filepath.Join(cfg.Data, fmt.Sprintf("member%d.log", i)))
+		if err != nil {
+			return ms, err
+		}
+		cmd.Stderr = logf
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			return ms, err
+		}
+		if err := cmd.Start(); err != nil {
+			return ms, fmt.Errorf("start member %d: %w", i, err)
+		}
+		m := &runMember{i: i, cmd: cmd}
+		ms[i] = m
+		go func() {
+			defer logf.Close()
+			sc := bufio.NewScanner(stdout)
+			isReady := false
+			for sc.Scan() {
+				f := strings.Fields(sc.Text())
+				switch {
+				case len(f) == 3 && f[0] == "READY" && !isReady:
+					m.addr, m.ctl, isReady = f[1], f[2], true
+					ready <- nil
+				case len(f) == 3 && f[0] == "turn":
+					if ns, err := strconv.ParseInt(f[1], 10, 64); err == nil {
+						turn(turnLine{at: time.Unix(0, ns), sid: f[2], member: i})
+					}
+				}
+			}
+			if !isReady {
+				ready <- fmt.Errorf("member %d exited before READY (see %s)", i, logf.Name())
+			}
+			_, _ = io.Copy(io.Discard, stdout)
+		}()
+	}
+	deadline := time.After(60 * time.Second)
+	for range cfg.Members {
+		select {
+		case err := <-ready:
+			if err != nil {
+				return ms, err
+			}
+		case <-deadline:
+			return ms, errors.New("members not ready within 60 s")
+		case <-ctx.Done():
+			return ms, ctx.Err()
+		}
+	}
+	return ms, nil
+}
+
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+var ctlClient = &http.Client{Timeout: 90 * time.Second}
+
+// getJSON calls a member's control API.
+func getJSON(ctx context.Context, ctl, path string, q url.Values, out any) error {
+	u := "http://" + ctl + path
+	if q != nil {
+		u += "?" + q.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return err
+	}
+	res, err := ctlClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		return err
+	}
+	if res.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s: %s", path, res.Status, strings.TrimSpace(string(b)))
+	}
+	if out == nil {
+		return nil
+	}
+	return json.Unmarshal(b, out)
+}
+
+// retryCall retries a call to a member a bounded number of times (a killed
+// member's callers go on through a survivor; the commands are idempotent).
+func retryCall(ctx context.Context, f func(attempt int) error) error {
+	var err error
+	for attempt := 0; attempt < 10; attempt++ {
+		if err = f(attempt); err == nil || ctx.Err() != nil {
+			return err
+		}
+	}
+	return err
+}
+
+// waitUntil polls cond until it holds, within bounds.
+func waitUntil(ctx context.Context, within time.Duration, cond func() error) error {
+	ctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		err := cond()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("within %v: %w", within, err)
+		case <-tick.C:
+		}
+	}
+}
+
+// parallel runs f(0..n-1) with at most width at once and returns the first error.
+func parallel(ctx context.Context, width, n int, f func(i int) error) error {
+	sem := make(chan struct{}, width)
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if err := ctx.Err(); err != nil {
+				errs <- err
+				return
+			}
+			errs <- f(i)
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,15 @@
+package chaos
+
+import "testing"
+
+func TestSessionOfMarkerReadsTheSessionOutOfACallID(t *testing.T) {
+	for marker, want := range map[string]string{
+		"call_ses_mk_007_4242_3": "ses_mk_007",
+		"call_s_1_2":             "s",
+		"call_x":                 "",
+	} {
+		if got := sessionOfMarker(marker); got != want {
+			t.Errorf("sessionOfMarker(%q) = %q, want %q", marker, got, want)
+		}
+	}
+}

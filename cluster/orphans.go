@@ -1,0 +1,76 @@
+package cluster
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	pcluster "github.com/asynkron/protoactor-go/cluster"
+
+	"github.com/sessionrt/sessionrt/actors"
+)
+
+// orphanWakers bounds how many orphaned sessions one member wakes at once.
+const orphanWakers = 8
+
+// ResumeOrphans re-activates, on this member, the sessions a dead member
+// left mid-drain, without waiting for a caller to touch them: whenever a
+// member leaves the topology it lists the sessions the shared journal shows
+// mid-drain (midDrain, e.g. persistence.Journal.MidDrain) and wakes those
+// that disthash now places here. The activation settles what the dead
+// owner left (its running tools fail durably, none runs again) and resumes
+// the drain once. Rendezvous hashing moves only the dead member's
+// identities, so a session still running on a live member is not disturbed
+// (a Wake to it would coalesce anyway). It returns when ctx ends.
+func (m *Member) ResumeOrphans(ctx context.Context, midDrain func(context.Context) ([]string, error)) {
+	left := make(chan struct{}, 1)
+	sub := m.system.EventStream.Subscribe(func(ev any) {
+		if t, ok := ev.(*pcluster.ClusterTopology); ok && len(t.Left) > 0 {
+			select {
+			case left <- struct{}{}:
+			default:
+			}
+		}
+	})
+	defer m.system.EventStream.Unsubscribe(sub)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-left:
+		}
+		m.wakeOrphans(ctx, midDrain)
+	}
+}
+
+func (m *Member) wakeOrphans(ctx context.Context, midDrain func(context.Context) ([]string, error)) {
+	lctx, cancel := context.WithTimeout(ctx, m.cfg.RequestTimeout)
+	ids, err := midDrain(lctx)
+	cancel()
+	if err != nil {
+		m.cfg.Logger.Warn("cluster: list sessions mid-drain after a member left", "err", err)
+		return
+	}
+	self := m.Address()
+	sem := make(chan struct{}, orphanWakers)
+	var wg sync.WaitGroup
+	woken := 0
+	for _, id := range ids {
+		if m.Where(id, SessionKind) != self {
+			continue
+		}
+		woken++
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if _, err := m.Request(ctx, id, SessionKind, &actors.Wake{}, CallOptions{Timeout: 30 * time.Second}); err != nil {
+				m.cfg.Logger.Warn("cluster: wake an orphaned session", "session", id, "err", err)
+			}
+		}()
+	}
+	wg.Wait()
+	if woken > 0 {
+		m.cfg.Logger.Info("cluster: resumed sessions a dead member left mid-drain", "sessions", woken)
+	}
+}
