@@ -108,7 +108,10 @@ type scope struct {
 	tools []tools.Tool
 }
 
-type callKey struct{ session, call string }
+// callKey names a running call. Provider call IDs may repeat across turns,
+// so the owning assistant message is part of it: a call of the next turn
+// must not be taken for the previous one whose actor has not stopped yet.
+type callKey struct{ session, assistant, call string }
 
 type registry struct {
 	cfg      Config
@@ -184,7 +187,7 @@ func (r *registry) Receive(ctx actor.Context) {
 			return
 		}
 		delete(r.byActor, m.Who.Id)
-		delete(r.running, callKey{c.req.SessionID, c.req.CallID})
+		delete(r.running, callKey{c.req.SessionID, c.req.AssistantMessageID, c.req.CallID})
 		// Normally the call settled before its actor stopped; this covers an actor
 		// that died without its tool returning.
 		c.settleError(ErrorInterrupted, InterruptedMessage, "", "")
@@ -237,7 +240,7 @@ func (r *registry) execute(ctx actor.Context, m *ExecuteTool) {
 		r.cfg.Logger.Error("tool call without a reply address dropped", "session", m.SessionID, "call", m.CallID, "tool", m.Tool)
 		return
 	}
-	key := callKey{m.SessionID, m.CallID}
+	key := callKey{m.SessionID, m.AssistantMessageID, m.CallID}
 	if _, dup := r.running[key]; dup {
 		return // the running call settles it
 	}
