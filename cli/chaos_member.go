@@ -14,16 +14,16 @@ import (
 	"github.com/sessionrt/sessionrt/chaos"
 )
 
-// ChaosMemberKillFlags configure `sessionrt chaos --mode member-kill`.
+// ChaosMemberKillFlags configure `sessionrt chaos --mode member-kill`; the
+// members share the global --journal (MySQL/MariaDB; its tables are created).
 type ChaosMemberKillFlags struct {
-	Journal         string        `help:"member-kill: the shared MySQL/MariaDB journal (mysql://user[:pass]@host:port/db); its tables are created." env:"SESSIONRT_JOURNAL"`
 	ClusterMembers  int           `help:"member-kill: member processes." default:"3"`
 	ClusterSessions int           `help:"member-kill: sessions prompted through the members." default:"100"`
 	ToolSleep       time.Duration `help:"member-kill: how long each tool runs (the kill comes while they run)." default:"4s"`
 }
 
 func (c *ChaosRunCmd) runMemberKill(ctx context.Context, g *Globals, dir string) (chaos.MemberKillReport, error) {
-	if c.Journal == "" {
+	if g.JournalDSN == "" {
 		return chaos.MemberKillReport{}, &exitError{code: exitUsage, err: errors.New("chaos: --mode member-kill needs --journal mysql://… (the members share it)")}
 	}
 	self, err := os.Executable()
@@ -34,7 +34,7 @@ func (c *ChaosRunCmd) runMemberKill(ctx context.Context, g *Globals, dir string)
 		return chaos.MemberKillReport{}, err
 	}
 	return chaos.RunMemberKills(ctx, chaos.MemberKillConfig{
-		Data: dir, JournalURL: c.Journal, Members: c.ClusterMembers, Sessions: c.ClusterSessions, ToolSleep: c.ToolSleep,
+		Data: dir, JournalURL: g.JournalDSN, Members: c.ClusterMembers, Sessions: c.ClusterSessions, ToolSleep: c.ToolSleep,
 		Command: func(cfg chaos.MemberConfig) *exec.Cmd {
 			b, _ := json.Marshal(cfg)
 			return exec.Command(self, "chaos", "member", string(b))
