@@ -132,7 +132,9 @@ func (t *tx) Rollback() error {
 	return err
 }
 
-func (c *conn) run(ctx context.Context, query string, args []driver.NamedValue) (*gsql.Context, gsql.Schema, gsql.RowIter, error) {
+// run runs query through go-mysql-server; qctx is the statement's context
+// when the caller already made one.
+func (c *conn) run(ctx context.Context, qctx *gsql.Context, query string, args []driver.NamedValue) (*gsql.Context, gsql.Schema, gsql.RowIter, error) {
 	var bindings map[string]sqlparser.Expr
 	if len(args) > 0 {
 		bindings = make(map[string]sqlparser.Expr, len(args))
@@ -148,7 +150,9 @@ func (c *conn) run(ctx context.Context, query string, args []driver.NamedValue) 
 			bindings[name] = b
 		}
 	}
-	qctx := c.eng.newContext(ctx, c.sess, query)
+	if qctx == nil {
+		qctx = c.eng.newContext(ctx, c.sess, query)
+	}
 	sch, iter, _, err := c.eng.sqle.QueryWithBindings(qctx, query, nil, bindings, nil)
 	if err != nil {
 		c.sess.CommandEnd()
@@ -173,7 +177,20 @@ func toBinding(v driver.Value) (sqlparser.Expr, error) {
 }
 
 func (c *conn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
-	qctx, _, iter, err := c.run(ctx, query, args)
+	var qctx *gsql.Context
+	if !c.eng.noFastInsert && looksLikeInsert(query) {
+		qctx = c.eng.newContext(ctx, c.sess, query)
+		if s := c.eng.insertShapeFor(qctx, gsql.RemoveSpaceAndDelimiter(query, ';')); s != nil {
+			if r := c.eng.execInsert(qctx, c.sess, s, args); r.handled {
+				c.sess.CommandEnd()
+				if r.err != nil {
+					return nil, toMySQLError(r.err)
+				}
+				return &result{affected: r.affected}, nil
+			}
+		}
+	}
+	qctx, _, iter, err := c.run(ctx, qctx, query, args)
 	if err != nil {
 		return nil, err
 	}
@@ -206,7 +223,7 @@ func (c *conn) ExecContext(ctx context.Context, query string, args []driver.Name
 }
 
 func (c *conn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
-	qctx, sch, iter, err := c.run(ctx, query, args)
+	qctx, sch, iter, err := c.run(ctx, nil, query, args)
 	if err != nil {
 		return nil, err
 	}
