@@ -50,6 +50,9 @@ const (
 type Config struct {
 	Journal   *persistence.Journal
 	Locations *supervisor.Locations
+	// ToolPlacement, when set, may name another actor for a Location's
+	// tool registry (a cluster proxy to the member holding the directory).
+	ToolPlacement ToolPlacement
 	// Providers returns the provider for a model.
 	Providers func(messages.ModelRef) (provider.Provider, error)
 	// Owner names this process in journal ownership records. Default: host:pid.
@@ -174,6 +177,15 @@ func (rt *runtime) resolveLocation(dir string) (*locationPIDs, error) {
 	t, err := rt.cfg.Locations.Child(ctx, dir, ToolRegistryName)
 	if err != nil {
 		return nil, err
+	}
+	if place := rt.cfg.ToolPlacement; place != nil {
+		remote, err := place(ctx, dir, t)
+		if err != nil {
+			return nil, err
+		}
+		if remote != nil {
+			t = remote
+		}
 	}
 	return &locationPIDs{context: c, tools: t}, nil
 }
