@@ -7,5 +7,5 @@ import (
 
 // apiHandler mounts the HTTP API of a node.
 func apiHandler(n *node.Node, token string, insecure bool) (*api.Server, error) {
-	return api.New(api.Config{Sessions: n.Sessions, Journal: n.Journal, Bus: n.Bus, Telemetry: n.Telemetry, Token: token, Insecure: insecure, Logger: n.Config.Logger})
+	return api.New(api.Config{Sessions: n.Sessions, Journal: n.Journal, Bus: n.Bus, Telemetry: n.Telemetry, Locations: n.Locations, Token: token, Insecure: insecure, Logger: n.Config.Logger})
 }
