@@ -44,6 +44,7 @@ type CLI struct {
 	Session    SessionCmd    `cmd:"" help:"Create, prompt and inspect sessions on a running server."`
 	Permission PermissionCmd `cmd:"" help:"List and answer a session's permission requests."`
 	Trace      TraceCmd      `cmd:"" help:"Inspect a session's spans from the server's span store."`
+	PTY        PTYCmd        `cmd:"" name:"pty" help:"Open, list and kill terminals on a running server."`
 	Chaos      ChaosCmd      `cmd:"" help:"Run the fault-injection suites (actor kills, process kills) and check the journal's invariants."`
 	Cluster    ClusterCmd    `cmd:"" help:"Inspect a running cluster: its members, and where a session is placed."`
 	Bench      BenchCmd      `cmd:"" help:"Benchmark sessionrt (and, with --peer opencode, OpenCode) through the same HTTP API and fake model."`
@@ -108,6 +109,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if err := ctx.Run(); err != nil {
+		var q quietExit // a remote program's exit status, passed through
+		if errors.As(err, &q) {
+			return int(q)
+		}
 		fmt.Fprintf(errw, "sessionrt: %v\n", err)
 		var ee *exitError
 		if errors.As(err, &ee) {
