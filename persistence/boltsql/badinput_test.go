@@ -124,8 +124,7 @@ func TestSecondOpenerGetsInUseByPid(t *testing.T) {
 	e.Close()
 
 	// Another process holds it.
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childModeEnv+"=hold", childDirEnv+"="+dir)
+	cmd := exec.Command(buildChild(t), "-mode", "hold", "-dir", dir)
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {

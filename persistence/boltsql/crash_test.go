@@ -2,12 +2,11 @@ package boltsql
 
 import (
 	"bufio"
-	"context"
 	"fmt"
-	"io"
 	"math/rand"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,111 +15,54 @@ import (
 	"time"
 )
 
-const (
-	childModeEnv  = "BOLTSQL_TEST_CHILD"
-	childDirEnv   = "BOLTSQL_TEST_DIR"
-	childRoundEnv = "BOLTSQL_TEST_ROUND"
+var (
+	childOnce sync.Once
+	childBin  string
+	childErr  error
+	childDir  string
 )
 
-// TestMain lets tests re-execute this binary as a child process that holds
-// or writes to a data directory.
+// TestMain removes the child binary the tests built.
 func TestMain(m *testing.M) {
-	switch os.Getenv(childModeEnv) {
-	case "hold":
-		e, err := Open(os.Getenv(childDirEnv), Options{})
-		if err != nil {
-			fmt.Println("error:", err)
-			os.Exit(1)
-		}
-		fmt.Println("ready")
-		_, _ = io.Copy(io.Discard, os.Stdin) // until the parent closes stdin
-		e.Close()
-		os.Exit(0)
-	case "crash":
-		crashChild()
-		os.Exit(0)
+	code := m.Run()
+	if childDir != "" {
+		os.RemoveAll(childDir)
 	}
-	os.Exit(m.Run())
+	os.Exit(code)
 }
 
-// crashChild writes forever: autocommit inserts into t1 ("A id") and
-// two-table transactions into t1 and t2 ("T id"), printing each id only
-// after its statement or COMMIT returned.
-func crashChild() {
-	e, err := Open(os.Getenv(childDirEnv), Options{})
-	if err != nil {
-		fmt.Println("error:", err)
-		os.Exit(1)
-	}
-	db := e.DB()
-	for _, q := range []string{
-		"CREATE TABLE IF NOT EXISTS t1 (id BIGINT PRIMARY KEY, kind VARCHAR(8) NOT NULL, pad LONGBLOB)",
-		"CREATE TABLE IF NOT EXISTS t2 (id BIGINT PRIMARY KEY, pad LONGBLOB)",
-	} {
-		if _, err := db.Exec(q); err != nil {
-			fmt.Println("error:", err)
-			os.Exit(1)
+// buildChild compiles internal/crashchild once, without -race (see its
+// doc comment: a race-built child starts slowly, and the crash test starts
+// twenty).
+func buildChild(t *testing.T) string {
+	t.Helper()
+	childOnce.Do(func() {
+		if childDir, childErr = os.MkdirTemp("", "boltsql-child-"); childErr != nil {
+			return
 		}
+		childBin = filepath.Join(childDir, "crashchild")
+		out, err := exec.Command("go", "build", "-o", childBin, "./internal/crashchild").CombinedOutput()
+		if err != nil {
+			childErr = fmt.Errorf("go build ./internal/crashchild: %v\n%s", err, out)
+		}
+	})
+	if childErr != nil {
+		t.Fatal(childErr)
 	}
-	round, _ := strconv.Atoi(os.Getenv(childRoundEnv))
-	var out sync.Mutex
-	say := func(s string) {
-		out.Lock()
-		os.Stdout.WriteString(s + "\n")
-		out.Unlock()
-	}
-	say("ready")
-	pad := []byte(strings.Repeat("p", 3000)) // rows large enough to split pages
-	var wg sync.WaitGroup
-	for g := 0; g < 4; g++ {
-		wg.Add(1)
-		go func(g int) {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				id := int64(round)*10_000_000 + int64(g)*1_000_000 + int64(i)
-				if i%2 == 0 {
-					if _, err := db.Exec("INSERT INTO t1 VALUES (?, 'a', ?)", id, pad); err != nil {
-						say("error: " + err.Error())
-						return
-					}
-					say(fmt.Sprintf("A %d", id))
-					continue
-				}
-				tx, err := db.BeginTx(context.Background(), nil)
-				if err != nil {
-					say("error: " + err.Error())
-					return
-				}
-				if _, err := tx.Exec("INSERT INTO t1 VALUES (?, 't', ?)", id, pad); err != nil {
-					say("error: " + err.Error())
-					return
-				}
-				if _, err := tx.Exec("INSERT INTO t2 VALUES (?, ?)", id, pad); err != nil {
-					say("error: " + err.Error())
-					return
-				}
-				if err := tx.Commit(); err != nil {
-					say("error: " + err.Error())
-					return
-				}
-				say(fmt.Sprintf("T %d", id))
-			}
-		}(g)
-	}
-	wg.Wait()
+	return childBin
 }
 
 func TestCrashLosesNoAcknowledgedWriteAndShowsNoHalfTransaction(t *testing.T) {
 	dir := t.TempDir()
 	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
+	bin := buildChild(t)
 	totalAcked := 0
 	rounds := 20
 	if testing.Short() {
 		rounds = 5
 	}
 	for round := 1; round <= rounds; round++ {
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), childModeEnv+"=crash", childDirEnv+"="+dir, childRoundEnv+"="+strconv.Itoa(round))
+		cmd := exec.Command(bin, "-mode", "crash", "-dir", dir, "-round", strconv.Itoa(round))
 		stdout, err := cmd.StdoutPipe()
 		if err != nil {
 			t.Fatal(err)
@@ -144,7 +86,7 @@ func TestCrashLosesNoAcknowledgedWriteAndShowsNoHalfTransaction(t *testing.T) {
 				cmd.Wait()
 				t.Fatalf("round %d: child said %q", round, l)
 			}
-		case <-time.After(2 * time.Minute): // a race-instrumented child starts slowly (GMS init compiles wasm)
+		case <-time.After(2 * time.Minute):
 			cmd.Process.Kill()
 			cmd.Wait()
 			t.Fatalf("round %d: child never became ready", round)
