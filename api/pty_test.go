@@ -283,6 +283,23 @@ func TestPTYBadRequests(t *testing.T) {
 	if resp.StatusCode != http.StatusForbidden {
 		t.Errorf("cross-origin input: %d, want 403", resp.StatusCode)
 	}
+	// A WebSocket frame over the limit ends the connection, not the terminal.
+	conn, err := c.ConnectPTY(ctxT(t), p.ID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Write(make([]byte, 100<<10)); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := conn.Next(); err != nil {
+			break
+		}
+	}
+	conn.Close()
+	if got, err := c.PTY(ctxT(t), p.ID); err != nil || got.Status != wire.PTYRunning {
+		t.Errorf("after an oversized frame: %+v, %v; want the terminal running", got, err)
+	}
 	// The WebSocket needs the token too, and names an unknown terminal.
 	noTok, _ := client.New(client.Config{BaseURL: rt.URL})
 	if _, err := noTok.ConnectPTY(ctxT(t), p.ID, 0); !errors.Is(err, client.ErrUnauthorized) {

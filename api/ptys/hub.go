@@ -142,6 +142,8 @@ type terminal struct {
 	actor *actor.PID // the PTY actor
 	fwd   *actor.PID // receives the actor's Output and Exited
 
+	retired bool // on the hub's exited list; guarded by Hub.mu
+
 	mu      sync.Mutex
 	info    Info
 	sb      *scrollback
@@ -192,18 +194,26 @@ func (t *terminal) exit(m *pty.Exited) {
 	close(t.changed)
 	t.changed = make(chan struct{})
 	t.mu.Unlock()
-	t.hub.retire(t.info.ID)
+	t.hub.retire(t)
 }
 
 // retire moves an exited terminal to the exited list, dropping the oldest
 // exited terminals beyond KeepExited.
-func (h *Hub) retire(id string) {
+func (h *Hub) retire(t *terminal) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if _, ok := h.terms[id]; !ok {
-		return // removed
+	if h.terms[t.info.ID] != t {
+		return // not registered yet (Create retires it) or removed
 	}
-	h.exited = append(h.exited, id)
+	h.retireLocked(t)
+}
+
+func (h *Hub) retireLocked(t *terminal) {
+	if t.retired {
+		return
+	}
+	t.retired = true
+	h.exited = append(h.exited, t.info.ID)
 	for len(h.exited) > h.cfg.KeepExited {
 		delete(h.terms, h.exited[0])
 		h.exited = h.exited[1:]
@@ -297,23 +307,12 @@ func (h *Hub) Create(ctx context.Context, s Spec) (Info, error) {
 		h.sys.Root.Stop(t.fwd)
 		return Info{}, err
 	}
-	// Registered before the spawn, so that an exit at once finds it.
-	h.mu.Lock()
-	h.terms[id] = t
-	h.mu.Unlock()
-	fail := func(err error) (Info, error) {
-		h.mu.Lock()
-		delete(h.terms, id)
-		h.exited = slices.DeleteFunc(h.exited, func(x string) bool { return x == id })
-		h.mu.Unlock()
-		h.sys.Root.Stop(t.fwd)
-		return Info{}, err
-	}
 	pid, err := h.cfg.Locations.Spawn(s.Location, "pty", props)
 	if err != nil {
-		return fail(fmt.Errorf("start terminal: %w", err))
+		h.sys.Root.Stop(t.fwd)
+		return Info{}, fmt.Errorf("start terminal: %w", err)
 	}
-	t.actor = pid
+	t.actor = pid // before t is registered: nobody else reads it yet
 	res, askErr := h.sys.Root.RequestFuture(pid, &pty.Info{}, h.cfg.Timeout).Result()
 	if reply, ok := res.(*pty.InfoReply); askErr == nil && ok && reply.PID != 0 {
 		t.mu.Lock()
@@ -321,24 +320,39 @@ func (h *Hub) Create(ctx context.Context, s Spec) (Info, error) {
 			t.info.PID = reply.PID
 		}
 		t.mu.Unlock()
-		return t.snapshot(), nil
+	} else {
+		// The actor is gone already: the program could not start, or it
+		// ran and ended before the question arrived. Exited says which.
+		var waitErr error
+		select {
+		case <-t.done:
+		case <-time.After(h.cfg.Timeout):
+			waitErr = fmt.Errorf("terminal %s did not start within %s", id, h.cfg.Timeout)
+		case <-ctx.Done():
+			waitErr = ctx.Err()
+		}
+		if in := t.snapshot(); waitErr == nil && in.Err != "" {
+			waitErr = &InvalidError{"command", in.Err}
+		}
+		if waitErr != nil {
+			h.kill(context.Background(), t)
+			return Info{}, waitErr
+		}
 	}
-	// The actor is gone already: the program could not start, or it ran
-	// and ended before the question arrived. Its Exited message says which.
+	h.mu.Lock()
+	if h.closed { // Close ran meanwhile and did not see this one
+		h.mu.Unlock()
+		h.kill(context.Background(), t)
+		return Info{}, ErrClosed
+	}
+	h.terms[id] = t
 	select {
-	case <-t.done:
-	case <-time.After(h.cfg.Timeout):
-		h.sys.Root.Stop(pid)
-		return fail(fmt.Errorf("terminal %s did not start within %s", id, h.cfg.Timeout))
-	case <-ctx.Done():
-		h.sys.Root.Stop(pid)
-		return fail(ctx.Err())
+	case <-t.done: // ended before it was registered: retire found nothing
+		h.retireLocked(t)
+	default:
 	}
-	in := t.snapshot()
-	if in.Err != "" {
-		return fail(&InvalidError{"command", in.Err})
-	}
-	return in, nil
+	h.mu.Unlock()
+	return t.snapshot(), nil
 }
 
 func (h *Hub) get(id string) (*terminal, error) {
