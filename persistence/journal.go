@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	gmssql "github.com/dolthub/go-mysql-server/sql"
@@ -41,6 +40,7 @@ type Journal struct {
 	retries int
 	now     func() time.Time
 	hub     *hub
+	status  statusCache
 	closers []func() error
 }
 
@@ -136,7 +136,7 @@ func (j *Journal) Acquire(ctx context.Context, sessionID, owner string) (Ownersh
 // expectedSeq gives ErrConflict, a superseded epoch ErrFenced, an event that
 // breaks a projection ErrProjection; in every error case nothing is written.
 func (j *Journal) Append(ctx context.Context, sessionID string, expectedSeq, ownerEpoch int64, events ...messages.Event) (int64, error) {
-	last, err := j.appendTx(ctx, sessionID, expectedSeq, ownerEpoch, events, nil)
+	last, err := j.appendTx(ctx, sessionID, expectedSeq, ownerEpoch, events, nil, nil)
 	if err != nil {
 		return 0, fmt.Errorf("append session %s after seq %d: %w", sessionID, expectedSeq, err)
 	}
@@ -145,9 +145,10 @@ func (j *Journal) Append(ctx context.Context, sessionID string, expectedSeq, own
 
 // appendTx is the one write path. pre, when set, runs first in the same
 // transaction; if it returns done=true the transaction ends without
-// writing anything (used for idempotent commands).
+// writing anything (used for idempotent commands). written, when set,
+// receives the projected messages the append wrote (AppendProjected).
 func (j *Journal) appendTx(ctx context.Context, sessionID string, expectedSeq, epoch int64, events []messages.Event,
-	pre func(tx *sql.Tx) (done bool, err error)) (int64, error) {
+	pre func(tx *sql.Tx) (done bool, err error), written *[]Message) (int64, error) {
 	if sessionID == "" {
 		return 0, errors.New("empty session ID")
 	}
@@ -169,8 +170,10 @@ func (j *Journal) appendTx(ctx context.Context, sessionID string, expectedSeq, e
 	newLast := expectedSeq + int64(len(events))
 	at := j.now().UnixMicro()
 	done := false
+	known := j.status.get(sessionID, expectedSeq)
+	var final Status
 	err := j.inTx(ctx, func(tx *sql.Tx) error {
-		done = false
+		done, final = false, ""
 		if pre != nil {
 			d, err := pre(tx)
 			if err != nil || d {
@@ -185,19 +188,29 @@ func (j *Journal) appendTx(ctx context.Context, sessionID string, expectedSeq, e
 			return err
 		}
 		p := newProjector(ctx, tx, j.n, sessionID)
+		p.known, p.keep = known, written != nil
 		for i, e := range events {
 			if err := p.apply(expectedSeq+1+int64(i), e); err != nil {
 				return err
 			}
 		}
-		return p.flush()
+		if err := p.flush(); err != nil {
+			return err
+		}
+		final = p.known
+		if written != nil {
+			*written = p.written
+		}
+		return nil
 	}, false)
 	if err != nil {
+		j.status.put(sessionID, 0, "")
 		return 0, err
 	}
 	if done {
 		return expectedSeq, nil
 	}
+	j.status.put(sessionID, newLast, final)
 	rows := make([]row, len(events))
 	for i, e := range events {
 		rows[i] = row{seq: expectedSeq + 1 + int64(i), typ: e.EventType(), at: at, payload: payloads[i]}
@@ -245,20 +258,12 @@ func (j *Journal) advance(ctx context.Context, tx *sql.Tx, sid string, expectedS
 }
 
 func (j *Journal) insertEvents(ctx context.Context, tx *sql.Tx, sid string, after, at int64, events []messages.Event, payloads [][]byte) error {
-	var b strings.Builder
-	b.WriteString("INSERT INTO ")
-	b.WriteString(j.n.prefix)
-	b.WriteString("events (session_id, seq, type, version, at_us, payload) VALUES ")
-	args := make([]any, 0, 6*len(events))
+	args := make([]any, 0, mEvents.cols*len(events))
 	for i, e := range events {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString("(?, ?, ?, ?, ?, ?)")
 		t := e.EventType()
 		args = append(args, sid, after+1+int64(i), t.Name, t.Version, at, payloads[i])
 	}
-	if _, err := tx.ExecContext(ctx, b.String(), args...); err != nil {
+	if err := execMulti(ctx, tx, j.n, &mEvents, args); err != nil {
 		if isDuplicate(err) {
 			return fmt.Errorf("%w: event seq already written", ErrConflict)
 		}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/vmihailenco/msgpack/v5"
 
@@ -31,6 +32,13 @@ type projector struct {
 	tools  map[[2]string]*toolRow // by (assistant message ID, call ID)
 	torder []*toolRow
 	status Status // pending status change, written by flush
+	// known is the stored status when the caller knows it (statusCache),
+	// else "": flush skips writing a status equal to it.
+	known Status
+	// keep asks flush to record what it wrote in written (decoded from the
+	// stored bodies, ordered by seq and index).
+	keep    bool
+	written []Message
 }
 
 // toolRow is a cached tool_calls row; flush writes new and changed ones.
@@ -81,13 +89,9 @@ var (
 	qReplaceEpoch   = stmt(`UPDATE {context_epochs} SET revision = ?, baseline = ?, snapshot = ?, location = ?, baseline_seq = ?, updated_seq = ? WHERE session_id = ?`)
 	qUpdateSnapshot = stmt(`UPDATE {context_epochs} SET revision = ?, snapshot = ?, updated_seq = ? WHERE session_id = ?`)
 	qDeleteEpoch    = stmt(`DELETE FROM {context_epochs} WHERE session_id = ?`)
-	qMessageID      = stmt(`SELECT seq, idx FROM {message_ids} WHERE session_id = ? AND message_id = ?`)
-	qMessageBody    = stmt(`SELECT role, body FROM {session_messages} WHERE session_id = ? AND seq = ? AND idx = ?`)
-	qInsertMsgID    = stmt(`INSERT INTO {message_ids} (session_id, message_id, seq, idx) VALUES (?, ?, ?, ?)`)
-	qInsertMessage  = stmt(`INSERT INTO {session_messages} (session_id, seq, idx, message_id, role, body) VALUES (?, ?, ?, ?, ?, ?)`)
+	qMessageByID    = stmt(`SELECT seq, idx, role, body FROM {session_messages} WHERE message_id = ? AND session_id = ?`)
 	qUpdateMessage  = stmt(`UPDATE {session_messages} SET body = ? WHERE session_id = ? AND seq = ? AND idx = ?`)
 	qToolRow        = stmt(`SELECT tool, agent, state, seq, updated_seq FROM {tool_calls} WHERE session_id = ? AND assistant_message_id = ? AND call_id = ?`)
-	qInsertTool     = stmt(`INSERT INTO {tool_calls} (session_id, assistant_message_id, call_id, tool, agent, state, seq, updated_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
 	qUpdateTool     = stmt(`UPDATE {tool_calls} SET tool = ?, agent = ?, state = ?, updated_seq = ? WHERE session_id = ? AND assistant_message_id = ? AND call_id = ?`)
 	qInsertPerm     = stmt(`INSERT INTO {permissions} (session_id, request_id, seq, body, state) VALUES (?, ?, ?, ?, 'pending')`)
 	qPerm           = stmt(`SELECT body, state FROM {permissions} WHERE session_id = ? AND request_id = ?`)
@@ -108,6 +112,7 @@ func (p *projector) apply(seq int64, ev messages.Event) error {
 			return p.refuse(seq, ev, "empty location")
 		}
 		_, err := p.exec(qInsertSession, p.sid, e.Location, e.Agent, e.Model.Provider, e.Model.ID, string(StatusIdle), seq)
+		p.known = StatusIdle
 		return err
 
 	case messages.PromptAdmitted:
@@ -511,8 +516,8 @@ func (p *projector) newMessage(seq int64, ev messages.Event, m Message) error {
 	if _, ok := p.msgs[m.ID]; ok {
 		return p.refuse(seq, ev, "message %s already exists", m.ID)
 	}
-	// An ID stored by an earlier append is caught by message_ids' primary
-	// key in flush (one statement fewer per new message).
+	// An ID stored by an earlier append is caught by session_messages'
+	// unique key on message_id in flush (one statement fewer per new message).
 	e := &msgEntry{m: m, isNew: true, ev: ev}
 	p.msgs[m.ID] = e
 	p.order = append(p.order, e)
@@ -529,15 +534,12 @@ func (p *projector) assistant(seq int64, ev messages.Event, id string) (*Message
 		return &e.m, nil
 	}
 	var m Message
-	err := p.row(qMessageID, p.sid, id).Scan(&m.Seq, &m.Index)
+	var role string
+	var body []byte
+	err := p.row(qMessageByID, id, p.sid).Scan(&m.Seq, &m.Index, &role, &body)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, p.refuse(seq, ev, "no assistant message %s", id)
 	} else if err != nil {
-		return nil, err
-	}
-	var role string
-	var body []byte
-	if err := p.row(qMessageBody, p.sid, m.Seq, m.Index).Scan(&role, &body); err != nil {
 		return nil, fmt.Errorf("message %s: %w", id, err)
 	}
 	if Role(role) != RoleAssistant {
@@ -565,49 +567,160 @@ func (p *projector) openTurn(seq int64, ev messages.Event, id string) (*Message,
 	return m, nil
 }
 
-// flush writes the messages and status changed by this batch.
+// flush writes the messages, tool calls and status changed by this batch
+// with as few statements as the changes allow (the embedded engine's cost is
+// per statement): all new rows of a table in one multi-row INSERT, one
+// changed row by UPDATE, several by one INSERT … ON DUPLICATE KEY UPDATE
+// (dearer per statement than either, so only when it replaces two or more).
 func (p *projector) flush() error {
+	var fresh, changed []*msgEntry
+	var newArgs []any
 	for _, e := range p.order {
-		if !e.isNew && !e.dirty {
+		switch {
+		case e.isNew:
+			fresh = append(fresh, e)
+		case e.dirty:
+			changed = append(changed, e)
+		default:
 			continue
 		}
-		body, err := msgpack.Marshal(&e.m)
+	}
+	body := func(e *msgEntry) ([]byte, error) {
+		b, err := msgpack.Marshal(&e.m)
 		if err != nil {
-			return fmt.Errorf("encode message %s: %w", e.m.ID, err)
+			return nil, fmt.Errorf("encode message %s: %w", e.m.ID, err)
 		}
-		if e.isNew {
-			if _, err := p.exec(qInsertMsgID, p.sid, e.m.ID, e.m.Seq, e.m.Index); err != nil {
-				if isDuplicate(err) {
-					return p.refuse(e.m.Seq, e.ev, "message %s already exists", e.m.ID)
-				}
-				return fmt.Errorf("message %s: %w", e.m.ID, err)
+		if p.keep {
+			m := Message{ID: e.m.ID, Seq: e.m.Seq, Index: e.m.Index, Role: e.m.Role}
+			if err := msgpack.Unmarshal(b, &m); err != nil {
+				return nil, fmt.Errorf("decode message %s: %w", e.m.ID, err)
 			}
-			if _, err := p.exec(qInsertMessage, p.sid, e.m.Seq, e.m.Index, e.m.ID, string(e.m.Role), body); err != nil {
-				return fmt.Errorf("message %s: %w", e.m.ID, err)
+			p.written = append(p.written, m)
+		}
+		return b, nil
+	}
+	for _, e := range fresh {
+		b, err := body(e)
+		if err != nil {
+			return err
+		}
+		newArgs = append(newArgs, p.sid, e.m.Seq, e.m.Index, e.m.ID, string(e.m.Role), b)
+	}
+	if len(newArgs) > 0 {
+		if err := execMulti(p.ctx, p.tx, p.n, &mMessages, newArgs); err != nil {
+			if isDuplicate(err) {
+				return p.duplicateMessage(fresh)
 			}
-		} else if _, err := p.exec(qUpdateMessage, body, p.sid, e.m.Seq, e.m.Index); err != nil {
+			return fmt.Errorf("messages: %w", err)
+		}
+	}
+	switch len(changed) {
+	case 0:
+	case 1:
+		e := changed[0]
+		b, err := body(e)
+		if err != nil {
+			return err
+		}
+		if _, err := p.exec(qUpdateMessage, b, p.sid, e.m.Seq, e.m.Index); err != nil {
 			return fmt.Errorf("message %s: %w", e.m.ID, err)
 		}
+	default:
+		var args []any
+		for _, e := range changed {
+			b, err := body(e)
+			if err != nil {
+				return err
+			}
+			args = append(args, p.sid, e.m.Seq, e.m.Index, e.m.ID, string(e.m.Role), b)
+		}
+		if err := execMulti(p.ctx, p.tx, p.n, &mMessagesUpsert, args); err != nil {
+			return fmt.Errorf("messages: %w", err)
+		}
+	}
+	for _, e := range p.order {
 		e.isNew, e.dirty = false, false
 	}
+	slices.SortFunc(p.written, cmpMessage)
+
+	var newTools, changedTools []*toolRow
 	for _, t := range p.torder {
-		var err error
 		switch {
 		case t.isNew:
-			_, err = p.exec(qInsertTool, p.sid, t.am, t.call, t.tool, t.agent, string(t.state), t.seq, t.updated)
+			newTools = append(newTools, t)
 		case t.dirty:
-			_, err = p.exec(qUpdateTool, t.tool, t.agent, string(t.state), t.updated, p.sid, t.am, t.call)
+			changedTools = append(changedTools, t)
 		}
-		if err != nil {
+	}
+	toolArgs := func(ts []*toolRow) []any {
+		args := make([]any, 0, len(ts)*mTools.cols)
+		for _, t := range ts {
+			args = append(args, p.sid, t.am, t.call, t.tool, t.agent, string(t.state), t.seq, t.updated)
+		}
+		return args
+	}
+	if len(newTools) > 0 {
+		if err := execMulti(p.ctx, p.tx, p.n, &mTools, toolArgs(newTools)); err != nil {
+			return fmt.Errorf("tool calls: %w", err)
+		}
+	}
+	switch len(changedTools) {
+	case 0:
+	case 1:
+		t := changedTools[0]
+		if _, err := p.exec(qUpdateTool, t.tool, t.agent, string(t.state), t.updated, p.sid, t.am, t.call); err != nil {
 			return fmt.Errorf("tool call %s of %s: %w", t.call, t.am, err)
 		}
+	default:
+		if err := execMulti(p.ctx, p.tx, p.n, &mToolsUpsert, toolArgs(changedTools)); err != nil {
+			return fmt.Errorf("tool calls: %w", err)
+		}
+	}
+	for _, t := range p.torder {
 		t.isNew, t.dirty = false, false
 	}
-	if p.status != "" {
+
+	if p.status != "" && p.status != p.known {
 		if _, err := p.exec(qSetStatus, string(p.status), p.sid); err != nil {
 			return err
 		}
-		p.status = ""
+	}
+	if p.status != "" {
+		p.known, p.status = p.status, ""
 	}
 	return nil
+}
+
+// duplicateMessage names the new message whose ID an earlier append stored
+// (the multi-row insert only says that one of them was).
+func (p *projector) duplicateMessage(fresh []*msgEntry) error {
+	for _, e := range fresh {
+		var seq, idx int64
+		var role string
+		var body []byte
+		err := p.row(qMessageByID, e.m.ID, p.sid).Scan(&seq, &idx, &role, &body)
+		if err == nil && (seq != e.m.Seq || idx != int64(e.m.Index)) {
+			return p.refuse(e.m.Seq, e.ev, "message %s already exists", e.m.ID)
+		}
+	}
+	e := fresh[0]
+	return p.refuse(e.m.Seq, e.ev, "one of the %d new messages from %s on already exists", len(fresh), e.m.ID)
+}
+
+// cmpMessage orders messages by (Seq, Index), the history order.
+func cmpMessage(a, b Message) int {
+	if a.Seq != b.Seq {
+		return cmpInt(a.Seq, b.Seq)
+	}
+	return cmpInt(int64(a.Index), int64(b.Index))
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }

@@ -21,6 +21,7 @@ var (
 	qPermissions  = stmt(`SELECT request_id, seq, body, state FROM {permissions} WHERE session_id = ? ORDER BY session_id, request_id`)
 	qBusy         = stmt(`SELECT session_id FROM {sessions} WHERE status = 'busy' ORDER BY session_id`)
 	qAllSessions  = stmt(`SELECT session_id FROM {streams} ORDER BY session_id`)
+	qHistoryState = stmt(`SELECT history_seq FROM {sessions} WHERE session_id = ?`)
 )
 
 // Session reads the sessions row and the stream head. ErrNotFound when the
@@ -111,16 +112,22 @@ func scanMessages(rows *sql.Rows, sessionID string, keep func(*Message) bool, li
 // compaction checkpoint included), without Mid-Conversation System Messages
 // from before the current Context Epoch's baseline (the baseline restates
 // them).
+//
+// It reads and decodes the whole history (three statements); an owner that
+// asks before every turn should keep a History instead (LoadHistory).
 func (j *Journal) ModelHistory(ctx context.Context, sessionID string) ([]Message, error) {
-	s, err := j.Session(ctx, sessionID)
-	if err != nil {
-		return nil, err
+	var historySeq int64
+	err := j.db.QueryRowContext(ctx, j.n.q(qHistoryState), sessionID).Scan(&historySeq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("session %s: %w", sessionID, ErrNotFound)
+	} else if err != nil {
+		return nil, fmt.Errorf("read history of %s: %w", sessionID, err)
 	}
 	ep, hasEpoch, err := j.Epoch(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := j.db.QueryContext(ctx, j.n.q(qMessagesFrom), sessionID, s.HistorySeq)
+	rows, err := j.db.QueryContext(ctx, j.n.q(qMessagesFrom), sessionID, historySeq)
 	if err != nil {
 		return nil, fmt.Errorf("read history of %s: %w", sessionID, err)
 	}

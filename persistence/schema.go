@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
 )
 
 // IDs are VARBINARY so comparisons are byte-exact on every backend (MariaDB's
@@ -96,6 +98,15 @@ var migrations = [][]string{
 			state VARBINARY(16) NOT NULL,
 			PRIMARY KEY (session_id, request_id))`,
 	},
+	{ // 2: a message's ID is a unique key of session_messages itself, so a
+		// new message is one row in one table and a lookup by ID one read.
+		// Key order (message_id, session_id): with session_id first the
+		// embedded planner prefers this index for history ranges
+		// (session_id = ? AND seq >= ?) and sorts; message IDs are
+		// selective on their own.
+		`CREATE UNIQUE INDEX message_id ON {session_messages} (message_id, session_id)`,
+		`DROP TABLE IF EXISTS {message_ids}`,
+	},
 }
 
 // projectionTables are rebuilt by Verify, with the columns that form their
@@ -105,11 +116,16 @@ var projectionTables = []struct{ name, key string }{
 	{"session_input", "session_id, admitted_seq"},
 	{"prompt_ids", "message_id"},
 	{"session_messages", "session_id, seq, idx"},
-	{"message_ids", "session_id, message_id"},
 	{"context_epochs", "session_id"},
 	{"tool_calls", "session_id, assistant_message_id, call_id"},
 	{"permissions", "session_id, request_id"},
 }
+
+// tableNames are every table the migrations create ({name} placeholders);
+// message_ids was dropped by migration 2 but stays so that its placeholder
+// renders in migration 1 (and Verify drops its scratch copy).
+var tableNames = []string{"streams", "events", "sessions", "session_input", "prompt_ids",
+	"session_messages", "message_ids", "context_epochs", "tool_calls", "permissions"}
 
 // names renders {table} placeholders with a prefix ("" for the live tables,
 // a scratch prefix for Verify).
@@ -118,6 +134,7 @@ type names struct {
 	server bool
 	r      *strings.Replacer
 	cache  map[string]string
+	multis multiTexts // multi-row statements, rendered on first use
 }
 
 // newNames renders statements for one table prefix. server selects the
@@ -128,8 +145,7 @@ type names struct {
 // Both orders are the same rows in the same order.
 func newNames(prefix string, server bool) *names {
 	var pairs []string
-	for _, t := range []string{"streams", "events", "sessions", "session_input", "prompt_ids",
-		"session_messages", "message_ids", "context_epochs", "tool_calls", "permissions"} {
+	for _, t := range tableNames {
 		pairs = append(pairs, "{"+t+"}", prefix+t)
 	}
 	n := &names{prefix: prefix, server: server, r: strings.NewReplacer(pairs...), cache: map[string]string{}}
@@ -181,7 +197,9 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	n := newNames("", false) // DDL only: the ORDER BY form does not matter
 	for v := int(current.Int64) + 1; v <= len(migrations); v++ {
 		for _, s := range migrations[v-1] {
-			if _, err := db.ExecContext(ctx, n.q(s)); err != nil {
+			if _, err := db.ExecContext(ctx, n.q(s)); err != nil && !isDuplicateKeyName(err) {
+				// (a duplicate index name: an earlier run, or a concurrent
+				// Open, created it before recording the version)
 				return fmt.Errorf("migrate to version %d: %w", v, err)
 			}
 		}
@@ -191,4 +209,14 @@ func migrate(ctx context.Context, db *sql.DB) error {
 		}
 	}
 	return nil
+}
+
+// isDuplicateKeyName reports CREATE INDEX of an index that exists: MySQL's
+// error 1061; the embedded engine says it in words.
+func isDuplicateKeyName(err error) bool {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) && me.Number == 1061 {
+		return true
+	}
+	return strings.Contains(err.Error(), "Duplicate key name")
 }

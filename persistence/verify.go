@@ -78,8 +78,7 @@ func allDDL() []string {
 
 func (j *Journal) dropScratch(sn *names) {
 	ctx := context.Background() // drop even when the caller's ctx ended
-	for _, t := range []string{"streams", "events", "sessions", "session_input", "prompt_ids",
-		"session_messages", "message_ids", "context_epochs", "tool_calls", "permissions"} {
+	for _, t := range tableNames {
 		j.db.ExecContext(ctx, "DROP TABLE IF EXISTS "+sn.prefix+t)
 	}
 }

@@ -1,0 +1,128 @@
+package persistence
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sessionrt/sessionrt/internal/testdb"
+	"github.com/sessionrt/sessionrt/messages"
+	"github.com/sessionrt/sessionrt/persistence/boltsql"
+)
+
+func internalBackends(t *testing.T) map[string]*sql.DB {
+	e, err := boltsql.Open(t.TempDir(), boltsql.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return map[string]*sql.DB{"embedded": e.DB(), "mariadb": testdb.MariaDB(t).DB}
+}
+
+// A journal written at schema version 1 (message IDs in their own table)
+// opens at version 2 with its messages found by ID, duplicates refused and
+// projections equal to a replay; a version 2 migration interrupted after its
+// index was created runs again.
+func TestMigrationTwoKeepsMessagesFoundByID(t *testing.T) {
+	for name, db := range internalBackends(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			all := migrations
+			migrations = all[:1]
+			j1, err := Open(ctx, Config{DB: db})
+			migrations = all
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Written by today's projector on the old schema: session_messages
+			// rows without the unique key (message_ids goes away anyway).
+			last, err := j1.Append(ctx, "s1", 0, 0, messages.SessionCreated{Location: "/p"},
+				messages.TurnStarted{AssistantMessageID: "a1"},
+				messages.ToolCalled{AssistantMessageID: "a1", CallID: "c1", Tool: "bash"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			j2, err := Open(ctx, Config{DB: db})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var v int
+			if err := db.QueryRowContext(ctx, `SELECT version FROM schema_migrations ORDER BY version DESC LIMIT 1`).Scan(&v); err != nil || v != 2 {
+				t.Fatalf("schema version %d, %v", v, err)
+			}
+			if last, err = j2.Append(ctx, "s1", last, 0, messages.ToolSucceeded{AssistantMessageID: "a1", CallID: "c1", Output: "ok"},
+				messages.TurnEnded{AssistantMessageID: "a1"}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := j2.Append(ctx, "s1", last, 0, messages.TurnStarted{AssistantMessageID: "a1"}); !errors.Is(err, ErrProjection) {
+				t.Fatalf("reused message ID: %v", err)
+			}
+			h, err := j2.ModelHistory(ctx, "s1")
+			if err != nil || len(h) != 1 || !h[0].Finished || h[0].Parts[0].Tool.Output != "ok" {
+				t.Fatalf("history %+v, %v", h, err)
+			}
+			if rep, err := j2.Verify(ctx); err != nil || !rep.Clean() {
+				t.Fatalf("verify: %v %v", err, rep.Differences)
+			}
+			// Interrupted after CREATE INDEX, before the version was recorded.
+			if _, err := db.ExecContext(ctx, `DELETE FROM schema_migrations WHERE version = 2`); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Open(ctx, Config{DB: db}); err != nil {
+				t.Fatalf("re-running migration 2: %v", err)
+			}
+		})
+	}
+}
+
+// The embedded planner must read history and event ranges by the primary
+// key without a Sort, and a message by ID through its unique key: with
+// session_id leading the message_id index it chose that index for ranges.
+func TestEmbeddedPlansUseTheRightIndex(t *testing.T) {
+	e, err := boltsql.Open(t.TempDir(), boltsql.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ctx := context.Background()
+	j, err := Open(ctx, Config{DB: e.DB()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := func(q string, args ...any) string {
+		t.Helper()
+		rows, err := j.db.QueryContext(ctx, "EXPLAIN PLAN "+j.n.q(q), args...)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		defer rows.Close()
+		var b strings.Builder
+		for rows.Next() {
+			var s string
+			if err := rows.Scan(&s); err != nil {
+				t.Fatal(err)
+			}
+			b.WriteString(s + "\n")
+		}
+		return b.String()
+	}
+	for _, c := range []struct {
+		q     string
+		args  []any
+		index string
+	}{
+		{qMessagesFrom, []any{"s", 1}, "index: [session_messages.session_id,session_messages.seq,session_messages.idx]"},
+		{qMessagesPage, []any{"s", 1, 10}, "index: [session_messages.session_id,session_messages.seq,session_messages.idx]"},
+		{qEvents, []any{"s", 1, 10}, "index: [events.session_id,events.seq]"},
+		{qMessageByID, []any{"m", "s"}, "index: [session_messages.message_id,session_messages.session_id]"},
+	} {
+		p := plan(c.q, c.args...)
+		if !strings.Contains(p, c.index) || strings.Contains(p, "Sort") {
+			t.Errorf("%s\nplan:\n%s", c.q, p)
+		}
+	}
+}
