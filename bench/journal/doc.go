@@ -6,5 +6,8 @@
 //
 // Metrics: events/s for appends (1 session, 100 concurrent sessions; batch=1
 // is one event per append, batch=8 a provider turn's events in one append),
-// decoded events/s for replay, and commit→tailer latency percentiles.
+// decoded events/s for replay, and commit→tailer latency percentiles;
+// cpu-us/append (process CPU per append) is the steadier figure on a shared
+// machine. BenchmarkHistory is an owner's per-turn history cost: ModelHistory
+// against a kept persistence.History.
 package journal
