@@ -315,5 +315,85 @@ func TestPTYRoutesWithoutLocationsAnswer503(t *testing.T) {
 	if status, e := raw(t, rt, "GET", "/api/pty", "", false); status != http.StatusServiceUnavailable || e.Service != "pty" {
 		t.Fatalf("%d %+v, want 503 naming pty", status, e)
 	}
-	_ = context.Background
+}
+
+// BenchmarkPTYWebSocketOutput: bytes a terminal program writes, read over
+// the WebSocket (MB/s is terminal output end to end: PTY, actor, scrollback,
+// frames).
+//
+// The scrollback holds the whole output: with the default 256 KiB, a
+// program writing flat out (head -c of /dev/zero) outruns even a reader
+// reading at full speed and the reader is cut, by design.
+func BenchmarkPTYWebSocketOutput(b *testing.B) {
+	const size = 8 << 20
+	rt := apitest.Start(b, apitest.Options{API: func(c *api.Config) { c.PTYScrollback = 2 * size }})
+	c, _ := client.New(client.Config{BaseURL: rt.URL, Token: rt.Token})
+	ctx := context.Background()
+	b.SetBytes(size)
+	for b.Loop() {
+		p, err := c.CreatePTY(ctx, wire.CreatePTYRequest{Command: "/bin/sh", Args: []string{"-c", "stty raw -echo; head -c " + strconv.Itoa(size) + " /dev/zero"}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		conn, err := c.ConnectPTY(ctx, p.ID, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n := 0
+		for {
+			f, err := conn.Next()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if f.Control != nil {
+				if f.Control.Type != wire.EventPTYExited {
+					b.Fatalf("control %+v after %d bytes", *f.Control, n)
+				}
+				break
+			}
+			n += len(f.Output)
+		}
+		conn.Close()
+		if n < size {
+			b.Fatalf("read %d bytes, want %d", n, size)
+		}
+		_, _ = c.RemovePTY(ctx, p.ID)
+	}
+}
+
+// BenchmarkPTYKeystrokeEcho: one key typed over the WebSocket until its
+// echo comes back (ns/op is the interactive round trip).
+func BenchmarkPTYKeystrokeEcho(b *testing.B) {
+	rt := apitest.Start(b, apitest.Options{})
+	c, _ := client.New(client.Config{BaseURL: rt.URL, Token: rt.Token})
+	ctx := context.Background()
+	p, err := c.CreatePTY(ctx, wire.CreatePTYRequest{Command: "/bin/sh", Args: []string{"-c", "stty raw -echo; echo ready; exec cat"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	conn, err := c.ConnectPTY(ctx, p.ID, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	var seen strings.Builder
+	for !strings.Contains(seen.String(), "ready") {
+		f, err := conn.Next()
+		if err != nil {
+			b.Fatal(err)
+		}
+		seen.Write(f.Output)
+	}
+	for b.Loop() {
+		if _, err := conn.Write([]byte("x")); err != nil {
+			b.Fatal(err)
+		}
+		for got := 0; got < 1; {
+			f, err := conn.Next()
+			if err != nil {
+				b.Fatal(err)
+			}
+			got += len(f.Output)
+		}
+	}
 }
