@@ -33,6 +33,10 @@ type MemberConfig struct {
 	JournalURL string        // the shared mysql:// journal
 	Data       string        // this member's data directory
 	ToolSleep  time.Duration // how long each tool call sleeps after its side effect
+	// LocationRoots pins Locations to members: directory -> member name
+	// (the same map on every member). Tools of a Location another member
+	// holds run there.
+	LocationRoots map[string]string `json:",omitempty"`
 }
 
 // Member is the body of a member process: a node on the shared journal
@@ -46,8 +50,16 @@ type MemberConfig struct {
 //	GET /create?id=S&loc=DIR     Create through the cluster
 //	GET /admit?id=S&msg=M&text=T Prompt (queued, resume) through the cluster
 //	GET /wait?id=S&timeout=MS    WaitIdle through the cluster
+//	GET /move?id=S&to=DIR        Move through the cluster
 //	GET /stats                   {"fenced": appends refused to a fenced activation here}
+//
+// Tools run with SESSIONRT_MEMBER=<name> in their environment (Member sets
+// it in the process's), and the scripted tool prints "ran-on=<name>", so
+// a test sees which member ran a tool.
 func Member(ctx context.Context, cfg MemberConfig, out io.Writer) error {
+	if err := os.Setenv("SESSIONRT_MEMBER", cfg.Name); err != nil {
+		return err
+	}
 	var outMu sync.Mutex
 	say := func(format string, args ...any) {
 		outMu.Lock()
@@ -78,13 +90,23 @@ func Member(ctx context.Context, cfg MemberConfig, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	locations, err := cluster.LocationKind(cluster.LocationConfig{Member: cfg.Name, Locations: n.Locations, Logger: log})
+	if err != nil {
+		return err
+	}
+	placement, err := cluster.NewPlacement(cfg.Name, cfg.LocationRoots)
+	if err != nil {
+		return err
+	}
+	n.Sessions.SetToolPlacement(placement.Tools)
 	m, err := cluster.Start(n.System, cluster.Config{
 		Name: "chaos", AutoManagePort: cfg.Health, Members: cfg.Members, RefreshTTL: cfg.Refresh,
-		Kinds: []cluster.Kind{grain}, Registry: reg, Logger: log,
+		Kinds: []cluster.Kind{grain, locations}, Registry: reg, Logger: log,
 	})
 	if err != nil {
 		return err
 	}
+	placement.Attach(m)
 	go m.ResumeOrphans(ctx, n.Journal.MidDrain)
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -113,6 +135,10 @@ func Member(ctx context.Context, cfg MemberConfig, out io.Writer) error {
 	mux.HandleFunc("GET /wait", func(w http.ResponseWriter, r *http.Request) {
 		ms, _ := strconv.Atoi(r.URL.Query().Get("timeout"))
 		res, err := req(r, &actors.WaitIdle{}, time.Duration(ms)*time.Millisecond)
+		reply(w, res, err)
+	})
+	mux.HandleFunc("GET /move", func(w http.ResponseWriter, r *http.Request) {
+		res, err := req(r, &actors.Move{To: r.URL.Query().Get("to")}, 20*time.Second)
 		reply(w, res, err)
 	})
 	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, r *http.Request) {
@@ -188,7 +214,7 @@ func memberProvider(sleep time.Duration, turn func(sid string)) (*scripted.Provi
 		}
 		id := fmt.Sprintf("call_%s_%d_%d", sid, pid, calls.Add(1))
 		args, _ := json.Marshal(map[string]string{
-			"command":     fmt.Sprintf("echo %s >> %s && sleep %.3f", id, SideEffects, sleep.Seconds()),
+			"command":     fmt.Sprintf("echo %s >> %s && echo ran-on=$SESSIONRT_MEMBER && sleep %.3f", id, SideEffects, sleep.Seconds()),
 			"description": "member-kill side effect",
 		})
 		return scripted.Turn{Text: "working", ToolCalls: []scripted.ToolCall{{ID: id, Name: "bash", Args: args}}}, nil

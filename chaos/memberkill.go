@@ -40,6 +40,8 @@ type MemberKillConfig struct {
 	Command func(cfg MemberConfig) *exec.Cmd
 	Timeout time.Duration // the whole run; default 3 minutes
 	Logf    func(format string, args ...any)
+	// LocationRoots pins Locations to members (see MemberConfig); none by default.
+	LocationRoots map[string]string
 }
 
 // MemberKillReport is a member-kill run's counts on top of the journal checks.
@@ -402,7 +404,7 @@ func startRunMembers(ctx context.Context, cfg MemberKillConfig, turn func(turnLi
 	ready := make(chan error, cfg.Members)
 	for i := range cfg.Members {
 		mc := MemberConfig{Name: fmt.Sprintf("m%d", i), Health: ports[i], Members: peers, Refresh: cfg.Refresh,
-			JournalURL: cfg.JournalURL, Data: memberDataDir(cfg.Data, i), ToolSleep: cfg.ToolSleep}
+			JournalURL: cfg.JournalURL, Data: memberDataDir(cfg.Data, i), ToolSleep: cfg.ToolSleep, LocationRoots: cfg.LocationRoots}
 		cmd := cfg.Command(mc)
 		logf, err := os.Create(filepath.Join(cfg.Data, fmt.Sprintf("member%d.log", i)))
 		if err != nil {

@@ -25,6 +25,26 @@
 // up to RefreshTTL), not the caller's timeout. Members and Where describe
 // the topology; a Config without Kinds joins as a client.
 //
+// Commands carry IDs (Request assigns Run/Wake/Interrupt/Move IDs and a
+// prompt's message ID), and a Session grain answers a repeated ID with the
+// first delivery's result. ResumeOrphans re-activates, when a member
+// leaves, the sessions it left mid-drain that are now placed here: their
+// running tools fail durably (none runs again) and the drain resumes once,
+// without waiting for a caller.
+//
+// Locations are pinned to the member holding their directory: every member
+// hosts the kind LocationKindName(name) (LocationKind), and a Placement
+// (directory roots -> member names, the same on every member) installed
+// with Sessions.SetToolPlacement sends a Session's tool calls for a
+// Location held elsewhere through a local proxy to that member's Location
+// grain, which runs them in its own tool registry; the settlement comes
+// back to the Session. A tool running on a member that dies is settled as
+// interrupted. After a move, the next tools run on the new Location's
+// member. Not yet across members: permission asks (a remote tool's asker
+// refuses, so only rules that allow run there), the context registry and
+// the catalog (observed on the Session's member: Context Sources are Go
+// values, and the tool catalog is the same code everywhere).
+//
 // It must not hold session state or decide anything about a session: the
 // Session actor (package actors) owns that, and fences duplicate
 // activations through journal ownership epochs, because disthash can place

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sessionrt/sessionrt/actors"
 	"github.com/sessionrt/sessionrt/cluster/wirepb"
+	"github.com/sessionrt/sessionrt/toolactors"
 )
 
 // ErrUnknownType is returned for a message whose Go type (when encoding) or
@@ -84,7 +85,7 @@ func (r *Registry) Decode(e *wirepb.Encoded) (any, error) {
 }
 
 // SessionRegistry returns a registry holding the Session actor's commands
-// and replies under stable wire names.
+// and replies, and a Location's tool messages, under stable wire names.
 func SessionRegistry() *Registry {
 	r := NewRegistry()
 	for name, sample := range map[string]any{
@@ -103,6 +104,12 @@ func SessionRegistry() *Registry {
 		"session.Outcome":         &actors.Outcome{},
 		"session.Done":            &actors.Done{},
 		"session.CommandError":    &actors.CommandError{},
+		// A Location's tool calls, between a Session's member and the
+		// member holding the directory (locations.go).
+		"location.ExecuteTool": &RemoteExecuteTool{},
+		"location.ToolSettled": &toolactors.ToolSettled{},
+		"location.CancelTool":  &toolactors.CancelTool{},
+		"location.CancelAck":   &toolactors.CancelAck{},
 	} {
 		if err := r.Register(name, sample); err != nil {
 			panic(err) // a programming error in the table above, caught by tests

@@ -1,0 +1,147 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/sessionrt/sessionrt/messages"
+	"github.com/sessionrt/sessionrt/persistence"
+)
+
+// MoveReport is what a member-move run saw: which member ran each tool.
+type MoveReport struct {
+	Session   string
+	Host      string   // the member (name) whose grain ran the session
+	LocationA string   // held by member m0
+	LocationB string   // held by member m1
+	RanOn     []string // per tool call, in order: the member that ran it
+}
+
+// RunMemberMove starts a cluster whose Location A is held by member m0 and
+// Location B by m1, runs a session hosted on another member (m2) in A,
+// moves it to B, and runs it again: it reports where each tool ran (read
+// from the tool outputs in the journal: "ran-on=<member>"). cfg's
+// Sessions, ToolSleep and LocationRoots are set by the run.
+func RunMemberMove(ctx context.Context, cfg MemberKillConfig) (MoveReport, error) {
+	var rep MoveReport
+	cfg.Members = 3
+	if cfg.ToolSleep <= 0 {
+		cfg.ToolSleep = 1 // as short as the tool allows: nothing is killed
+	}
+	if err := cfg.defaults(); err != nil {
+		return rep, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+	rep.LocationA, rep.LocationB = filepath.Join(cfg.Data, "loc-a"), filepath.Join(cfg.Data, "loc-b")
+	for _, d := range []string{rep.LocationA, rep.LocationB} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return rep, err
+		}
+	}
+	// The roots are canonical (the Session records canonical directories).
+	a, err := filepath.EvalSymlinks(rep.LocationA)
+	if err != nil {
+		return rep, err
+	}
+	b, err := filepath.EvalSymlinks(rep.LocationB)
+	if err != nil {
+		return rep, err
+	}
+	rep.LocationA, rep.LocationB = a, b
+	cfg.LocationRoots = map[string]string{a: "m0", b: "m1"}
+	j, err := persistence.OpenURL(ctx, "", cfg.JournalURL, false, persistence.Config{})
+	if err != nil {
+		return rep, err
+	}
+	defer j.Close()
+	ms, err := startRunMembers(ctx, cfg, func(turnLine) {})
+	defer func() {
+		for _, m := range ms {
+			if m != nil {
+				_ = m.cmd.Process.Kill()
+				_ = m.cmd.Wait()
+			}
+		}
+	}()
+	if err != nil {
+		return rep, err
+	}
+	if err := waitUntil(ctx, 30*time.Second, func() error {
+		for _, m := range ms {
+			var n int
+			if err := getJSON(ctx, m.ctl, "/members", nil, &n); err != nil {
+				return err
+			}
+			if n != len(ms) {
+				return fmt.Errorf("member %d sees %d members", m.i, n)
+			}
+		}
+		return nil
+	}); err != nil {
+		return rep, fmt.Errorf("topology: %w", err)
+	}
+	// A session whose grain runs on m2, holder of neither Location.
+	for i := 0; rep.Session == ""; i++ {
+		if i == 200 {
+			return rep, fmt.Errorf("no session ID among 200 is placed on member m2")
+		}
+		sid := fmt.Sprintf("ses_move_%d", i)
+		var addr string
+		if err := getJSON(ctx, ms[0].ctl, "/where", url.Values{"id": {sid}}, &addr); err != nil {
+			return rep, err
+		}
+		if addr == ms[2].addr {
+			rep.Session, rep.Host = sid, "m2"
+		}
+	}
+	sid := rep.Session
+	turn := func(via *runMember, k int) error {
+		msg := fmt.Sprintf("msg_%s_%d", sid, k)
+		if err := getJSON(ctx, via.ctl, "/admit", url.Values{"id": {sid}, "msg": {msg}, "text": {"tool s=" + sid}}, nil); err != nil {
+			return fmt.Errorf("admit %s: %w", msg, err)
+		}
+		return waitUntil(ctx, 30*time.Second, func() error {
+			_ = getJSON(ctx, via.ctl, "/wait", url.Values{"id": {sid}, "timeout": {"10000"}}, nil)
+			ok, err := settled(ctx, j, sid)
+			if err == nil && !ok {
+				err = fmt.Errorf("session %s not settled: %s", sid, describe(j, sid))
+			}
+			return err
+		})
+	}
+	if err := getJSON(ctx, ms[0].ctl, "/create", url.Values{"id": {sid}, "loc": {rep.LocationA}}, nil); err != nil {
+		return rep, fmt.Errorf("create: %w", err)
+	}
+	if err := turn(ms[1], 1); err != nil {
+		return rep, err
+	}
+	if err := getJSON(ctx, ms[0].ctl, "/move", url.Values{"id": {sid}, "to": {rep.LocationB}}, nil); err != nil {
+		return rep, fmt.Errorf("move: %w", err)
+	}
+	if err := turn(ms[0], 2); err != nil {
+		return rep, err
+	}
+	envs, err := j.ReadEvents(ctx, sid, 0, 1<<30)
+	if err != nil {
+		return rep, err
+	}
+	for _, e := range envs {
+		switch ev := e.Event.(type) {
+		case messages.ToolSucceeded:
+			on := "?"
+			if _, after, ok := strings.Cut(ev.Output, "ran-on="); ok {
+				on = strings.Fields(after + " ")[0]
+			}
+			rep.RanOn = append(rep.RanOn, on)
+		case messages.ToolFailed:
+			rep.RanOn = append(rep.RanOn, "failed: "+ev.Error)
+		}
+	}
+	return rep, nil
+}

@@ -1,0 +1,332 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	pcluster "github.com/asynkron/protoactor-go/cluster"
+	"github.com/asynkron/protoactor-go/eventstream"
+
+	"github.com/sessionrt/sessionrt/actors"
+	"github.com/sessionrt/sessionrt/cluster/wirepb"
+	"github.com/sessionrt/sessionrt/supervisor"
+	"github.com/sessionrt/sessionrt/toolactors"
+	"github.com/sessionrt/sessionrt/toolactors/permission"
+)
+
+// A Location is pinned to the member that holds its directory: each member
+// hosts the grain kind LocationKindName(its name), registered on no other
+// member, so disthash can place a Location's identity (its directory) only
+// there. A Session on any member sends its tool calls to that grain through
+// a local proxy (Placement.Tools), so after a move to a Location held by
+// another member the next tools run there. The context registry and the
+// tool catalog stay on the Session's member (its Context Sources are Go
+// values that do not cross the wire; the catalog is the same code
+// everywhere): see doc.go.
+
+// LocationKindName is the grain kind of the Locations member holds.
+func LocationKindName(member string) string { return "location@" + member }
+
+// RemoteExecuteTool is toolactors.ExecuteTool on the wire: without the
+// permission asker (a function) and the reply PID (the proxy that sent it).
+type RemoteExecuteTool struct {
+	SessionID          string
+	AssistantMessageID string
+	CallID             string
+	Tool               string
+	Input              json.RawMessage
+	Agent              string
+	Dir                string
+	Rules              []permission.Rule
+}
+
+// LocationConfig configures LocationKind.
+type LocationConfig struct {
+	Member    string                // this member's name (required)
+	Locations *supervisor.Locations // this member's Locations (required)
+	Logger    *slog.Logger
+}
+
+// LocationKind is the kind of this member's Location grains: identity = the
+// canonical directory, answering RemoteExecuteTool with the settlement,
+// and CancelTool with a CancelAck.
+func LocationKind(cfg LocationConfig) (Kind, error) {
+	if cfg.Member == "" || cfg.Locations == nil {
+		return Kind{}, fmt.Errorf("%w: location kind needs the member's name and its Locations", ErrConfig)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return Kind{Name: LocationKindName(cfg.Member), Produce: func(dir string) actor.Actor {
+		return &locationGrain{dir: dir, locs: cfg.Locations, log: cfg.Logger, callers: map[string]*actor.PID{}}
+	}}, nil
+}
+
+type locationGrain struct {
+	dir     string
+	locs    *supervisor.Locations
+	log     *slog.Logger
+	tools   *actor.PID
+	callers map[string]*actor.PID // session/call -> the proxy to settle
+}
+
+func callKey(session, call string) string { return session + "/" + call }
+
+func (g *locationGrain) registry() (*actor.PID, error) {
+	if g.tools == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		pid, err := g.locs.Child(ctx, g.dir, actors.ToolRegistryName)
+		if err != nil {
+			return nil, err
+		}
+		g.tools = pid
+	}
+	return g.tools, nil
+}
+
+func (g *locationGrain) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *RemoteExecuteTool:
+		from := ctx.Sender()
+		tools, err := g.registry()
+		if err != nil {
+			ctx.Respond(&toolactors.ToolSettled{SessionID: m.SessionID, AssistantMessageID: m.AssistantMessageID, CallID: m.CallID, Tool: m.Tool, Agent: m.Agent,
+				Error: &toolactors.ToolError{Kind: toolactors.ErrorFailed, Message: fmt.Sprintf("location %s: %v", g.dir, err)}})
+			return
+		}
+		g.callers[callKey(m.SessionID, m.CallID)] = from
+		ctx.Send(tools, withHeader(ctx, &actor.MessageEnvelope{Message: &toolactors.ExecuteTool{
+			SessionID: m.SessionID, AssistantMessageID: m.AssistantMessageID, CallID: m.CallID, Tool: m.Tool,
+			Input: m.Input, Agent: m.Agent, Dir: m.Dir, Rules: m.Rules,
+			// Asks cannot reach the Session's member yet: nil refuses them
+			// (rules that allow run; rules that ask are rejected).
+			Asker: nil, ReplyTo: ctx.Self(),
+		}}))
+	case *toolactors.ToolSettled:
+		k := callKey(m.SessionID, m.CallID)
+		if to, ok := g.callers[k]; ok {
+			delete(g.callers, k)
+			ctx.Send(to, m) // encoded by the wire middleware
+		}
+	case *toolactors.CancelTool:
+		tools, err := g.registry()
+		if err != nil {
+			ctx.Respond(&toolactors.CancelAck{SessionID: m.SessionID, CallID: m.CallID})
+			return
+		}
+		f := ctx.RequestFuture(tools, m, 10*time.Second)
+		ctx.ReenterAfter(f, func(res any, err error) {
+			ack, ok := res.(*toolactors.CancelAck)
+			if !ok {
+				ack = &toolactors.CancelAck{SessionID: m.SessionID, CallID: m.CallID}
+			}
+			ctx.Respond(ack)
+		})
+	}
+}
+
+// withHeader copies the incoming message's headers (the drain's trace
+// context) onto env, so the tool's spans join the drain's trace across
+// members.
+func withHeader(ctx actor.Context, env *actor.MessageEnvelope) *actor.MessageEnvelope {
+	if h := ctx.MessageHeader(); h != nil {
+		for _, k := range h.Keys() {
+			env.SetHeader(k, h.Get(k))
+		}
+	}
+	return env
+}
+
+// Placement sends the tool calls of Locations held by other members to
+// them. Roots map a directory to the member holding it (every directory
+// under it too; the longest root wins); directories under no root, or
+// under this member's, stay local.
+type Placement struct {
+	self  string
+	roots []placementRoot
+
+	mu      sync.Mutex
+	m       *Member
+	proxies map[string]*actor.PID // kind + dir -> proxy
+}
+
+type placementRoot struct{ dir, member string }
+
+// NewPlacement builds the placement of member self from roots (directory ->
+// member name; every member must be given the same roots).
+func NewPlacement(self string, roots map[string]string) (*Placement, error) {
+	if self == "" {
+		return nil, fmt.Errorf("%w: placement needs this member's name", ErrConfig)
+	}
+	p := &Placement{self: self, proxies: map[string]*actor.PID{}}
+	for dir, member := range roots {
+		if !filepath.IsAbs(dir) || member == "" {
+			return nil, fmt.Errorf("%w: location root %q -> %q: want an absolute directory and a member name", ErrConfig, dir, member)
+		}
+		p.roots = append(p.roots, placementRoot{dir: filepath.Clean(dir), member: member})
+	}
+	sort.Slice(p.roots, func(i, j int) bool { return len(p.roots[i].dir) > len(p.roots[j].dir) })
+	return p, nil
+}
+
+// Holder names the member holding dir ("" when no root covers it).
+func (p *Placement) Holder(dir string) string {
+	dir = filepath.Clean(dir)
+	for _, r := range p.roots {
+		if dir == r.dir || strings.HasPrefix(dir, r.dir+string(filepath.Separator)) {
+			return r.member
+		}
+	}
+	return ""
+}
+
+// Attach gives the placement the member it sends through (after Start).
+func (p *Placement) Attach(m *Member) {
+	p.mu.Lock()
+	p.m = m
+	p.mu.Unlock()
+}
+
+// Tools is an actors.ToolPlacement: a proxy for a Location another member
+// holds, nil for one held here.
+func (p *Placement) Tools(_ context.Context, dir string, local *actor.PID) (*actor.PID, error) {
+	holder := p.Holder(dir)
+	if holder == "" || holder == p.self {
+		return nil, nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.m == nil {
+		return nil, fmt.Errorf("location %s is held by member %s, and this member has not joined the cluster", dir, holder)
+	}
+	kind := LocationKindName(holder)
+	key := kind + "\x00" + dir
+	if pid, ok := p.proxies[key]; ok {
+		return pid, nil
+	}
+	props := actor.PropsFromProducer(func() actor.Actor {
+		return &toolProxy{m: p.m, kind: kind, dir: dir, local: local, calls: map[string]pendingCall{}}
+	}, wireProps(p.m.cfg.Registry, p.m.cfg.Logger)...)
+	pid := p.m.system.Root.Spawn(props)
+	p.proxies[key] = pid
+	return pid, nil
+}
+
+// toolProxy stands, on the Session's member, for the tool registry of a
+// Location another member holds.
+type toolProxy struct {
+	m      *Member
+	kind   string
+	dir    string
+	local  *actor.PID             // this member's registry of dir: answers the catalog
+	calls  map[string]pendingCall // session/call -> the Session to settle
+	target *actor.PID
+	sub    *eventstream.Subscription
+}
+
+type pendingCall struct {
+	to                     *actor.PID
+	assistant, tool, agent string
+}
+
+type topologyChanged struct{}
+
+func (p *toolProxy) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *actor.Started:
+		system, self := ctx.ActorSystem(), ctx.Self()
+		p.sub = system.EventStream.Subscribe(func(ev any) {
+			if _, ok := ev.(*pcluster.ClusterTopology); ok {
+				system.Root.Send(self, &topologyChanged{})
+			}
+		})
+	case *actor.Stopped:
+		ctx.ActorSystem().EventStream.Unsubscribe(p.sub)
+	case *topologyChanged:
+		p.onTopology()
+	case *toolactors.CatalogRequest:
+		ctx.Forward(p.local)
+	case *toolactors.ExecuteTool:
+		replyTo := m.ReplyTo
+		if replyTo == nil {
+			replyTo = ctx.Sender()
+		}
+		target := p.grain()
+		if target == nil {
+			ctx.Send(replyTo, unavailable(m.SessionID, m.AssistantMessageID, m.CallID, m.Tool, m.Agent, toolactors.ErrorFailed,
+				fmt.Sprintf("location %s: its member is not in the cluster", p.dir)))
+			return
+		}
+		p.calls[callKey(m.SessionID, m.CallID)] = pendingCall{to: replyTo, assistant: m.AssistantMessageID, tool: m.Tool, agent: m.Agent}
+		ctx.Send(target, withHeader(ctx, &actor.MessageEnvelope{Sender: ctx.Self(), Message: &RemoteExecuteTool{
+			SessionID: m.SessionID, AssistantMessageID: m.AssistantMessageID, CallID: m.CallID, Tool: m.Tool,
+			Input: m.Input, Agent: m.Agent, Dir: m.Dir, Rules: m.Rules,
+		}}))
+	case *toolactors.ToolSettled:
+		k := callKey(m.SessionID, m.CallID)
+		if c, ok := p.calls[k]; ok {
+			delete(p.calls, k)
+			ctx.Send(c.to, m)
+		}
+	case *toolactors.CancelTool:
+		target := p.grain()
+		if target == nil {
+			if ctx.Sender() != nil {
+				ctx.Respond(&toolactors.CancelAck{SessionID: m.SessionID, CallID: m.CallID})
+			}
+			return
+		}
+		f := ctx.RequestFuture(target, m, 10*time.Second)
+		ctx.ReenterAfter(f, func(res any, err error) {
+			ack := &toolactors.CancelAck{SessionID: m.SessionID, CallID: m.CallID}
+			if e, ok := res.(*wirepb.Encoded); ok {
+				if d, derr := p.m.cfg.Registry.Decode(e); derr == nil {
+					if a, ok := d.(*toolactors.CancelAck); ok {
+						ack = a
+					}
+				}
+			}
+			if ctx.Sender() != nil {
+				ctx.Respond(ack)
+			}
+		})
+	}
+}
+
+// grain is the Location grain's PID, activated on its member (nil when no
+// member hosts its kind).
+func (p *toolProxy) grain() *actor.PID {
+	if p.target == nil {
+		p.target = p.m.c.Get(p.dir, p.kind)
+	}
+	return p.target
+}
+
+// onTopology forgets a grain whose member left and settles, as
+// interrupted, every call that was running there: its process is gone,
+// and the Session must not wait for a settlement that cannot come.
+func (p *toolProxy) onTopology() {
+	if p.target == nil || p.m.hasMember(p.target.Address) {
+		return
+	}
+	p.target = nil
+	for k, c := range p.calls {
+		session, call, _ := strings.Cut(k, "/")
+		p.m.system.Root.Send(c.to, unavailable(session, c.assistant, call, c.tool, c.agent, toolactors.ErrorInterrupted, toolactors.InterruptedMessage))
+	}
+	p.calls = map[string]pendingCall{}
+}
+
+func unavailable(session, assistant, call, tool, agent string, kind toolactors.ErrorKind, msg string) *toolactors.ToolSettled {
+	return &toolactors.ToolSettled{SessionID: session, AssistantMessageID: assistant, CallID: call, Tool: tool, Agent: agent,
+		Error: &toolactors.ToolError{Kind: kind, Message: msg}}
+}

@@ -1,0 +1,41 @@
+package cluster_test
+
+import (
+	"context"
+	"encoding/json"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/sessionrt/sessionrt/chaos"
+	"github.com/sessionrt/sessionrt/internal/testdb"
+)
+
+// TestMoveRunsTheNextToolsOnTheMemberHoldingTheNewLocation: Location A is
+// held by member m0, B by m1, the session's grain runs on m2. Its tool runs
+// on m0 while it is in A; after a move to B its next tool runs on m1 (the
+// tool prints the SESSIONRT_MEMBER of the process that ran it).
+func TestMoveRunsTheNextToolsOnTheMemberHoldingTheNewLocation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process cluster test (3 member processes, needs MariaDB)")
+	}
+	db := testdb.MariaDB(t)
+	bin := buildMember(t, "chaosmember")
+	rep, err := chaos.RunMemberMove(context.Background(), chaos.MemberKillConfig{
+		Data:       t.TempDir(),
+		JournalURL: db.URL(),
+		Timeout:    2 * time.Minute,
+		Command: func(cfg chaos.MemberConfig) *exec.Cmd {
+			b, _ := json.Marshal(cfg)
+			return exec.Command(bin, string(b))
+		},
+		Logf: t.Logf,
+	})
+	t.Logf("%+v", rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.RanOn) != 2 || rep.RanOn[0] != "m0" || rep.RanOn[1] != "m1" {
+		t.Fatalf("tools ran on %q (session hosted on %s): want m0 (Location A's member), then m1 (B's) after the move", rep.RanOn, rep.Host)
+	}
+}
