@@ -237,3 +237,21 @@ func runPTY(c cliRun, want int, args ...string) string {
 	}
 	return out.String()
 }
+
+func TestPTYOpenWithPipedInputTypesItAndExitsWithTheStatus(t *testing.T) {
+	rt := apitest.Start(t, apitest.Options{})
+	args, _ := json.Marshal([]string{"--data", t.TempDir(), "pty", "open", "--server", rt.URL, "--token", rt.Token, "--", "/bin/sh"})
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), cliArgsEnv+"="+string(args))
+	cmd.Stdin = strings.NewReader("echo piped-$((2*3))\nexit 4\n")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 4 {
+		t.Fatalf("pty open: %v, want exit status 4; output:\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "piped-6") {
+		t.Fatalf("output %q lacks the command's", out.String())
+	}
+}
