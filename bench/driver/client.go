@@ -19,6 +19,8 @@ type client struct {
 	base string
 	hc   *http.Client
 	loc  string // the Location directory sessions are created in
+	// model, when set, is named in every POST /api/session.
+	model *ModelRef
 
 	watch watcher
 }
@@ -84,6 +86,26 @@ func (c *client) healthy(ctx context.Context) bool {
 	return c.do(ctx, http.MethodGet, "/api/health", nil, nil) == nil
 }
 
+// modelListed asks once whether GET /api/model lists c.model: OpenCode
+// answers /api/health before its catalog holds the configured providers,
+// and a session run before then fails "Model unavailable".
+func (c *client) modelListed(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	var out struct {
+		Data []ModelRef `json:"data"`
+	}
+	if c.do(ctx, http.MethodGet, "/api/model", nil, &out) != nil {
+		return false
+	}
+	for _, m := range out.Data {
+		if m == *c.model {
+			return true
+		}
+	}
+	return false
+}
+
 func (c *client) createSession(ctx context.Context) (string, error) {
 	var out struct {
 		Data struct {
@@ -91,6 +113,9 @@ func (c *client) createSession(ctx context.Context) (string, error) {
 		} `json:"data"`
 	}
 	body := map[string]any{"location": map[string]string{"directory": c.loc}}
+	if c.model != nil {
+		body["model"] = c.model
+	}
 	if err := c.do(ctx, http.MethodPost, "/api/session", body, &out); err != nil {
 		return "", err
 	}

@@ -141,6 +141,10 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	}
 
 	c := newClient("http://"+s.Addr, s.Project)
+	if m, ok := cfg.Target.(SessionModeler); ok {
+		ref := m.SessionModel()
+		c.model = &ref
+	}
 	defer c.close()
 	fmt.Fprintf(cfg.Progress, "%s: starting (pid %d, %s)\n", res.System, pid, s.Addr)
 	sctx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
@@ -222,9 +226,11 @@ func stop(cmd *exec.Cmd, exited <-chan struct{}) {
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 }
 
+// waitHealthy polls /api/health, then (for a target that names its
+// model) /api/model until the model is listed.
 func waitHealthy(ctx context.Context, c *client, exited <-chan struct{}) error {
 	for {
-		if c.healthy(ctx) {
+		if c.healthy(ctx) && (c.model == nil || c.modelListed(ctx)) {
 			return nil
 		}
 		select {

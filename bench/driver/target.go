@@ -25,6 +25,19 @@ type Target interface {
 	Command(ctx context.Context, s Setup) (*exec.Cmd, error)
 }
 
+// ModelRef names a model the V2 way (OpenCode's ModelRef).
+type ModelRef struct {
+	ProviderID string `json:"providerID"`
+	ID         string `json:"id"`
+}
+
+// SessionModeler is a Target whose sessions must name their model when
+// created (POST /api/session {"model": …}) instead of relying on the
+// server's configured default.
+type SessionModeler interface {
+	SessionModel() ModelRef
+}
+
 // Sessionrt runs `sessionrt serve` with the fake server as its OpenAI
 // provider.
 type Sessionrt struct {

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"regexp"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -24,6 +26,10 @@ type Config struct {
 	TextChunks int
 	// ToolSleep makes the tool command `sleep <s>; echo hi` (slow tools).
 	ToolSleep time.Duration
+	// Log, when set, gets one line per request: what was answered and the
+	// prompt's run marker (the evidence that a system under test called
+	// this server and ran the tool). Writes are serialized.
+	Log io.Writer
 }
 
 // Stats counts what the server answered.
@@ -40,6 +46,7 @@ type Server struct {
 	srv                                          *http.Server
 	ln                                           net.Listener
 	requests, toolCalls, finals, plain, badInput atomic.Int64
+	logMu                                        sync.Mutex
 }
 
 // Start listens and serves until Close.
@@ -97,10 +104,24 @@ const (
 	KindPlain                // no tools offered: a short text
 )
 
+func (k Kind) String() string {
+	switch k {
+	case KindToolCall:
+		return "tool-call"
+	case KindFinal:
+		return "final"
+	case KindPlain:
+		return "plain"
+	}
+	return fmt.Sprintf("kind(%d)", int(k))
+}
+
 // Answer is one decided reply.
 type Answer struct {
 	Kind Kind
 	Text string
+	// Marker is the latest user message's run marker, "" when none.
+	Marker string
 }
 
 var marker = regexp.MustCompile(`\[run:[^\]\s]+\]`)
@@ -117,22 +138,26 @@ func Reply(req *Request) (Answer, error) {
 			return Answer{}, fmt.Errorf("messages[%d]: %w", i, err)
 		}
 	}
+	mark := ""
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == "user" {
+			if m := marker.Find(msgs[i].Content); m != nil {
+				mark = string(m)
+			}
+			break
+		}
+	}
 	if len(req.Tools) == 0 {
-		return Answer{Kind: KindPlain, Text: "Benchmark session"}, nil
+		return Answer{Kind: KindPlain, Text: "Benchmark session", Marker: mark}, nil
 	}
 	if msgs[len(msgs)-1].Role == "tool" {
 		text := "done"
-		for i := len(msgs) - 1; i >= 0; i-- {
-			if msgs[i].Role == "user" {
-				if m := marker.Find(msgs[i].Content); m != nil {
-					text += " " + string(m)
-				}
-				break
-			}
+		if mark != "" {
+			text += " " + mark
 		}
-		return Answer{Kind: KindFinal, Text: text}, nil
+		return Answer{Kind: KindFinal, Text: text, Marker: mark}, nil
 	}
-	return Answer{Kind: KindToolCall}, nil
+	return Answer{Kind: KindToolCall, Marker: mark}, nil
 }
 
 func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
@@ -156,6 +181,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusBadRequest, "stream: only streaming requests are served")
 		return
 	}
+	s.logf("%s %s %s model=%s messages=%d tools=%d", time.Now().UTC().Format("15:04:05.000"), ans.Kind, orDash(ans.Marker), req.Model, len(req.Messages), len(req.Tools))
 	switch ans.Kind {
 	case KindToolCall:
 		s.toolCalls.Add(1)
@@ -192,8 +218,25 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	st.raw("[DONE]")
 }
 
+func (s *Server) logf(format string, args ...any) {
+	if s.cfg.Log == nil {
+		return
+	}
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	fmt.Fprintf(s.cfg.Log, format+"\n", args...)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
 func (s *Server) fail(w http.ResponseWriter, code int, msg string) {
 	s.badInput.Add(1)
+	s.logf("%s refused: %s", time.Now().UTC().Format("15:04:05.000"), msg)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	b, _ := json.Marshal(map[string]any{"error": map[string]string{"message": "fakellm: " + msg, "type": "invalid_request_error"}})

@@ -3,8 +3,10 @@ package fakellm
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -97,4 +99,108 @@ func TestBadRequestsAreRefusedWithAReason(t *testing.T) {
 			t.Errorf("%s: status %d message %q, want 400 with a reason", body, resp.StatusCode, e.Error.Message)
 		}
 	}
+}
+
+// The request log names what was answered and the prompt's marker, one
+// line per request, so a run shows which system called the fake model and
+// that the tool result came back.
+func TestLogNamesEachAnswerAndItsMarker(t *testing.T) {
+	var log syncBuffer
+	s := start(t, Config{Log: &log})
+	bash := provider.Tool{Name: "bash", Schema: json.RawMessage(`{"type":"object"}`)}
+	req := &provider.Request{Model: provider.ModelRef{Provider: "openai", Model: "bench"}, Tools: []provider.Tool{bash},
+		Messages: []provider.Message{{Role: provider.RoleUser, Text: "go [run:log-1]"}}}
+	m := collect(t, s, req)
+	req.Messages = append(req.Messages, m, provider.Message{Role: provider.RoleTool, ToolResult: &provider.ToolResult{CallID: m.ToolCalls[0].ID, Name: "bash", Output: "hi\n"}})
+	collect(t, s, req)
+	lines := strings.Split(strings.TrimSpace(log.String()), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], " tool-call [run:log-1] model=bench messages=1 tools=1") ||
+		!strings.Contains(lines[1], " final [run:log-1] model=bench messages=3 tools=1") {
+		t.Fatalf("log %q", lines)
+	}
+}
+
+// The wire format: every SSE event is a `data:` line; the tool call's ID
+// and name come in the first tool delta, its arguments in the next, the
+// finish reason is tool_calls, usage follows and [DONE] ends the stream.
+func TestToolCallStreamWireFormat(t *testing.T) {
+	s := start(t, Config{})
+	body := `{"model":"bench","stream":true,"messages":[{"role":"user","content":"x [run:w]"}],"tools":[{"type":"function","function":{"name":"bash"}}]}`
+	resp, err := http.Post(s.URL+"/chat/completions", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("content type %q", ct)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	var events []string
+	for _, ev := range strings.Split(strings.TrimSpace(string(raw)), "\n\n") {
+		data, ok := strings.CutPrefix(ev, "data: ")
+		if !ok {
+			t.Fatalf("event %q is not a data line", ev)
+		}
+		events = append(events, data)
+	}
+	if len(events) != 6 || events[5] != "[DONE]" {
+		t.Fatalf("%d events %q", len(events), events)
+	}
+	type chunk struct {
+		Object  string `json:"object"`
+		Choices []struct {
+			Delta struct {
+				Role      string `json:"role"`
+				ToolCalls []struct {
+					Index    int    `json:"index"`
+					ID       string `json:"id"`
+					Type     string `json:"type"`
+					Function struct{ Name, Arguments string }
+				} `json:"tool_calls"`
+			} `json:"delta"`
+			FinishReason *string `json:"finish_reason"`
+		} `json:"choices"`
+		Usage *struct {
+			TotalTokens int `json:"total_tokens"`
+		} `json:"usage"`
+	}
+	var c [5]chunk
+	for i := range c {
+		if err := json.Unmarshal([]byte(events[i]), &c[i]); err != nil || c[i].Object != "chat.completion.chunk" {
+			t.Fatalf("event %d %q: %v", i, events[i], err)
+		}
+	}
+	if c[0].Choices[0].Delta.Role != "assistant" {
+		t.Errorf("first delta %q, want the assistant role", events[0])
+	}
+	head, args := c[1].Choices[0].Delta.ToolCalls, c[2].Choices[0].Delta.ToolCalls
+	if len(head) != 1 || head[0].ID == "" || head[0].Type != "function" || head[0].Function.Name != "bash" || head[0].Function.Arguments != "" {
+		t.Errorf("tool call head %q", events[1])
+	}
+	if len(args) != 1 || args[0].ID != "" || args[0].Function.Arguments != `{"command":"echo hi","description":"Print hi"}` {
+		t.Errorf("tool call arguments %q", events[2])
+	}
+	if f := c[3].Choices[0].FinishReason; f == nil || *f != "tool_calls" {
+		t.Errorf("finish %q, want tool_calls", events[3])
+	}
+	if len(c[4].Choices) != 0 || c[4].Usage == nil || c[4].Usage.TotalTokens == 0 {
+		t.Errorf("usage chunk %q", events[4])
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

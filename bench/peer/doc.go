@@ -5,15 +5,19 @@
 // custom @ai-sdk/openai-compatible provider, allows every tool, and turns
 // autoupdate, sharing and the model-catalog fetch off.
 //
-// Known limit (OpenCode 1.18.33): its V2 session runner resolves a
-// session's model from the V2 catalog's "available" models, and a custom
-// provider from opencode.json is not listed there (a session created with
-// model bench/bench fails "Model unavailable: bench/bench"). Without a
-// model it takes the first keyless OpenAI-compatible model of its bundled
-// catalog (api.minimax.io, seen with strace) and fails "HTTP transport
-// failed" offline; it never calls the fake server. enabled_providers does
-// not change that. The driver reports such a drain as "the session stopped
-// running" instead of waiting forever.
+// How OpenCode 1.18.33's V2 runner is made to call the fake model (read
+// from its bundled code and checked against the fake server's request
+// log): the models.dev catalog is replaced by an empty file
+// (OPENCODE_MODELS_PATH), so the configured provider is the only one and
+// its model the default; without that the bundled catalog snapshot wins
+// and a session goes to its first keyless model (api.minimax.io,
+// unreachable here). The provider has no "env" list, which would make an
+// integration without a connection and mark the provider unavailable.
+// Sessions name the model in POST /api/session anyway, and the driver waits
+// until GET /api/model lists it: OpenCode answers /api/health a second or
+// two before its catalog holds config providers, and a turn run in that
+// window fails "Model unavailable: bench/bench" (the failure a previous
+// attempt took for a config problem).
 //
 // It must not measure anything itself; package driver does.
 package peer

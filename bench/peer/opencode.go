@@ -100,30 +100,53 @@ func installed(dir string) (string, bool) {
 	return "", false
 }
 
-// Config is the opencode.json written into the isolated HOME.
+// ProviderID and ModelID name the fake model in OpenCode's catalog.
+const (
+	ProviderID = "bench"
+	ModelID    = "bench"
+)
+
+// Config is the opencode.json written into the isolated HOME (OpenCode's
+// V1 format, which its V2 runtime converts: provider.<id>.options.baseURL
+// becomes the catalog's api URL and apiKey an api setting).
+//
+// The provider has no "env" list on purpose: with one, OpenCode makes an
+// integration for it, and the V2 catalog counts a provider with an
+// integration available only once it has a connection.
 func Config(llmURL string) map[string]any {
+	ref := ProviderID + "/" + ModelID
 	return map[string]any{
 		"$schema":     "https://opencode.ai/config.json",
 		"autoupdate":  false,
 		"share":       "disabled",
-		"model":       "bench/bench",
-		"small_model": "bench/bench",
+		"model":       ref,
+		"small_model": ref,
 		"permission":  map[string]any{"*": "allow", "bash": "allow", "edit": "allow", "external_directory": "allow"},
 		"provider": map[string]any{
-			"bench": map[string]any{
-				"npm":  "@ai-sdk/openai-compatible",
-				"name": "Bench fake model",
-				// The V2 session runner takes the endpoint from the
-				// catalog's api URL, not from options.baseURL.
+			ProviderID: map[string]any{
+				"npm":     "@ai-sdk/openai-compatible",
+				"name":    "Bench fake model",
 				"api":     llmURL,
-				"env":     []string{"BENCH_API_KEY"},
 				"options": map[string]any{"baseURL": llmURL, "apiKey": "bench"},
 				"models": map[string]any{
-					"bench": map[string]any{"name": "bench", "tool_call": true, "limit": map[string]int{"context": 128000, "output": 4096}},
+					ModelID: map[string]any{"name": "bench", "tool_call": true, "limit": map[string]int{"context": 128000, "output": 4096}},
 				},
 			},
 		},
 	}
+}
+
+// emptyCatalog replaces OpenCode's models.dev catalog (OPENCODE_MODELS_PATH):
+// without it OpenCode uses the snapshot bundled in its binary, whose models
+// take precedence over the configured default, and a session goes to the
+// first keyless model there (api.minimax.io), which is not the workload.
+const emptyCatalog = "{}\n"
+
+// SessionModel makes the driver name the fake model when it creates a
+// session (so nothing depends on which default OpenCode picks) and wait
+// for GET /api/model to list it before the first turn.
+func (*OpenCode) SessionModel() driver.ModelRef {
+	return driver.ModelRef{ProviderID: ProviderID, ID: ModelID}
 }
 
 func (o *OpenCode) Command(ctx context.Context, s driver.Setup) (*exec.Cmd, error) {
@@ -143,6 +166,10 @@ func (o *OpenCode) Command(ctx context.Context, s driver.Setup) (*exec.Cmd, erro
 	if err := os.WriteFile(filepath.Join(cfgDir, "opencode.json"), b, 0o644); err != nil {
 		return nil, fmt.Errorf("write opencode config: %w", err)
 	}
+	catalog := filepath.Join(home, "models.json")
+	if err := os.WriteFile(catalog, []byte(emptyCatalog), 0o644); err != nil {
+		return nil, fmt.Errorf("write opencode model catalog: %w", err)
+	}
 	host, port, err := net.SplitHostPort(s.Addr)
 	if err != nil {
 		return nil, err
@@ -155,7 +182,7 @@ func (o *OpenCode) Command(ctx context.Context, s driver.Setup) (*exec.Cmd, erro
 		"XDG_DATA_HOME="+filepath.Join(home, ".local", "share"),
 		"XDG_STATE_HOME="+filepath.Join(home, ".local", "state"),
 		"XDG_CACHE_HOME="+filepath.Join(home, ".cache"),
-		"BENCH_API_KEY=bench",
+		"OPENCODE_MODELS_PATH="+catalog,
 		"OPENCODE_DISABLE_AUTOUPDATE=1",
 		"OPENCODE_DISABLE_MODELS_FETCH=1",
 		"OPENCODE_DISABLE_LSP_DOWNLOAD=1",
