@@ -121,7 +121,7 @@ func (a *sessionActor) compactOnOverflow(t *turn) (bool, error) {
 	if dec.Action == compaction.Fail {
 		return false, dec.Err
 	}
-	history, err := a.rt.journal.ModelHistory(a.rt.ctx, a.id)
+	history, err := a.history()
 	if err != nil {
 		return false, err
 	}
@@ -134,7 +134,7 @@ func (a *sessionActor) compactOnOverflow(t *turn) (bool, error) {
 
 // manualCompaction runs a manual compaction as its own drain.
 func (a *sessionActor) manualCompaction() {
-	history, err := a.rt.journal.ModelHistory(a.rt.ctx, a.id)
+	history, err := a.history()
 	if err != nil {
 		a.endDrain(&Outcome{Err: err.Error(), Kind: "internal"})
 		return

@@ -6,7 +6,11 @@
 // limit is hit — are the pure function Decide, tested without actors. The actor
 // is the thin shell around it: it appends each fact to the journal before it
 // acts on it, streams provider turns off the mailbox, and runs tool calls as
-// children of the Location's tool registry.
+// children of the Location's tool registry. Facts decided together are
+// written in one append (a promotion with the TurnStarted of the request
+// that carries it; a turn's last results with its TurnEnded and Idle), and
+// the model-visible history is kept in memory between turns, advanced by
+// the actor's own appends, instead of being read back for every request.
 //
 // Callers reach sessions only through the Sessions facade, so that the cluster
 // can place the same actor as a grain without changing them.

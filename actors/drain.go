@@ -204,7 +204,12 @@ func (a *sessionActor) boundary() {
 	}
 	if a.rt.stopping.Load() {
 		// Shutting down: stop at this safe boundary without Idle, so the
-		// session is found mid-drain and resumed by the next start.
+		// session is found mid-drain and resumed by the next start. The
+		// turn's last facts are written first.
+		if err := a.flush(); err != nil {
+			a.endDrain(&Outcome{Err: err.Error(), Kind: errorCode(err)})
+			return
+		}
 		a.abandon("server shutting down")
 		return
 	}
@@ -221,15 +226,22 @@ func (a *sessionActor) boundary() {
 	if a.epoch == nil {
 		// The first complete observation initializes the epoch before any
 		// input becomes model-visible: blocked context leaves it pending.
+		if err := a.flush(); err != nil {
+			a.endDrain(&Outcome{Err: err.Error(), Kind: errorCode(err)})
+			return
+		}
 		a.observe(true)
 		return
 	}
 	if len(step.Promote) > 0 {
-		if err := a.append(messages.PromptPromoted{MessageIDs: step.Promote}); err != nil {
-			a.endDrain(&Outcome{Err: err.Error(), Kind: errorCode(err)})
-			return
-		}
-		a.fault(FaultAfterPromotion)
+		// The promotion is written with what the last turn left staged,
+		// or else with the TurnStarted of the request that includes it;
+		// an end of the drain before that writes it with Idle.
+		a.stage(messages.PromptPromoted{MessageIDs: step.Promote})
+	}
+	if err := a.flushResults(); err != nil {
+		a.endDrain(&Outcome{Err: err.Error(), Kind: errorCode(err)})
+		return
 	}
 	d.turnsUsed, d.lastTurn, d.runOwed = step.TurnsUsed, step.LastTurn, false
 	if len(step.Promote) > 0 {
@@ -293,7 +305,7 @@ func (a *sessionActor) onContext(m *contextObserved) {
 			a.endDrain(&Outcome{Err: err.Error(), Kind: "internal"})
 			return
 		}
-		ev := messages.ContextEpochInitialized{Revision: a.seq + 1, Baseline: gen.Baseline, Snapshot: snap, Location: d.location}
+		ev := messages.ContextEpochInitialized{Revision: a.nextSeq(), Baseline: gen.Baseline, Snapshot: snap, Location: d.location}
 		if err := a.append(ev); err != nil {
 			a.endDrain(&Outcome{Err: err.Error(), Kind: errorCode(err)})
 			return
@@ -307,17 +319,16 @@ func (a *sessionActor) onContext(m *contextObserved) {
 	switch dec.Action {
 	case contextsources.Updated:
 		snap, err := dec.Snapshot.Encode()
-		if err == nil {
-			err = a.append(messages.ContextUpdated{MessageID: messages.NewID("ctx"), Text: dec.Message, Snapshot: snap})
-		}
 		if err != nil {
 			a.endDrain(&Outcome{Err: err.Error(), Kind: errorCode(err)})
 			return
 		}
+		// Written with the turn's TurnStarted, after the promotion.
+		a.stage(messages.ContextUpdated{MessageID: messages.NewID("ctx"), Text: dec.Message, Snapshot: snap})
 	case contextsources.ReplacementReady:
 		snap, err := dec.Generation.Snapshot.Encode()
 		if err == nil {
-			err = a.append(messages.ContextEpochReplaced{Revision: a.seq + 1, Baseline: dec.Generation.Baseline, Snapshot: snap, Location: d.location})
+			err = a.append(messages.ContextEpochReplaced{Revision: a.nextSeq(), Baseline: dec.Generation.Baseline, Snapshot: snap, Location: d.location})
 		}
 		if err != nil {
 			a.endDrain(&Outcome{Err: err.Error(), Kind: errorCode(err)})
@@ -363,17 +374,21 @@ func (a *sessionActor) onCatalog(m *catalogLoaded) {
 // startTurn records the turn, then streams it off the mailbox.
 func (a *sessionActor) startTurn(tools []provider.Tool) {
 	d := a.drain
-	history, err := a.rt.journal.ModelHistory(a.rt.ctx, a.id)
-	if err != nil {
-		a.endDrain(&Outcome{Err: "load history: " + err.Error(), Kind: "internal"})
-		return
-	}
 	prov, err := a.rt.provider(a.sess.Model)
 	if err != nil {
 		a.endDrain(&Outcome{Err: err.Error(), Kind: "provider"})
 		return
 	}
-	req := buildRequest(turnRequest{Model: a.sess.Model, Baseline: a.epoch.Baseline, History: history, Tools: tools, LastTurn: d.lastTurn})
+	// The history as it is once the staged promotion and context update
+	// are written: the very next append (TurnStarted, CompactionStarted or
+	// Idle) writes them.
+	history, err := a.historyWithStaged()
+	if err != nil {
+		a.endDrain(&Outcome{Err: "load history: " + err.Error(), Kind: "internal"})
+		return
+	}
+	tr := turnRequest{Model: a.sess.Model, Baseline: a.epoch.Baseline, History: history, Tools: tools, LastTurn: d.lastTurn}
+	req := buildRequest(tr)
 	if a.needsCompaction(req) {
 		err := a.startCompaction(history, req, false)
 		if err == nil {
@@ -395,6 +410,9 @@ func (a *sessionActor) startTurn(tools []provider.Tool) {
 	if err := a.append(messages.TurnStarted{AssistantMessageID: t.assistantID, Agent: t.agent, Model: t.model}); err != nil {
 		a.endDrain(&Outcome{Err: err.Error(), Kind: errorCode(err)})
 		return
+	}
+	if check := a.rt.cfg.checkTurn; check != nil {
+		check(a, tr, req)
 	}
 	t.spanCtx, t.span = a.rt.cfg.Tracer.StartChat(d.spanCtx, telemetry.Chat{
 		SessionID: a.id, AgentName: t.agent, ProviderName: t.model.Provider, Model: t.model.ID})
@@ -506,26 +524,25 @@ func (a *sessionActor) onStreamEnded(err error) {
 		t.err = &provider.Error{Kind: provider.KindMalformed, Message: "stream ended without a finish reason"}
 	}
 	// The final text and reasoning are stored once, as soon as the stream
-	// is over, whatever the tools still do.
-	var evs []messages.Event
+	// is over, whatever the tools still do: with the turn's end when
+	// nothing is left to settle, else at once.
 	if s := t.reasoning.String(); s != "" {
-		evs = append(evs, messages.ReasoningEnded{AssistantMessageID: t.assistantID, Text: s, ProviderMetadata: encodeMeta(t.reasonMeta)})
+		a.stage(messages.ReasoningEnded{AssistantMessageID: t.assistantID, Text: s, ProviderMetadata: encodeMeta(t.reasonMeta)})
+		t.recorded = true
 	}
 	if s := t.text.String(); s != "" {
-		evs = append(evs, messages.TextEnded{AssistantMessageID: t.assistantID, Text: s})
-	}
-	if len(evs) > 0 {
-		if err := a.append(evs...); err != nil {
-			t.err = err
-		} else {
-			t.recorded = true
-		}
+		a.stage(messages.TextEnded{AssistantMessageID: t.assistantID, Text: s})
+		t.recorded = true
 	}
 	if d.interrupted {
 		a.cancelTools()
 	}
 	if t.unsettled == 0 {
 		a.finishTurn()
+		return
+	}
+	if err := a.flush(); err != nil && t.err == nil {
+		t.err = err
 	}
 }
 
@@ -542,6 +559,7 @@ func (a *sessionActor) finishTurn() {
 	if t.err != nil {
 		kind := "provider"
 		if errorCode(t.err) == CodeFenced {
+			a.dropStaged()
 			return // the activation is stopping
 		}
 		overflow := errors.Is(t.err, provider.ErrContextOverflow)
@@ -572,13 +590,12 @@ func (a *sessionActor) finishTurn() {
 		return
 	}
 	a.fault(FaultBeforeTurnEnd)
-	ev := messages.TurnEnded{AssistantMessageID: t.assistantID, FinishReason: string(t.finish), Usage: messages.Usage{
+	// TurnEnded is written with what the boundary decides next: Idle, a
+	// promotion, or alone before the next observation.
+	a.stage(messages.TurnEnded{AssistantMessageID: t.assistantID, FinishReason: string(t.finish), Usage: messages.Usage{
 		InputTokens: int64(t.usage.InputTokens), OutputTokens: int64(t.usage.OutputTokens), ReasoningTokens: int64(t.usage.ReasoningTokens),
 		CacheReadTokens: int64(t.usage.CacheReadTokens), CacheWriteTokens: int64(t.usage.CacheWriteTokens),
-	}}
-	if err := a.append(ev); err != nil {
-		return
-	}
+	}})
 	d.lastErr = nil
 	d.compacted = false
 	d.continuation = len(t.order) > 0 && t.finish != provider.FinishContentFilter
@@ -597,6 +614,8 @@ func (a *sessionActor) endDrain(out *Outcome) {
 		if err := a.append(messages.Idle{}); err != nil && out.Err == "" {
 			out = &Outcome{Err: err.Error(), Kind: errorCode(err)}
 		}
+	} else {
+		a.dropStaged()
 	}
 	out.LastSeq = a.seq
 	a.drain = nil
@@ -678,6 +697,7 @@ func (a *sessionActor) finishInterrupt() {
 // abandon drops the drain without writing (the actor stops or lost
 // ownership): work in flight is cancelled, callers are told.
 func (a *sessionActor) abandon(why string) {
+	a.dropStaged()
 	d := a.drain
 	if d == nil {
 		return

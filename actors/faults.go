@@ -10,12 +10,12 @@ type FaultPoint string
 // The named fault points, in the order a turn passes them.
 const (
 	FaultAfterAdmission  FaultPoint = "after-admission"   // the prompt is durable, the receipt not yet sent
-	FaultAfterPromotion  FaultPoint = "after-promotion"   // the user message is durable, no turn started
+	FaultAfterPromotion  FaultPoint = "after-promotion"   // the user message is durable (with the TurnStarted it opens, or the previous turn's end), the request not sent
 	FaultMidStream       FaultPoint = "mid-stream"        // a provider stream is open
 	FaultAfterToolCalled FaultPoint = "after-tool-called" // the call is durable, not yet started
 	FaultMidTool         FaultPoint = "mid-tool"          // a tool runs
-	FaultAfterSettlement FaultPoint = "after-settlement"  // the result is durable
-	FaultBeforeTurnEnd   FaultPoint = "before-turn-end"   // everything settled, TurnEnded not written
+	FaultAfterSettlement FaultPoint = "after-settlement"  // the result is durable (a turn's last one with its TurnEnded)
+	FaultBeforeTurnEnd   FaultPoint = "before-turn-end"   // everything settled; the last results and TurnEnded, written together, are not
 )
 
 // FaultPoints lists every fault point.

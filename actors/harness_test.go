@@ -1,15 +1,22 @@
 package actors
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/asynkron/protoactor-go/actor"
 
@@ -61,6 +68,10 @@ type harness struct {
 
 	mu    sync.Mutex
 	turns func(req *provider.Request, n int) (scripted.Turn, error)
+
+	// turnChecks counts provider turns whose in-memory history and
+	// request were checked against the journal (checkTurn).
+	turnChecks atomic.Int64
 }
 
 type harnessOption func(*Config)
@@ -153,6 +164,7 @@ func (h *harness) start(opts ...harnessOption) {
 		DefaultModel: testModel,
 		Bus:          h.bus,
 		Logger:       quiet,
+		checkTurn:    h.checkTurn,
 	}
 	for _, o := range opts {
 		o(&cfg)
@@ -291,6 +303,54 @@ func requestRoles(req provider.Request) []string {
 		out = append(out, s)
 	}
 	return out
+}
+
+// checkTurn runs on the actor right after each TurnStarted is durable: the
+// history the actor keeps in memory must be the journal's ModelHistory
+// message for message (same IDs, positions and encoded bodies), and the
+// request it sent must be the one the journal's history builds. Every
+// scenario therefore checks the in-memory history at every turn.
+func (h *harness) checkTurn(a *sessionActor, tr turnRequest, req *provider.Request) {
+	h.turnChecks.Add(1)
+	if diff := historyDiff(h.ctx(), h.journal, a); diff != "" {
+		h.t.Errorf("session %s at seq %d: in-memory history differs from the journal's: %s", a.id, a.seq, diff)
+		return
+	}
+	want, _ := h.journal.ModelHistory(h.ctx(), a.id)
+	tr.History = want
+	if rebuilt := buildRequest(tr); !reflect.DeepEqual(rebuilt, req) {
+		got, _ := json.Marshal(req)
+		exp, _ := json.Marshal(rebuilt)
+		h.t.Errorf("session %s at seq %d: request from the in-memory history\n%s\nfrom the journal\n%s", a.id, a.seq, got, exp)
+	}
+}
+
+// historyDiff compares the actor's in-memory history with the journal's
+// ModelHistory; "" when they are the same.
+func historyDiff(ctx context.Context, j *persistence.Journal, a *sessionActor) string {
+	if !a.hist.valid {
+		return "the in-memory history is not loaded"
+	}
+	want, err := j.ModelHistory(ctx, a.id)
+	if err != nil {
+		return err.Error()
+	}
+	got := a.hist.msgs
+	if len(got) != len(want) {
+		return fmt.Sprintf("%d messages in memory, %d in the journal: %q vs %q", len(got), len(want), renderHistory(got), renderHistory(want))
+	}
+	for i := range want {
+		g, w := got[i], want[i]
+		if g.ID != w.ID || g.Seq != w.Seq || g.Index != w.Index || g.Role != w.Role {
+			return fmt.Sprintf("message %d is %s/%d/%d/%s in memory, %s/%d/%d/%s in the journal", i, g.ID, g.Seq, g.Index, g.Role, w.ID, w.Seq, w.Index, w.Role)
+		}
+		gb, err1 := msgpack.Marshal(&g)
+		wb, err2 := msgpack.Marshal(&w)
+		if err1 != nil || err2 != nil || !bytes.Equal(gb, wb) {
+			return fmt.Sprintf("message %d (%s) body differs: %+v vs %+v", i, w.ID, g, w)
+		}
+	}
+	return ""
 }
 
 // checkReplay rebuilds every projection from the event log and asserts no

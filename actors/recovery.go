@@ -29,7 +29,7 @@ func (a *sessionActor) failLeftovers(why string) error {
 	if len(open) == 0 && a.sess.Status != persistence.StatusBusy {
 		return nil // a turn is only left unfinished by an owner that died mid-drain
 	}
-	history, err := a.rt.journal.ModelHistory(ctx, a.id)
+	history, err := a.history()
 	if err != nil {
 		return fmt.Errorf("session %s: find leftover turn: %w", a.id, err)
 	}

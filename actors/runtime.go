@@ -85,6 +85,11 @@ type Config struct {
 	// ModelLimits returns a model's context window and output limit in
 	// tokens (0: unknown, which turns automatic compaction off).
 	ModelLimits func(messages.ModelRef) (window, outputLimit int)
+
+	// checkTurn, when set (tests), is called on the actor goroutine right
+	// after each TurnStarted is durable, with the request that turn sends
+	// and what it was built from.
+	checkTurn func(a *sessionActor, tr turnRequest, req *provider.Request)
 }
 
 func (c *Config) withDefaults() error {
@@ -140,6 +145,9 @@ type runtime struct {
 	acts    *activations
 	// stopping makes every drain end at its next safe boundary.
 	stopping atomic.Bool
+	// historyLoads counts model histories read from the journal (once per
+	// activation when the in-memory copy holds).
+	historyLoads atomic.Int64
 }
 
 func (rt *runtime) agent(name string) Agent {

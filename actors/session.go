@@ -38,6 +38,12 @@ type sessionActor struct {
 	pending   []persistence.InboxEntry
 	epoch     *persistence.Epoch // nil when no Context Epoch is active
 
+	// hist is the model-visible history, kept between turns (history.go).
+	hist history
+	// staged are events decided but not yet appended: the next append
+	// writes them first, in one transaction with its own (see stage).
+	staged []messages.Event
+
 	drain     *drain
 	wakeAgain bool // a wake arrived during the drain: one follow-up drain
 	// lastOutcome is how the last drain of this activation ended.
@@ -65,6 +71,11 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 		return
 	case *actor.Stopping:
 		a.idle.stop()
+		if a.loaded {
+			// A promotion staged for the next turn is written, so that a
+			// stopped drain is found mid-drain and resumed by the next start.
+			_ = a.flush()
+		}
 		a.abandon("session actor stopping")
 		return
 	case *actor.Restarting:
@@ -89,6 +100,17 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 			return
 		}
 	}
+	a.handle(ctx)
+	// Results staged by the handler are durable before the next message.
+	if err := a.flushResults(); err != nil {
+		a.log.Error("session append failed", "session", a.id, "err", err)
+		if a.drain != nil {
+			a.endDrain(&Outcome{Err: err.Error(), Kind: errorCode(err)})
+		}
+	}
+}
+
+func (a *sessionActor) handle(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *Create:
 		a.respond(ctx, a.create(m))
@@ -215,6 +237,7 @@ func (a *sessionActor) reload() error {
 		return fmt.Errorf("session %s: load: %w", a.id, err)
 	}
 	a.exists, a.sess = true, sess
+	a.hist.invalidate()
 	if sess.LastSeq > a.seq {
 		a.seq = sess.LastSeq
 	}
@@ -232,16 +255,27 @@ func (a *sessionActor) reload() error {
 	return nil
 }
 
-// append writes events fenced by this activation's ownership and applies
-// them to the in-memory state. On a fence or conflict the activation is
-// stale: it stops, and the next command re-activates from the journal.
+// append writes the staged events, then events, in one transaction fenced
+// by this activation's ownership, and applies them to the in-memory state.
+// On a fence or conflict the activation is stale: it stops, and the next
+// command re-activates from the journal.
 func (a *sessionActor) append(events ...messages.Event) error {
+	if len(a.staged) > 0 {
+		events = append(a.staged, events...)
+		a.staged = nil
+	}
+	if len(events) == 0 {
+		return nil
+	}
 	start := time.Now()
 	last, err := a.rt.journal.Append(a.rt.ctx, a.id, a.seq, a.ownership, events...)
 	if m := a.rt.cfg.Metrics; m != nil {
 		m.JournalAppended(time.Since(start))
 	}
 	if err != nil {
+		// Nothing was written (or, on an ambiguous failure, the next append
+		// conflicts): either way the in-memory history may be ahead.
+		a.hist.invalidate()
 		if errors.Is(err, persistence.ErrFenced) || errors.Is(err, persistence.ErrConflict) {
 			a.log.Warn("session activation fenced; stopping", "session", a.id, "err", err)
 			a.stopFenced()
@@ -251,12 +285,67 @@ func (a *sessionActor) append(events ...messages.Event) error {
 	}
 	first := a.seq + 1
 	a.seq = last
+	promoted, settled := false, false
 	for i, ev := range events {
-		a.apply(first+int64(i), ev)
-		a.publish(first+int64(i), ev)
+		seq := first + int64(i)
+		a.applyHistory(seq, ev)
+		a.apply(seq, ev)
+		a.publish(seq, ev)
+		switch ev.(type) {
+		case messages.PromptPromoted:
+			promoted = true
+		case messages.ToolSucceeded, messages.ToolFailed:
+			settled = true
+		}
+	}
+	// Chaos faults fire once the fact is durable, whatever it was batched with.
+	if promoted {
+		a.fault(FaultAfterPromotion)
+	}
+	if settled && a.drain != nil {
+		a.fault(FaultAfterSettlement)
 	}
 	return nil
 }
+
+// stage queues events for the next append, which writes them first, in the
+// same transaction: facts decided together become durable together, in one
+// journal transaction instead of one each. Staged results (anything but a
+// promotion or a context update, which may wait for the turn they open)
+// are written before the handler that staged them returns (flushResults).
+func (a *sessionActor) stage(events ...messages.Event) {
+	a.staged = append(a.staged, events...)
+}
+
+// flush appends whatever is staged.
+func (a *sessionActor) flush() error { return a.append() }
+
+// flushResults appends the staged events unless all of them may wait for
+// the next provider turn's TurnStarted: a prompt promotion and context
+// updates are only acted on by that turn's request.
+func (a *sessionActor) flushResults() error {
+	for _, ev := range a.staged {
+		switch ev.(type) {
+		case messages.PromptPromoted, messages.ContextUpdated, messages.ContextEpochReplaced:
+		default:
+			return a.flush()
+		}
+	}
+	return nil
+}
+
+// dropStaged forgets staged events that will never be written (the drain
+// is abandoned): the prompts stay pending, and a history that already
+// shows them is read again.
+func (a *sessionActor) dropStaged() {
+	a.staged = nil
+	if a.hist.through > a.seq {
+		a.hist.invalidate()
+	}
+}
+
+// nextSeq is the seq the next event staged now will get.
+func (a *sessionActor) nextSeq() int64 { return a.seq + 1 + int64(len(a.staged)) }
 
 // apply keeps the in-memory copy of the projections this actor decides on.
 func (a *sessionActor) apply(seq int64, ev messages.Event) {

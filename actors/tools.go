@@ -99,12 +99,9 @@ func (a *sessionActor) onToolSettled(m *toolSettled) {
 		telemetry.End(c.span, spanErr)
 		c.span = nil
 	}
-	if err := a.append(ev); err != nil {
-		if t.err == nil {
-			t.err = err
-		}
-	}
-	a.fault(FaultAfterSettlement)
+	// The last settlement of a turn is written with its TurnEnded (and
+	// whatever the boundary decides next); any other at once.
+	a.stage(ev)
 	if rejectWithoutFeedback {
 		// A rejection without feedback stops the drain; with feedback the
 		// model sees the error and the drain goes on.
@@ -112,6 +109,10 @@ func (a *sessionActor) onToolSettled(m *toolSettled) {
 	}
 	if a.drain != nil && a.drain.turn == t && !t.streaming && t.unsettled == 0 {
 		a.finishTurn()
+		return
+	}
+	if err := a.flush(); err != nil && t.err == nil {
+		t.err = err
 	}
 }
 
