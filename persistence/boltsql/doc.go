@@ -23,6 +23,13 @@
 // write transactions are serializable. Turns share bbolt write transactions
 // (group commit): a COMMIT returns only after the fsync that made it durable.
 //
+// Plain INSERTs skip go-mysql-server's planner (fastinsert.go): an
+// in-process `INSERT INTO t [(every column)] VALUES (...), ...` of bind
+// parameters and literals, into a table without AUTO_INCREMENT, outside
+// READ ONLY transactions, runs the engine's own insert steps directly (a
+// differential test holds it to the engine's results and errors). Anything
+// else, and every statement from the wire server, goes through the engine.
+//
 // Query shapes that stay fast (the engine reads only the keys in range):
 // equality on a key prefix plus a range on the next key column; ORDER BY the
 // full key prefix (`ORDER BY session_id, seq`, or both DESC), never a suffix
