@@ -88,7 +88,7 @@ func toPTY(in ptys.Info) wire.PTY {
 }
 
 // ptyFail maps a hub error: invalid 400 naming the field, unknown 404,
-// exited 409, closed 503.
+// exited 409, too many running 429, closed 503.
 func (s *Server) ptyFail(w http.ResponseWriter, r *http.Request, id string, err error) {
 	var inv *ptys.InvalidError
 	switch {
@@ -98,6 +98,8 @@ func (s *Server) ptyFail(w http.ResponseWriter, r *http.Request, id string, err 
 		writeError(w, http.StatusNotFound, wire.Error{Tag: wire.TagNotFound, Resource: id, Message: fmt.Sprintf("terminal %s not found", id)})
 	case errors.Is(err, ptys.ErrExited):
 		writeError(w, http.StatusConflict, wire.Error{Tag: wire.TagConflict, Resource: id, Message: err.Error()})
+	case errors.Is(err, ptys.ErrTooMany):
+		writeError(w, http.StatusTooManyRequests, wire.Error{Tag: wire.TagBacklog, Message: err.Error()})
 	case errors.Is(err, ptys.ErrClosed):
 		writeError(w, http.StatusServiceUnavailable, wire.Error{Tag: wire.TagServiceUnavailable, Service: "pty", Message: err.Error()})
 	default:

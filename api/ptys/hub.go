@@ -27,6 +27,7 @@ var (
 	ErrExited   = errors.New("the terminal has exited")
 	ErrClosed   = errors.New("the terminal hub is closed (server shutting down)")
 	ErrCut      = errors.New("reader fell behind the terminal's scrollback")
+	ErrTooMany  = errors.New("too many running terminals: remove one first")
 )
 
 // InvalidError is a bad Spec: Field names what is wrong.
@@ -59,6 +60,9 @@ type Config struct {
 	// KeepExited bounds the exited terminals kept for their exit status;
 	// default 32 (the oldest go first).
 	KeepExited int
+	// MaxRunning bounds the running terminals; Create refuses more
+	// (ErrTooMany). Default 128.
+	MaxRunning int
 	// Timeout bounds each wait on a PTY actor (start, stop); default 10 s.
 	Timeout time.Duration
 	// Logger receives diagnostics; default discards.
@@ -110,10 +114,11 @@ type Hub struct {
 	cfg Config
 	sys *actor.ActorSystem
 
-	mu     sync.Mutex
-	terms  map[string]*terminal
-	exited []string // IDs of exited terminals, oldest first
-	closed bool
+	mu       sync.Mutex
+	terms    map[string]*terminal
+	exited   []string // IDs of exited terminals, oldest first
+	starting int      // Creates between the MaxRunning check and registration
+	closed   bool
 }
 
 // New returns an empty hub.
@@ -126,6 +131,9 @@ func New(cfg Config) (*Hub, error) {
 	}
 	if cfg.KeepExited <= 0 {
 		cfg.KeepExited = 32
+	}
+	if cfg.MaxRunning <= 0 {
+		cfg.MaxRunning = 128
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 10 * time.Second
@@ -279,11 +287,22 @@ func (h *Hub) Create(ctx context.Context, s Spec) (Info, error) {
 		return Info{}, err
 	}
 	h.mu.Lock()
-	closed := h.closed
-	h.mu.Unlock()
-	if closed {
-		return Info{}, ErrClosed
+	closed, running := h.closed, len(h.terms)-len(h.exited)+h.starting
+	if !closed && running < h.cfg.MaxRunning {
+		h.starting++
 	}
+	h.mu.Unlock()
+	switch {
+	case closed:
+		return Info{}, ErrClosed
+	case running >= h.cfg.MaxRunning:
+		return Info{}, fmt.Errorf("%w (%d running)", ErrTooMany, running)
+	}
+	defer func() {
+		h.mu.Lock()
+		h.starting--
+		h.mu.Unlock()
+	}()
 	id := messages.NewID("pty")
 	title := s.Title
 	if title == "" {

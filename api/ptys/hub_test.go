@@ -158,3 +158,25 @@ func TestQuickExitIsReportedNotLost(t *testing.T) {
 		t.Fatalf("exit %+v", got)
 	}
 }
+
+func TestMaxRunningRefusesMoreTerminalsUntilOneEnds(t *testing.T) {
+	h := newHub(t, Config{MaxRunning: 2})
+	loc := t.TempDir()
+	var ids []string
+	for range 2 {
+		in, err := h.Create(context.Background(), Spec{Location: loc, Command: "sleep", Args: []string{"300"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, in.ID)
+	}
+	if _, err := h.Create(context.Background(), Spec{Location: loc}); !errors.Is(err, ErrTooMany) {
+		t.Fatalf("third terminal: %v, want ErrTooMany", err)
+	}
+	if _, err := h.Remove(context.Background(), ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Create(context.Background(), Spec{Location: loc, Command: "sleep", Args: []string{"300"}}); err != nil {
+		t.Fatalf("after a remove: %v", err)
+	}
+}
