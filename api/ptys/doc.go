@@ -13,7 +13,8 @@
 // its actor, which kills every process of the terminal's session and reaps
 // the shell before Remove returns), or when the hub closes (Close, at
 // server shutdown). Exited terminals stay listed with their exit status
-// until removed, up to Config.KeepExited of them.
+// until removed, up to Config.KeepExited of them; at most
+// Config.MaxRunning run at once.
 //
 // The package holds terminal bookkeeping only; the process, its
 // environment and its killing are the PTY actor's.
