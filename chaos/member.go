@@ -52,6 +52,7 @@ type MemberConfig struct {
 //	GET /wait?id=S&timeout=MS    WaitIdle through the cluster
 //	GET /move?id=S&to=DIR        Move through the cluster
 //	GET /stats                   {"fenced": appends refused to a fenced activation here}
+//	GET /metrics                 the node's metrics, cluster members and placement included
 //
 // Tools run with SESSIONRT_MEMBER=<name> in their environment (Member sets
 // it in the process's), and the scripted tool prints "ran-on=<name>", so
@@ -90,7 +91,7 @@ func Member(ctx context.Context, cfg MemberConfig, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	locations, err := cluster.LocationKind(cluster.LocationConfig{Member: cfg.Name, Locations: n.Locations, Logger: log})
+	locations, err := cluster.LocationKind(cluster.LocationConfig{Member: cfg.Name, Locations: n.Locations, Logger: log, Tracer: n.Telemetry.TracerProvider})
 	if err != nil {
 		return err
 	}
@@ -107,6 +108,9 @@ func Member(ctx context.Context, cfg MemberConfig, out io.Writer) error {
 		return err
 	}
 	placement.Attach(m)
+	if err := m.ExportMetrics(ctx, n.Telemetry.Registry); err != nil {
+		return err
+	}
 	go m.ResumeOrphans(ctx, n.Journal.MidDrain)
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -141,6 +145,7 @@ func Member(ctx context.Context, cfg MemberConfig, out io.Writer) error {
 		res, err := req(r, &actors.Move{To: r.URL.Query().Get("to")}, 20*time.Second)
 		reply(w, res, err)
 	})
+	mux.Handle("GET /metrics", n.Telemetry.Registry.Handler())
 	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, r *http.Request) {
 		reply(w, map[string]int64{"fenced": fenced.n.Load()}, nil)
 	})

@@ -497,6 +497,24 @@ func getJSON(ctx context.Context, ctl, path string, q url.Values, out any) error
 	return json.Unmarshal(b, out)
 }
 
+// getText reads a member's control API as text.
+func getText(ctx context.Context, ctl, path string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+ctl+path, nil)
+	if err != nil {
+		return "", err
+	}
+	res, err := ctlClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err == nil && res.StatusCode != http.StatusOK {
+		err = fmt.Errorf("%s: %s", path, res.Status)
+	}
+	return string(b), err
+}
+
 // retryCall retries a call to a member a bounded number of times (a killed
 // member's callers go on through a survivor; the commands are idempotent).
 func retryCall(ctx context.Context, f func(attempt int) error) error {

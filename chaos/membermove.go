@@ -20,6 +20,8 @@ type MoveReport struct {
 	LocationA string   // held by member m0
 	LocationB string   // held by member m1
 	RanOn     []string // per tool call, in order: the member that ran it
+	// Metrics are the cluster lines of each member's /metrics at the end.
+	Metrics map[string][]string
 }
 
 // RunMemberMove starts a cluster whose Location A is held by member m0 and
@@ -126,6 +128,18 @@ func RunMemberMove(ctx context.Context, cfg MemberKillConfig) (MoveReport, error
 	}
 	if err := turn(ms[0], 2); err != nil {
 		return rep, err
+	}
+	rep.Metrics = map[string][]string{}
+	for _, m := range ms {
+		text, err := getText(ctx, m.ctl, "/metrics")
+		if err != nil {
+			return rep, err
+		}
+		for _, l := range strings.Split(text, "\n") {
+			if strings.HasPrefix(l, "sessionrt_cluster_") {
+				rep.Metrics[fmt.Sprintf("m%d", m.i)] = append(rep.Metrics[fmt.Sprintf("m%d", m.i)], l)
+			}
+		}
 	}
 	envs, err := j.ReadEvents(ctx, sid, 0, 1<<30)
 	if err != nil {

@@ -3,6 +3,7 @@ package cluster
 import (
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 
 	"github.com/asynkron/protoactor-go/actor"
 	pcluster "github.com/asynkron/protoactor-go/cluster"
@@ -23,14 +24,14 @@ type Kind struct {
 	Options []actor.PropsOption
 }
 
-func (k Kind) build(reg *Registry, log *slog.Logger) (*pcluster.Kind, error) {
+func (k Kind) build(reg *Registry, log *slog.Logger, active *atomic.Int64, changed chan<- struct{}) (*pcluster.Kind, error) {
 	if k.Name == "" || k.Produce == nil {
 		return nil, fmt.Errorf("cluster kind %q: name and Produce are required", k.Name)
 	}
 	produce := k.Produce
 	opts := append(wireProps(reg, log), k.Options...)
 	props := actor.PropsFromProducer(func() actor.Actor {
-		return &grainShell{produce: produce, log: log}
+		return &grainShell{produce: produce, log: log, active: active, changed: changed}
 	}, opts...)
 	return pcluster.NewKind(k.Name, props), nil
 }
@@ -42,9 +43,32 @@ type grainShell struct {
 	produce func(identity string) actor.Actor
 	inner   actor.Actor
 	log     *slog.Logger
+	active  *atomic.Int64 // activations of the kind on this member (metrics)
+	changed chan<- struct{}
+	counted bool
+}
+
+func (g *grainShell) count(d int64) {
+	g.active.Add(d)
+	select {
+	case g.changed <- struct{}{}:
+	default:
+	}
 }
 
 func (g *grainShell) Receive(ctx actor.Context) {
+	switch ctx.Message().(type) {
+	case *actor.Started:
+		if !g.counted {
+			g.counted = true
+			g.count(1)
+		}
+	case *actor.Stopped:
+		if g.counted {
+			g.counted = false
+			g.count(-1)
+		}
+	}
 	if g.inner == nil {
 		id := pcluster.GetClusterIdentity(ctx)
 		if id == nil {

@@ -14,10 +14,15 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	pcluster "github.com/asynkron/protoactor-go/cluster"
 	"github.com/asynkron/protoactor-go/eventstream"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/sessionrt/sessionrt/actors"
 	"github.com/sessionrt/sessionrt/cluster/wirepb"
 	"github.com/sessionrt/sessionrt/supervisor"
+	"github.com/sessionrt/sessionrt/telemetry"
 	"github.com/sessionrt/sessionrt/toolactors"
 	"github.com/sessionrt/sessionrt/toolactors/permission"
 )
@@ -53,6 +58,11 @@ type LocationConfig struct {
 	Member    string                // this member's name (required)
 	Locations *supervisor.Locations // this member's Locations (required)
 	Logger    *slog.Logger
+	// Tracer records a "location.run {tool}" span per call, a child of
+	// the drain's execute_tool span on the Session's member (the trace
+	// context travels in the message headers): one trace across members.
+	// Nil records nothing.
+	Tracer trace.TracerProvider
 }
 
 // LocationKind is the kind of this member's Location grains: identity = the
@@ -66,16 +76,30 @@ func LocationKind(cfg LocationConfig) (Kind, error) {
 		cfg.Logger = slog.Default()
 	}
 	return Kind{Name: LocationKindName(cfg.Member), Produce: func(dir string) actor.Actor {
-		return &locationGrain{dir: dir, locs: cfg.Locations, log: cfg.Logger, callers: map[string]*actor.PID{}}
+		return &locationGrain{member: cfg.Member, dir: dir, locs: cfg.Locations, log: cfg.Logger, tracer: tracerOf(cfg.Tracer), callers: map[string]remoteCall{}}
 	}}, nil
 }
 
 type locationGrain struct {
+	member  string
 	dir     string
 	locs    *supervisor.Locations
 	log     *slog.Logger
+	tracer  trace.Tracer
 	tools   *actor.PID
-	callers map[string]*actor.PID // session/call -> the proxy to settle
+	callers map[string]remoteCall // session/call -> the proxy to settle
+}
+
+type remoteCall struct {
+	from *actor.PID
+	span trace.Span
+}
+
+func tracerOf(tp trace.TracerProvider) trace.Tracer {
+	if tp == nil {
+		tp = noop.NewTracerProvider()
+	}
+	return tp.Tracer("github.com/sessionrt/sessionrt/cluster")
 }
 
 func callKey(session, call string) string { return session + "/" + call }
@@ -103,7 +127,14 @@ func (g *locationGrain) Receive(ctx actor.Context) {
 				Error: &toolactors.ToolError{Kind: toolactors.ErrorFailed, Message: fmt.Sprintf("location %s: %v", g.dir, err)}})
 			return
 		}
-		g.callers[callKey(m.SessionID, m.CallID)] = from
+		parent := telemetry.ExtractHeaders(context.Background(), ctx.MessageHeader())
+		_, span := g.tracer.Start(parent, "location.run "+m.Tool, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(
+			attribute.String("gen_ai.conversation.id", m.SessionID),
+			attribute.String("gen_ai.tool.call.id", m.CallID),
+			attribute.String("gen_ai.tool.name", m.Tool),
+			attribute.String("sessionrt.member", g.member),
+			attribute.String("sessionrt.location", g.dir)))
+		g.callers[callKey(m.SessionID, m.CallID)] = remoteCall{from: from, span: span}
 		ctx.Send(tools, withHeader(ctx, &actor.MessageEnvelope{Message: &toolactors.ExecuteTool{
 			SessionID: m.SessionID, AssistantMessageID: m.AssistantMessageID, CallID: m.CallID, Tool: m.Tool,
 			Input: m.Input, Agent: m.Agent, Dir: m.Dir, Rules: m.Rules,
@@ -113,9 +144,13 @@ func (g *locationGrain) Receive(ctx actor.Context) {
 		}}))
 	case *toolactors.ToolSettled:
 		k := callKey(m.SessionID, m.CallID)
-		if to, ok := g.callers[k]; ok {
+		if c, ok := g.callers[k]; ok {
 			delete(g.callers, k)
-			ctx.Send(to, m) // encoded by the wire middleware
+			if m.Error != nil {
+				c.span.SetStatus(codes.Error, m.Error.Message)
+			}
+			c.span.End()
+			ctx.Send(c.from, m) // encoded by the wire middleware
 		}
 	case *toolactors.CancelTool:
 		tools, err := g.registry()

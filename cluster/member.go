@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"sort"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -129,6 +130,10 @@ type Member struct {
 	cfg    Config
 	system *actor.ActorSystem
 	c      *pcluster.Cluster
+	active map[string]*atomic.Int64 // kind -> grains activated here
+	// activated is signalled (never blocking) when a grain starts or
+	// stops here, so the placement metrics follow at once.
+	activated chan struct{}
 }
 
 // Start joins system to the cluster described by cfg: remote on Host:Port,
@@ -141,8 +146,11 @@ func Start(system *actor.ActorSystem, cfg Config) (m *Member, err error) {
 	}
 	kinds := make([]*pcluster.Kind, 0, len(cfg.Kinds))
 	names := make([]string, 0, len(cfg.Kinds))
+	active := map[string]*atomic.Int64{}
+	activated := make(chan struct{}, 1)
 	for _, k := range cfg.Kinds {
-		pk, err := k.build(cfg.Registry, cfg.Logger)
+		active[k.Name] = new(atomic.Int64)
+		pk, err := k.build(cfg.Registry, cfg.Logger, active[k.Name], activated)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrConfig, err)
 		}
@@ -169,7 +177,7 @@ func Start(system *actor.ActorSystem, cfg Config) (m *Member, err error) {
 	} else {
 		c.StartMember()
 	}
-	return &Member{cfg: cfg, system: system, c: c}, nil
+	return &Member{cfg: cfg, system: system, c: c, active: active, activated: activated}, nil
 }
 
 func newProvider(system *actor.ActorSystem, cfg Config, kinds []string) (pcluster.ClusterProvider, error) {

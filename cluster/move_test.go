@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os/exec"
+	"slices"
 	"testing"
 	"time"
 
@@ -37,5 +38,18 @@ func TestMoveRunsTheNextToolsOnTheMemberHoldingTheNewLocation(t *testing.T) {
 	}
 	if len(rep.RanOn) != 2 || rep.RanOn[0] != "m0" || rep.RanOn[1] != "m1" {
 		t.Fatalf("tools ran on %q (session hosted on %s): want m0 (Location A's member), then m1 (B's) after the move", rep.RanOn, rep.Host)
+	}
+	// /metrics shows the topology and the placement: the session grain on
+	// m2, a Location grain on each holder.
+	for member, want := range map[string][]string{
+		"m0": {"sessionrt_cluster_members 3", `sessionrt_cluster_grains{kind="location@m0"} 1`},
+		"m1": {"sessionrt_cluster_members 3", `sessionrt_cluster_grains{kind="location@m1"} 1`},
+		"m2": {"sessionrt_cluster_members 3", `sessionrt_cluster_grains{kind="session"} 1`},
+	} {
+		for _, line := range want {
+			if !slices.Contains(rep.Metrics[member], line) {
+				t.Errorf("%s /metrics lacks %q: %q", member, line, rep.Metrics[member])
+			}
+		}
 	}
 }
