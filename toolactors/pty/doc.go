@@ -12,4 +12,9 @@
 // The shell is a session leader (setsid) with Pdeathsig SIGKILL from a locked OS
 // thread; stopping the actor kills every process of the terminal's session, including
 // job-control process groups an interactive shell creates.
+//
+// Inputs and resizes reach the terminal in order through a writer goroutine,
+// so the actor never waits on a program that stopped reading: up to 1 MiB of
+// input waits for it, more is dropped with a warning. The descriptor is
+// non-blocking under Go's poller, so closing it ends a waiting read or write.
 package pty

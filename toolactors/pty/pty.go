@@ -11,11 +11,13 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	cpty "github.com/creack/pty"
+	"golang.org/x/sys/unix"
 )
 
 // Config configures one terminal. Zero fields take the documented defaults.
@@ -118,6 +120,9 @@ type terminal struct {
 	cfg      Config
 	subs     []*actor.PID
 	ptmx     *os.File
+	writes   chan write    // input and resizes, in order, for the writer goroutine
+	queued   atomic.Int64  // input bytes in writes
+	wrote    chan struct{} // closed when the writer goroutine ends
 	pid      int
 	waited   chan struct{} // closed when the shell is reaped
 	readDone chan struct{}
@@ -125,6 +130,16 @@ type terminal struct {
 	gotExit  bool
 	gotEOF   bool
 }
+
+// write is one input or resize for the writer goroutine.
+type write struct {
+	data []byte
+	size *cpty.Winsize
+}
+
+// maxQueuedInput bounds the input waiting for a program that does not read
+// it; more is dropped (with a warning) rather than blocking anything.
+const maxQueuedInput = 1 << 20
 
 // Internal messages posted by the terminal's goroutines.
 type (
@@ -143,16 +158,22 @@ func (t *terminal) Receive(ctx actor.Context) {
 			ctx.Stop(ctx.Self())
 		}
 	case *Input:
-		if t.ptmx != nil {
-			if _, err := t.ptmx.Write(m.Data); err != nil {
-				t.cfg.Logger.Warn("pty write failed", "terminal", t.cfg.ID, "err", err)
+		// A write blocks while the program does not read its input; the
+		// writer goroutine takes it so that the actor (and its Stop) never
+		// waits on the program.
+		if t.ptmx != nil && len(m.Data) > 0 {
+			if t.queued.Load()+int64(len(m.Data)) > maxQueuedInput {
+				t.cfg.Logger.Warn("pty input dropped: the program is not reading it", "terminal", t.cfg.ID, "bytes", len(m.Data))
+				return
+			}
+			t.queued.Add(int64(len(m.Data)))
+			if !t.enqueue(write{data: m.Data}) {
+				t.queued.Add(-int64(len(m.Data)))
 			}
 		}
 	case *Resize:
 		if t.ptmx != nil && m.Rows > 0 && m.Cols > 0 {
-			if err := cpty.Setsize(t.ptmx, &cpty.Winsize{Rows: m.Rows, Cols: m.Cols}); err != nil {
-				t.cfg.Logger.Warn("pty resize failed", "terminal", t.cfg.ID, "err", err)
-			}
+			t.enqueue(write{size: &cpty.Winsize{Rows: m.Rows, Cols: m.Cols}})
 		}
 	case *Subscribe:
 		t.subs = append(t.subs, m.PID)
@@ -179,6 +200,36 @@ func (t *terminal) Receive(ctx actor.Context) {
 			t.publish(ctx, t.exit)
 		} else if t.pid != 0 {
 			t.publish(ctx, &Exited{ID: t.cfg.ID, PID: t.pid, ExitCode: -1, Signal: "killed"})
+		}
+	}
+}
+
+// enqueue hands w to the writer goroutine without waiting: when the queue
+// is full (the program has stopped reading), w is dropped with a warning.
+func (t *terminal) enqueue(w write) bool {
+	select {
+	case t.writes <- w:
+		return true
+	default:
+		t.cfg.Logger.Warn("pty input or resize dropped: the program is not reading its input", "terminal", t.cfg.ID)
+		return false
+	}
+}
+
+// writer applies inputs and resizes in order until writes closes.
+func (t *terminal) writer(ptmx *os.File) {
+	defer close(t.wrote)
+	for w := range t.writes {
+		if w.size != nil {
+			if err := setSize(ptmx, w.size); err != nil {
+				t.cfg.Logger.Warn("pty resize failed", "terminal", t.cfg.ID, "err", err)
+			}
+			continue
+		}
+		_, err := ptmx.Write(w.data)
+		t.queued.Add(-int64(len(w.data)))
+		if err != nil {
+			t.cfg.Logger.Warn("pty write failed", "terminal", t.cfg.ID, "err", err)
 		}
 	}
 }
@@ -235,7 +286,15 @@ func (t *terminal) start(ctx actor.Context) error {
 	if res.err != nil {
 		return fmt.Errorf("start %s in a pty in %s: %w", t.cfg.Shell, t.cfg.Dir, res.err)
 	}
-	t.ptmx, t.pid = res.ptmx, cmd.Process.Pid
+	ptmx, err := pollable(res.ptmx)
+	if err != nil {
+		killSession(cmd.Process.Pid)
+		return fmt.Errorf("terminal descriptor: %w", err)
+	}
+	res.ptmx = ptmx
+	t.ptmx, t.pid = ptmx, cmd.Process.Pid
+	t.writes, t.wrote = make(chan write, 1024), make(chan struct{})
+	go t.writer(res.ptmx)
 	t.readDone = make(chan struct{})
 	go func() {
 		defer close(t.readDone)
@@ -254,6 +313,40 @@ func (t *terminal) start(ctx actor.Context) error {
 	return nil
 }
 
+// pollable returns the terminal's descriptor in non-blocking mode under
+// Go's poller, and closes f. creack/pty's file is in blocking mode (its
+// ioctls call Fd): a write to a program that stopped reading would block
+// its thread for good, and Close would wait for it. Under the poller a
+// waiting read or write ends when the descriptor closes.
+func pollable(f *os.File) (*os.File, error) {
+	fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 0)
+	_ = f.Close()
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.SetNonblock(fd, true); err != nil {
+		_ = unix.Close(fd)
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), "/dev/ptmx"), nil
+}
+
+// setSize resizes the terminal without Fd (which would make the
+// descriptor blocking again).
+func setSize(f *os.File, ws *cpty.Winsize) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var ierr error
+	if err := rc.Control(func(fd uintptr) {
+		ierr = unix.IoctlSetWinsize(int(fd), unix.TIOCSWINSZ, &unix.Winsize{Row: ws.Rows, Col: ws.Cols})
+	}); err != nil {
+		return err
+	}
+	return ierr
+}
+
 // shutdown kills every process of the terminal's session, reaps the shell and closes
 // the descriptor. It reports whether the shell was reaped (t.exit is then set).
 func (t *terminal) shutdown() bool {
@@ -268,8 +361,12 @@ func (t *terminal) shutdown() bool {
 	case <-time.After(5 * time.Second):
 		t.cfg.Logger.Error("pty shell not reaped after SIGKILL", "terminal", t.cfg.ID, "pid", t.pid)
 	}
+	// A write blocked on the program ends with the terminal (EIO once its
+	// processes are gone, or the closed descriptor).
+	close(t.writes)
 	_ = t.ptmx.Close()
 	<-t.readDone
+	<-t.wrote
 	return reaped
 }
 

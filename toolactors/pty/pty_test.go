@@ -203,3 +203,32 @@ func gone(pid int, d time.Duration) bool {
 	}
 	return true
 }
+
+// A program that stops reading its input must not hold the actor: input
+// queued for it is bounded, and stopping still kills it at once.
+func TestStopWhileTheProgramIgnoresItsInput(t *testing.T) {
+	sys := actor.NewActorSystem()
+	scr := newScreen()
+	sub := sys.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return scr }))
+	props, err := Props(Config{ID: "t4", Dir: t.TempDir(), Shell: "/bin/sh",
+		Args: []string{"-c", "stty raw -echo; echo ready; exec sleep 300"}, Subscribers: []*actor.PID{sub}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	term := sys.Root.Spawn(props)
+	scr.waitFor(t, regexp.MustCompile("ready"))
+	for range 4 {
+		sys.Root.Send(term, &Input{Data: make([]byte, 1<<20)})
+	}
+	res, err := sys.Root.RequestFuture(term, &Info{}, 5*time.Second).Result()
+	if err != nil {
+		t.Fatalf("the actor does not answer while input waits: %v", err)
+	}
+	pid := res.(*InfoReply).PID
+	if err := sys.Root.StopFuture(term).Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if alive(pid) {
+		t.Fatalf("program %d alive after its PTY actor stopped", pid)
+	}
+}
