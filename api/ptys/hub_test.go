@@ -180,3 +180,27 @@ func TestMaxRunningRefusesMoreTerminalsUntilOneEnds(t *testing.T) {
 		t.Fatalf("after a remove: %v", err)
 	}
 }
+
+func TestRemoveKillsAProgramThatStoppedReadingItsInput(t *testing.T) {
+	h := newHub(t, Config{})
+	in, err := h.Create(context.Background(), Spec{Location: t.TempDir(), Command: "/bin/sh", Args: []string{"-c", "stty raw -echo; echo ready; exec sleep 300"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := h.Reader(in.ID, 0)
+	if _, err := r.Next(context.Background(), 16); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if err := h.Input(in.ID, make([]byte, 1<<20)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := h.Remove(context.Background(), in.ID)
+	if err != nil || got.Running {
+		t.Fatalf("remove: %+v, %v", got, err)
+	}
+	if !processGone(in.PID) {
+		t.Fatalf("program %d survived its removal", in.PID)
+	}
+}
