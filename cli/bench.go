@@ -2,7 +2,9 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -18,15 +20,19 @@ import (
 
 // BenchCmd measures sessionrt (and a peer) end to end over HTTP against a
 // fake model server, each in a subprocess with a fresh data directory.
+// With --crash it kills each server with SIGKILL mid-stream and mid-tool
+// instead, restarts it on the same data and reports what it shows.
 type BenchCmd struct {
-	Peer       string        `help:"Incumbent to run beside sessionrt (opencode); empty runs sessionrt alone." enum:",opencode" default:""`
-	Out        string        `help:"Directory for bench.json (and the chart); default none." type:"path"`
-	Runs       int           `help:"Single-session latency runs." default:"30"`
-	Levels     string        `help:"Throughput steps as sessions×turns, comma-separated." default:"10x5,50x2,500x1"`
-	ChunkDelay time.Duration `help:"Fake model: delay before each streamed chunk (slow streams)." default:"0s"`
-	ToolSleep  time.Duration `help:"Fake model: the bash call sleeps this long before echo (slow tools)." default:"0s"`
-	Binary     string        `help:"sessionrt executable to serve (default this one)." type:"path" hidden:""`
-	Work       string        `help:"Scratch directory for the servers' data (default a fresh temp dir, removed after)." type:"path"`
+	Crash        bool          `help:"Crash mode: kill -9 each server mid-stream (the fake model holds the stream open) and mid-tool (bash waits on a gate file), restart it on the same data, and report per system: prompt kept? interrupted turn resumed? tool repaired at start-up or only later? orphan child processes left (by pid and process group)?"`
+	LevelTimeout time.Duration `help:"Cut a throughput step short after this long (its rate is over the turns that finished; the table says so); 0 waits for every turn." default:"3m"`
+	Peer         string        `help:"Incumbent to run beside sessionrt (opencode); empty runs sessionrt alone." enum:",opencode" default:""`
+	Out          string        `help:"Directory for bench.json (and the chart); default none." type:"path"`
+	Runs         int           `help:"Single-session latency runs." default:"30"`
+	Levels       string        `help:"Throughput steps as sessions×turns, comma-separated." default:"10x5,50x2,500x1"`
+	ChunkDelay   time.Duration `help:"Fake model: delay before each streamed chunk (slow streams)." default:"0s"`
+	ToolSleep    time.Duration `help:"Fake model: the bash call sleeps this long before echo (slow tools)." default:"0s"`
+	Binary       string        `help:"sessionrt executable to serve (default this one)." type:"path" hidden:""`
+	Work         string        `help:"Scratch directory for the servers' data (default a fresh temp dir, removed after)." type:"path"`
 }
 
 func parseLevels(s string) ([]driver.Level, error) {
@@ -66,7 +72,24 @@ func (c *BenchCmd) Run(g *Globals) error {
 			}
 		}()
 	}
-	llm, err := fakellm.Start(fakellm.Config{ChunkDelay: c.ChunkDelay, ToolSleep: c.ToolSleep})
+	// The fake model's request log shows what each system really sent.
+	var llmLog io.Writer
+	if c.Out != "" {
+		if err := os.MkdirAll(c.Out, 0o755); err != nil {
+			return err
+		}
+		f, err := os.Create(filepath.Join(c.Out, "fakellm.log"))
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		llmLog = f
+	}
+	gates := filepath.Join(work, "gates")
+	if err := os.MkdirAll(gates, 0o755); err != nil {
+		return err
+	}
+	llm, err := fakellm.Start(fakellm.Config{ChunkDelay: c.ChunkDelay, ToolSleep: c.ToolSleep, ToolGate: gates, Log: llmLog})
 	if err != nil {
 		return err
 	}
@@ -76,13 +99,17 @@ func (c *BenchCmd) Run(g *Globals) error {
 	if c.Peer == "opencode" {
 		targets = append(targets, &peer.OpenCode{Progress: g.errOut()})
 	}
+	if c.Crash {
+		failed = c.crash(ctx, g, targets, llm, work, gates)
+		return failed
+	}
 	var results []driver.Result
 	for _, t := range targets {
 		dir := filepath.Join(work, t.Name())
 		if err := os.RemoveAll(dir); err != nil {
 			return err
 		}
-		res, err := driver.Run(ctx, driver.Config{Target: t, LLMURL: llm.URL, Dir: dir, LatencyRuns: c.Runs, Levels: levels, Progress: g.errOut()})
+		res, err := driver.Run(ctx, driver.Config{Target: t, LLMURL: llm.URL, Dir: dir, LatencyRuns: c.Runs, Levels: levels, LevelTimeout: c.LevelTimeout, Progress: g.errOut()})
 		if err != nil {
 			// A failed peer still leaves sessionrt's figures to print.
 			failed = fmt.Errorf("bench %s: %w", t.Name(), err)
@@ -105,6 +132,40 @@ func (c *BenchCmd) Run(g *Globals) error {
 			return err
 		}
 		fmt.Fprintf(g.errOut(), "wrote %s\n", c.Out)
+	}
+	return failed
+}
+
+// crash runs crash mode on every target and prints one table.
+func (c *BenchCmd) crash(ctx context.Context, g *Globals, targets []driver.Target, llm *fakellm.Server, work, gates string) error {
+	var all []driver.CrashObservation
+	var failed error
+	for _, t := range targets {
+		obs, err := driver.CrashMode(ctx, driver.CrashConfig{Target: t, LLMURL: llm.URL, Model: llm, ToolGate: gates, Gate: fakellm.GatePath,
+			Dir: filepath.Join(work, "crash-"+t.Name()), Progress: g.errOut()})
+		all = append(all, obs...)
+		if err != nil {
+			failed = fmt.Errorf("bench --crash %s: %w", t.Name(), err)
+			fmt.Fprintln(g.errOut(), failed)
+		}
+		for _, o := range obs {
+			if o.Err != "" && failed == nil {
+				failed = fmt.Errorf("bench --crash %s %s: %s", o.System, o.Point, o.Err)
+			}
+		}
+	}
+	if err := driver.PrintCrash(g.out(), all); err != nil {
+		return err
+	}
+	if c.Out != "" {
+		b, err := json.MarshalIndent(all, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(c.Out, "crash.json"), append(b, '\n'), 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(g.errOut(), "wrote %s\n", filepath.Join(c.Out, "crash.json"))
 	}
 	return failed
 }

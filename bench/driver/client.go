@@ -159,7 +159,9 @@ func (c *client) awaitReply(ctx context.Context, id, marker string) error {
 	go c.watchIdle(ctx, cancel, id)
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	answered := false
+	// The stream replays the session from its start: a failure counts only
+	// once this prompt is in (a session may carry an earlier failed turn).
+	answered, admitted := false, false
 	for sc.Scan() {
 		line := sc.Bytes()
 		data, ok := bytes.CutPrefix(line, []byte("data:"))
@@ -173,6 +175,8 @@ func (c *client) awaitReply(ctx context.Context, id, marker string) error {
 			continue // not an event (a keep-alive or a stream failure note)
 		}
 		switch ev.Type {
+		case "session.next.prompt.admitted", "session.next.prompted":
+			admitted = admitted || bytes.Contains(data, []byte(marker))
 		case "session.next.text.ended":
 			answered = answered || bytes.Contains(data, []byte(marker))
 		case "session.next.step.ended":
@@ -180,6 +184,9 @@ func (c *client) awaitReply(ctx context.Context, id, marker string) error {
 				return nil
 			}
 		case "session.next.step.failed":
+			if !admitted {
+				continue
+			}
 			return fmt.Errorf("session %s: a step failed: %s", id, truncate(data, 500))
 		}
 	}

@@ -25,6 +25,8 @@ type Row struct {
 type Report struct {
 	Systems []string `json:"systems"`
 	Rows    []Row    `json:"rows"`
+	// Notes qualify figures (a throughput step cut short).
+	Notes   []string `json:"notes,omitempty"`
 	Results []Result `json:"results"`
 }
 
@@ -70,11 +72,18 @@ func Compare(results ...Result) Report {
 				}
 				return LevelResult{}, false
 			}
-			add(fmt.Sprintf("throughput, %d sessions", lv.Sessions), "turns/s", true, func(x Result) (float64, bool) {
+			cut := ""
+			for _, x := range results {
+				if l, ok := find(x); ok && l.Partial {
+					cut = " (cut short: see note)"
+					r.Notes = append(r.Notes, fmt.Sprintf("%s, %d sessions: cut short after %.0fs with %d of %d turns done; the rate is over those turns", x.System, l.Sessions, l.Seconds, l.Completed, l.Sessions*l.Turns))
+				}
+			}
+			add(fmt.Sprintf("throughput, %d sessions%s", lv.Sessions, cut), "turns/s", true, func(x Result) (float64, bool) {
 				l, ok := find(x)
 				return l.TurnsPerSec, ok
 			})
-			add(fmt.Sprintf("turn p50, %d sessions", lv.Sessions), "ms", false, func(x Result) (float64, bool) {
+			add(fmt.Sprintf("turn p50, %d sessions%s", lv.Sessions, cut), "ms", false, func(x Result) (float64, bool) {
 				l, ok := find(x)
 				return l.Latency.P50, ok
 			})
@@ -109,7 +118,15 @@ func (r Report) Print(w io.Writer) error {
 		}
 		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, n := range r.Notes {
+		if _, err := fmt.Fprintf(w, "note: %s\n", n); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func format(v float64) string {

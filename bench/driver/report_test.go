@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func sample(name string, k float64) Result {
@@ -57,5 +58,34 @@ func TestWriteSavesJSONAndAChart(t *testing.T) {
 	img, err := png.Decode(f)
 	if err != nil || img.Bounds().Dy() < len(r.Rows)*20 {
 		t.Fatalf("bench.png: %v, bounds %v", err, img.Bounds())
+	}
+}
+
+// A step cut short by the level timeout is rated over the turns that
+// finished, and the table says so beside the row and in a note.
+func TestCutShortStepIsRatedOverFinishedTurnsAndNoted(t *testing.T) {
+	lr := levelResult(Level{Sessions: 500, Turns: 1}, 2*time.Second, []time.Duration{time.Second, time.Second, time.Second, time.Second})
+	if !lr.Partial || lr.Completed != 4 || lr.TurnsPerSec != 2 {
+		t.Fatalf("level %+v, want partial, 4 turns at 2/s", lr)
+	}
+	whole := levelResult(Level{Sessions: 2, Turns: 1}, time.Second, []time.Duration{time.Second, time.Second})
+	if whole.Partial || whole.note() != "" {
+		t.Fatalf("a finished step is not partial: %+v", whole)
+	}
+	a, b := sample("sessionrt", 1), sample("opencode", 2)
+	a.Throughput = append(a.Throughput, levelResult(Level{Sessions: 500, Turns: 1}, time.Second, make([]time.Duration, 500)))
+	b.Throughput = append(b.Throughput, lr)
+	r := Compare(a, b)
+	var out bytes.Buffer
+	if err := r.Print(&out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"throughput, 500 sessions (cut short: see note)", "note: opencode, 500 sessions: cut short after 2s with 4 of 500 turns done"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, out.String())
+		}
+	}
+	if !strings.Contains(out.String(), "throughput, 10 sessions  ") && strings.Contains(out.String(), "10 sessions (cut") {
+		t.Errorf("a whole step is marked cut short:\n%s", out.String())
 	}
 }

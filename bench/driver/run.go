@@ -40,6 +40,10 @@ type Config struct {
 	StartTimeout time.Duration
 	// TurnTimeout bounds one turn; default 5 minutes.
 	TurnTimeout time.Duration
+	// LevelTimeout, when set, cuts a throughput step short: turns not
+	// finished by then are not counted, the rate is over the turns that
+	// were, and the step is marked Partial.
+	LevelTimeout time.Duration
 	// Progress receives one line per phase; nil discards.
 	Progress io.Writer
 }
@@ -59,6 +63,10 @@ type LevelResult struct {
 	TurnsPerSec float64 `json:"turns_per_sec"`
 	CPUPerTurn  float64 `json:"cpu_ms_per_turn"`
 	Latency     Latency `json:"latency"`
+	// Partial: the step hit Config.LevelTimeout with Completed of
+	// Sessions×Turns turns done.
+	Partial   bool `json:"partial,omitempty"`
+	Completed int  `json:"completed_turns"`
 }
 
 // Result is one system's figures.
@@ -184,11 +192,14 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 		if err != nil {
 			return res, fail(err)
 		}
-		n := lv.Sessions * lv.Turns
+		n := lr.Completed
+		if n == 0 {
+			return res, fail(fmt.Errorf("throughput at %d sessions: no turn finished within %s", lv.Sessions, cfg.LevelTimeout))
+		}
 		lr.CPUPerTurn = ms(after-before) / float64(n)
 		turns += n
 		res.Throughput = append(res.Throughput, lr)
-		fmt.Fprintf(cfg.Progress, "%s: %d sessions × %d turns: %.1f turns/s, %.2f ms CPU/turn\n", res.System, lv.Sessions, lv.Turns, lr.TurnsPerSec, lr.CPUPerTurn)
+		fmt.Fprintf(cfg.Progress, "%s: %d sessions × %d turns: %.1f turns/s, %.2f ms CPU/turn%s\n", res.System, lv.Sessions, lv.Turns, lr.TurnsPerSec, lr.CPUPerTurn, lr.note())
 	}
 	cpu1, err := procCPU(pid)
 	if err != nil {
@@ -279,17 +290,25 @@ func throughputPhase(ctx context.Context, c *client, cfg Config, lv Level) (Leve
 	}); err != nil {
 		return LevelResult{}, err
 	}
+	lctx, cancel := ctx, context.CancelFunc(func() {})
+	if cfg.LevelTimeout > 0 {
+		lctx, cancel = context.WithTimeout(ctx, cfg.LevelTimeout)
+	}
+	defer cancel()
 	var mu sync.Mutex
 	ds := make([]time.Duration, 0, lv.Sessions*lv.Turns)
 	t0 := time.Now()
 	err := parallel(lv.Sessions, lv.Sessions, func(i int) error {
 		for k := range lv.Turns {
-			tctx, cancel := context.WithTimeout(ctx, cfg.TurnTimeout)
+			tctx, cancel := context.WithTimeout(lctx, cfg.TurnTimeout)
 			t := time.Now()
 			err := c.turn(tctx, ids[i], fmt.Sprintf("[run:c%d-%d-%d]", lv.Sessions, i, k))
 			d := time.Since(t)
 			cancel()
 			if err != nil {
+				if cutShort(ctx, lctx) {
+					return nil // not counted: the step ran out of time
+				}
 				return err
 			}
 			mu.Lock()
@@ -302,7 +321,30 @@ func throughputPhase(ctx context.Context, c *client, cfg Config, lv Level) (Leve
 	if err != nil {
 		return LevelResult{}, err
 	}
-	return LevelResult{Level: lv, Seconds: elapsed.Seconds(), TurnsPerSec: float64(lv.Sessions*lv.Turns) / elapsed.Seconds(), Latency: summarize(ds)}, nil
+	return levelResult(lv, elapsed, ds), nil
+}
+
+// cutShort: the step's own deadline ended the turn, not the run's.
+func cutShort(run, step context.Context) bool {
+	return run.Err() == nil && errors.Is(step.Err(), context.DeadlineExceeded)
+}
+
+// levelResult rates the turns that finished over the step's wall time.
+func levelResult(lv Level, elapsed time.Duration, ds []time.Duration) LevelResult {
+	lr := LevelResult{Level: lv, Seconds: elapsed.Seconds(), Completed: len(ds), Latency: summarize(ds)}
+	lr.Partial = len(ds) < lv.Sessions*lv.Turns
+	if elapsed > 0 {
+		lr.TurnsPerSec = float64(len(ds)) / elapsed.Seconds()
+	}
+	return lr
+}
+
+// note says how a cut-short step ended, "" for a whole one.
+func (lr LevelResult) note() string {
+	if !lr.Partial {
+		return ""
+	}
+	return fmt.Sprintf(" (cut short after %.0fs: %d of %d turns)", lr.Seconds, lr.Completed, lr.Sessions*lr.Turns)
 }
 
 // parallel runs f(0..n-1) with at most width at once; the first error wins.

@@ -8,7 +8,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,6 +28,11 @@ type Config struct {
 	TextChunks int
 	// ToolSleep makes the tool command `sleep <s>; echo hi` (slow tools).
 	ToolSleep time.Duration
+	// ToolGate is a directory for crash tests: a tool call answering a
+	// prompt marked HoldToolPrefix runs `until [ -e 'GATE' ]; do sleep
+	// 0.05; done; echo hi`, GATE being GatePath(ToolGate, marker), so the
+	// tool stays running until that file exists.
+	ToolGate string
 	// Log, when set, gets one line per request: what was answered and the
 	// prompt's run marker (the evidence that a system under test called
 	// this server and ran the tool). Writes are serialized.
@@ -47,6 +54,11 @@ type Server struct {
 	ln                                           net.Listener
 	requests, toolCalls, finals, plain, badInput atomic.Int64
 	logMu                                        sync.Mutex
+
+	holdMu   sync.Mutex
+	held     map[string]int  // open held streams by marker
+	released map[string]bool // markers Release was called for
+	wake     chan struct{}   // closed and replaced when either changes
 }
 
 // Start listens and serves until Close.
@@ -64,7 +76,8 @@ func Start(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fake llm: listen %s: %w", cfg.Addr, err)
 	}
-	s := &Server{URL: "http://" + ln.Addr().String() + "/v1", cfg: cfg, ln: ln}
+	s := &Server{URL: "http://" + ln.Addr().String() + "/v1", cfg: cfg, ln: ln,
+		held: map[string]int{}, released: map[string]bool{}, wake: make(chan struct{})}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.chat)
 	mux.HandleFunc("POST /chat/completions", s.chat)
@@ -76,6 +89,73 @@ func Start(cfg Config) (*Server, error) {
 
 // Close stops the server and its open streams.
 func (s *Server) Close() error { return s.srv.Close() }
+
+// WaitHeld returns once a stream answering marker is being held open
+// (HoldStreamPrefix), or when ctx ends.
+func (s *Server) WaitHeld(ctx context.Context, marker string) error {
+	for {
+		s.holdMu.Lock()
+		n, wake := s.held[marker], s.wake
+		s.holdMu.Unlock()
+		if n > 0 {
+			return nil
+		}
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return fmt.Errorf("fake llm: no held stream for %s: %w", marker, ctx.Err())
+		}
+	}
+}
+
+// Release lets the streams held for marker finish, and holds no later one
+// for it.
+func (s *Server) Release(marker string) {
+	s.holdMu.Lock()
+	defer s.holdMu.Unlock()
+	s.released[marker] = true
+	s.broadcast()
+}
+
+// broadcast wakes every waiter; holdMu is held.
+func (s *Server) broadcast() {
+	close(s.wake)
+	s.wake = make(chan struct{})
+}
+
+// hold keeps the stream open until Release(marker) or the client goes
+// away; it reports whether the stream may go on.
+func (s *Server) hold(ctx context.Context, marker string) bool {
+	s.holdMu.Lock()
+	s.held[marker]++
+	s.broadcast()
+	s.holdMu.Unlock()
+	defer func() {
+		s.holdMu.Lock()
+		s.held[marker]--
+		s.broadcast()
+		s.holdMu.Unlock()
+	}()
+	for {
+		s.holdMu.Lock()
+		done, wake := s.released[marker], s.wake
+		s.holdMu.Unlock()
+		if done {
+			return true
+		}
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// GatePath is the file a held tool for marker waits on under dir.
+func GatePath(dir, marker string) string {
+	name := strings.TrimSuffix(strings.TrimPrefix(marker, "[run:"), "]")
+	return filepath.Join(dir, name)
+}
 
 // Stats returns the counts so far.
 func (s *Server) Stats() Stats {
@@ -123,6 +203,16 @@ type Answer struct {
 	// Marker is the latest user message's run marker, "" when none.
 	Marker string
 }
+
+// Markers that script crash tests (see Server.WaitHeld and Config.ToolGate).
+const (
+	// HoldStreamPrefix: the tool-call stream answering such a prompt sends
+	// its first chunk and then stays open until Release.
+	HoldStreamPrefix = "[run:hold-stream"
+	// HoldToolPrefix: the tool call answering such a prompt waits on
+	// Config.ToolGate.
+	HoldToolPrefix = "[run:hold-tool"
+)
 
 var marker = regexp.MustCompile(`\[run:[^\]\s]+\]`)
 
@@ -197,10 +287,19 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		st.flush = f.Flush
 	}
 	st.send(delta{Role: "assistant"}, nil)
+	if ans.Kind == KindToolCall && strings.HasPrefix(ans.Marker, HoldStreamPrefix) {
+		if !s.hold(r.Context(), ans.Marker) {
+			s.logf("%s held %s: the client went away", time.Now().UTC().Format("15:04:05.000"), ans.Marker)
+			return
+		}
+	}
 	finish := "stop"
 	if ans.Kind == KindToolCall {
 		cmd := "echo hi"
-		if s.cfg.ToolSleep > 0 {
+		switch {
+		case s.cfg.ToolGate != "" && strings.HasPrefix(ans.Marker, HoldToolPrefix):
+			cmd = fmt.Sprintf("until [ -e '%s' ]; do sleep 0.05; done; echo hi", GatePath(s.cfg.ToolGate, ans.Marker))
+		case s.cfg.ToolSleep > 0:
 			cmd = fmt.Sprintf("sleep %g; echo hi", s.cfg.ToolSleep.Seconds())
 		}
 		args, _ := json.Marshal(map[string]string{"command": cmd, "description": "Print hi"})

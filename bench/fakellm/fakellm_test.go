@@ -204,3 +204,45 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// A prompt marked hold-stream gets a stream that stays open after its
+// first chunk until its marker is released; then the tool call arrives as
+// usual.
+func TestHoldStreamWaitsForRelease(t *testing.T) {
+	s := start(t, Config{})
+	done := make(chan provider.Message, 1)
+	req := &provider.Request{Model: provider.ModelRef{Provider: "openai", Model: "bench"}, Tools: []provider.Tool{{Name: "bash"}},
+		Messages: []provider.Message{{Role: provider.RoleUser, Text: "go [run:hold-stream-1]"}}}
+	go func() { done <- collect(t, s, req) }()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.WaitHeld(ctx, "[run:hold-stream-1]"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case m := <-done:
+		t.Fatalf("the held stream ended before Release: %+v", m)
+	default:
+	}
+	s.Release("[run:hold-stream-1]")
+	if m := <-done; len(m.ToolCalls) != 1 || m.ToolCalls[0].Name != "bash" {
+		t.Fatalf("after release: %+v, want the bash call", m)
+	}
+	// Released: a later held-marker stream is not held.
+	if m := collect(t, s, req); len(m.ToolCalls) != 1 {
+		t.Fatalf("second request %+v", m)
+	}
+}
+
+// A prompt marked hold-tool gets a command that waits for the gate file.
+func TestHoldToolWaitsOnTheGateFile(t *testing.T) {
+	s := start(t, Config{ToolGate: "/tmp/x"})
+	req := &provider.Request{Model: provider.ModelRef{Provider: "openai", Model: "bench"}, Tools: []provider.Tool{{Name: "bash"}},
+		Messages: []provider.Message{{Role: provider.RoleUser, Text: "go [run:hold-tool-1]"}}}
+	m := collect(t, s, req)
+	var args struct{ Command string }
+	if len(m.ToolCalls) != 1 || json.Unmarshal(m.ToolCalls[0].Args, &args) != nil ||
+		args.Command != "until [ -e '/tmp/x/hold-tool-1' ]; do sleep 0.05; done; echo hi" {
+		t.Fatalf("tool call %+v", m.ToolCalls)
+	}
+}
