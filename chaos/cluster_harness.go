@@ -1,0 +1,103 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"time"
+)
+
+// Cluster is a running set of member processes (Member) on one shared
+// journal, driven through their control APIs: for benchmarks and tests
+// that need members but no kill.
+type Cluster struct {
+	ms []*runMember
+}
+
+// StartCluster starts cfg.Members member processes (cfg.Data, JournalURL
+// and Command are required; Sessions and ToolSleep are unused) and waits
+// until each sees all of them. The caller must Stop it.
+func StartCluster(ctx context.Context, cfg MemberKillConfig) (*Cluster, error) {
+	if cfg.Members <= 0 {
+		cfg.Members = 3
+	}
+	if cfg.Members == 1 {
+		cfg.Members = 2 // pass the checks below, then start one
+		if err := cfg.defaults(); err != nil {
+			return nil, err
+		}
+		cfg.Members = 1
+	} else if err := cfg.defaults(); err != nil {
+		return nil, err
+	}
+	ms, err := startRunMembers(ctx, cfg, func(turnLine) {})
+	c := &Cluster{ms: ms}
+	if err != nil {
+		c.Stop()
+		return nil, err
+	}
+	if err := waitUntil(ctx, 30*time.Second, func() error {
+		for _, m := range ms {
+			var n int
+			if err := getJSON(ctx, m.ctl, "/members", nil, &n); err != nil {
+				return err
+			}
+			if n != len(ms) {
+				return fmt.Errorf("member %d sees %d members", m.i, n)
+			}
+		}
+		return nil
+	}); err != nil {
+		c.Stop()
+		return nil, fmt.Errorf("topology: %w", err)
+	}
+	return c, nil
+}
+
+// Size is the number of members.
+func (c *Cluster) Size() int { return len(c.ms) }
+
+// Host is the index of the member the session's grain is placed on.
+func (c *Cluster) Host(ctx context.Context, sid string) (int, error) {
+	var addr string
+	if err := getJSON(ctx, c.ms[0].ctl, "/where", url.Values{"id": {sid}}, &addr); err != nil {
+		return 0, err
+	}
+	for _, m := range c.ms {
+		if m.addr == addr {
+			return m.i, nil
+		}
+	}
+	return 0, fmt.Errorf("session %s placed on %q, not a member", sid, addr)
+}
+
+// Create creates sid in loc through member via.
+func (c *Cluster) Create(ctx context.Context, via int, sid, loc string) error {
+	return getJSON(ctx, c.ms[via].ctl, "/create", url.Values{"id": {sid}, "loc": {loc}}, nil)
+}
+
+// Turn admits one prompt (text "plain …" answers at once; "tool …" runs
+// a tool first) through member via and waits for the drain to end.
+func (c *Cluster) Turn(ctx context.Context, via int, sid, msgID, text string) error {
+	if err := getJSON(ctx, c.ms[via].ctl, "/admit", url.Values{"id": {sid}, "msg": {msgID}, "text": {text}}, nil); err != nil {
+		return err
+	}
+	var out struct{ Err, Kind string }
+	if err := getJSON(ctx, c.ms[via].ctl, "/wait", url.Values{"id": {sid}, "timeout": {"60000"}}, &out); err != nil {
+		return err
+	}
+	if out.Err != "" {
+		return fmt.Errorf("session %s: drain ended with %s: %s", sid, out.Kind, out.Err)
+	}
+	return nil
+}
+
+// Stop kills every member.
+func (c *Cluster) Stop() {
+	for _, m := range c.ms {
+		if m != nil && m.cmd.Process != nil {
+			_ = m.cmd.Process.Kill()
+			_ = m.cmd.Wait()
+		}
+	}
+}
