@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -197,10 +198,24 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			Message: "missing or wrong bearer token: send Authorization: Bearer <token> (SESSIONRT_TOKEN or the token file in the server's data directory)"})
 		return
 	}
+	if o := r.Header.Get("Origin"); o != "" && !sameOrigin(o, r.Host) {
+		writeError(w, http.StatusForbidden, wire.Error{Tag: wire.TagUnauthorized,
+			Message: fmt.Sprintf("requests from origin %q are refused (not this server's %q)", o, r.Host)})
+		return
+	}
 	if r.Body != nil {
 		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
 	}
 	s.mux.ServeHTTP(w, r)
+}
+
+// sameOrigin reports whether a browser's Origin names this server. Other origins are
+// refused on every route: with Insecure no token is asked, so a page the user visits
+// could otherwise post a prompt (a "simple" text/plain request needs no preflight) and
+// start tool turns through their loopback.
+func sameOrigin(origin, host string) bool {
+	u, err := url.Parse(origin)
+	return err == nil && strings.EqualFold(u.Host, host)
 }
 
 func (s *Server) authorized(r *http.Request) bool {

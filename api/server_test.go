@@ -152,6 +152,34 @@ func TestInsecureAdmitsLoopbackWithoutToken(t *testing.T) {
 	}
 }
 
+// A web page the user visits must not drive the API through their loopback: a
+// text/plain cross-site POST needs no preflight, and Insecure asks no token.
+func TestOtherOriginsAreRefused(t *testing.T) {
+	rt := apitest.Start(t, apitest.Options{API: func(c *api.Config) { c.Token, c.Insecure = "", true }})
+	post := func(origin string) int {
+		req, _ := http.NewRequestWithContext(ctxT(t), "POST", rt.URL+"/api/session", strings.NewReader(`{}`))
+		req.Header.Set("Content-Type", "text/plain")
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := post("http://evil.example"); code != http.StatusForbidden {
+		t.Errorf("cross-origin create: %d, want 403", code)
+	}
+	if code := post(""); code != http.StatusOK {
+		t.Errorf("create without Origin (CLI, SDK): %d, want 200", code)
+	}
+	if code := post(rt.URL); code != http.StatusOK {
+		t.Errorf("create from the server's own origin: %d, want 200", code)
+	}
+}
+
 func TestHealthAndMetrics(t *testing.T) {
 	rt := apitest.Start(t, apitest.Options{})
 	c := newClient(t, rt)
