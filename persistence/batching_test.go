@@ -160,3 +160,53 @@ func TestMessageIDFromAnEarlierAppendIsRefused(t *testing.T) {
 		}
 	})
 }
+
+// A journal that keeps an assistant message and its calls between its own
+// appends (sessionCache) must read them again when another journal changed
+// them in between, and must know a call's absence only for a message it
+// created.
+func TestCachedTurnIsReadAgainAfterAnotherJournalAppends(t *testing.T) {
+	eachBackend(t, func(t *testing.T, a *persistence.Journal) {
+		ctx := testCtx(t)
+		b := openJournal(t, persistence.Config{DB: a.DB()})
+		last := mustAppend(t, a, "s1", 0, 0, created("/p"), messages.TurnStarted{AssistantMessageID: "a1"})
+		last = mustAppend(t, a, "s1", last, 0, messages.ToolCalled{AssistantMessageID: "a1", CallID: "c1", Tool: "bash"})
+		// Known absent from a's own creation: a new call; known present: refused.
+		last = mustAppend(t, a, "s1", last, 0, messages.ToolCalled{AssistantMessageID: "a1", CallID: "c2", Tool: "read"})
+		if _, err := a.Append(ctx, "s1", last, 0, messages.ToolCalled{AssistantMessageID: "a1", CallID: "c1", Tool: "bash"}); !errors.Is(err, persistence.ErrProjection) {
+			t.Fatalf("second ToolCalled c1: %v", err)
+		}
+		if _, err := a.Append(ctx, "s1", last, 0, messages.ToolSucceeded{AssistantMessageID: "a1", CallID: "c9"}); !errors.Is(err, persistence.ErrProjection) {
+			t.Fatalf("ToolSucceeded of a call never made: %v", err)
+		}
+		// b settles c1 and adds text behind a's back.
+		last = mustAppend(t, b, "s1", last, 0,
+			messages.ToolSucceeded{AssistantMessageID: "a1", CallID: "c1", Output: "from b"},
+			messages.TextEnded{AssistantMessageID: "a1", Text: "b's text"})
+		// a continues from the new head: it must see b's changes.
+		if _, err := a.Append(ctx, "s1", last, 0, messages.ToolSucceeded{AssistantMessageID: "a1", CallID: "c1"}); !errors.Is(err, persistence.ErrProjection) {
+			t.Fatalf("c1 settled twice: %v", err)
+		}
+		last = mustAppend(t, a, "s1", last, 0, messages.ToolSucceeded{AssistantMessageID: "a1", CallID: "c2", Output: "from a"})
+		last = mustAppend(t, a, "s1", last, 0, messages.ToolCalled{AssistantMessageID: "a1", CallID: "c3", Tool: "bash"},
+			messages.TurnEnded{AssistantMessageID: "a1"})
+		h, err := a.ModelHistory(ctx, "s1")
+		if err != nil || len(h) != 1 {
+			t.Fatalf("history %+v, %v", h, err)
+		}
+		got := ""
+		for _, p := range h[0].Parts {
+			if p.Tool != nil {
+				got += fmt.Sprintf("%s:%s:%s ", p.Tool.CallID, p.Tool.State, p.Tool.Output)
+			} else {
+				got += p.Text + " "
+			}
+		}
+		if want := "c1:completed:from b c2:completed:from a b's text c3:running: "; got != want || !h[0].Finished {
+			t.Fatalf("parts %q, want %q (finished %v)", got, want, h[0].Finished)
+		}
+		if rep, err := a.Verify(ctx); err != nil || !rep.Clean() {
+			t.Fatalf("verify: %v %v", err, rep.Differences)
+		}
+	})
+}

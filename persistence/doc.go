@@ -33,9 +33,12 @@
 // new rows and one for changed ones (batch.go; texts are fixed per row
 // count, so a plan cache keyed by text hits). A message's ID is a unique key
 // of session_messages, so a new message is one row and a lookup one read.
-// The sessions status is not rewritten when this Journal's previous append
-// to the session left it equal (statusCache, validated by the stream head).
-// An 8-event provider turn is 4 statements.
+// This Journal's previous append to a session leaves the status, the newest
+// assistant messages and their tool calls in a bounded cache (sessionCache)
+// tagged with the head it wrote; the next append at exactly that head uses
+// them instead of reading (and does not rewrite an unchanged status). An
+// 8-event provider turn is 4 statements in one append; as the actor writes
+// it, one event per append, each is 3-4 with no read.
 //
 // API for the Session actor (see ExampleJournal):
 //
@@ -54,7 +57,7 @@
 //
 // It must not: decide what a session does next (that is the Session actor's
 // pure logic), hold per-session state in memory beyond tail subscriptions
-// and the bounded status cache (an optimisation that is only used when the
-// stream head proves it current), or store live-only deltas (messages.Delta
-// is not an Event).
+// and the bounded sessionCache (an optimisation, only used when the stream
+// head proves it current), or store live-only deltas (messages.Delta is not
+// an Event).
 package persistence

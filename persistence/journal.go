@@ -40,7 +40,7 @@ type Journal struct {
 	retries int
 	now     func() time.Time
 	hub     *hub
-	status  statusCache
+	cache   sessionCache
 	closers []func() error
 }
 
@@ -170,10 +170,10 @@ func (j *Journal) appendTx(ctx context.Context, sessionID string, expectedSeq, e
 	newLast := expectedSeq + int64(len(events))
 	at := j.now().UnixMicro()
 	done := false
-	known := j.status.get(sessionID, expectedSeq)
-	var final Status
+	cached := j.cache.get(sessionID, expectedSeq)
+	var next *cacheEntry
 	err := j.inTx(ctx, func(tx *sql.Tx) error {
-		done, final = false, ""
+		done, next = false, nil
 		if pre != nil {
 			d, err := pre(tx)
 			if err != nil || d {
@@ -188,7 +188,10 @@ func (j *Journal) appendTx(ctx context.Context, sessionID string, expectedSeq, e
 			return err
 		}
 		p := newProjector(ctx, tx, j.n, sessionID)
-		p.known, p.keep = known, written != nil
+		p.cache, p.keep = cached, written != nil
+		if cached != nil {
+			p.known = cached.status
+		}
 		for i, e := range events {
 			if err := p.apply(expectedSeq+1+int64(i), e); err != nil {
 				return err
@@ -197,20 +200,20 @@ func (j *Journal) appendTx(ctx context.Context, sessionID string, expectedSeq, e
 		if err := p.flush(); err != nil {
 			return err
 		}
-		final = p.known
+		next = p.next(newLast)
 		if written != nil {
 			*written = p.written
 		}
 		return nil
 	}, false)
 	if err != nil {
-		j.status.put(sessionID, 0, "")
+		j.cache.put(sessionID, nil)
 		return 0, err
 	}
 	if done {
 		return expectedSeq, nil
 	}
-	j.status.put(sessionID, newLast, final)
+	j.cache.put(sessionID, next)
 	rows := make([]row, len(events))
 	for i, e := range events {
 		rows[i] = row{seq: expectedSeq + 1 + int64(i), typ: e.EventType(), at: at, payload: payloads[i]}

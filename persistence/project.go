@@ -32,9 +32,15 @@ type projector struct {
 	tools  map[[2]string]*toolRow // by (assistant message ID, call ID)
 	torder []*toolRow
 	status Status // pending status change, written by flush
-	// known is the stored status when the caller knows it (statusCache),
+	// known is the stored status when the caller knows it (sessionCache),
 	// else "": flush skips writing a status equal to it.
 	known Status
+	// cache holds rows as they are stored at this append's expected seq
+	// (sessionCache); nil when nothing is known. Never modified.
+	cache *cacheEntry
+	// bodies and fresh record what flush wrote, for the next cache entry.
+	bodies map[string][]byte
+	fresh  map[string]bool
 	// keep asks flush to record what it wrote in written (decoded from the
 	// stored bodies, ordered by seq and index).
 	keep    bool
@@ -437,6 +443,17 @@ func (p *projector) tool(am, call string) (*toolRow, error) {
 	if m, ok := p.msgs[am]; ok && m.isNew {
 		return nil, nil // the turn started in this batch: no stored calls can exist
 	}
+	if p.cache != nil {
+		if row, ok := p.cache.tools[[2]string{am, call}]; ok {
+			t := row
+			p.tools[[2]string{am, call}] = &t
+			p.torder = append(p.torder, &t)
+			return &t, nil
+		}
+		if m := p.cache.msg(am); m != nil && m.allTools {
+			return nil, nil
+		}
+	}
 	t := &toolRow{am: am, call: call}
 	var state string
 	err := p.row(qToolRow, p.sid, am, call).Scan(&t.tool, &t.agent, &state, &t.seq, &t.updated)
@@ -533,6 +550,16 @@ func (p *projector) assistant(seq int64, ev messages.Event, id string) (*Message
 		e.dirty = true
 		return &e.m, nil
 	}
+	if cm := p.cache.msg(id); cm != nil { // cached messages are assistant messages
+		m, err := cm.decode()
+		if err != nil {
+			return nil, fmt.Errorf("message %s body: %w", id, err)
+		}
+		e := &msgEntry{m: m, dirty: true}
+		p.msgs[id] = e
+		p.order = append(p.order, e)
+		return &e.m, nil
+	}
 	var m Message
 	var role string
 	var body []byte
@@ -575,6 +602,9 @@ func (p *projector) openTurn(seq int64, ev messages.Event, id string) (*Message,
 func (p *projector) flush() error {
 	var fresh, changed []*msgEntry
 	var newArgs []any
+	if p.bodies == nil {
+		p.bodies, p.fresh = map[string][]byte{}, map[string]bool{}
+	}
 	for _, e := range p.order {
 		switch {
 		case e.isNew:
@@ -590,6 +620,7 @@ func (p *projector) flush() error {
 		if err != nil {
 			return nil, fmt.Errorf("encode message %s: %w", e.m.ID, err)
 		}
+		p.bodies[e.m.ID] = b
 		if p.keep {
 			m := Message{ID: e.m.ID, Seq: e.m.Seq, Index: e.m.Index, Role: e.m.Role}
 			if err := msgpack.Unmarshal(b, &m); err != nil {
@@ -600,6 +631,7 @@ func (p *projector) flush() error {
 		return b, nil
 	}
 	for _, e := range fresh {
+		p.fresh[e.m.ID] = true
 		b, err := body(e)
 		if err != nil {
 			return err
