@@ -6,33 +6,46 @@ import (
 	"image/color"
 	"image/png"
 	"io"
+	"strings"
 )
 
-// Chart draws the report as horizontal bars, one group per row (numbered
-// from 1 in the order of Report.Rows, the table and bench.json), one bar per
-// system scaled to the row's largest value, each labelled with its value.
-// The standard library has no fonts, so labels use a 3×5 digit font; the
-// row names are in the table and the JSON.
+// Chart draws the report as horizontal bars: a legend naming the systems,
+// then one group per row (Report.Rows order, as in the table and
+// bench.json) under its name, unit and ratio, one bar per system scaled to
+// the row's largest value and labelled with it. The standard library has
+// no fonts, so text uses a 3×5 upper-case font.
 func (r Report) Chart(w io.Writer) error {
 	const (
-		scale  = 3  // pixels per font dot
-		barH   = 18 // bar height
+		barH   = 16 // bar height
+		labelH = 16 // row name line
 		gap    = 10 // between groups
-		left   = 60 // room for the row number
-		barMax = 600
+		left   = 12
+		barMax = 640
 		width  = left + barMax + 140
+		legend = 30
 	)
 	n := len(r.Systems)
 	if n == 0 {
 		n = 1
 	}
-	height := gap + len(r.Rows)*(n*barH+gap)
+	height := legend + gap + len(r.Rows)*(labelH+n*barH+gap)
 	img := image.NewRGBA(image.Rect(0, 0, width, height))
 	fill(img, img.Bounds(), color.White)
 	palette := []color.RGBA{{0x1f, 0x77, 0xb4, 0xff}, {0xff, 0x7f, 0x0e, 0xff}, {0x2c, 0xa0, 0x2c, 0xff}}
-	y := gap
-	for i, row := range r.Rows {
-		drawText(img, fmt.Sprint(i+1), 8, y+2, scale, color.Black)
+	x := left
+	for k, name := range r.Systems {
+		fill(img, image.Rect(x, 10, x+14, 24), palette[k%len(palette)])
+		x += 20
+		x = drawText(img, name, x, 10, 3, color.Black) + 24
+	}
+	y := legend + gap
+	for _, row := range r.Rows {
+		label := fmt.Sprintf("%s, %s", row.Name, row.Unit)
+		if row.Ratio > 0 && len(r.Systems) == 2 {
+			label += fmt.Sprintf(": %s better by %.1fx", r.Systems[0], row.Ratio)
+		}
+		drawText(img, label, left, y+2, 2, color.Black)
+		y += labelH
 		top := 0.0
 		for _, v := range row.Values {
 			top = max(top, v)
@@ -44,7 +57,7 @@ func (r Report) Chart(w io.Writer) error {
 			}
 			by := y + k*barH
 			fill(img, image.Rect(left, by+2, left+wpx, by+barH-2), palette[k%len(palette)])
-			drawText(img, format(v), left+wpx+6, by+2, 2, color.Black)
+			drawText(img, format(v), left+wpx+6, by+3, 2, color.Black)
 		}
 		y += n*barH + gap
 	}
@@ -73,10 +86,44 @@ var glyphs = map[rune][5]string{
 	'9': {"###", "#.#", "###", "..#", "###"},
 	'.': {"...", "...", "...", "...", ".#."},
 	'-': {"...", "...", "###", "...", "..."},
+	',': {"...", "...", "...", ".#.", "#.."},
+	':': {"...", ".#.", "...", ".#.", "..."},
+	'/': {"..#", "..#", ".#.", "#..", "#.."},
+	'(': {".#.", "#..", "#..", "#..", ".#."},
+	')': {".#.", "..#", "..#", "..#", ".#."},
+	'%': {"#.#", "..#", ".#.", "#..", "#.#"},
+	'A': {".#.", "#.#", "###", "#.#", "#.#"},
+	'B': {"##.", "#.#", "##.", "#.#", "##."},
+	'C': {".##", "#..", "#..", "#..", ".##"},
+	'D': {"##.", "#.#", "#.#", "#.#", "##."},
+	'E': {"###", "#..", "##.", "#..", "###"},
+	'F': {"###", "#..", "##.", "#..", "#.."},
+	'G': {".##", "#..", "#.#", "#.#", ".##"},
+	'H': {"#.#", "#.#", "###", "#.#", "#.#"},
+	'I': {"###", ".#.", ".#.", ".#.", "###"},
+	'J': {"..#", "..#", "..#", "#.#", ".#."},
+	'K': {"#.#", "#.#", "##.", "#.#", "#.#"},
+	'L': {"#..", "#..", "#..", "#..", "###"},
+	'M': {"#.#", "###", "###", "#.#", "#.#"},
+	'N': {"##.", "#.#", "#.#", "#.#", "#.#"},
+	'O': {".#.", "#.#", "#.#", "#.#", ".#."},
+	'P': {"##.", "#.#", "##.", "#..", "#.."},
+	'Q': {".#.", "#.#", "#.#", "##.", ".##"},
+	'R': {"##.", "#.#", "##.", "#.#", "#.#"},
+	'S': {".##", "#..", ".#.", "..#", "##."},
+	'T': {"###", ".#.", ".#.", ".#.", ".#."},
+	'U': {"#.#", "#.#", "#.#", "#.#", "###"},
+	'V': {"#.#", "#.#", "#.#", "#.#", ".#."},
+	'W': {"#.#", "#.#", "###", "###", "#.#"},
+	'X': {"#.#", "#.#", ".#.", "#.#", "#.#"},
+	'Y': {"#.#", "#.#", ".#.", ".#.", ".#."},
+	'Z': {"###", "..#", ".#.", "#..", "###"},
 }
 
-func drawText(img *image.RGBA, s string, x, y, scale int, c color.Color) {
-	for _, ch := range s {
+// drawText writes s (upper-cased; unknown runes leave a space) and returns
+// the x after it.
+func drawText(img *image.RGBA, s string, x, y, scale int, c color.Color) int {
+	for _, ch := range strings.ToUpper(s) {
 		g, ok := glyphs[ch]
 		if ok {
 			for gy, line := range g {
@@ -89,4 +136,5 @@ func drawText(img *image.RGBA, s string, x, y, scale int, c color.Color) {
 		}
 		x += 4 * scale
 	}
+	return x
 }

@@ -3,6 +3,7 @@ package driver
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -87,5 +88,22 @@ func TestCutShortStepIsRatedOverFinishedTurnsAndNoted(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "throughput, 10 sessions  ") && strings.Contains(out.String(), "10 sessions (cut") {
 		t.Errorf("a whole step is marked cut short:\n%s", out.String())
+	}
+}
+
+// Every character of the chart's row labels and legend has a glyph, so
+// the PNG reads without the table.
+func TestChartFontCoversTheLabels(t *testing.T) {
+	a, b := sample("sessionrt", 1), sample("opencode", 2)
+	b.Throughput[0].Partial = true
+	r := Compare(a, b)
+	text := strings.Join(r.Systems, " ")
+	for _, row := range r.Rows {
+		text += fmt.Sprintf(" %s, %s: better by %.1fx", row.Name, row.Unit, row.Ratio)
+	}
+	for _, ch := range strings.ToUpper(text) {
+		if _, ok := glyphs[ch]; !ok && ch != ' ' {
+			t.Errorf("no glyph for %q", ch)
+		}
 	}
 }

@@ -63,3 +63,38 @@ func TestRunMeasuresSessionrtServe(t *testing.T) {
 		t.Fatalf("table %q %v", out.String(), err)
 	}
 }
+
+// Crash mode runs both crash points against a real `sessionrt serve`:
+// the tool is seen running before the kill, the server comes back on the
+// same data, the prompt is still there and a new prompt is answered.
+func TestCrashModeRunsBothPointsAgainstSessionrt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts server subprocesses")
+	}
+	bin := sessionrtBinary(t)
+	gates := t.TempDir()
+	llm, err := fakellm.Start(fakellm.Config{ToolGate: gates})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer llm.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var progress strings.Builder
+	obs, err := CrashMode(ctx, CrashConfig{Target: Sessionrt{Binary: bin}, LLMURL: llm.URL, Model: llm, ToolGate: gates, Gate: fakellm.GatePath,
+		Dir: t.TempDir(), Progress: &progress})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, progress.String())
+	}
+	if len(obs) != 2 || obs[0].Point != MidStream || obs[1].Point != MidTool {
+		t.Fatalf("observations %+v", obs)
+	}
+	for _, o := range obs {
+		if o.Err != "" || !o.PromptKept || o.RestartSeconds <= 0 || (!o.TurnResumed && !o.NewPromptAnswered) {
+			t.Errorf("%s: %+v\n%s", o.Point, o, progress.String())
+		}
+	}
+	if !obs[1].ToolStarted || obs[0].ToolStarted {
+		t.Errorf("tool started: mid-stream %v, mid-tool %v", obs[0].ToolStarted, obs[1].ToolStarted)
+	}
+}
