@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 
@@ -31,6 +32,7 @@ type drain struct {
 	interrupters []*actor.PID // Interrupt callers waiting for cleanup
 	interrupted  bool
 	busy         bool // an async step (observation, catalog, stream) is outstanding
+	carry        bool // staged events wait for the next TurnStarted (set at a boundary that calls)
 	lastErr      *Outcome
 	loc          *locationPIDs
 	turn         *turn
@@ -86,6 +88,9 @@ type (
 		init  bool
 		obs   contextsources.Observation
 		err   error
+		// catalog is the tool catalog fetched together with the
+		// observation (nil when it was not asked for).
+		catalog *catalogLoaded
 	}
 	catalogLoaded struct {
 		token uint64
@@ -234,15 +239,13 @@ func (a *sessionActor) boundary() {
 		return
 	}
 	if len(step.Promote) > 0 {
-		// The promotion is written with what the last turn left staged,
-		// or else with the TurnStarted of the request that includes it;
-		// an end of the drain before that writes it with Idle.
 		a.stage(messages.PromptPromoted{MessageIDs: step.Promote})
 	}
-	if err := a.flushResults(); err != nil {
-		a.endDrain(&Outcome{Err: err.Error(), Kind: errorCode(err)})
-		return
-	}
+	// What the last turn left staged (its last results, TurnEnded) and the
+	// promotion are written with the TurnStarted of the request that acts
+	// on them, in one transaction; an end of the drain before that (an
+	// interrupt, blocked context, a move) writes them with Idle.
+	d.carry = true
 	d.turnsUsed, d.lastTurn, d.runOwed = step.TurnsUsed, step.LastTurn, false
 	if len(step.Promote) > 0 {
 		d.compacted = false // a new logical turn
@@ -269,14 +272,30 @@ func (a *sessionActor) boundaryState() Boundary {
 	return b
 }
 
+// observe asks the Location for a context observation and, when a turn
+// with tools follows it, for the tool catalog at the same time: two
+// independent reads in one round trip instead of two in a row.
 func (a *sessionActor) observe(init bool) {
 	d := a.drain
 	d.busy = true
-	token, pid := d.token, d.loc.context
+	token, pid, tools := d.token, d.loc.context, d.loc.tools
 	extra := a.rt.agentContext(a.sess.Agent)
+	agent := a.sess.Agent
+	withCatalog := !init && !d.lastTurn
 	a.async(func() any {
-		obs, err := a.rt.observeContext(pid, extra)
-		return &contextObserved{token: token, init: init, obs: obs, err: err}
+		start := time.Now()
+		of := a.rt.requestObservation(pid, extra)
+		var cf *actor.Future
+		if withCatalog {
+			cf = a.rt.requestCatalog(tools, agent)
+		}
+		obs, err := a.rt.observed(start, of)
+		m := &contextObserved{token: token, init: init, obs: obs, err: err}
+		if cf != nil {
+			ts, err := a.rt.cataloged(cf)
+			m.catalog = &catalogLoaded{token: token, tools: ts, err: err}
+		}
+		return m
 	}, func(err error) any { return &contextObserved{token: token, init: init, err: err} })
 }
 
@@ -340,6 +359,10 @@ func (a *sessionActor) onContext(m *contextObserved) {
 			msg = dec.Blocked.Error()
 		}
 		a.endDrain(&Outcome{Err: msg, Kind: "context_blocked"})
+		return
+	}
+	if m.catalog != nil {
+		a.onCatalog(m.catalog)
 		return
 	}
 	a.loadCatalog()

@@ -203,8 +203,16 @@ const ToolRegistryName = "tools"
 
 // observeContext blocks: call it off the mailbox.
 func (rt *runtime) observeContext(pid *actor.PID, extra []contextsources.SystemContext) (contextsources.Observation, error) {
-	start := time.Now()
-	res, err := rt.system.Root.RequestFuture(pid, &supervisor.ObserveContext{Extra: extra}, rt.cfg.RequestTimeout).Result()
+	return rt.observed(time.Now(), rt.requestObservation(pid, extra))
+}
+
+func (rt *runtime) requestObservation(pid *actor.PID, extra []contextsources.SystemContext) *actor.Future {
+	return rt.system.Root.RequestFuture(pid, &supervisor.ObserveContext{Extra: extra}, rt.cfg.RequestTimeout)
+}
+
+// observed waits for an observation requested at start.
+func (rt *runtime) observed(start time.Time, f *actor.Future) (contextsources.Observation, error) {
+	res, err := f.Result()
 	if err != nil {
 		return contextsources.Observation{}, err
 	}
@@ -223,7 +231,16 @@ func (rt *runtime) observeContext(pid *actor.PID, extra []contextsources.SystemC
 
 // catalog blocks: call it off the mailbox.
 func (rt *runtime) catalog(pid *actor.PID, agent string) ([]provider.Tool, error) {
-	res, err := rt.system.Root.RequestFuture(pid, &toolactors.CatalogRequest{Rules: rt.agent(agent).Rules}, rt.cfg.RequestTimeout).Result()
+	return rt.cataloged(rt.requestCatalog(pid, agent))
+}
+
+func (rt *runtime) requestCatalog(pid *actor.PID, agent string) *actor.Future {
+	return rt.system.Root.RequestFuture(pid, &toolactors.CatalogRequest{Rules: rt.agent(agent).Rules}, rt.cfg.RequestTimeout)
+}
+
+// cataloged waits for a requested catalog and lowers it to provider tools.
+func (rt *runtime) cataloged(f *actor.Future) ([]provider.Tool, error) {
+	res, err := f.Result()
 	if err != nil {
 		return nil, err
 	}

@@ -264,6 +264,9 @@ func (a *sessionActor) append(events ...messages.Event) error {
 		events = append(a.staged, events...)
 		a.staged = nil
 	}
+	if d := a.drain; d != nil {
+		d.carry = false
+	}
 	if len(events) == 0 {
 		return nil
 	}
@@ -310,9 +313,10 @@ func (a *sessionActor) append(events ...messages.Event) error {
 
 // stage queues events for the next append, which writes them first, in the
 // same transaction: facts decided together become durable together, in one
-// journal transaction instead of one each. Staged results (anything but a
-// promotion or a context update, which may wait for the turn they open)
-// are written before the handler that staged them returns (flushResults).
+// journal transaction instead of one each. Staged events are written before
+// anything acts on them: at a boundary that calls the provider they go with
+// the TurnStarted of that request (drain.carry); otherwise results are
+// written before the handler that staged them returns (flushResults).
 func (a *sessionActor) stage(events ...messages.Event) {
 	a.staged = append(a.staged, events...)
 }
@@ -320,10 +324,14 @@ func (a *sessionActor) stage(events ...messages.Event) {
 // flush appends whatever is staged.
 func (a *sessionActor) flush() error { return a.append() }
 
-// flushResults appends the staged events unless all of them may wait for
-// the next provider turn's TurnStarted: a prompt promotion and context
-// updates are only acted on by that turn's request.
+// flushResults appends the staged events unless they may wait for the next
+// provider turn's TurnStarted: everything, once a boundary decided to call;
+// otherwise a prompt promotion and context updates, which only that turn's
+// request acts on.
 func (a *sessionActor) flushResults() error {
+	if d := a.drain; d != nil && d.carry {
+		return nil
+	}
 	for _, ev := range a.staged {
 		switch ev.(type) {
 		case messages.PromptPromoted, messages.ContextUpdated, messages.ContextEpochReplaced:
