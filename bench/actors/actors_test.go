@@ -13,6 +13,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -126,6 +127,7 @@ func BenchmarkTurnLatency(b *testing.B) {
 			ds := make([]time.Duration, 0, runs)
 			id := ""
 			b.ResetTimer()
+			cpu0 := cpuTime()
 			for k := range runs {
 				if k%per.turns == 0 {
 					b.StopTimer()
@@ -140,6 +142,7 @@ func BenchmarkTurnLatency(b *testing.B) {
 				ds = append(ds, time.Since(t0))
 			}
 			b.StopTimer()
+			reportCPU(b, cpuTime()-cpu0, runs)
 			reportLatencies(b, ds)
 		})
 	}
@@ -173,6 +176,7 @@ func BenchmarkConcurrentSessions(b *testing.B) {
 		)
 		b.StartTimer()
 		t0 := time.Now()
+		cpu0 := cpuTime()
 		for _, id := range ids {
 			wg.Add(1)
 			go func() {
@@ -193,11 +197,13 @@ func BenchmarkConcurrentSessions(b *testing.B) {
 		}
 		wg.Wait()
 		elapsed := time.Since(t0)
+		cpu := cpuTime() - cpu0
 		b.StopTimer()
 		if e := failed.Load(); e != nil {
 			b.Fatal(*e)
 		}
 		b.ReportMetric(float64(sessions*turns)/elapsed.Seconds(), "turns/s")
+		reportCPU(b, cpu, sessions*turns)
 		reportLatencies(b, lat)
 		_ = f.node.Stop(context.Background())
 	}
@@ -241,6 +247,22 @@ func BenchmarkIdleSessions(b *testing.B) {
 		b.ReportMetric(float64(after-base)/sessions, "B/idle-session")
 		_ = f.node.Stop(context.Background())
 	}
+}
+
+// cpuTime is the CPU (user + system) this process used so far. On a
+// machine shared with other work, CPU per turn is steadier than wall time:
+// it says how many turns/s the runtime could reach on idle cores
+// (2 cores / cpu-ms-per-turn), whatever else runs.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func reportCPU(b *testing.B, cpu time.Duration, turns int) {
+	b.ReportMetric(float64(cpu)/float64(time.Millisecond)/float64(turns), "cpu-ms/turn")
 }
 
 func heapInuse() int64 {
