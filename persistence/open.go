@@ -47,6 +47,7 @@ func OpenURL(ctx context.Context, dataDir, journalURL string, mustExist bool, cf
 		if err != nil {
 			return nil, fmt.Errorf("open journal %s: %w", redact(journalURL), err)
 		}
+		ServerPool(db)
 		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		err = db.PingContext(pctx)
 		cancel()
@@ -64,6 +65,15 @@ func OpenURL(ctx context.Context, dataDir, journalURL string, mustExist bool, cf
 	}
 	j.closers = append(j.closers, closeFn)
 	return j, nil
+}
+
+// ServerPool sizes a MySQL/MariaDB connection pool for the journal: every
+// concurrently appending session holds a connection for its transaction,
+// and database/sql's default of 2 idle connections would close and re-dial
+// (TCP, handshake, authentication) most of them after every append.
+func ServerPool(db *sql.DB) {
+	db.SetMaxIdleConns(128)
+	db.SetConnMaxIdleTime(5 * time.Minute)
 }
 
 // MySQLDSN converts mysql://user:pass@host:port/db?param=value into a

@@ -32,7 +32,11 @@ func backends() []backend {
 			b.Cleanup(func() { e.Close() })
 			return open(b, e.DB())
 		}},
-		{"mariadb", func(b *testing.B) *persistence.Journal { return open(b, testdb.MariaDB(b).DB) }},
+		{"mariadb", func(b *testing.B) *persistence.Journal {
+			db := testdb.MariaDB(b).DB
+			persistence.ServerPool(db) // as OpenURL does
+			return open(b, db)
+		}},
 	}
 }
 
