@@ -31,6 +31,7 @@ type BenchCmd struct {
 	Levels       string        `help:"Throughput steps as sessions×turns, comma-separated." default:"10x5,50x2,500x1"`
 	ChunkDelay   time.Duration `help:"Fake model: delay before each streamed chunk (slow streams)." default:"0s"`
 	ToolSleep    time.Duration `help:"Fake model: the bash call sleeps this long before echo (slow tools)." default:"0s"`
+	Profile      bool          `help:"After sessionrt's measured run, take its server's CPU profile over 10 s of 50 sessions and its heap profile (sessionrt-cpu.pprof, sessionrt-heap.pprof in --out, or the current directory)."`
 	Binary       string        `help:"sessionrt executable to serve (default this one)." type:"path" hidden:""`
 	Work         string        `help:"Scratch directory for the servers' data (default a fresh temp dir, removed after)." type:"path"`
 }
@@ -103,13 +104,19 @@ func (c *BenchCmd) Run(g *Globals) error {
 		failed = c.crash(ctx, g, targets, llm, work, gates)
 		return failed
 	}
+	profileDir := ""
+	if c.Profile {
+		if profileDir = c.Out; profileDir == "" {
+			profileDir = "."
+		}
+	}
 	var results []driver.Result
 	for _, t := range targets {
 		dir := filepath.Join(work, t.Name())
 		if err := os.RemoveAll(dir); err != nil {
 			return err
 		}
-		res, err := driver.Run(ctx, driver.Config{Target: t, LLMURL: llm.URL, Dir: dir, LatencyRuns: c.Runs, Levels: levels, LevelTimeout: c.LevelTimeout, Progress: g.errOut()})
+		res, err := driver.Run(ctx, driver.Config{Target: t, LLMURL: llm.URL, Dir: dir, LatencyRuns: c.Runs, Levels: levels, LevelTimeout: c.LevelTimeout, Progress: g.errOut(), ProfileDir: profileDir})
 		if err != nil {
 			// A failed peer still leaves sessionrt's figures to print.
 			failed = fmt.Errorf("bench %s: %w", t.Name(), err)

@@ -2,6 +2,7 @@ package driver
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"image/png"
@@ -105,5 +106,27 @@ func TestChartFontCoversTheLabels(t *testing.T) {
 		if _, ok := glyphs[ch]; !ok && ch != ' ' {
 			t.Errorf("no glyph for %q", ch)
 		}
+	}
+}
+
+// sessionrt serve gets the pprof variable only when the run profiles.
+func TestSessionrtServesPprofOnlyWhenAsked(t *testing.T) {
+	has := func(s Setup) bool {
+		cmd, err := Sessionrt{Binary: "/bin/true"}.Command(context.Background(), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, kv := range cmd.Env {
+			if strings.HasPrefix(kv, PprofEnv+"=") {
+				return kv == PprofEnv+"="+s.PprofAddr
+			}
+		}
+		return false
+	}
+	if has(Setup{Dir: "/d", Addr: "127.0.0.1:1"}) {
+		t.Error("pprof served without PprofAddr")
+	}
+	if !has(Setup{Dir: "/d", Addr: "127.0.0.1:1", PprofAddr: "127.0.0.1:2"}) {
+		t.Error("pprof not served at PprofAddr")
 	}
 }

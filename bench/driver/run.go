@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -46,6 +47,11 @@ type Config struct {
 	LevelTimeout time.Duration
 	// Progress receives one line per phase; nil discards.
 	Progress io.Writer
+	// ProfileDir, when set and the target is Profiled, gets the server's
+	// CPU profile over a ProfileSeconds load of 50 sessions after the
+	// measured run (<system>-cpu.pprof) and its heap (<system>-heap.pprof).
+	ProfileDir     string
+	ProfileSeconds int
 }
 
 // Latency is a latency distribution in milliseconds.
@@ -116,6 +122,11 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	}
 	if s.Addr, err = freeAddr(); err != nil {
 		return res, err
+	}
+	if p, ok := cfg.Target.(Profiled); ok && p.ServesPprof() && cfg.ProfileDir != "" {
+		if s.PprofAddr, err = freeAddr(); err != nil {
+			return res, err
+		}
 	}
 	cmd, err := cfg.Target.Command(ctx, s)
 	if err != nil {
@@ -209,7 +220,86 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	if res.RSSAfter, res.PeakRSS, err = procMem(pid); err != nil {
 		return res, fail(err)
 	}
+	if s.PprofAddr != "" {
+		if err := profilePhase(ctx, c, cfg, "http://"+s.PprofAddr); err != nil {
+			return res, fail(fmt.Errorf("profile: %w", err))
+		}
+	}
 	return res, nil
+}
+
+// profilePhase takes a CPU profile while 50 sessions prompt back to back,
+// then a heap profile, into cfg.ProfileDir.
+func profilePhase(ctx context.Context, c *client, cfg Config, pprofURL string) error {
+	secs := cfg.ProfileSeconds
+	if secs <= 0 {
+		secs = 10
+	}
+	if err := os.MkdirAll(cfg.ProfileDir, 0o755); err != nil {
+		return err
+	}
+	const sessions = 50
+	ids := make([]string, sessions)
+	if err := parallel(sessions, 32, func(i int) (err error) {
+		ids[i], err = c.createSession(ctx)
+		return err
+	}); err != nil {
+		return err
+	}
+	lctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	loadDone := make(chan error, 1)
+	go func() {
+		loadDone <- parallel(sessions, sessions, func(i int) error {
+			for k := 0; ; k++ {
+				err := c.turn(lctx, ids[i], fmt.Sprintf("[run:prof-%d-%d]", i, k))
+				if lctx.Err() != nil {
+					return nil
+				}
+				if err != nil {
+					return err
+				}
+			}
+		})
+	}()
+	name := cfg.Target.Name()
+	err := fetchTo(ctx, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", pprofURL, secs), filepath.Join(cfg.ProfileDir, name+"-cpu.pprof"))
+	cancel()
+	if lerr := <-loadDone; err == nil && lerr != nil {
+		err = fmt.Errorf("load: %w", lerr)
+	}
+	if err != nil {
+		return err
+	}
+	if err := fetchTo(ctx, pprofURL+"/debug/pprof/heap", filepath.Join(cfg.ProfileDir, name+"-heap.pprof")); err != nil {
+		return err
+	}
+	fmt.Fprintf(cfg.Progress, "%s: profiles in %s\n", name, cfg.ProfileDir)
+	return nil
+}
+
+func fetchTo(ctx context.Context, url, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

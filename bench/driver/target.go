@@ -17,7 +17,19 @@ type Setup struct {
 	Addr string
 	// LLMURL is the fake model server's OpenAI base URL (ends in /v1).
 	LLMURL string
+	// PprofAddr, when set, is a free loopback address a Profiled target
+	// serves net/http/pprof on.
+	PprofAddr string
 }
+
+// Profiled is a Target that can serve net/http/pprof (Setup.PprofAddr).
+type Profiled interface {
+	ServesPprof() bool
+}
+
+// PprofEnv is the variable that makes `sessionrt serve` serve pprof
+// (cli.PprofEnv; the driver cannot import cli).
+const PprofEnv = "SESSIONRT_PPROF_ADDR"
 
 // Target is a system under test: how to start its server.
 type Target interface {
@@ -47,6 +59,8 @@ type Sessionrt struct {
 
 func (Sessionrt) Name() string { return "sessionrt" }
 
+func (Sessionrt) ServesPprof() bool { return true }
+
 func (t Sessionrt) Command(ctx context.Context, s Setup) (*exec.Cmd, error) {
 	bin := t.Binary
 	if bin == "" {
@@ -63,5 +77,8 @@ func (t Sessionrt) Command(ctx context.Context, s Setup) (*exec.Cmd, error) {
 		"SESSIONRT_MODEL=openai/bench",
 		"ANTHROPIC_API_KEY=", // only the fake model is configured
 	)
+	if s.PprofAddr != "" {
+		cmd.Env = append(cmd.Env, PprofEnv+"="+s.PprofAddr)
+	}
 	return cmd, nil
 }
