@@ -76,7 +76,11 @@ func Compare(results ...Result) Report {
 			for _, x := range results {
 				if l, ok := find(x); ok && l.Partial {
 					cut = " (cut short: see note)"
-					r.Notes = append(r.Notes, fmt.Sprintf("%s, %d sessions: cut short after %.0fs with %d of %d turns done; the rate is over those turns", x.System, l.Sessions, l.Seconds, l.Completed, l.Sessions*l.Turns))
+					n := fmt.Sprintf("%s, %d sessions: cut short after %.0fs with %d of %d turns done; the rate is over those turns", x.System, l.Sessions, l.Seconds, l.Completed, l.Sessions*l.Turns)
+					if l.Failed > 0 {
+						n += fmt.Sprintf("; %d turns failed, the first: %s", l.Failed, l.FirstError)
+					}
+					r.Notes = append(r.Notes, n)
 				}
 			}
 			add(fmt.Sprintf("throughput, %d sessions%s", lv.Sessions, cut), "turns/s", true, func(x Result) (float64, bool) {

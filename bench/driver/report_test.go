@@ -87,6 +87,10 @@ func TestCutShortStepIsRatedOverFinishedTurnsAndNoted(t *testing.T) {
 			t.Errorf("table lacks %q:\n%s", want, out.String())
 		}
 	}
+	lr.Failed, lr.FirstError = 3, "the session stopped running"
+	if n := lr.note(); !strings.Contains(n, "4 of 500 turns; 3 failed, the first: the session stopped running") {
+		t.Errorf("note %q does not count the failed turns", n)
+	}
 	if !strings.Contains(out.String(), "throughput, 10 sessions  ") && strings.Contains(out.String(), "10 sessions (cut") {
 		t.Errorf("a whole step is marked cut short:\n%s", out.String())
 	}

@@ -73,6 +73,9 @@ type LevelResult struct {
 	// Sessions×Turns turns done.
 	Partial   bool `json:"partial,omitempty"`
 	Completed int  `json:"completed_turns"`
+	// Failed turns are not counted; FirstError says why the first failed.
+	Failed     int    `json:"failed_turns,omitempty"`
+	FirstError string `json:"first_error,omitempty"`
 }
 
 // Result is one system's figures.
@@ -385,33 +388,54 @@ func throughputPhase(ctx context.Context, c *client, cfg Config, lv Level) (Leve
 		lctx, cancel = context.WithTimeout(ctx, cfg.LevelTimeout)
 	}
 	defer cancel()
-	var mu sync.Mutex
+	var (
+		mu     sync.Mutex
+		failed int
+		first  error
+	)
 	ds := make([]time.Duration, 0, lv.Sessions*lv.Turns)
 	t0 := time.Now()
-	err := parallel(lv.Sessions, lv.Sessions, func(i int) error {
+	// A failed turn does not stop the step (one slow drain among 500 must
+	// not void the others' figures); it ends that session's turns and is
+	// reported. A step where every turn failed is an error.
+	_ = parallel(lv.Sessions, lv.Sessions, func(i int) error {
 		for k := range lv.Turns {
 			tctx, cancel := context.WithTimeout(lctx, cfg.TurnTimeout)
 			t := time.Now()
 			err := c.turn(tctx, ids[i], fmt.Sprintf("[run:c%d-%d-%d]", lv.Sessions, i, k))
 			d := time.Since(t)
 			cancel()
-			if err != nil {
-				if cutShort(ctx, lctx) {
-					return nil // not counted: the step ran out of time
-				}
-				return err
-			}
 			mu.Lock()
-			ds = append(ds, d)
+			switch {
+			case err == nil:
+				ds = append(ds, d)
+			case cutShort(ctx, lctx):
+				// not counted: the step ran out of time
+			default:
+				failed++
+				if first == nil {
+					first = err
+				}
+			}
 			mu.Unlock()
+			if err != nil {
+				return nil
+			}
 		}
 		return nil
 	})
 	elapsed := time.Since(t0)
-	if err != nil {
-		return LevelResult{}, err
+	if ctx.Err() != nil {
+		return LevelResult{}, ctx.Err()
 	}
-	return levelResult(lv, elapsed, ds), nil
+	if len(ds) == 0 && first != nil {
+		return LevelResult{}, first
+	}
+	lr := levelResult(lv, elapsed, ds)
+	if lr.Failed = failed; first != nil {
+		lr.FirstError = first.Error()
+	}
+	return lr, nil
 }
 
 // cutShort: the step's own deadline ended the turn, not the run's.
@@ -434,7 +458,11 @@ func (lr LevelResult) note() string {
 	if !lr.Partial {
 		return ""
 	}
-	return fmt.Sprintf(" (cut short after %.0fs: %d of %d turns)", lr.Seconds, lr.Completed, lr.Sessions*lr.Turns)
+	n := fmt.Sprintf(" (cut short after %.0fs: %d of %d turns", lr.Seconds, lr.Completed, lr.Sessions*lr.Turns)
+	if lr.Failed > 0 {
+		n += fmt.Sprintf("; %d failed, the first: %s", lr.Failed, lr.FirstError)
+	}
+	return n + ")"
 }
 
 // parallel runs f(0..n-1) with at most width at once; the first error wins.
