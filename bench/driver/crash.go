@@ -114,6 +114,10 @@ func crashOnce(ctx context.Context, cfg CrashConfig, point string, n int) (o Cra
 	}
 	dir := filepath.Join(cfg.Dir, fmt.Sprintf("%s-%d", point, n))
 	s := Setup{Dir: dir, Project: filepath.Join(dir, "project"), LLMURL: cfg.LLMURL}
+	if err := os.RemoveAll(dir); err != nil { // a reused --work holds the last run's data
+		o.Err = err.Error()
+		return o
+	}
 	if err := os.MkdirAll(s.Project, 0o755); err != nil {
 		o.Err = err.Error()
 		return o
@@ -160,6 +164,9 @@ func crashOnce(ctx context.Context, cfg CrashConfig, point string, n int) (o Cra
 		marker = fmt.Sprintf("[run:hold-tool-%s-%d]", o.System, n)
 	}
 	gate := cfg.Gate(cfg.ToolGate, marker)
+	if err := os.Remove(gate); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fail(err)
+	}
 	if err := c.prompt(ctx, id, marker); err != nil {
 		return fail(err)
 	}
