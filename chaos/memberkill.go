@@ -42,6 +42,11 @@ type MemberKillConfig struct {
 	Logf    func(format string, args ...any)
 	// LocationRoots pins Locations to members (see MemberConfig); none by default.
 	LocationRoots map[string]string
+	// LocationOnVictim pins the sessions' Location to the member that is
+	// killed: every session's tool runs there, so the sessions hosted on
+	// survivors lose their running tool (settled as interrupted by their
+	// member's proxy) and those hosted on the victim fail over too.
+	LocationOnVictim bool
 }
 
 // MemberKillReport is a member-kill run's counts on top of the journal checks.
@@ -66,7 +71,7 @@ func (r MemberKillReport) String() string {
 	b.WriteString(r.Report.String())
 	fmt.Fprintf(&b, "  members                         %d\n", r.Members)
 	fmt.Fprintf(&b, "  sessions on the killed member   %d\n", r.SessionsOnVictim)
-	fmt.Fprintf(&b, "  of them mid-tool at the kill    %d\n", r.MidToolAtKill)
+	fmt.Fprintf(&b, "  sessions mid-tool at the kill   %d\n", r.MidToolAtKill)
 	fmt.Fprintf(&b, "  resumed on a survivor           %d\n", r.ResumedOnSurvivor)
 	fmt.Fprintf(&b, "  kill -> first resumed turn      %v\n", r.KillToFirstResumed.Round(time.Millisecond))
 	fmt.Fprintf(&b, "  kill -> resumed turn p50 / max  %v / %v\n", r.KillToResumedP50.Round(time.Millisecond), r.KillToResumedMax.Round(time.Millisecond))
@@ -142,6 +147,15 @@ func RunMemberKills(ctx context.Context, cfg MemberKillConfig) (MemberKillReport
 	if err := os.MkdirAll(loc, 0o755); err != nil {
 		return rep, err
 	}
+	if cfg.LocationOnVictim {
+		canon, err := filepath.EvalSymlinks(loc)
+		if err != nil {
+			return rep, err
+		}
+		// The victim is the last member.
+		cfg.LocationRoots = map[string]string{canon: fmt.Sprintf("m%d", cfg.Members-1)}
+		rep.Mode = "member-kill (Location on the killed member)"
+	}
 	j, err := persistence.OpenURL(ctx, "", cfg.JournalURL, false, persistence.Config{}) // creates the schema once
 	if err != nil {
 		return rep, err
@@ -204,6 +218,15 @@ func RunMemberKills(ctx context.Context, cfg MemberKillConfig) (MemberKillReport
 		}
 	}
 	rep.SessionsOnVictim = len(onVictim)
+	// The sessions the kill interrupts: those hosted on the victim, and
+	// every session when their Location (so their tools) is there.
+	affected := onVictim
+	if cfg.LocationOnVictim {
+		affected = map[string]bool{}
+		for _, sid := range sids {
+			affected[sid] = true
+		}
+	}
 	if len(onVictim) == 0 {
 		return rep, fmt.Errorf("no session is placed on member %d: nothing to kill", victim.i)
 	}
@@ -257,7 +280,7 @@ func RunMemberKills(ctx context.Context, cfg MemberKillConfig) (MemberKillReport
 		})
 	}()
 
-	// Kill once every session on the victim has started its tool.
+	// Kill once every affected session has started its tool.
 	if err := waitUntil(ctx, 60*time.Second, func() error {
 		markers, err := countMarkers(loc)
 		if err != nil {
@@ -265,13 +288,13 @@ func RunMemberKills(ctx context.Context, cfg MemberKillConfig) (MemberKillReport
 		}
 		started := 0
 		for m := range markers {
-			if onVictim[sessionOfMarker(m)] {
+			if affected[sessionOfMarker(m)] {
 				started++
 			}
 		}
 		rep.MidToolAtKill = started
-		if started < len(onVictim) {
-			return fmt.Errorf("%d of %d sessions on the victim have started their tool", started, len(onVictim))
+		if started < len(affected) {
+			return fmt.Errorf("%d of %d sessions the kill affects have started their tool", started, len(affected))
 		}
 		return nil
 	}); err != nil {
@@ -310,15 +333,18 @@ func RunMemberKills(ctx context.Context, cfg MemberKillConfig) (MemberKillReport
 	mu.Lock()
 	first := map[string]time.Time{}
 	for _, l := range turns {
-		if onVictim[l.sid] && l.member != victim.i && l.at.After(killed) {
+		if affected[l.sid] && l.member != victim.i && l.at.After(killed) {
 			if t, ok := first[l.sid]; !ok || l.at.Before(t) {
 				first[l.sid] = l.at
 			}
 		}
 	}
 	mu.Unlock()
-	for _, at := range first {
+	for sid, at := range first {
 		rep.Resumed = append(rep.Resumed, at.Sub(killed))
+		if d := at.Sub(killed); d > 2*time.Second {
+			cfg.Logf("slow resumption: session %s (hosted on the victim: %v) resumed %v after the kill", sid, onVictim[sid], d.Round(time.Millisecond))
+		}
 	}
 	sort.Slice(rep.Resumed, func(a, b int) bool { return rep.Resumed[a] < rep.Resumed[b] })
 	rep.ResumedOnSurvivor = len(rep.Resumed)

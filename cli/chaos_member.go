@@ -20,6 +20,7 @@ type ChaosMemberKillFlags struct {
 	ClusterMembers  int           `help:"member-kill: member processes." default:"3"`
 	ClusterSessions int           `help:"member-kill: sessions prompted through the members." default:"100"`
 	ToolSleep       time.Duration `help:"member-kill: how long each tool runs (the kill comes while they run)." default:"4s"`
+	LocationOnKill  bool          `help:"member-kill: pin the sessions' Location to the killed member, so every session's tool runs there."`
 }
 
 func (c *ChaosRunCmd) runMemberKill(ctx context.Context, g *Globals, dir string) (chaos.MemberKillReport, error) {
@@ -35,6 +36,7 @@ func (c *ChaosRunCmd) runMemberKill(ctx context.Context, g *Globals, dir string)
 	}
 	return chaos.RunMemberKills(ctx, chaos.MemberKillConfig{
 		Data: dir, JournalURL: g.JournalDSN, Members: c.ClusterMembers, Sessions: c.ClusterSessions, ToolSleep: c.ToolSleep,
+		LocationOnVictim: c.LocationOnKill,
 		Command: func(cfg chaos.MemberConfig) *exec.Cmd {
 			b, _ := json.Marshal(cfg)
 			return exec.Command(self, "chaos", "member", string(b))

@@ -53,3 +53,43 @@ func TestAcceptanceMemberSIGKILLMidToolLosesNothing(t *testing.T) {
 	}
 	t.Logf("kill -> resumed turn: first %v, p50 %v, max %v over %d sessions", rep.KillToFirstResumed, rep.KillToResumedP50, rep.KillToResumedMax, rep.ResumedOnSurvivor)
 }
+
+// TestMemberSIGKILLInterruptsTheToolsOfItsLocationsForSessionsOnSurvivors:
+// the sessions' Location is held by the member that is killed, so every
+// session's tool runs there. Sessions hosted on survivors get their tool
+// settled as interrupted by their member's proxy and finish in place;
+// those hosted on the victim fail over; no tool runs twice, nothing is
+// lost.
+func TestMemberSIGKILLInterruptsTheToolsOfItsLocationsForSessionsOnSurvivors(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process cluster test (3 member processes, needs MariaDB)")
+	}
+	db := testdb.MariaDB(t)
+	bin := buildMember(t, "chaosmember")
+	rep, err := chaos.RunMemberKills(context.Background(), chaos.MemberKillConfig{
+		Data:             t.TempDir(),
+		JournalURL:       db.URL(),
+		Sessions:         30,
+		LocationOnVictim: true,
+		Timeout:          2 * time.Minute,
+		Command: func(cfg chaos.MemberConfig) *exec.Cmd {
+			b, _ := json.Marshal(cfg)
+			return exec.Command(bin, string(b))
+		},
+		Logf: t.Logf,
+	})
+	t.Logf("\n%s", rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if rep.MidToolAtKill != 30 || rep.ToolsInterrupted != 30 || rep.ToolsRun != 30 || rep.ToolsDuplicated != 0 {
+		t.Fatalf("mid-tool at the kill %d, interrupted %d, run %d, duplicated %d: want 30, 30, 30, 0",
+			rep.MidToolAtKill, rep.ToolsInterrupted, rep.ToolsRun, rep.ToolsDuplicated)
+	}
+	if rep.PromptsAcknowledged != 60 || rep.PromptsLost != 0 || rep.ResumedOnSurvivor != 30 || rep.SecondPromptsServed != 30 {
+		t.Fatalf("acknowledged %d, lost %d, resumed %d, second prompts %d", rep.PromptsAcknowledged, rep.PromptsLost, rep.ResumedOnSurvivor, rep.SecondPromptsServed)
+	}
+}

@@ -320,7 +320,7 @@ func (p *toolProxy) Receive(ctx actor.Context) {
 			}
 			return
 		}
-		f := ctx.RequestFuture(target, m, 10*time.Second)
+		f := ctx.RequestFuture(target, m, 5*time.Second)
 		ctx.ReenterAfter(f, func(res any, err error) {
 			ack := &toolactors.CancelAck{SessionID: m.SessionID, CallID: m.CallID}
 			if e, ok := res.(*wirepb.Encoded); ok {
@@ -340,7 +340,12 @@ func (p *toolProxy) Receive(ctx actor.Context) {
 // grain is the Location grain's PID, activated on its member (nil when no
 // member hosts its kind).
 func (p *toolProxy) grain() *actor.PID {
-	if p.target == nil {
+	if p.target != nil && !p.m.hasMember(p.target.Address) {
+		p.target = nil // its member left; the topology event may still be on its way
+	}
+	if p.target == nil && p.m.hostsKind(p.kind) {
+		// (Asking for a kind no member hosts would wait out the
+		// library's activation timeout.)
 		p.target = p.m.c.Get(p.dir, p.kind)
 	}
 	return p.target

@@ -347,11 +347,29 @@ func (m *Member) Request(ctx context.Context, identity, kind string, msg any, op
 				if host != "" && !m.hasMember(host) {
 					m.c.PidCache.Remove(identity, kind)
 					m.cfg.Logger.Warn("cluster: grain host left mid-request; sending again", "kind", kind, "identity", identity, "host", host)
+					// disthash's partition manager takes the new topology
+					// in its own event subscriber, whose order relative to
+					// ours is not fixed: a resend that overtakes it asks the
+					// dead member to activate the grain and waits out the
+					// library's 5 s activation timeout. Let it go first.
+					time.Sleep(resendSettle)
 					break wait
 				}
 			}
 		}
 	}
+}
+
+// hostsKind reports whether any member in the topology hosts kind.
+func (m *Member) hostsKind(kind string) bool {
+	for _, x := range m.c.MemberList.Members().Members() {
+		for _, k := range x.Kinds {
+			if k == kind {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (m *Member) hasMember(addr string) bool {
@@ -384,6 +402,10 @@ func (m *Member) reply(identity, kind string, res any, err error) (any, error) {
 	}
 	return res, nil
 }
+
+// resendSettle is how long a resend after a topology change waits for the
+// library's own subscribers to take the change.
+const resendSettle = 25 * time.Millisecond
 
 // backoff waits between lookup retries (the library's default waits
 // nanoseconds: i*i*50 without a unit) and returns the next attempt number.
