@@ -229,3 +229,50 @@ func TestFastInsertFollowsDDL(t *testing.T) {
 		t.Fatalf("fast path taken %d times, want at least 3", e.fastInserts.Load())
 	}
 }
+
+// TestFastInsertConcurrentWriters: many sessions share cached shapes (their
+// literals included) and the writer; nothing is lost or doubled, and every
+// statement took the fast path.
+func TestFastInsertConcurrentWriters(t *testing.T) {
+	e := openTest(t, Options{NoSync: true})
+	db := e.DB()
+	db.SetMaxOpenConns(16)
+	mustExec(t, db, eventsDDL)
+	const writers, each = 8, 200
+	errs := make(chan error, writers)
+	for w := 0; w < writers; w++ {
+		go func(w int) {
+			sid := fmt.Sprintf("w%d", w)
+			for i := 0; i < each; i += 2 {
+				var err error
+				if i%4 == 0 {
+					_, err = db.Exec("INSERT INTO events VALUES (?, ?, 'k', NULL, '2026-01-01 00:00:00'), (?, ?, 'k', ?, '2026-01-01 00:00:00')", sid, i, sid, i+1, []byte("b"))
+				} else {
+					_, err = db.Exec("INSERT INTO events (seq, session_id, kind, body, at) VALUES (?, ?, 'k', NULL, '2026-01-01 00:00:00')", i, sid)
+					if err == nil {
+						_, err = db.Exec("INSERT INTO events (seq, session_id, kind, body, at) VALUES (?, ?, 'k', NULL, '2026-01-01 00:00:00')", i+1, sid)
+					}
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}(w)
+	}
+	for w := 0; w < writers; w++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := queryInt(t, db, "SELECT COUNT(*) FROM events"); n != writers*each {
+		t.Fatalf("count = %d, want %d", n, writers*each)
+	}
+	if n := queryInt(t, db, "SELECT COUNT(DISTINCT session_id, seq) FROM events WHERE kind = 'k'"); n != writers*each {
+		t.Fatalf("distinct keys = %d, want %d", n, writers*each)
+	}
+	if got, want := e.fastInserts.Load(), uint64(writers*each*3/4); got != want {
+		t.Fatalf("fast path ran %d statements, want %d", got, want)
+	}
+}
