@@ -60,7 +60,15 @@ func (a *sessionActor) prompt(m *Prompt) any {
 		m.MessageID = messages.NewID("msg")
 	}
 	ev := messages.PromptAdmitted{MessageID: m.MessageID, Prompt: m.Prompt, Delivery: m.Delivery}
-	rec, err := a.rt.journal.AdmitPrompt(a.rt.ctx, a.id, a.seq, a.ownership, ev, a.rt.cfg.InboxLimit)
+	// a.pending is the exact pending inbox (this actor is its only writer):
+	// below the limit the journal need not count it again. At the limit it
+	// does, after its duplicate check, so an exact retry still gets its
+	// receipt rather than a refusal.
+	limit := a.rt.cfg.InboxLimit
+	if len(a.pending) < limit {
+		limit = 0
+	}
+	rec, err := a.rt.journal.AdmitPrompt(a.rt.ctx, a.id, a.seq, a.ownership, ev, limit)
 	if err != nil {
 		return a.journalError(err)
 	}

@@ -360,6 +360,11 @@ func TestS15_AdmissionBeyondTheBacklogIsRefused(t *testing.T) {
 	if !errors.Is(err, ErrBacklog) {
 		t.Fatalf("third admission: %v, want the backlog error", err)
 	}
+	// An exact retry of an admitted prompt still gets its receipt at the limit.
+	again, err := h.sessions.Prompt(h.ctx(), id, Prompt{MessageID: "m2", Prompt: messages.Prompt{Text: "two"}, Delivery: messages.Queue})
+	if err != nil || !again.Duplicate {
+		t.Fatalf("retry of m2 at the limit: %+v, %v: want its receipt", again, err)
+	}
 	pending, err := h.journal.PendingInbox(h.ctx(), id)
 	if err != nil || len(pending) != 2 {
 		t.Fatalf("pending %v, %v: want both earlier prompts kept", pending, err)
