@@ -86,63 +86,50 @@ func Member(ctx context.Context, cfg MemberConfig, out io.Writer) error {
 		return err
 	}
 	defer n.Stop(context.Background())
-	reg := cluster.SessionRegistry()
-	grain, err := cluster.SessionGrain(cluster.SessionGrainConfig{Sessions: n.Sessions, Registry: reg, Logger: log})
-	if err != nil {
-		return err
-	}
-	locations, err := cluster.LocationKind(cluster.LocationConfig{Member: cfg.Name, Locations: n.Locations, Logger: log, Tracer: n.Telemetry.TracerProvider})
-	if err != nil {
-		return err
-	}
-	placement, err := cluster.NewPlacement(cfg.Name, cfg.LocationRoots)
-	if err != nil {
-		return err
-	}
-	n.Sessions.SetToolPlacement(placement.Tools)
-	m, err := cluster.Start(n.System, cluster.Config{
-		Name: "chaos", AutoManagePort: cfg.Health, Members: cfg.Members, RefreshTTL: cfg.Refresh,
-		Kinds: []cluster.Kind{grain, locations}, Registry: reg, Logger: log,
+	m, err := cluster.Join(ctx, n.System, cluster.JoinConfig{
+		Member: cfg.Name,
+		Cluster: cluster.Config{Name: "chaos", AutoManagePort: cfg.Health, Members: cfg.Members, RefreshTTL: cfg.Refresh,
+			Logger: log},
+		Sessions: n.Sessions, Locations: n.Locations, Roots: cfg.LocationRoots,
+		MidDrain: n.Journal.MidDrain, Tracer: n.Telemetry.TracerProvider, Metrics: n.Telemetry.Registry, Logger: log,
 	})
 	if err != nil {
 		return err
 	}
-	placement.Attach(m)
-	if err := m.ExportMetrics(ctx, n.Telemetry.Registry); err != nil {
-		return err
-	}
-	go m.ResumeOrphans(ctx, n.Journal.MidDrain)
+	router := cluster.NewRouter(m)
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
 	}
 	mux := http.NewServeMux()
-	req := func(r *http.Request, msg any, timeout time.Duration) (any, error) {
-		return m.Request(r.Context(), r.URL.Query().Get("id"), cluster.SessionKind, msg, cluster.CallOptions{Timeout: timeout})
-	}
 	mux.HandleFunc("GET /members", func(w http.ResponseWriter, r *http.Request) {
 		reply(w, len(m.Members()), nil)
 	})
 	mux.HandleFunc("GET /where", func(w http.ResponseWriter, r *http.Request) {
 		reply(w, m.Where(r.URL.Query().Get("id"), cluster.SessionKind), nil)
 	})
+	// Commands go through the cluster Router, as a server's API would.
 	mux.HandleFunc("GET /create", func(w http.ResponseWriter, r *http.Request) {
-		res, err := req(r, &actors.Create{Location: r.URL.Query().Get("loc")}, 20*time.Second)
+		q := r.URL.Query()
+		res, err := router.Create(r.Context(), q.Get("id"), actors.Create{Location: q.Get("loc")})
 		reply(w, res, err)
 	})
 	mux.HandleFunc("GET /admit", func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
-		res, err := req(r, &actors.Prompt{MessageID: q.Get("msg"), Prompt: messages.Prompt{Text: q.Get("text")}, Delivery: messages.Queue, Resume: true}, 20*time.Second)
+		res, err := router.Prompt(r.Context(), q.Get("id"), actors.Prompt{MessageID: q.Get("msg"), Prompt: messages.Prompt{Text: q.Get("text")}, Delivery: messages.Queue, Resume: true})
 		reply(w, res, err)
 	})
 	mux.HandleFunc("GET /wait", func(w http.ResponseWriter, r *http.Request) {
 		ms, _ := strconv.Atoi(r.URL.Query().Get("timeout"))
-		res, err := req(r, &actors.WaitIdle{}, time.Duration(ms)*time.Millisecond)
+		ctx, cancel := context.WithTimeout(r.Context(), time.Duration(ms)*time.Millisecond)
+		defer cancel()
+		res, err := router.WaitIdle(ctx, r.URL.Query().Get("id"))
 		reply(w, res, err)
 	})
 	mux.HandleFunc("GET /move", func(w http.ResponseWriter, r *http.Request) {
-		res, err := req(r, &actors.Move{To: r.URL.Query().Get("to")}, 20*time.Second)
+		q := r.URL.Query()
+		res, err := router.Move(r.Context(), q.Get("id"), q.Get("to"))
 		reply(w, res, err)
 	})
 	mux.Handle("GET /metrics", n.Telemetry.Registry.Handler())

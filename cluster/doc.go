@@ -19,6 +19,11 @@
 //	})
 //	res, err := m.Request(ctx, sessionID, cluster.SessionKind, &actors.Prompt{...}, cluster.CallOptions{})
 //
+// A node joins with Join (Session grain, its Location kind, Placement of
+// Locations held elsewhere, orphan resumption, /metrics), and serves its
+// API through NewRouter(m): the actors.Sessions methods, each sent to the
+// session's grain wherever it is placed.
+//
 // Request passes every protoactor call option (its defaults are one shared,
 // mutated global) and sends again at once when the grain's host leaves the
 // topology, so failover costs the provider's detection time (automanaged:

@@ -99,6 +99,7 @@ func SessionRegistry() *Registry {
 		"session.SwitchModel":     &actors.SwitchModel{},
 		"session.ReplyPermission": &actors.ReplyPermission{},
 		"session.WaitIdle":        &actors.WaitIdle{},
+		"session.Compact":         &actors.Compact{},
 		"session.Info":            &actors.Info{},
 		"session.Receipt":         &actors.Receipt{},
 		"session.Outcome":         &actors.Outcome{},

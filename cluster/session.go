@@ -107,7 +107,7 @@ func (g *sessionGrain) Receive(ctx actor.Context) {
 		return res
 	}
 	switch msg.(type) {
-	case *actors.Run, *actors.WaitIdle, *actors.Interrupt:
+	case *actors.Run, *actors.WaitIdle, *actors.Interrupt, *actors.Compact:
 		go func() { g.reply(system, sender, run()) }()
 	default:
 		res := run()
@@ -163,6 +163,8 @@ func (g *sessionGrain) dispatch(ctx context.Context, msg any) (any, error) {
 		return &actors.Done{}, s.Wake(ctx, id)
 	case *actors.Interrupt:
 		return &actors.Done{}, s.Interrupt(ctx, id)
+	case *actors.Compact:
+		return s.Compact(ctx, id)
 	case *actors.Move:
 		return s.Move(ctx, id, m.To)
 	case *actors.SwitchAgent:
