@@ -37,26 +37,43 @@ func procCPU(pid int) (time.Duration, error) {
 	return time.Duration(ut+st) * time.Second / clockTicks, nil
 }
 
-// procMem returns the resident set size now and its peak (VmRSS, VmHWM).
-func procMem(pid int) (rss, peak int64, err error) {
+// memory is a process's resident set from /proc/PID/status.
+type memory struct {
+	rss, peak int64 // VmRSS, VmHWM
+	file      int64 // RssFile: mapped file pages (an mmap'd journal) count in RSS
+}
+
+// procMem reads pid's resident set size now, its peak and the part of it
+// that is file-backed.
+func procMem(pid int) (memory, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0, 0, fmt.Errorf("read memory of pid %d: %w", pid, err)
+		return memory{}, fmt.Errorf("read memory of pid %d: %w", pid, err)
 	}
+	return parseStatus(pid, b)
+}
+
+func parseStatus(pid int, b []byte) (memory, error) {
+	var m memory
 	for _, line := range strings.Split(string(b), "\n") {
 		k, v, ok := strings.Cut(line, ":")
-		if !ok || (k != "VmRSS" && k != "VmHWM") {
+		var dst *int64
+		switch k {
+		case "VmRSS":
+			dst = &m.rss
+		case "VmHWM":
+			dst = &m.peak
+		case "RssFile":
+			dst = &m.file
+		}
+		if !ok || dst == nil {
 			continue
 		}
 		n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
 		if err != nil {
-			return 0, 0, fmt.Errorf("pid %d: %s %q: %w", pid, k, v, err)
+			return memory{}, fmt.Errorf("pid %d: %s %q: %w", pid, k, v, err)
 		}
-		if k == "VmRSS" {
-			rss = n << 10
-		} else {
-			peak = n << 10
-		}
+		*dst = n << 10
 	}
-	return rss, peak, nil
+	return m, nil
 }

@@ -134,3 +134,13 @@ func TestSessionrtServesPprofOnlyWhenAsked(t *testing.T) {
 		t.Error("pprof not served at PprofAddr")
 	}
 }
+
+func TestParseStatusReadsRSSPeakAndFileBacked(t *testing.T) {
+	m, err := parseStatus(1, []byte("Name:\tx\nVmHWM:\t  2048 kB\nVmRSS:\t  1024 kB\nRssAnon:\t 512 kB\nRssFile:\t 256 kB\n"))
+	if err != nil || m.peak != 2<<20 || m.rss != 1<<20 || m.file != 256<<10 {
+		t.Fatalf("%+v %v", m, err)
+	}
+	if _, err := parseStatus(1, []byte("VmRSS:\tlots kB\n")); err == nil {
+		t.Fatal("a malformed VmRSS was accepted")
+	}
+}

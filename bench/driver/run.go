@@ -89,6 +89,9 @@ type Result struct {
 	CPUPerTurn float64 `json:"cpu_ms_per_turn"`
 	PeakRSS    int64   `json:"peak_rss_bytes"`
 	RSSAfter   int64   `json:"rss_after_bytes"`
+	// RSSAfterFile is the file-backed part of RSSAfter (mapped files such
+	// as an mmap'd journal, which the kernel can drop), not heap.
+	RSSAfterFile int64 `json:"rss_after_file_bytes"`
 }
 
 func (c *Config) defaults() error {
@@ -220,9 +223,11 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 		return res, fail(err)
 	}
 	res.CPUPerTurn = ms(cpu1-cpu0) / float64(turns)
-	if res.RSSAfter, res.PeakRSS, err = procMem(pid); err != nil {
+	mem, err := procMem(pid)
+	if err != nil {
 		return res, fail(err)
 	}
+	res.RSSAfter, res.PeakRSS, res.RSSAfterFile = mem.rss, mem.peak, mem.file
 	if s.PprofAddr != "" {
 		if err := profilePhase(ctx, c, cfg, "http://"+s.PprofAddr); err != nil {
 			return res, fail(fmt.Errorf("profile: %w", err))
