@@ -178,13 +178,21 @@ type locationPIDs struct {
 func (rt *runtime) resolveLocation(dir string) (*locationPIDs, error) {
 	ctx, cancel := context.WithTimeout(rt.ctx, rt.cfg.RequestTimeout)
 	defer cancel()
+	// Both children at once: one round trip to the Location, not two.
+	var t *actor.PID
+	var terr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t, terr = rt.cfg.Locations.Child(ctx, dir, ToolRegistryName)
+	}()
 	c, err := rt.cfg.Locations.Child(ctx, dir, supervisor.ContextRegistryName)
+	<-done
 	if err != nil {
 		return nil, err
 	}
-	t, err := rt.cfg.Locations.Child(ctx, dir, ToolRegistryName)
-	if err != nil {
-		return nil, err
+	if terr != nil {
+		return nil, terr
 	}
 	if place := rt.cfg.ToolPlacement; place != nil {
 		remote, err := place(ctx, dir, t)
