@@ -87,6 +87,16 @@ func (j *Journal) LoadHistory(ctx context.Context, sessionID string) (*History, 
 	return h, nil
 }
 
+// Result is the AppendResult of an admission: its PromptAdmitted event at
+// AdmittedSeq, which writes no message; zero for a duplicate, which wrote
+// nothing.
+func (r Receipt) Result() AppendResult {
+	if r.Duplicate {
+		return AppendResult{}
+	}
+	return AppendResult{FirstSeq: r.AdmittedSeq, LastSeq: r.AdmittedSeq}
+}
+
 // SessionID is the session the history belongs to.
 func (h *History) SessionID() string { return h.sessionID }
 
@@ -94,10 +104,16 @@ func (h *History) SessionID() string { return h.sessionID }
 func (h *History) Head() int64 { return h.head }
 
 // Apply brings the copy forward by one committed append: events are the
-// events passed to AppendProjected and r its result. An append that does
-// not continue the copy (r.FirstSeq != Head()+1) is refused with an error
-// and changes nothing: reload.
+// events passed to AppendProjected and r its result. Every append to the
+// session must be applied, in order: an admission as
+// h.Apply([]messages.Event{a}, receipt.Result()) (a duplicate's zero result
+// changes nothing). An append that does not continue the copy
+// (r.FirstSeq != Head()+1) is refused with an error and changes nothing:
+// reload.
 func (h *History) Apply(events []messages.Event, r AppendResult) error {
+	if r.FirstSeq == 0 && r.LastSeq == 0 && len(r.Messages) == 0 {
+		return nil // nothing was written (a duplicate admission)
+	}
 	if r.FirstSeq != h.head+1 || r.LastSeq != h.head+int64(len(events)) {
 		return fmt.Errorf("history of %s is at seq %d; append of seqs %d..%d (%d events) does not continue it",
 			h.sessionID, h.head, r.FirstSeq, r.LastSeq, len(events))

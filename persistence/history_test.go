@@ -90,3 +90,42 @@ func sameHistory(a, b []persistence.Message) bool {
 	}
 	return reflect.DeepEqual(a, b)
 }
+
+// Admissions move the head without writing a message: applied through their
+// receipt (a duplicate's changes nothing), the copy stays equal.
+func TestHistoryFollowsAdmissionsBetweenAppends(t *testing.T) {
+	eachBackend(t, func(t *testing.T, j *persistence.Journal) {
+		ctx := testCtx(t)
+		last := mustAppend(t, j, "s1", 0, 0, created("/p"))
+		h, err := j.LoadHistory(ctx, "s1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		admit := func(id string) {
+			t.Helper()
+			a := messages.PromptAdmitted{MessageID: id, Prompt: messages.Prompt{Text: id}, Delivery: messages.Queue}
+			rec, err := j.AdmitPrompt(ctx, "s1", h.Head(), 0, a, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := h.Apply([]messages.Event{a}, rec.Result()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		admit("u1")
+		admit("u1") // duplicate: nothing written, nothing applied
+		admit("u2")
+		evs := []messages.Event{messages.PromptPromoted{MessageIDs: []string{"u1", "u2"}}, messages.TurnStarted{AssistantMessageID: "a1"}}
+		r, err := j.AppendProjected(ctx, "s1", h.Head(), 0, evs...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := h.Apply(evs, r); err != nil {
+			t.Fatal(err)
+		}
+		want, _ := j.ModelHistory(ctx, "s1")
+		if got := h.Model(); !sameHistory(got, want) || roles(got) != "UUA" || h.Head() != last+4 {
+			t.Fatalf("kept %s at %d, ModelHistory %s", roles(got), h.Head(), roles(want))
+		}
+	})
+}
