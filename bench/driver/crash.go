@@ -245,10 +245,11 @@ func crashOnce(ctx context.Context, cfg CrashConfig, point string, n int) (o Cra
 		if point == MidTool && len(gated(descendants(sv2.pid), gate)) > 0 {
 			o.ToolRerun = true
 		}
-		return f.replied || (point == MidTool && f.toolOutcome != ""), nil
+		return f.replied || f.failedAfter > 0 && (point == MidStream || f.toolOutcome != ""), nil
 	}, cfg.StartupWindow)
 	o.PromptKept = f.promptKept
 	o.ToolSettledAtStartup = o.ToolStarted && f.toolOutcome != ""
+	o.TurnFailedAtStartup = f.failedAfter > 0
 
 	// Open the gate (a re-run tool and any orphan finish), then give the
 	// interrupted turn a bounded while to finish by itself.

@@ -48,8 +48,10 @@ type CrashObservation struct {
 	ToolOutcome string `json:"tool_outcome"`
 	// TurnResumed: the interrupted prompt got its reply with no new prompt.
 	TurnResumed bool `json:"turn_resumed"`
-	// TurnFailed: the restarted server wrote a step.failed for it.
-	TurnFailed bool `json:"turn_failed"`
+	// TurnFailed: the restarted server wrote a step.failed for it;
+	// TurnFailedAtStartup: within the start-up window.
+	TurnFailed          bool `json:"turn_failed"`
+	TurnFailedAtStartup bool `json:"turn_failed_at_startup"`
 	// NewPromptSent / NewPromptAnswered: a follow-up prompt after restart.
 	NewPromptSent     bool `json:"new_prompt_sent"`
 	NewPromptAnswered bool `json:"new_prompt_answered"`
@@ -66,10 +68,16 @@ func Judge(o CrashObservation) Verdict {
 	switch {
 	case o.TurnResumed:
 		v.Turn = "resumed by itself"
-	case o.TurnFailed && o.NewPromptAnswered:
-		v.Turn = "failed; next prompt answered"
 	case o.TurnFailed:
 		v.Turn = "failed"
+		if o.TurnFailedAtStartup {
+			v.Turn += " at start-up"
+		}
+		if o.NewPromptAnswered {
+			v.Turn += "; next prompt answered"
+		} else if o.NewPromptSent {
+			v.Turn += "; next prompt not answered"
+		}
 	case o.NewPromptAnswered:
 		v.Turn = "left unfinished; next prompt answered"
 	case o.NewPromptSent:
