@@ -46,7 +46,24 @@ func buildRequest(r turnRequest) *provider.Request {
 	} else {
 		req.Tools = r.Tools
 	}
-	for _, m := range r.History {
+	// One allocation for the messages: every history message gives one,
+	// an assistant message one more per tool call, the last turn one more.
+	n := len(r.History)
+	for i := range r.History {
+		for _, p := range r.History[i].Parts {
+			if p.Kind == persistence.PartTool {
+				n++
+			}
+		}
+	}
+	if r.LastTurn {
+		n++
+	}
+	if n > 0 {
+		req.Messages = make([]provider.Message, 0, n)
+	}
+	for i := range r.History {
+		m := &r.History[i]
 		switch m.Role {
 		case persistence.RoleUser:
 			req.Messages = append(req.Messages, userMessage(m))
@@ -55,16 +72,19 @@ func buildRequest(r turnRequest) *provider.Request {
 		case persistence.RoleCompaction:
 			req.Messages = append(req.Messages, provider.Message{Role: provider.RoleUser, Text: compactionText(m)})
 		case persistence.RoleAssistant:
-			req.Messages = append(req.Messages, assistantMessages(m, r.Model)...)
+			req.Messages = appendAssistant(req.Messages, m, r.Model)
 		}
 	}
 	if r.LastTurn {
 		req.Messages = append(req.Messages, provider.Message{Role: provider.RoleSystem, Text: MaxStepsInstruction})
 	}
+	if len(req.Messages) == 0 {
+		req.Messages = nil // as when nothing was ever appended
+	}
 	return req
 }
 
-func userMessage(m persistence.Message) provider.Message {
+func userMessage(m *persistence.Message) provider.Message {
 	out := provider.Message{Role: provider.RoleUser}
 	if m.Prompt == nil {
 		return out
@@ -83,7 +103,7 @@ func userMessage(m persistence.Message) provider.Message {
 }
 
 // compactionText is the model-visible checkpoint of a completed compaction.
-func compactionText(m persistence.Message) string {
+func compactionText(m *persistence.Message) string {
 	var b strings.Builder
 	b.WriteString("<conversation-summary>\n")
 	b.WriteString(m.Text)
@@ -96,37 +116,71 @@ func compactionText(m persistence.Message) string {
 	return b.String()
 }
 
-func assistantMessages(m persistence.Message, current messages.ModelRef) []provider.Message {
+// appendAssistant appends an assistant message and then one tool message
+// per call to dst.
+func appendAssistant(dst []provider.Message, m *persistence.Message, current messages.ModelRef) []provider.Message {
 	sameModel := m.Model == current
 	msg := provider.Message{Role: provider.RoleAssistant}
+	// The common assistant message has one text part: its text is used as
+	// is; only several pieces are joined.
 	var text strings.Builder
-	var results []provider.Message
+	pieces, first := 0, ""
+	add := func(s string) {
+		if pieces == 1 {
+			text.WriteString(first)
+		}
+		if pieces == 0 {
+			first = s
+		} else {
+			text.WriteString(s)
+		}
+		pieces++
+	}
+	calls := 0
 	for _, p := range m.Parts {
 		switch p.Kind {
 		case persistence.PartText:
-			text.WriteString(p.Text)
+			add(p.Text)
 		case persistence.PartReasoning:
 			if sameModel {
 				msg.Reasoning = append(msg.Reasoning, provider.Reasoning{Text: p.Text, Signature: reasoningSignature(p.ProviderMetadata)})
 			} else if p.Text != "" {
-				text.WriteString(p.Text)
-				text.WriteString("\n")
+				add(p.Text)
+				add("\n")
 			}
 		case persistence.PartTool:
-			t := p.Tool
-			args := json.RawMessage(t.Input)
-			if len(args) == 0 || !json.Valid(args) {
-				args = json.RawMessage("{}")
-			}
-			msg.ToolCalls = append(msg.ToolCalls, provider.ToolCall{ID: t.CallID, Name: t.Tool, Args: args})
-			results = append(results, provider.Message{Role: provider.RoleTool, ToolResult: toolResult(t)})
+			calls++
 		}
 	}
-	msg.Text = text.String()
-	if msg.Text == "" && len(msg.Reasoning) == 0 && len(msg.ToolCalls) == 0 {
-		return nil // a turn that failed before producing anything
+	switch pieces {
+	case 0:
+	case 1:
+		msg.Text = first
+	default:
+		msg.Text = text.String()
 	}
-	return append([]provider.Message{msg}, results...)
+	if calls > 0 {
+		msg.ToolCalls = make([]provider.ToolCall, 0, calls)
+		for _, p := range m.Parts {
+			if t := p.Tool; p.Kind == persistence.PartTool {
+				args := json.RawMessage(t.Input)
+				if len(args) == 0 || !json.Valid(args) {
+					args = json.RawMessage("{}")
+				}
+				msg.ToolCalls = append(msg.ToolCalls, provider.ToolCall{ID: t.CallID, Name: t.Tool, Args: args})
+			}
+		}
+	}
+	if msg.Text == "" && len(msg.Reasoning) == 0 && len(msg.ToolCalls) == 0 {
+		return dst // a turn that failed before producing anything
+	}
+	dst = append(dst, msg)
+	for _, p := range m.Parts {
+		if p.Kind == persistence.PartTool {
+			dst = append(dst, provider.Message{Role: provider.RoleTool, ToolResult: toolResult(p.Tool)})
+		}
+	}
+	return dst
 }
 
 func toolResult(t *persistence.ToolPart) *provider.ToolResult {

@@ -1,0 +1,130 @@
+package actors
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/sessionrt/sessionrt/messages"
+	"github.com/sessionrt/sessionrt/persistence"
+	"github.com/sessionrt/sessionrt/provider"
+)
+
+// TestBuildRequestIsUnchangedByItsAllocationCuts compares buildRequest with
+// the straightforward lowering it replaced (kept below as the reference) on
+// histories covering every message and part kind: the requests must be the
+// same value, so providers see byte-identical requests.
+func TestBuildRequestIsUnchangedByItsAllocationCuts(t *testing.T) {
+	cur := messages.ModelRef{Provider: "p", ID: "m"}
+	other := messages.ModelRef{Provider: "p", ID: "old"}
+	sig := []byte(`{"` + provider.MetaReasoningSignature + `":"sig"}`)
+	tool := func(id, in string, st persistence.ToolState, out, errText string) persistence.Part {
+		return persistence.Part{Kind: persistence.PartTool, Tool: &persistence.ToolPart{CallID: id, Tool: "bash", Input: []byte(in), State: st, Output: out, Error: errText}}
+	}
+	text := func(s string) persistence.Part { return persistence.Part{Kind: persistence.PartText, Text: s} }
+	reason := func(s string) persistence.Part {
+		return persistence.Part{Kind: persistence.PartReasoning, Text: s, ProviderMetadata: sig}
+	}
+	history := []persistence.Message{
+		{Role: persistence.RoleCompaction, Text: "summary", RecentContext: "recent"},
+		{Role: persistence.RoleCompaction, Text: "summary only"},
+		{Role: persistence.RoleUser, Prompt: &messages.Prompt{Text: "hello", Attachments: []messages.Attachment{
+			{Kind: "file", Name: "a.txt", URI: "file:///a.txt"},
+			{Kind: "image", Name: "b.png", MediaType: "image/png", Data: []byte{1, 2}},
+		}}},
+		{Role: persistence.RoleUser},
+		{Role: persistence.RoleSystem, Text: "context changed"},
+		{Role: persistence.RoleAssistant, Model: cur, Parts: []persistence.Part{text("one part")}},
+		{Role: persistence.RoleAssistant, Model: cur, Parts: []persistence.Part{reason("think"), text("a"), text("b"), reason("more")}},
+		{Role: persistence.RoleAssistant, Model: other, Parts: []persistence.Part{reason("old thoughts"), reason(""), text("answer")}},
+		{Role: persistence.RoleAssistant, Model: other, Parts: []persistence.Part{reason("only thoughts")}},
+		{Role: persistence.RoleAssistant, Model: cur, Parts: []persistence.Part{
+			text("calling"),
+			tool("c1", `{"command":"echo"}`, persistence.ToolCompleted, "out", ""),
+			tool("c2", `not json`, persistence.ToolFailed, "", "boom"),
+			tool("c3", ``, persistence.ToolRunning, "", ""),
+		}},
+		{Role: persistence.RoleAssistant, Model: cur, Parts: []persistence.Part{tool("c4", `{}`, persistence.ToolCompleted, "x", "")}},
+		{Role: persistence.RoleAssistant, Model: cur}, // failed before producing anything
+		{Role: persistence.RoleAssistant, Model: cur, Parts: []persistence.Part{text("")}},
+	}
+	tools := []provider.Tool{{Name: "bash", Schema: json.RawMessage(`{"type":"object"}`)}}
+	for _, tc := range []turnRequest{
+		{Model: cur, Baseline: "base", History: history, Tools: tools},
+		{Model: cur, Baseline: "base", History: history, Tools: tools, LastTurn: true},
+		{Model: other, History: history},
+		{Model: cur, History: nil},
+		{Model: cur, History: nil, LastTurn: true},
+		{Model: cur, History: history[len(history)-2:]},
+	} {
+		got, want := buildRequest(tc), referenceRequest(tc)
+		if !reflect.DeepEqual(got, want) {
+			g, _ := json.Marshal(got)
+			w, _ := json.Marshal(want)
+			t.Fatalf("request differs from the reference lowering:\n%s\n%s", g, w)
+		}
+	}
+}
+
+// referenceRequest is buildRequest as it was before its allocations were cut.
+func referenceRequest(r turnRequest) *provider.Request {
+	req := &provider.Request{
+		Model:  provider.ModelRef{Provider: r.Model.Provider, Model: r.Model.ID},
+		System: r.Baseline,
+	}
+	if r.LastTurn {
+		req.ToolChoice = provider.ToolChoiceNone
+	} else {
+		req.Tools = r.Tools
+	}
+	for _, m := range r.History {
+		switch m.Role {
+		case persistence.RoleUser:
+			req.Messages = append(req.Messages, userMessage(&m))
+		case persistence.RoleSystem:
+			req.Messages = append(req.Messages, provider.Message{Role: provider.RoleSystem, Text: m.Text})
+		case persistence.RoleCompaction:
+			req.Messages = append(req.Messages, provider.Message{Role: provider.RoleUser, Text: compactionText(&m)})
+		case persistence.RoleAssistant:
+			req.Messages = append(req.Messages, referenceAssistant(m, r.Model)...)
+		}
+	}
+	if r.LastTurn {
+		req.Messages = append(req.Messages, provider.Message{Role: provider.RoleSystem, Text: MaxStepsInstruction})
+	}
+	return req
+}
+
+func referenceAssistant(m persistence.Message, current messages.ModelRef) []provider.Message {
+	sameModel := m.Model == current
+	msg := provider.Message{Role: provider.RoleAssistant}
+	var text strings.Builder
+	var results []provider.Message
+	for _, p := range m.Parts {
+		switch p.Kind {
+		case persistence.PartText:
+			text.WriteString(p.Text)
+		case persistence.PartReasoning:
+			if sameModel {
+				msg.Reasoning = append(msg.Reasoning, provider.Reasoning{Text: p.Text, Signature: reasoningSignature(p.ProviderMetadata)})
+			} else if p.Text != "" {
+				text.WriteString(p.Text)
+				text.WriteString("\n")
+			}
+		case persistence.PartTool:
+			t := p.Tool
+			args := json.RawMessage(t.Input)
+			if len(args) == 0 || !json.Valid(args) {
+				args = json.RawMessage("{}")
+			}
+			msg.ToolCalls = append(msg.ToolCalls, provider.ToolCall{ID: t.CallID, Name: t.Tool, Args: args})
+			results = append(results, provider.Message{Role: provider.RoleTool, ToolResult: toolResult(t)})
+		}
+	}
+	msg.Text = text.String()
+	if msg.Text == "" && len(msg.Reasoning) == 0 && len(msg.ToolCalls) == 0 {
+		return nil
+	}
+	return append([]provider.Message{msg}, results...)
+}
