@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/vitess/go/mysql"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -35,6 +36,13 @@ func (t *Table) editor(ctx *sql.Context) *editor {
 		// Take the writer now, before the statement's read cursors open,
 		// so the rows it reads are the rows it changes.
 		_, e.err = e.tx.writeTx(ctx)
+	}
+	if e.err == nil && t.eng.lookupTable(t.ti.db, t.ti.def.Name) != t.ti {
+		// The statement resolved the table before it had the writer, and a
+		// DDL statement changed it in between (or its uncommitted change was
+		// rolled back): writing with the old definition would skip a new
+		// index, or write to one that no longer exists. MySQL's answer.
+		e.err = mysql.NewSQLError(1412, "HY000", "Table definition has changed, please retry transaction (table %s)", t.ti.def.Name)
 	}
 	return e
 }

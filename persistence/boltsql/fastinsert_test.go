@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -274,5 +275,57 @@ func TestFastInsertConcurrentWriters(t *testing.T) {
 	}
 	if got, want := e.fastInserts.Load(), uint64(writers*each*3/4); got != want {
 		t.Fatalf("fast path ran %d statements, want %d", got, want)
+	}
+}
+
+// TestInsertRefusesATableChangedWhileWaitingForTheWriter: an INSERT that
+// resolved its table, then waited for the writer while another transaction
+// added an index, must not write with the old definition (its row would be
+// missing from the new index): it fails with MySQL's 1412 and changes nothing.
+func TestInsertRefusesATableChangedWhileWaitingForTheWriter(t *testing.T) {
+	e := openTest(t, Options{NoSync: true})
+	db := e.DB()
+	mustExec(t, db, "CREATE TABLE tc (id BIGINT PRIMARY KEY, v VARCHAR(10) NOT NULL)")
+	mustExec(t, db, "CREATE TABLE other (id BIGINT PRIMARY KEY)")
+	ctx := context.Background()
+	holder, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	if _, err := holder.ExecContext(ctx, "START TRANSACTION"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := holder.ExecContext(ctx, "INSERT INTO other VALUES (1)"); err != nil { // takes the writer
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := db.Exec("INSERT INTO tc VALUES (?, ?)", 1, "x")
+		done <- err
+	}()
+	// The fast path resolves the table before it starts its transaction, so
+	// once two writers are counted the insert holds the old definition.
+	deadline := time.Now().Add(10 * time.Second)
+	for e.writers.Load() < 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("the insert never started")
+		}
+		runtime.Gosched()
+	}
+	// DDL commits the holder's transaction implicitly and frees the writer.
+	if _, err := holder.ExecContext(ctx, "CREATE INDEX byv ON tc (v)"); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; mysqlCode(err) != 1412 {
+		t.Fatalf("insert across a concurrent index creation: got %v, want 1412", err)
+	}
+	if n := queryInt(t, db, "SELECT COUNT(*) FROM tc"); n != 0 {
+		t.Fatalf("refused insert left %d rows", n)
+	}
+	// Retried, it writes the row and its index entry.
+	mustExec(t, db, "INSERT INTO tc VALUES (?, ?)", 1, "x")
+	if n := queryInt(t, db, "SELECT COUNT(*) FROM tc WHERE v = 'x'"); n != 1 {
+		t.Fatalf("index lookup after retry: %d rows, want 1", n)
 	}
 }
