@@ -7,5 +7,11 @@
 //
 //	go test -run '^$' -bench . -benchtime 2000x ./bench/engine/
 //
+// Durable write rates follow the disk's fsync latency, which on a shared
+// machine moves several-fold from run to run: read them beside boltsql's
+// µs/commit metric (a bbolt commit is two fdatasyncs; the 1-writer figure is
+// ~250 µs on a quiet disk and 1-2 ms on a busy one, and the 64-writer rate
+// falls with it). BENCH_NOSYNC=1 removes fsync to show CPU cost alone.
+//
 // It holds no code used elsewhere.
 package engine
