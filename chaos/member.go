@@ -22,6 +22,7 @@ import (
 	"github.com/sessionrt/sessionrt/node"
 	"github.com/sessionrt/sessionrt/provider"
 	"github.com/sessionrt/sessionrt/provider/scripted"
+	"github.com/sessionrt/sessionrt/toolactors/permission"
 )
 
 // MemberConfig configures one cluster member process of a member-kill run.
@@ -37,6 +38,9 @@ type MemberConfig struct {
 	// (the same map on every member). Tools of a Location another member
 	// holds run there.
 	LocationRoots map[string]string `json:",omitempty"`
+	// AskBash makes the agent ask before every bash call (the driver
+	// replies through /reply), so permission requests cross members too.
+	AskBash bool `json:",omitempty"`
 }
 
 // Member is the body of a member process: a node on the shared journal
@@ -51,6 +55,7 @@ type MemberConfig struct {
 //	GET /admit?id=S&msg=M&text=T Prompt (queued, resume) through the cluster
 //	GET /wait?id=S&timeout=MS    WaitIdle through the cluster
 //	GET /move?id=S&to=DIR        Move through the cluster
+//	GET /reply?id=S&req=R&answer=once  answer a permission request
 //	GET /stats                   {"fenced": appends refused to a fenced activation here}
 //	GET /metrics                 the node's metrics, cluster members and placement included
 //
@@ -73,7 +78,15 @@ func Member(ctx context.Context, cfg MemberConfig, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	var agents map[string]actors.Agent
+	if cfg.AskBash {
+		agents = map[string]actors.Agent{"build": {Rules: []permission.Rule{
+			{Action: "*", Resource: "*", Effect: permission.Allow},
+			{Action: "bash", Resource: "*", Effect: permission.Ask},
+		}}}
+	}
 	n, err := node.Start(ctx, node.Config{
+		Agents:       agents,
 		Data:         cfg.Data,
 		JournalURL:   cfg.JournalURL,
 		Owner:        fmt.Sprintf("%s/%d", cfg.Name, os.Getpid()),
@@ -131,6 +144,11 @@ func Member(ctx context.Context, cfg MemberConfig, out io.Writer) error {
 		q := r.URL.Query()
 		res, err := router.Move(r.Context(), q.Get("id"), q.Get("to"))
 		reply(w, res, err)
+	})
+	mux.HandleFunc("GET /reply", func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		err := router.ReplyPermission(r.Context(), q.Get("id"), actors.ReplyPermission{RequestID: q.Get("req"), Reply: messages.PermissionReply(q.Get("answer"))})
+		reply(w, "ok", err)
 	})
 	mux.Handle("GET /metrics", n.Telemetry.Registry.Handler())
 	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, r *http.Request) {

@@ -20,6 +20,7 @@ type MoveReport struct {
 	LocationA string   // held by member m0
 	LocationB string   // held by member m1
 	RanOn     []string // per tool call, in order: the member that ran it
+	Asks      int      // permission requests answered (every bash call asks)
 	// Metrics are the cluster lines of each member's /metrics at the end.
 	Metrics map[string][]string
 }
@@ -27,8 +28,10 @@ type MoveReport struct {
 // RunMemberMove starts a cluster whose Location A is held by member m0 and
 // Location B by m1, runs a session hosted on another member (m2) in A,
 // moves it to B, and runs it again: it reports where each tool ran (read
-// from the tool outputs in the journal: "ran-on=<member>"). cfg's
-// Sessions, ToolSleep and LocationRoots are set by the run.
+// from the tool outputs in the journal: "ran-on=<member>"). Every bash
+// call asks for permission first, so each ask crosses from the Location's
+// member to the session's and is answered by the driver. cfg's Sessions,
+// ToolSleep and LocationRoots are set by the run.
 func RunMemberMove(ctx context.Context, cfg MemberKillConfig) (MoveReport, error) {
 	var rep MoveReport
 	cfg.Members = 3
@@ -57,6 +60,7 @@ func RunMemberMove(ctx context.Context, cfg MemberKillConfig) (MoveReport, error
 	}
 	rep.LocationA, rep.LocationB = a, b
 	cfg.LocationRoots = map[string]string{a: "m0", b: "m1"}
+	cfg.AskBash = true
 	j, err := persistence.OpenURL(ctx, "", cfg.JournalURL, false, persistence.Config{})
 	if err != nil {
 		return rep, err
@@ -109,7 +113,16 @@ func RunMemberMove(ctx context.Context, cfg MemberKillConfig) (MoveReport, error
 			return fmt.Errorf("admit %s: %w", msg, err)
 		}
 		return waitUntil(ctx, 30*time.Second, func() error {
-			_ = getJSON(ctx, via.ctl, "/wait", url.Values{"id": {sid}, "timeout": {"10000"}}, nil)
+			pending, err := j.PendingPermissions(ctx, sid)
+			if err != nil {
+				return err
+			}
+			for _, p := range pending {
+				if err := getJSON(ctx, via.ctl, "/reply", url.Values{"id": {sid}, "req": {p.RequestID}, "answer": {"once"}}, nil); err != nil {
+					return err
+				}
+				rep.Asks++
+			}
 			ok, err := settled(ctx, j, sid)
 			if err == nil && !ok {
 				err = fmt.Errorf("session %s not settled: %s", sid, describe(j, sid))

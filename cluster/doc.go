@@ -45,10 +45,11 @@
 // grain, which runs them in its own tool registry; the settlement comes
 // back to the Session. A tool running on a member that dies is settled as
 // interrupted. After a move, the next tools run on the new Location's
-// member. Not yet across members: permission asks (a remote tool's asker
-// refuses, so only rules that allow run there), the context registry and
-// the catalog (observed on the Session's member: Context Sources are Go
-// values, and the tool catalog is the same code everywhere).
+// member. A remote tool's permission request comes back through the proxy
+// to the Session (journaled and published there) and the client's reply
+// goes back to the tool. Not across members: the context registry and the
+// catalog (observed on the Session's member: Context Sources are Go values,
+// and the tool catalog is the same code everywhere).
 //
 // It must not hold session state or decide anything about a session: the
 // Session actor (package actors) owns that, and fences duplicate

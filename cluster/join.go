@@ -59,7 +59,7 @@ func Join(ctx context.Context, system *actor.ActorSystem, jc JoinConfig) (*Membe
 	if err != nil {
 		return nil, err
 	}
-	locations, err := LocationKind(LocationConfig{Member: jc.Member, Locations: jc.Locations, Logger: jc.Logger, Tracer: jc.Tracer})
+	locations, err := LocationKind(LocationConfig{Member: jc.Member, Locations: jc.Locations, Registry: cfg.Registry, Logger: jc.Logger, Tracer: jc.Tracer})
 	if err != nil {
 		return nil, err
 	}

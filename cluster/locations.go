@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -32,7 +33,8 @@ import (
 // member, so disthash can place a Location's identity (its directory) only
 // there. A Session on any member sends its tool calls to that grain through
 // a local proxy (Placement.Tools), so after a move to a Location held by
-// another member the next tools run there. The context registry and the
+// another member the next tools run there. Permission requests of a remote tool
+// come back through the proxy to the Session's own asker. The context registry and the
 // tool catalog stay on the Session's member (its Context Sources are Go
 // values that do not cross the wire; the catalog is the same code
 // everywhere): see doc.go.
@@ -53,10 +55,25 @@ type RemoteExecuteTool struct {
 	Rules              []permission.Rule
 }
 
+// RemoteAsk carries a remote tool's permission request back to the proxy
+// on the Session's member, whose Session journals and publishes it.
+type RemoteAsk struct{ Request permission.Request }
+
+// RemoteAskReply answers RemoteAsk: the client's reply, or why there is none.
+type RemoteAskReply struct {
+	Reply permission.Reply
+	Err   string
+}
+
+// askLimit bounds a remote permission request; the tool call's context
+// (cancelled when the call ends) is the real bound.
+const askLimit = 24 * time.Hour
+
 // LocationConfig configures LocationKind.
 type LocationConfig struct {
 	Member    string                // this member's name (required)
 	Locations *supervisor.Locations // this member's Locations (required)
+	Registry  *Registry             // wire types; default SessionRegistry()
 	Logger    *slog.Logger
 	// Tracer records a "location.run {tool}" span per call, a child of
 	// the drain's execute_tool span on the Session's member (the trace
@@ -75,8 +92,11 @@ func LocationKind(cfg LocationConfig) (Kind, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.Registry == nil {
+		cfg.Registry = SessionRegistry()
+	}
 	return Kind{Name: LocationKindName(cfg.Member), Produce: func(dir string) actor.Actor {
-		return &locationGrain{member: cfg.Member, dir: dir, locs: cfg.Locations, log: cfg.Logger, tracer: tracerOf(cfg.Tracer), callers: map[string]remoteCall{}}
+		return &locationGrain{member: cfg.Member, dir: dir, locs: cfg.Locations, reg: cfg.Registry, log: cfg.Logger, tracer: tracerOf(cfg.Tracer), callers: map[string]remoteCall{}}
 	}}, nil
 }
 
@@ -84,6 +104,7 @@ type locationGrain struct {
 	member  string
 	dir     string
 	locs    *supervisor.Locations
+	reg     *Registry
 	log     *slog.Logger
 	tracer  trace.Tracer
 	tools   *actor.PID
@@ -138,9 +159,7 @@ func (g *locationGrain) Receive(ctx actor.Context) {
 		ctx.Send(tools, withHeader(ctx, &actor.MessageEnvelope{Message: &toolactors.ExecuteTool{
 			SessionID: m.SessionID, AssistantMessageID: m.AssistantMessageID, CallID: m.CallID, Tool: m.Tool,
 			Input: m.Input, Agent: m.Agent, Dir: m.Dir, Rules: m.Rules,
-			// Asks cannot reach the Session's member yet: nil refuses them
-			// (rules that allow run; rules that ask are rejected).
-			Asker: nil, ReplyTo: ctx.Self(),
+			Asker: g.asker(ctx.ActorSystem(), from), ReplyTo: ctx.Self(),
 		}}))
 	case *toolactors.ToolSettled:
 		k := callKey(m.SessionID, m.CallID)
@@ -167,6 +186,55 @@ func (g *locationGrain) Receive(ctx actor.Context) {
 			ctx.Respond(ack)
 		})
 	}
+}
+
+// asker sends a call's permission requests to the proxy on the Session's
+// member (from) and waits for the reply or the call's end. It runs on the
+// tool's goroutine: it encodes and decodes itself (no middleware there).
+func (g *locationGrain) asker(system *actor.ActorSystem, from *actor.PID) permission.Asker {
+	reg := g.reg
+	return permission.AskerFunc(func(ctx context.Context, req permission.Request) (permission.Reply, error) {
+		if from == nil {
+			return permission.Reply{}, errors.New("permission request: the call has no Session to ask")
+		}
+		enc, err := reg.Encode(&RemoteAsk{Request: req})
+		if err != nil {
+			return permission.Reply{}, err
+		}
+		f := actor.NewFuture(system, askLimit)
+		system.Root.RequestWithCustomSender(from, enc, f.PID())
+		type result struct {
+			res any
+			err error
+		}
+		done := make(chan result, 1)
+		go func() {
+			res, err := f.Result()
+			done <- result{res, err}
+		}()
+		var r result
+		select {
+		case r = <-done:
+		case <-ctx.Done():
+			return permission.Reply{}, ctx.Err()
+		}
+		if r.err != nil {
+			return permission.Reply{}, fmt.Errorf("permission request across members: %w", r.err)
+		}
+		if e, ok := r.res.(*wirepb.Encoded); ok {
+			if r.res, err = reg.Decode(e); err != nil {
+				return permission.Reply{}, err
+			}
+		}
+		ar, ok := r.res.(*RemoteAskReply)
+		if !ok {
+			return permission.Reply{}, fmt.Errorf("permission request across members: answered %T", r.res)
+		}
+		if ar.Err != "" {
+			return permission.Reply{}, errors.New(ar.Err)
+		}
+		return ar.Reply, nil
+	})
 }
 
 // withHeader copies the incoming message's headers (the drain's trace
@@ -271,6 +339,8 @@ type toolProxy struct {
 type pendingCall struct {
 	to                     *actor.PID
 	assistant, tool, agent string
+	asker                  permission.Asker   // the Session's, for the remote tool's asks
+	cancel                 context.CancelFunc // ends asks in flight when the call ends
 }
 
 type topologyChanged struct{}
@@ -301,7 +371,9 @@ func (p *toolProxy) Receive(ctx actor.Context) {
 				fmt.Sprintf("location %s: its member is not in the cluster", p.dir)))
 			return
 		}
-		p.calls[callKey(m.SessionID, m.CallID)] = pendingCall{to: replyTo, assistant: m.AssistantMessageID, tool: m.Tool, agent: m.Agent}
+		askCtx, cancel := context.WithCancel(context.Background())
+		p.calls[callKey(m.SessionID, m.CallID)] = pendingCall{to: replyTo, assistant: m.AssistantMessageID, tool: m.Tool, agent: m.Agent,
+			asker: askerIn(askCtx, m.Asker), cancel: cancel}
 		ctx.Send(target, withHeader(ctx, &actor.MessageEnvelope{Sender: ctx.Self(), Message: &RemoteExecuteTool{
 			SessionID: m.SessionID, AssistantMessageID: m.AssistantMessageID, CallID: m.CallID, Tool: m.Tool,
 			Input: m.Input, Agent: m.Agent, Dir: m.Dir, Rules: m.Rules,
@@ -310,8 +382,11 @@ func (p *toolProxy) Receive(ctx actor.Context) {
 		k := callKey(m.SessionID, m.CallID)
 		if c, ok := p.calls[k]; ok {
 			delete(p.calls, k)
+			c.cancel()
 			ctx.Send(c.to, m)
 		}
+	case *RemoteAsk:
+		p.onAsk(ctx, m)
 	case *toolactors.CancelTool:
 		target := p.grain()
 		if target == nil {
@@ -360,10 +435,48 @@ func (p *toolProxy) onTopology() {
 	}
 	p.target = nil
 	for k, c := range p.calls {
+		c.cancel()
 		session, call, _ := strings.Cut(k, "/")
 		p.m.system.Root.Send(c.to, unavailable(session, c.assistant, call, c.tool, c.agent, toolactors.ErrorInterrupted, toolactors.InterruptedMessage))
 	}
 	p.calls = map[string]pendingCall{}
+}
+
+// askerIn binds a Session's asker to the call's lifetime.
+func askerIn(ctx context.Context, a permission.Asker) permission.Asker {
+	if a == nil {
+		return nil
+	}
+	return permission.AskerFunc(func(_ context.Context, req permission.Request) (permission.Reply, error) {
+		return a.Ask(ctx, req)
+	})
+}
+
+// onAsk asks the Session for a remote tool and answers the remote asker
+// off the mailbox (the client may take long to reply).
+func (p *toolProxy) onAsk(ctx actor.Context, m *RemoteAsk) {
+	to, system, reg := ctx.Sender(), ctx.ActorSystem(), p.m.cfg.Registry
+	answer := func(r *RemoteAskReply) {
+		if to == nil {
+			return
+		}
+		if enc, err := reg.Encode(r); err == nil {
+			system.Root.Send(to, enc)
+		}
+	}
+	c, ok := p.calls[callKey(m.Request.SessionID, m.Request.CallID)]
+	if !ok || c.asker == nil {
+		answer(&RemoteAskReply{Err: fmt.Sprintf("permission request for call %s: no Session waits for it here", m.Request.CallID)})
+		return
+	}
+	go func() {
+		r, err := c.asker.Ask(context.Background(), m.Request)
+		if err != nil {
+			answer(&RemoteAskReply{Err: err.Error()})
+			return
+		}
+		answer(&RemoteAskReply{Reply: r})
+	}()
 }
 
 func unavailable(session, assistant, call, tool, agent string, kind toolactors.ErrorKind, msg string) *toolactors.ToolSettled {

@@ -15,7 +15,9 @@ import (
 // TestMoveRunsTheNextToolsOnTheMemberHoldingTheNewLocation: Location A is
 // held by member m0, B by m1, the session's grain runs on m2. Its tool runs
 // on m0 while it is in A; after a move to B its next tool runs on m1 (the
-// tool prints the SESSIONRT_MEMBER of the process that ran it).
+// tool prints the SESSIONRT_MEMBER of the process that ran it). Each bash
+// call asks for permission: the ask crosses back to the session's member,
+// is journaled there, and the client's reply lets the tool run.
 func TestMoveRunsTheNextToolsOnTheMemberHoldingTheNewLocation(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process cluster test (3 member processes, needs MariaDB)")
@@ -38,6 +40,9 @@ func TestMoveRunsTheNextToolsOnTheMemberHoldingTheNewLocation(t *testing.T) {
 	}
 	if len(rep.RanOn) != 2 || rep.RanOn[0] != "m0" || rep.RanOn[1] != "m1" {
 		t.Fatalf("tools ran on %q (session hosted on %s): want m0 (Location A's member), then m1 (B's) after the move", rep.RanOn, rep.Host)
+	}
+	if rep.Asks != 2 {
+		t.Fatalf("%d permission requests answered, want 2 (each remote bash call asks the session's member)", rep.Asks)
 	}
 	// /metrics shows the topology and the placement: the session grain on
 	// m2, a Location grain on each holder.

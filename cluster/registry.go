@@ -111,6 +111,8 @@ func SessionRegistry() *Registry {
 		"location.ToolSettled": &toolactors.ToolSettled{},
 		"location.CancelTool":  &toolactors.CancelTool{},
 		"location.CancelAck":   &toolactors.CancelAck{},
+		"location.Ask":         &RemoteAsk{},
+		"location.AskReply":    &RemoteAskReply{},
 	} {
 		if err := r.Register(name, sample); err != nil {
 			panic(err) // a programming error in the table above, caught by tests
