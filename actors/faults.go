@@ -14,8 +14,8 @@ const (
 	FaultMidStream       FaultPoint = "mid-stream"        // a provider stream is open
 	FaultAfterToolCalled FaultPoint = "after-tool-called" // the call is durable, not yet started
 	FaultMidTool         FaultPoint = "mid-tool"          // a tool runs
-	FaultAfterSettlement FaultPoint = "after-settlement"  // the result is durable (a turn's last one with its TurnEnded)
-	FaultBeforeTurnEnd   FaultPoint = "before-turn-end"   // everything settled; the last results and TurnEnded, written together, are not
+	FaultAfterSettlement FaultPoint = "after-settlement"  // the result is durable (a turn's last one with its TurnEnded and the next TurnStarted)
+	FaultBeforeTurnEnd   FaultPoint = "before-turn-end"   // everything settled; the last results and TurnEnded, written together later, are not
 )
 
 // FaultPoints lists every fault point.
