@@ -41,6 +41,9 @@ type MemberConfig struct {
 	// AskBash makes the agent ask before every bash call (the driver
 	// replies through /reply), so permission requests cross members too.
 	AskBash bool `json:",omitempty"`
+	// Spans keeps the node's span store (in the shared journal database),
+	// flushing every 200 ms unless OTEL_BSP_SCHEDULE_DELAY says otherwise.
+	Spans bool `json:",omitempty"`
 }
 
 // Member is the body of a member process: a node on the shared journal
@@ -78,6 +81,11 @@ func Member(ctx context.Context, cfg MemberConfig, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if cfg.Spans && os.Getenv("OTEL_BSP_SCHEDULE_DELAY") == "" {
+		if err := os.Setenv("OTEL_BSP_SCHEDULE_DELAY", "200"); err != nil {
+			return err
+		}
+	}
 	var agents map[string]actors.Agent
 	if cfg.AskBash {
 		agents = map[string]actors.Agent{"build": {Rules: []permission.Rule{
@@ -93,7 +101,7 @@ func Member(ctx context.Context, cfg MemberConfig, out io.Writer) error {
 		Providers:    func(messages.ModelRef) (provider.Provider, error) { return prov, nil },
 		DefaultModel: Model,
 		Logger:       log,
-		NoSpanStore:  true,
+		NoSpanStore:  !cfg.Spans,
 	})
 	if err != nil {
 		return err

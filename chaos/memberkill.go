@@ -49,6 +49,8 @@ type MemberKillConfig struct {
 	LocationOnVictim bool
 	// AskBash makes every bash call ask for permission (see MemberConfig).
 	AskBash bool
+	// Spans keeps the members' span stores (see MemberConfig).
+	Spans bool
 }
 
 // MemberKillReport is a member-kill run's counts on top of the journal checks.
@@ -432,7 +434,7 @@ func startRunMembers(ctx context.Context, cfg MemberKillConfig, turn func(turnLi
 	ready := make(chan error, cfg.Members)
 	for i := range cfg.Members {
 		mc := MemberConfig{Name: fmt.Sprintf("m%d", i), Health: ports[i], Members: peers, Refresh: cfg.Refresh,
-			JournalURL: cfg.JournalURL, Data: memberDataDir(cfg.Data, i), ToolSleep: cfg.ToolSleep, LocationRoots: cfg.LocationRoots, AskBash: cfg.AskBash}
+			JournalURL: cfg.JournalURL, Data: memberDataDir(cfg.Data, i), ToolSleep: cfg.ToolSleep, LocationRoots: cfg.LocationRoots, AskBash: cfg.AskBash, Spans: cfg.Spans}
 		cmd := cfg.Command(mc)
 		logf, err := os.Create(filepath.Join(cfg.Data, fmt.Sprintf("member%d.log", i)))
 		if err != nil {

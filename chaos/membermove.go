@@ -11,6 +11,7 @@ import (
 
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/persistence"
+	"github.com/sessionrt/sessionrt/telemetry/spanstore"
 )
 
 // MoveReport is what a member-move run saw: which member ran each tool.
@@ -21,6 +22,10 @@ type MoveReport struct {
 	LocationB string   // held by member m1
 	RanOn     []string // per tool call, in order: the member that ran it
 	Asks      int      // permission requests answered (every bash call asks)
+	// RemoteSpans are the Location members' location.run spans found in
+	// the drain's trace, each the child of the execute_tool span the
+	// session's member recorded: "<member> <trace id>".
+	RemoteSpans []string
 	// Metrics are the cluster lines of each member's /metrics at the end.
 	Metrics map[string][]string
 }
@@ -61,6 +66,7 @@ func RunMemberMove(ctx context.Context, cfg MemberKillConfig) (MoveReport, error
 	rep.LocationA, rep.LocationB = a, b
 	cfg.LocationRoots = map[string]string{a: "m0", b: "m1"}
 	cfg.AskBash = true
+	cfg.Spans = true
 	j, err := persistence.OpenURL(ctx, "", cfg.JournalURL, false, persistence.Config{})
 	if err != nil {
 		return rep, err
@@ -154,6 +160,9 @@ func RunMemberMove(ctx context.Context, cfg MemberKillConfig) (MoveReport, error
 			}
 		}
 	}
+	if rep.RemoteSpans, err = remoteSpans(ctx, j, sid, 2); err != nil {
+		return rep, err
+	}
 	envs, err := j.ReadEvents(ctx, sid, 0, 1<<30)
 	if err != nil {
 		return rep, err
@@ -171,4 +180,45 @@ func RunMemberMove(ctx context.Context, cfg MemberKillConfig) (MoveReport, error
 		}
 	}
 	return rep, nil
+}
+
+// remoteSpans waits (bounded) until the span store holds want location.run
+// spans of sid and returns those whose parent is an execute_tool span of
+// the same trace, in a trace that holds the drain's invoke_agent span.
+func remoteSpans(ctx context.Context, j *persistence.Journal, sid string, want int) ([]string, error) {
+	store, err := spanstore.Open(ctx, spanstore.Config{DB: j.DB(), PruneInterval: -1})
+	if err != nil {
+		return nil, err
+	}
+	defer store.Close()
+	var out []string
+	err = waitUntil(ctx, 30*time.Second, func() error {
+		spans, err := store.Trace(ctx, sid)
+		if err != nil {
+			return err
+		}
+		byID := map[string]spanstore.Span{}
+		agents := map[string]bool{} // traces holding an invoke_agent span
+		for _, s := range spans {
+			byID[s.TraceID+"/"+s.SpanID] = s
+			if strings.HasPrefix(s.Name, "invoke_agent") {
+				agents[s.TraceID] = true
+			}
+		}
+		out = out[:0]
+		for _, s := range spans {
+			if !strings.HasPrefix(s.Name, "location.run") {
+				continue
+			}
+			parent, ok := byID[s.TraceID+"/"+s.ParentSpanID]
+			if ok && strings.HasPrefix(parent.Name, "execute_tool") && agents[s.TraceID] {
+				out = append(out, fmt.Sprintf("%v %s", s.Attributes["sessionrt.member"], s.TraceID))
+			}
+		}
+		if len(out) < want {
+			return fmt.Errorf("%d of %d location.run spans found in their drain's trace (%d spans stored)", len(out), want, len(spans))
+		}
+		return nil
+	})
+	return out, err
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os/exec"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,6 +44,12 @@ func TestMoveRunsTheNextToolsOnTheMemberHoldingTheNewLocation(t *testing.T) {
 	}
 	if rep.Asks != 2 {
 		t.Fatalf("%d permission requests answered, want 2 (each remote bash call asks the session's member)", rep.Asks)
+	}
+	// One trace per drain across members: each tool's location.run span,
+	// recorded by the Location's member, is the child of the execute_tool
+	// span the session's member recorded, in the drain's trace.
+	if len(rep.RemoteSpans) != 2 || !strings.HasPrefix(rep.RemoteSpans[0], "m0 ") || !strings.HasPrefix(rep.RemoteSpans[1], "m1 ") {
+		t.Fatalf("location.run spans in their drain's trace: %q, want one by m0 then one by m1", rep.RemoteSpans)
 	}
 	// /metrics shows the topology and the placement: the session grain on
 	// m2, a Location grain on each holder.
