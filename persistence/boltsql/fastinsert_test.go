@@ -107,6 +107,7 @@ func TestFastInsertMatchesEngine(t *testing.T) {
 	}
 	// The same statements inside an explicit transaction: a failed statement
 	// leaves the transaction open with its earlier rows; COMMIT keeps them.
+	fastBefore := fast.fastInserts.Load()
 	for _, e := range []*Engine{fast, slow} {
 		c := conns[e]
 		if _, err := c.ExecContext(ctx, "START TRANSACTION"); err != nil {
@@ -124,6 +125,22 @@ func TestFastInsertMatchesEngine(t *testing.T) {
 		if _, err := c.ExecContext(ctx, "COMMIT"); err != nil {
 			t.Fatal(err)
 		}
+		// autocommit off: inserts wait for COMMIT, ROLLBACK drops them.
+		for _, q := range []string{
+			"SET autocommit = 0",
+			"INSERT INTO ft VALUES (40, 'ac1', 1, 1, NULL, '2026-01-01', 1)",
+			"ROLLBACK",
+			"INSERT INTO ft VALUES (41, 'ac2', 1, 1, NULL, '2026-01-01', 1)",
+			"COMMIT",
+			"SET autocommit = 1",
+		} {
+			if _, err := c.ExecContext(ctx, q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+	}
+	if n := fast.fastInserts.Load() - fastBefore; n != 4 {
+		t.Fatalf("fast path ran %d of the 4 eligible inserts in transactions", n)
 	}
 	dump := func(e *Engine) string {
 		var b strings.Builder
@@ -163,7 +180,7 @@ func TestFastInsertMatchesEngine(t *testing.T) {
 	if got != want {
 		t.Fatalf("table contents differ:\nfast path:\n%s\nengine:\n%s", got, want)
 	}
-	if !strings.Contains(got, "31 tx2") || strings.Contains(got, "tx3") || !strings.Contains(got, "1 a 99 1 000102") {
+	if !strings.Contains(got, "31 tx2") || strings.Contains(got, "tx3") || strings.Contains(got, "ac1") || !strings.Contains(got, "41 ac2") || !strings.Contains(got, "1 a 99 1 000102") {
 		t.Fatalf("unexpected contents:\n%s", got)
 	}
 }
