@@ -27,6 +27,7 @@ type ServeCmd struct {
 	Recovery string        `help:"What to do with sessions found mid-drain at start-up: resume (once, telling the model) or interrupt." enum:"resume,interrupt" default:"resume"`
 	Owner    string        `help:"Name of this process in journal ownership records (default host:pid)."`
 	Grace    time.Duration `help:"On SIGINT/SIGTERM, how long drains may run to their next safe boundary." default:"10s"`
+	Pprof    string        `help:"Serve net/http/pprof on this loopback address (e.g. 127.0.0.1:6060); sessionrt bench --profile sets it." env:"SESSIONRT_PPROF_ADDR" placeholder:"ADDR"`
 }
 
 // tokenFile holds the generated bearer token, mode 0600, in the data directory.
@@ -35,6 +36,13 @@ const tokenFile = "token"
 func (c *ServeCmd) Run(g *Globals) error {
 	if c.Insecure && !loopback(c.Listen) {
 		return fmt.Errorf("--insecure is only allowed on a loopback address, not %s", c.Listen)
+	}
+	if c.Pprof != "" {
+		_, stopPprof, err := servePprof(c.Pprof)
+		if err != nil {
+			return err
+		}
+		defer stopPprof()
 	}
 	log := slog.New(slog.NewTextHandler(g.errOut(), &slog.HandlerOptions{Level: slog.LevelInfo}))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

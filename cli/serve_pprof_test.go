@@ -1,0 +1,34 @@
+package cli
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+func TestServePprofRefusesNonLoopback(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run([]string{"--data", t.TempDir(), "serve", "--pprof", "0.0.0.0:0"}, &out, &errb)
+	if code == 0 || !strings.Contains(errb.String(), "--pprof is only allowed on a loopback address") {
+		t.Fatalf("exit %d, stderr %q: want a refusal naming --pprof", code, errb.String())
+	}
+}
+
+func TestServePprofServesProfiles(t *testing.T) {
+	addr, stop, err := servePprof("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	resp, err := http.Get("http://" + addr + "/debug/pprof/goroutine?debug=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "goroutine profile") {
+		t.Fatalf("pprof answered %d %.80q", resp.StatusCode, body)
+	}
+}
