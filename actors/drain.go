@@ -332,7 +332,7 @@ func (a *sessionActor) onContext(m *contextObserved) {
 		a.boundary()
 		return
 	}
-	prev, _ := contextsources.DecodeSnapshot(a.epoch.Snapshot) // a corrupt snapshot re-announces per key
+	prev := a.epochSnapshot()
 	replace := a.sess.HistorySeq > a.epoch.BaselineSeq
 	dec := contextsources.Reconcile(m.obs, prev, contextsources.ReconcileOptions{ReplaceBaseline: replace})
 	switch dec.Action {
@@ -366,6 +366,26 @@ func (a *sessionActor) onContext(m *contextObserved) {
 		return
 	}
 	a.loadCatalog()
+}
+
+// epochSnapshot is the current epoch's snapshot, decoded once per version
+// (its UpdatedSeq) rather than at every provider turn: Reconcile never
+// changes the snapshot it is given. A corrupt snapshot decodes to what it
+// can, and re-announces the rest per key.
+func (a *sessionActor) epochSnapshot() contextsources.Snapshot {
+	c := &a.snapshot
+	if !c.valid || c.seq != a.epoch.UpdatedSeq {
+		s, _ := contextsources.DecodeSnapshot(a.epoch.Snapshot)
+		*c = decodedSnapshot{valid: true, seq: a.epoch.UpdatedSeq, snap: s}
+	}
+	return c.snap
+}
+
+// decodedSnapshot caches the decoded snapshot of one epoch version.
+type decodedSnapshot struct {
+	valid bool
+	seq   int64 // the epoch's UpdatedSeq it was decoded at
+	snap  contextsources.Snapshot
 }
 
 func (a *sessionActor) loadCatalog() {

@@ -37,6 +37,7 @@ type sessionActor struct {
 	ownership int64 // journal ownership epoch: every append is fenced by it
 	pending   []persistence.InboxEntry
 	epoch     *persistence.Epoch // nil when no Context Epoch is active
+	snapshot  decodedSnapshot    // the epoch's snapshot, decoded
 
 	// hist is the model-visible history, kept between turns (history.go).
 	hist history
