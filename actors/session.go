@@ -51,6 +51,7 @@ type sessionActor struct {
 	lastOutcome *Outcome
 	idle        idleTimer
 	perms       map[string]*permissionWait // pending permission asks by request ID
+	stopping    bool                       // the actor is stopping: no fault injection
 }
 
 // errFenced stops an activation that lost ownership: another activation (a
@@ -73,8 +74,10 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 	case *actor.Stopping:
 		a.idle.stop()
 		if a.loaded {
-			// A promotion staged for the next turn is written, so that a
-			// stopped drain is found mid-drain and resumed by the next start.
+			// What is staged for the next turn is written, so that a
+			// stopped drain is found mid-drain and resumed by the next
+			// start. No chaos fault fires while the actor stops.
+			a.stopping = true
 			_ = a.flush()
 		}
 		a.abandon("session actor stopping")
