@@ -148,6 +148,8 @@ type runtime struct {
 	// historyLoads counts model histories read from the journal (once per
 	// activation when the in-memory copy holds).
 	historyLoads atomic.Int64
+	// appends counts the journal appends the Session actors made.
+	appends atomic.Int64
 }
 
 func (rt *runtime) agent(name string) Agent {

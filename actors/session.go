@@ -290,6 +290,7 @@ func (a *sessionActor) append(events ...messages.Event) error {
 		}
 		return fmt.Errorf("session %s: append: %w", a.id, err)
 	}
+	a.rt.appends.Add(1)
 	first := a.seq + 1
 	a.seq = last
 	promoted, settled := false, false
