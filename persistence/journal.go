@@ -333,16 +333,20 @@ func isDuplicate(err error) bool {
 	return false
 }
 
-// isTransient reports a deadlock or lock-wait timeout: the transaction was
-// rolled back and can be run again.
+// isTransient reports a deadlock, a lock-wait timeout or a table definition
+// that changed under the transaction (1412: the embedded engine refuses a
+// write whose table an index DDL changed while it waited): the transaction
+// was rolled back and can be run again.
 func isTransient(err error) bool {
 	var me *mysql.MySQLError
 	if errors.As(err, &me) {
-		return me.Number == 1213 || me.Number == 1205
+		return transientCode(int(me.Number))
 	}
 	var num interface{ Number() int }
 	if errors.As(err, &num) {
-		return num.Number() == 1213 || num.Number() == 1205
+		return transientCode(num.Number())
 	}
 	return false
 }
+
+func transientCode(n int) bool { return n == 1213 || n == 1205 || n == 1412 }
