@@ -208,9 +208,13 @@ func (f *fenceCounter) WithGroup(g string) slog.Handler {
 	return &fenceCounter{next: f.next.WithGroup(g), n: f.n}
 }
 
+// GateFile, in the Location, releases every "gated" tool call.
+const GateFile = "gate"
+
 // memberProvider answers a prompt "tool s=<session>" with one bash call
 // that appends its call ID to the side-effect file and then sleeps (so a
-// member can be killed while tools run), and everything else — a tool
+// member can be killed while tools run), "gated s=<session>" with one that
+// waits for GateFile instead, and everything else — a tool
 // result, a restart note, "plain …" — with "done". Call IDs are unique per
 // process and call, so a tool run twice shows as a repeated marker.
 func memberProvider(sleep time.Duration, turn func(sid string)) (*scripted.Provider, error) {
@@ -227,12 +231,17 @@ func memberProvider(sleep time.Duration, turn func(sid string)) (*scripted.Provi
 		}
 		turn(sid)
 		last := req.Messages[len(req.Messages)-1]
-		if last.Role != provider.RoleUser || !strings.HasPrefix(last.Text, "tool ") || len(req.Tools) == 0 {
+		gated := strings.HasPrefix(last.Text, "gated ")
+		if last.Role != provider.RoleUser || !(strings.HasPrefix(last.Text, "tool ") || gated) || len(req.Tools) == 0 {
 			return scripted.Turn{Text: "done"}, nil
 		}
 		id := fmt.Sprintf("call_%s_%d_%d", sid, pid, calls.Add(1))
+		wait := fmt.Sprintf("sleep %.3f", sleep.Seconds())
+		if gated {
+			wait = fmt.Sprintf("while [ ! -f %s ]; do sleep 0.05; done", GateFile)
+		}
 		args, _ := json.Marshal(map[string]string{
-			"command":     fmt.Sprintf("echo %s >> %s && echo ran-on=$SESSIONRT_MEMBER && sleep %.3f", id, SideEffects, sleep.Seconds()),
+			"command":     fmt.Sprintf("echo %s >> %s && echo ran-on=$SESSIONRT_MEMBER && %s", id, SideEffects, wait),
 			"description": "member-kill side effect",
 		})
 		return scripted.Turn{Text: "working", ToolCalls: []scripted.ToolCall{{ID: id, Name: "bash", Args: args}}}, nil

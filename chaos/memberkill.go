@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/persistence"
 )
 
@@ -51,6 +52,13 @@ type MemberKillConfig struct {
 	AskBash bool
 	// Spans keeps the members' span stores (see MemberConfig).
 	Spans bool
+	// Rejoin adds a phase after the kill: every session runs a tool that
+	// waits for a gate, the killed member starts again and rejoins, its
+	// sessions are activated there (a new ownership epoch, their gated call
+	// failed durably) while their old activations still wait in the tool;
+	// then the gate opens and every settlement of an old activation must be
+	// refused (fenced appends refused >= sessions moved).
+	Rejoin bool
 }
 
 // MemberKillReport is a member-kill run's counts on top of the journal checks.
@@ -67,6 +75,8 @@ type MemberKillReport struct {
 	Resumed             []time.Duration `json:"-"`
 	SessionsCompleted   int             `json:"sessions_completed"`
 	SecondPromptsServed int             `json:"second_prompts_completed"`
+	Rejoins             int             `json:"rejoins"`
+	SessionsMovedBack   int             `json:"sessions_moved_to_rejoined_member"`
 }
 
 // String prints the journal checks, then the cluster's counts.
@@ -81,6 +91,10 @@ func (r MemberKillReport) String() string {
 	fmt.Fprintf(&b, "  kill -> resumed turn p50 / max  %v / %v\n", r.KillToResumedP50.Round(time.Millisecond), r.KillToResumedMax.Round(time.Millisecond))
 	fmt.Fprintf(&b, "  sessions completed              %d\n", r.SessionsCompleted)
 	fmt.Fprintf(&b, "  second prompts completed        %d\n", r.SecondPromptsServed)
+	if r.Rejoins > 0 {
+		fmt.Fprintf(&b, "  member rejoins                  %d\n", r.Rejoins)
+		fmt.Fprintf(&b, "  sessions moved to it mid-tool   %d\n", r.SessionsMovedBack)
+	}
 	fmt.Fprintf(&b, "  fenced appends refused          %d\n", r.FencedRefused)
 	return b.String()
 }
@@ -94,6 +108,9 @@ func (c *MemberKillConfig) defaults() error {
 	}
 	if c.Members < 2 {
 		return errors.New("member-kill run: needs at least 2 members")
+	}
+	if c.Rejoin && c.LocationOnVictim {
+		return errors.New("member-kill run: Rejoin and LocationOnVictim do not combine (the gated tools would have no Location member)")
 	}
 	if c.Sessions <= 0 {
 		c.Sessions = 100
@@ -116,6 +133,7 @@ func (c *MemberKillConfig) defaults() error {
 // runMember is one member process as the driver sees it.
 type runMember struct {
 	i    int
+	mc   MemberConfig
 	cmd  *exec.Cmd
 	addr string // actor address
 	ctl  string // control address
@@ -168,11 +186,12 @@ func RunMemberKills(ctx context.Context, cfg MemberKillConfig) (MemberKillReport
 
 	var mu sync.Mutex
 	var turns []turnLine
-	ms, err := startRunMembers(ctx, cfg, func(l turnLine) {
+	onTurn := func(l turnLine) {
 		mu.Lock()
 		turns = append(turns, l)
 		mu.Unlock()
-	})
+	}
+	ms, err := startRunMembers(ctx, cfg, onTurn)
 	defer func() {
 		for _, m := range ms {
 			if m != nil && !m.dead {
@@ -381,6 +400,161 @@ func RunMemberKills(ctx context.Context, cfg MemberKillConfig) (MemberKillReport
 	}
 	rep.SecondPromptsServed = len(sids)
 
+	if cfg.Rejoin {
+		gate := filepath.Join(loc, GateFile)
+		if err := os.Remove(gate); err != nil && !os.IsNotExist(err) {
+			return rep, err
+		}
+		before, err := countMarkers(loc)
+		if err != nil {
+			return rep, err
+		}
+		// Every session runs a tool that waits for the gate.
+		if err := parallel(ctx, 16, len(sids), func(i int) error {
+			return prompt(i, "msg_"+sids[i]+"_3", "gated s="+sids[i])
+		}); err != nil {
+			return rep, fmt.Errorf("gated round: %w", err)
+		}
+		if err := waitUntil(ctx, 60*time.Second, func() error {
+			markers, err := countMarkers(loc)
+			if err != nil {
+				return err
+			}
+			per := map[string]int{}
+			for m := range markers {
+				per[sessionOfMarker(m)]++
+			}
+			started := 0
+			for _, sid := range sids {
+				if per[sid] >= 2 { // the first round's tool and the gated one
+					started++
+				}
+			}
+			if started < len(sids) {
+				return fmt.Errorf("%d of %d sessions have started their gated tool", started, len(sids))
+			}
+			return nil
+		}); err != nil {
+			return rep, err
+		}
+		// The killed member rejoins; disthash places its sessions on it
+		// again while their old activations wait in the gated tool.
+		r, err := restartMember(ctx, cfg, victim, onTurn)
+		if err != nil {
+			return rep, fmt.Errorf("rejoin: %w", err)
+		}
+		ms[victim.i] = r
+		rep.Rejoins = 1
+		if err := waitUntil(ctx, 30*time.Second, func() error {
+			for _, m := range ms {
+				var n int
+				if err := getJSON(ctx, m.ctl, "/members", nil, &n); err != nil {
+					return err
+				}
+				if n != len(ms) {
+					return fmt.Errorf("member %d sees %d members", m.i, n)
+				}
+			}
+			return nil
+		}); err != nil {
+			return rep, fmt.Errorf("topology after the rejoin: %w", err)
+		}
+		// The rejoined member has a new ID, and rendezvous hashing weighs
+		// IDs: the sessions it now holds are not the ones it held before.
+		var moved []int
+		for i, sid := range sids {
+			var addr string
+			if err := getJSON(ctx, r.ctl, "/where", url.Values{"id": {sid}}, &addr); err != nil {
+				return rep, err
+			}
+			if addr == r.addr {
+				moved = append(moved, i)
+			}
+		}
+		if len(moved) == 0 {
+			return rep, fmt.Errorf("no session is placed on the rejoined member %d", r.i)
+		}
+		rep.SessionsMovedBack = len(moved)
+		cfg.Logf("member %d rejoined; %d sessions move to it mid-tool", victim.i, len(moved))
+		// Touch each moved session through the rejoined member (its own
+		// placement is fresh; another member may still route a first call
+		// to the old activation until the library moves the grain): the
+		// activation there takes a new epoch and fails the gated call
+		// durably.
+		for _, i := range moved {
+			go func() {
+				_ = getJSON(ctx, r.ctl, "/wait", url.Values{"id": {sids[i]}, "timeout": {"30000"}}, nil)
+			}()
+		}
+		if err := waitUntil(ctx, 30*time.Second, func() error {
+			for _, i := range moved {
+				open, err := j.ToolCalls(ctx, sids[i], persistence.ToolPending, persistence.ToolRunning)
+				if err != nil {
+					return err
+				}
+				if len(open) > 0 {
+					return fmt.Errorf("session %s: its gated call is still open (not re-activated on the rejoined member)", sids[i])
+				}
+			}
+			return nil
+		}); err != nil {
+			return rep, err
+		}
+		gatedCall := map[string]string{} // session -> its gated call
+		markers, err := countMarkers(loc)
+		if err != nil {
+			return rep, err
+		}
+		for m := range markers {
+			if before[m] == 0 {
+				gatedCall[sessionOfMarker(m)] = m
+			}
+		}
+		// Open the gate: the old activations' settlements must be refused.
+		if err := os.WriteFile(gate, nil, 0o644); err != nil {
+			return rep, err
+		}
+		if err := parallel(ctx, 16, len(sids), func(i int) error {
+			return waitUntil(ctx, 60*time.Second, func() error {
+				ok, err := settled(ctx, j, sids[i])
+				if err == nil && !ok {
+					err = fmt.Errorf("session %s not settled after the rejoin: %s", sids[i], describe(j, sids[i]))
+					_ = wait(i)
+				}
+				return err
+			})
+		}); err != nil {
+			return rep, err
+		}
+		// No append from a fenced owner: a moved session's gated call is
+		// settled once, as interrupted by its new activation; the old
+		// activation's success was refused.
+		for _, i := range moved {
+			call := gatedCall[sids[i]]
+			envs, err := j.ReadEvents(ctx, sids[i], 0, 1<<30)
+			if err != nil {
+				return rep, err
+			}
+			settlements := 0
+			for _, e := range envs {
+				switch ev := e.Event.(type) {
+				case messages.ToolSucceeded:
+					if ev.CallID == call {
+						settlements++
+						rep.problem("session %s: its gated call %s succeeded after it moved: an append from a fenced owner", sids[i], call)
+					}
+				case messages.ToolFailed:
+					if ev.CallID == call {
+						settlements++
+					}
+				}
+			}
+			if settlements != 1 {
+				rep.problem("session %s: gated call %q settled %d times", sids[i], call, settlements)
+			}
+		}
+	}
+
 	for _, m := range ms {
 		if m.dead {
 			continue
@@ -393,6 +567,9 @@ func RunMemberKills(ctx context.Context, cfg MemberKillConfig) (MemberKillReport
 	}
 	if err := check(ctx, j, loc, acked, &rep.Report); err != nil {
 		return rep, err
+	}
+	if rep.Rejoins > 0 && rep.FencedRefused == 0 {
+		rep.problem("%d sessions moved to the rejoined member mid-tool, and no append of their old activations was refused", rep.SessionsMovedBack)
 	}
 	if rep.ToolsInterrupted < rep.MidToolAtKill {
 		rep.problem("%d tools were running on the killed member, %d failed durably as interrupted", rep.MidToolAtKill, rep.ToolsInterrupted)
@@ -435,57 +612,87 @@ func startRunMembers(ctx context.Context, cfg MemberKillConfig, turn func(turnLi
 	for i := range cfg.Members {
 		mc := MemberConfig{Name: fmt.Sprintf("m%d", i), Health: ports[i], Members: peers, Refresh: cfg.Refresh,
 			JournalURL: cfg.JournalURL, Data: memberDataDir(cfg.Data, i), ToolSleep: cfg.ToolSleep, LocationRoots: cfg.LocationRoots, AskBash: cfg.AskBash, Spans: cfg.Spans}
-		cmd := cfg.Command(mc)
-		logf, err := os.Create(filepath.Join(cfg.Data, fmt.Sprintf("member%d.log", i)))
+		m, err := launchMember(cfg, mc, i, fmt.Sprintf("member%d.log", i), turn, ready)
 		if err != nil {
 			return ms, err
 		}
-		cmd.Stderr = logf
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			return ms, err
-		}
-		if err := cmd.Start(); err != nil {
-			return ms, fmt.Errorf("start member %d: %w", i, err)
-		}
-		m := &runMember{i: i, cmd: cmd}
 		ms[i] = m
-		go func() {
-			defer logf.Close()
-			sc := bufio.NewScanner(stdout)
-			isReady := false
-			for sc.Scan() {
-				f := strings.Fields(sc.Text())
-				switch {
-				case len(f) == 3 && f[0] == "READY" && !isReady:
-					m.addr, m.ctl, isReady = f[1], f[2], true
-					ready <- nil
-				case len(f) == 3 && f[0] == "turn":
-					if ns, err := strconv.ParseInt(f[1], 10, 64); err == nil {
-						turn(turnLine{at: time.Unix(0, ns), sid: f[2], member: i})
-					}
+	}
+	return ms, awaitReady(ctx, ready, cfg.Members)
+}
+
+// restartMember starts member old.i again with its configuration (same
+// name and health port: it rejoins the cluster) and waits for READY.
+func restartMember(ctx context.Context, cfg MemberKillConfig, old *runMember, turn func(turnLine)) (*runMember, error) {
+	ready := make(chan error, 1)
+	m, err := launchMember(cfg, old.mc, old.i, fmt.Sprintf("member%d-rejoined.log", old.i), turn, ready)
+	if err != nil {
+		return nil, err
+	}
+	if err := awaitReady(ctx, ready, 1); err != nil {
+		_ = m.cmd.Process.Kill()
+		_ = m.cmd.Wait()
+		return nil, err
+	}
+	return m, nil
+}
+
+func launchMember(cfg MemberKillConfig, mc MemberConfig, i int, logName string, turn func(turnLine), ready chan<- error) (*runMember, error) {
+	cmd := cfg.Command(mc)
+	logf, err := os.Create(filepath.Join(cfg.Data, logName))
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stderr = logf
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		logf.Close()
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return nil, fmt.Errorf("start member %d: %w", i, err)
+	}
+	m := &runMember{i: i, cmd: cmd, mc: mc}
+	go func() {
+		defer logf.Close()
+		sc := bufio.NewScanner(stdout)
+		isReady := false
+		for sc.Scan() {
+			f := strings.Fields(sc.Text())
+			switch {
+			case len(f) == 3 && f[0] == "READY" && !isReady:
+				m.addr, m.ctl, isReady = f[1], f[2], true
+				ready <- nil
+			case len(f) == 3 && f[0] == "turn":
+				if ns, err := strconv.ParseInt(f[1], 10, 64); err == nil {
+					turn(turnLine{at: time.Unix(0, ns), sid: f[2], member: i})
 				}
 			}
-			if !isReady {
-				ready <- fmt.Errorf("member %d exited before READY (see %s)", i, logf.Name())
-			}
-			_, _ = io.Copy(io.Discard, stdout)
-		}()
-	}
+		}
+		if !isReady {
+			ready <- fmt.Errorf("member %d exited before READY (see %s)", i, logf.Name())
+		}
+		_, _ = io.Copy(io.Discard, stdout)
+	}()
+	return m, nil
+}
+
+func awaitReady(ctx context.Context, ready <-chan error, n int) error {
 	deadline := time.After(60 * time.Second)
-	for range cfg.Members {
+	for range n {
 		select {
 		case err := <-ready:
 			if err != nil {
-				return ms, err
+				return err
 			}
 		case <-deadline:
-			return ms, errors.New("members not ready within 60 s")
+			return errors.New("members not ready within 60 s")
 		case <-ctx.Done():
-			return ms, ctx.Err()
+			return ctx.Err()
 		}
 	}
-	return ms, nil
+	return nil
 }
 
 func freePort() (int, error) {

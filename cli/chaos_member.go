@@ -21,6 +21,7 @@ type ChaosMemberKillFlags struct {
 	ClusterSessions int           `help:"member-kill: sessions prompted through the members." default:"100"`
 	ToolSleep       time.Duration `help:"member-kill: how long each tool runs (the kill comes while they run)." default:"4s"`
 	LocationOnKill  bool          `help:"member-kill: pin the sessions' Location to the killed member, so every session's tool runs there."`
+	Rejoin          bool          `help:"member-kill: afterwards restart the killed member while every session waits in a gated tool; the sessions that move to it must have every append of their old activations refused."`
 }
 
 func (c *ChaosRunCmd) runMemberKill(ctx context.Context, g *Globals, dir string) (chaos.MemberKillReport, error) {
@@ -36,7 +37,7 @@ func (c *ChaosRunCmd) runMemberKill(ctx context.Context, g *Globals, dir string)
 	}
 	return chaos.RunMemberKills(ctx, chaos.MemberKillConfig{
 		Data: dir, JournalURL: g.JournalDSN, Members: c.ClusterMembers, Sessions: c.ClusterSessions, ToolSleep: c.ToolSleep,
-		LocationOnVictim: c.LocationOnKill,
+		LocationOnVictim: c.LocationOnKill, Rejoin: c.Rejoin,
 		Command: func(cfg chaos.MemberConfig) *exec.Cmd {
 			b, _ := json.Marshal(cfg)
 			return exec.Command(self, "chaos", "member", string(b))
