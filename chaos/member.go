@@ -59,6 +59,7 @@ type MemberConfig struct {
 //	GET /wait?id=S&timeout=MS    WaitIdle through the cluster
 //	GET /move?id=S&to=DIR        Move through the cluster
 //	GET /reply?id=S&req=R&answer=once  answer a permission request
+//	GET /interrupt?id=S          Interrupt through the cluster
 //	GET /stats                   {"fenced": appends refused to a fenced activation here}
 //	GET /metrics                 the node's metrics, cluster members and placement included
 //
@@ -152,6 +153,10 @@ func Member(ctx context.Context, cfg MemberConfig, out io.Writer) error {
 		q := r.URL.Query()
 		res, err := router.Move(r.Context(), q.Get("id"), q.Get("to"))
 		reply(w, res, err)
+	})
+	mux.HandleFunc("GET /interrupt", func(w http.ResponseWriter, r *http.Request) {
+		err := router.Interrupt(r.Context(), r.URL.Query().Get("id"))
+		reply(w, "ok", err)
 	})
 	mux.HandleFunc("GET /reply", func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()

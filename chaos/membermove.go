@@ -26,6 +26,9 @@ type MoveReport struct {
 	// the drain's trace, each the child of the execute_tool span the
 	// session's member recorded: "<member> <trace id>".
 	RemoteSpans []string
+	// InterruptedRemoteTool: an Interrupt through m0 ended a tool running
+	// on m1 (its settlement came back before Interrupt answered).
+	InterruptedRemoteTool bool
 	// Metrics are the cluster lines of each member's /metrics at the end.
 	Metrics map[string][]string
 }
@@ -148,6 +151,41 @@ func RunMemberMove(ctx context.Context, cfg MemberKillConfig) (MoveReport, error
 	if err := turn(ms[0], 2); err != nil {
 		return rep, err
 	}
+	// Interrupt a tool running on B from A: the cancel crosses members, the
+	// gated tool (whose gate never opens) is killed and settled interrupted.
+	if err := getJSON(ctx, ms[2].ctl, "/admit", url.Values{"id": {sid}, "msg": {"msg_" + sid + "_3"}, "text": {"gated s=" + sid}}, nil); err != nil {
+		return rep, fmt.Errorf("admit the gated prompt: %w", err)
+	}
+	if err := waitUntil(ctx, 30*time.Second, func() error {
+		pending, err := j.PendingPermissions(ctx, sid)
+		if err != nil {
+			return err
+		}
+		for _, p := range pending {
+			if err := getJSON(ctx, ms[2].ctl, "/reply", url.Values{"id": {sid}, "req": {p.RequestID}, "answer": {"once"}}, nil); err != nil {
+				return err
+			}
+			rep.Asks++
+		}
+		markers, err := countMarkers(rep.LocationB)
+		if err != nil {
+			return err
+		}
+		if len(markers) < 2 { // the second turn's tool and the gated one
+			return fmt.Errorf("the gated tool has not started on B")
+		}
+		return nil
+	}); err != nil {
+		return rep, err
+	}
+	if err := getJSON(ctx, ms[0].ctl, "/interrupt", url.Values{"id": {sid}}, nil); err != nil {
+		return rep, fmt.Errorf("interrupt: %w", err)
+	}
+	open, err := j.ToolCalls(ctx, sid, persistence.ToolPending, persistence.ToolRunning)
+	if err != nil {
+		return rep, err
+	}
+	rep.InterruptedRemoteTool = len(open) == 0
 	rep.Metrics = map[string][]string{}
 	for _, m := range ms {
 		text, err := getText(ctx, m.ctl, "/metrics")

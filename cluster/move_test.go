@@ -39,11 +39,14 @@ func TestMoveRunsTheNextToolsOnTheMemberHoldingTheNewLocation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.RanOn) != 2 || rep.RanOn[0] != "m0" || rep.RanOn[1] != "m1" {
+	if len(rep.RanOn) < 2 || rep.RanOn[0] != "m0" || rep.RanOn[1] != "m1" {
 		t.Fatalf("tools ran on %q (session hosted on %s): want m0 (Location A's member), then m1 (B's) after the move", rep.RanOn, rep.Host)
 	}
-	if rep.Asks != 2 {
-		t.Fatalf("%d permission requests answered, want 2 (each remote bash call asks the session's member)", rep.Asks)
+	if !rep.InterruptedRemoteTool || len(rep.RanOn) != 3 || !strings.HasPrefix(rep.RanOn[2], "failed: ") {
+		t.Fatalf("interrupting a tool that runs on m1 through m0: done %v, tools %q: want the third failed (interrupted)", rep.InterruptedRemoteTool, rep.RanOn)
+	}
+	if rep.Asks != 3 {
+		t.Fatalf("%d permission requests answered, want 3 (each remote bash call asks the session's member)", rep.Asks)
 	}
 	// One trace per drain across members: each tool's location.run span,
 	// recorded by the Location's member, is the child of the execute_tool
