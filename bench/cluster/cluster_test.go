@@ -53,12 +53,30 @@ func member(b *testing.B) string {
 
 // start runs a cluster of n members on a fresh MariaDB database.
 func start(b *testing.B, n int) (*chaos.Cluster, string) {
+	return startPinned(b, n, "")
+}
+
+// startPinned is start with the Location ("project") held by member
+// holder ("" for none: tools run where the session is).
+func startPinned(b *testing.B, n int, holder string) (*chaos.Cluster, string) {
 	b.Helper()
 	db := testdb.MariaDB(b)
 	bin := member(b)
 	data := b.TempDir()
+	loc := filepath.Join(data, "project")
+	if err := os.MkdirAll(loc, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	canon, err := filepath.EvalSymlinks(loc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var roots map[string]string
+	if holder != "" {
+		roots = map[string]string{canon: holder}
+	}
 	c, err := chaos.StartCluster(context.Background(), chaos.MemberKillConfig{
-		Data: data, JournalURL: db.URL(), Members: n,
+		Data: data, JournalURL: db.URL(), Members: n, ToolSleep: time.Nanosecond, LocationRoots: roots,
 		Command: func(cfg chaos.MemberConfig) *exec.Cmd {
 			j, _ := json.Marshal(cfg)
 			return exec.Command(bin, string(j))
@@ -68,11 +86,49 @@ func start(b *testing.B, n int) (*chaos.Cluster, string) {
 		b.Fatal(err)
 	}
 	b.Cleanup(c.Stop)
-	loc := filepath.Join(data, "project")
-	if err := os.MkdirAll(loc, 0o755); err != nil {
-		b.Fatal(err)
-	}
 	return c, loc
+}
+
+// BenchmarkToolTurnLatency: sequential turns that each run one bash tool
+// (two provider turns around it), with the session's grain on m0 and its
+// Location held by m0 (local tools) or by m1 (every tool call and its
+// settlement cross members); ms/turn.
+func BenchmarkToolTurnLatency(b *testing.B) {
+	for _, tc := range []struct{ name, holder string }{
+		{"location-local", "m0"},
+		{"location-on-other-member", "m1"},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			ctx := context.Background()
+			c, loc := startPinned(b, 3, tc.holder)
+			sid := ""
+			for i := 0; sid == ""; i++ {
+				if i == 200 {
+					b.Fatal("no session ID among 200 is placed on m0")
+				}
+				id := fmt.Sprintf("ses_bench_tool_%d", i)
+				if h, err := c.Host(ctx, id); err != nil {
+					b.Fatal(err)
+				} else if h == 0 {
+					sid = id
+				}
+			}
+			if err := c.Create(ctx, 0, sid, loc); err != nil {
+				b.Fatal(err)
+			}
+			if err := c.Turn(ctx, 0, sid, "msg_warm", "tool s="+sid); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			start := time.Now()
+			for i := range b.N {
+				if err := c.Turn(ctx, 0, sid, fmt.Sprintf("msg_%d_%d", b.N, i), "tool s="+sid); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(time.Since(start).Microseconds())/1000/float64(b.N), "ms/turn")
+		})
+	}
 }
 
 // BenchmarkTurnLatency: sequential turns of one session; ms/turn.
