@@ -8,6 +8,7 @@
 // is one event per append, batch=8 a provider turn's events in one append),
 // decoded events/s for replay, and commit→tailer latency percentiles;
 // cpu-us/append (process CPU per append) is the steadier figure on a shared
-// machine. BenchmarkHistory is an owner's per-turn history cost: ModelHistory
+// machine; txn/commit and commit-ms (embedded) show the group commit: no
+// write transaction runs while a commit's fsync does. BenchmarkHistory is an owner's per-turn history cost: ModelHistory
 // against a kept persistence.History.
 package journal

@@ -20,19 +20,24 @@ import (
 type backend struct {
 	name string
 	open func(b *testing.B) *persistence.Journal
+	// engine is the embedded engine the last open made (nil for MariaDB).
+	engine *boltsql.Engine
 }
 
-func backends() []backend {
-	return []backend{
-		{"embedded", func(b *testing.B) *persistence.Journal {
-			e, err := boltsql.Open(b.TempDir(), boltsql.Options{NoSync: noSync}) // production default: fsync
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() { e.Close() })
-			return open(b, e.DB())
-		}},
-		{"mariadb", func(b *testing.B) *persistence.Journal {
+func backends() []*backend {
+	emb := &backend{name: "embedded"}
+	emb.open = func(b *testing.B) *persistence.Journal {
+		e, err := boltsql.Open(b.TempDir(), boltsql.Options{NoSync: noSync}) // production default: fsync
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { e.Close() })
+		emb.engine = e
+		return open(b, e.DB())
+	}
+	return []*backend{
+		emb,
+		{name: "mariadb", open: func(b *testing.B) *persistence.Journal {
 			db := testdb.MariaDB(b).DB
 			persistence.ServerPool(db) // as OpenURL does
 			return open(b, db)
@@ -86,6 +91,10 @@ func BenchmarkAppend(b *testing.B) {
 					j := be.open(b)
 					ctx := context.Background()
 					lasts := make([]int64, sessions)
+					var st0 boltsql.Stats
+					if be.engine != nil {
+						st0 = be.engine.Stats()
+					}
 					for s := range sessions {
 						var err error
 						if lasts[s], err = j.Append(ctx, sid(s), 0, 0, messages.SessionCreated{Location: "/p", Agent: "build"}); err != nil {
@@ -143,6 +152,15 @@ func BenchmarkAppend(b *testing.B) {
 					// included) is the figure that survives a loaded, shared
 					// machine; events/s swings with other people's load.
 					b.ReportMetric(float64(cpu.Microseconds())/float64(appends), "cpu-us/append")
+					if be.engine != nil {
+						// Group commit: transactions per fsync and the time
+						// the writer spends in each fsync (no turn runs then).
+						st := be.engine.Stats()
+						if n := st.Commits - st0.Commits; n > 0 {
+							b.ReportMetric(float64(st.Transactions-st0.Transactions)/float64(n), "txn/commit")
+							b.ReportMetric(float64((st.CommitTime-st0.CommitTime).Microseconds())/float64(n)/1000, "commit-ms")
+						}
+					}
 				})
 			}
 		}
@@ -308,7 +326,7 @@ func BenchmarkHistory(b *testing.B) {
 	}
 }
 
-func historySession(b *testing.B, be backend) (*persistence.Journal, int64) {
+func historySession(b *testing.B, be *backend) (*persistence.Journal, int64) {
 	j := be.open(b)
 	ctx := context.Background()
 	last, err := j.Append(ctx, "h", 0, 0, messages.SessionCreated{Location: "/p"})
