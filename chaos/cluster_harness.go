@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/url"
 	"time"
+
+	"github.com/sessionrt/sessionrt/persistence"
 )
 
 // Cluster is a running set of member processes (Member) on one shared
@@ -92,7 +94,24 @@ func (c *Cluster) Turn(ctx context.Context, via int, sid, msgID, text string) er
 	return nil
 }
 
-// Stop kills every member.
+// Admit admits one prompt through member via without waiting for its drain.
+func (c *Cluster) Admit(ctx context.Context, via int, sid, msgID, text string) error {
+	return getJSON(ctx, c.ms[via].ctl, "/admit", url.Values{"id": {sid}, "msg": {msgID}, "text": {text}}, nil)
+}
+
+// Markers counts each tool call's side effect in the Location loc.
+func Markers(loc string) (map[string]int, error) { return countMarkers(loc) }
+
+// SessionOfMarker names the session of a tool call's side effect.
+func SessionOfMarker(m string) string { return sessionOfMarker(m) }
+
+// Settled reports whether a session is idle with nothing pending or open
+// and its last turn answered "done".
+func Settled(ctx context.Context, j *persistence.Journal, sid string) (bool, error) {
+	return settled(ctx, j, sid)
+}
+
+// Stop SIGKILLs every member.
 func (c *Cluster) Stop() {
 	for _, m := range c.ms {
 		if m != nil && m.cmd.Process != nil {

@@ -44,6 +44,9 @@ type MemberConfig struct {
 	// Spans keeps the node's span store (in the shared journal database),
 	// flushing every 200 ms unless OTEL_BSP_SCHEDULE_DELAY says otherwise.
 	Spans bool `json:",omitempty"`
+	// ResumeAtStart resumes what the journal shows mid-drain once the
+	// topology forms (a whole-cluster start; see cluster.JoinConfig).
+	ResumeAtStart bool `json:",omitempty"`
 }
 
 // Member is the body of a member process: a node on the shared journal
@@ -113,7 +116,7 @@ func Member(ctx context.Context, cfg MemberConfig, out io.Writer) error {
 		Cluster: cluster.Config{Name: "chaos", AutoManagePort: cfg.Health, Members: cfg.Members, RefreshTTL: cfg.Refresh,
 			Logger: log},
 		Sessions: n.Sessions, Locations: n.Locations, Roots: cfg.LocationRoots,
-		MidDrain: n.Journal.MidDrain, Tracer: n.Telemetry.TracerProvider, Metrics: n.Telemetry.Registry, Logger: log,
+		MidDrain: n.Journal.MidDrain, ResumeAtStart: cfg.ResumeAtStart, Tracer: n.Telemetry.TracerProvider, Metrics: n.Telemetry.Registry, Logger: log,
 	})
 	if err != nil {
 		return err

@@ -52,6 +52,9 @@ type MemberKillConfig struct {
 	AskBash bool
 	// Spans keeps the members' span stores (see MemberConfig).
 	Spans bool
+	// ResumeAtStart makes the members resume what the journal shows
+	// mid-drain once their topology forms (see MemberConfig).
+	ResumeAtStart bool
 	// Rejoin adds a phase after the kill: every session runs a tool that
 	// waits for a gate, the killed member starts again and rejoins, its
 	// sessions are activated there (a new ownership epoch, their gated call
@@ -611,7 +614,7 @@ func startRunMembers(ctx context.Context, cfg MemberKillConfig, turn func(turnLi
 	ready := make(chan error, cfg.Members)
 	for i := range cfg.Members {
 		mc := MemberConfig{Name: fmt.Sprintf("m%d", i), Health: ports[i], Members: peers, Refresh: cfg.Refresh,
-			JournalURL: cfg.JournalURL, Data: memberDataDir(cfg.Data, i), ToolSleep: cfg.ToolSleep, LocationRoots: cfg.LocationRoots, AskBash: cfg.AskBash, Spans: cfg.Spans}
+			JournalURL: cfg.JournalURL, Data: memberDataDir(cfg.Data, i), ToolSleep: cfg.ToolSleep, LocationRoots: cfg.LocationRoots, AskBash: cfg.AskBash, Spans: cfg.Spans, ResumeAtStart: cfg.ResumeAtStart}
 		m, err := launchMember(cfg, mc, i, fmt.Sprintf("member%d.log", i), turn, ready)
 		if err != nil {
 			return ms, err

@@ -31,6 +31,10 @@ type JoinConfig struct {
 	// (persistence.Journal.MidDrain); when set, this member resumes those
 	// a dead member left (ResumeOrphans) until ctx ends.
 	MidDrain func(context.Context) ([]string, error)
+	// ResumeAtStart also resumes, once the topology forms, what the
+	// journal shows mid-drain and disthash places here: for a whole-cluster
+	// start, not for a member joining a running cluster (see ResumeOrphans).
+	ResumeAtStart bool
 	Tracer   trace.TracerProvider // Location spans; nil: none
 	Metrics  *metrics.Registry    // members and placement; nil: none
 	Logger   *slog.Logger
@@ -81,7 +85,7 @@ func Join(ctx context.Context, system *actor.ActorSystem, jc JoinConfig) (*Membe
 		}
 	}
 	if jc.MidDrain != nil {
-		go m.ResumeOrphans(ctx, jc.MidDrain)
+		go m.ResumeOrphans(ctx, jc.MidDrain, jc.ResumeAtStart)
 	}
 	return m, nil
 }

@@ -22,22 +22,57 @@ const orphanWakers = 8
 // the drain once. Rendezvous hashing moves only the dead member's
 // identities, so a session still running on a live member is not disturbed
 // (a Wake to it would coalesce anyway). It returns when ctx ends.
-func (m *Member) ResumeOrphans(ctx context.Context, midDrain func(context.Context) ([]string, error)) {
-	left := make(chan struct{}, 1)
+//
+// With atStart it also sweeps once when the topology first holds every
+// configured peer (automanaged) or first forms (other providers): after a
+// whole-cluster restart nobody else would resume what the old members
+// left. A member joining a running cluster should not: the join moves
+// grains whose drains may still run on live members, and a sweep would
+// take them over (safely, by fencing, but interrupting their tools).
+func (m *Member) ResumeOrphans(ctx context.Context, midDrain func(context.Context) ([]string, error), atStart bool) {
+	sweep := make(chan struct{}, 1)
+	startSwept := !atStart
+	ready := func(t *pcluster.ClusterTopology) bool {
+		if m.cfg.Provider == Automanaged {
+			return len(t.Members) >= len(m.cfg.Members)
+		}
+		return len(t.Members) > 0
+	}
+	signal := func() {
+		select {
+		case sweep <- struct{}{}:
+		default:
+		}
+	}
+	var mu sync.Mutex
 	sub := m.system.EventStream.Subscribe(func(ev any) {
-		if t, ok := ev.(*pcluster.ClusterTopology); ok && len(t.Left) > 0 {
-			select {
-			case left <- struct{}{}:
-			default:
-			}
+		t, ok := ev.(*pcluster.ClusterTopology)
+		if !ok {
+			return
+		}
+		mu.Lock()
+		first := !startSwept && ready(t)
+		startSwept = startSwept || first
+		mu.Unlock()
+		if first || len(t.Left) > 0 {
+			signal()
 		}
 	})
 	defer m.system.EventStream.Unsubscribe(sub)
+	// The topology may have formed before we subscribed.
+	if n := len(m.Members()); atStart && ((m.cfg.Provider == Automanaged && n >= len(m.cfg.Members)) || (m.cfg.Provider != Automanaged && n > 0)) {
+		mu.Lock()
+		if !startSwept {
+			startSwept = true
+			signal()
+		}
+		mu.Unlock()
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-left:
+		case <-sweep:
 		}
 		m.wakeOrphans(ctx, midDrain)
 	}
