@@ -35,9 +35,9 @@ type JoinConfig struct {
 	// journal shows mid-drain and disthash places here: for a whole-cluster
 	// start, not for a member joining a running cluster (see ResumeOrphans).
 	ResumeAtStart bool
-	Tracer   trace.TracerProvider // Location spans; nil: none
-	Metrics  *metrics.Registry    // members and placement; nil: none
-	Logger   *slog.Logger
+	Tracer        trace.TracerProvider // Location spans; nil: none
+	Metrics       *metrics.Registry    // members and placement; nil: none
+	Logger        *slog.Logger
 }
 
 // Join makes this node a cluster member: the Session grain on its facade,
