@@ -29,6 +29,11 @@
 // READ ONLY transactions, runs the engine's own insert steps directly (a
 // differential test holds it to the engine's results and errors). Anything
 // else, and every statement from the wire server, goes through the engine.
+// Point UPDATEs likewise (fastupdate.go): `UPDATE t SET col = v, ... WHERE
+// <every primary-key column> = v [AND col <op> v ...]` reads the one row by
+// key, filters, assigns and counts rows matched/changed with the engine's
+// own expressions and steps; other shapes, and key values whose seek could
+// disagree with the engine's comparison, go through the engine.
 //
 // Query shapes that stay fast (the engine reads only the keys in range):
 // equality on a key prefix plus a range on the next key column; ORDER BY the

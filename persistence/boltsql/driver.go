@@ -190,6 +190,18 @@ func (c *conn) ExecContext(ctx context.Context, query string, args []driver.Name
 			}
 		}
 	}
+	if !c.eng.noFastUpdate && looksLikeUpdate(query) {
+		qctx = c.eng.newContext(ctx, c.sess, query)
+		if s := c.eng.updateShapeFor(qctx, gsql.RemoveSpaceAndDelimiter(query, ';')); s != nil {
+			if r := c.eng.execUpdate(qctx, c.sess, s, args); r.handled {
+				c.sess.CommandEnd()
+				if r.err != nil {
+					return nil, toMySQLError(r.err)
+				}
+				return &result{affected: r.affected}, nil
+			}
+		}
+	}
 	qctx, _, iter, err := c.run(ctx, qctx, query, args)
 	if err != nil {
 		return nil, err

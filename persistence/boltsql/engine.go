@@ -110,6 +110,10 @@ type Engine struct {
 	noFastInsert bool          // tests: run every statement through go-mysql-server
 	fastInserts  atomic.Uint64 // statements the fast path ran
 
+	updShapes    shapeCache[updateShape] // parsed UPDATE shapes (fastupdate.go)
+	noFastUpdate bool                    // tests: run every UPDATE through go-mysql-server
+	fastUpdates  atomic.Uint64           // UPDATE statements the fast path ran
+
 	dbOnce sync.Once
 	sqlDB  *sql.DB
 
