@@ -649,6 +649,11 @@ func (a *sessionActor) finishTurn() {
 // wake that arrived meanwhile starts at most one follow-up drain.
 func (a *sessionActor) endDrain(out *Outcome) {
 	d := a.drain
+	if d == nil {
+		// A fenced append already abandoned the drain and stopped this
+		// activation (stopFenced): nothing is left to end.
+		return
+	}
 	a.log.Debug("drain end", "session", a.id, "token", d.token, "outcome", out)
 	if out == nil {
 		out = &Outcome{}
