@@ -33,7 +33,9 @@
 // <every primary-key column> = v [AND col <op> v ...]` reads the one row by
 // key, filters, assigns and counts rows matched/changed with the engine's
 // own expressions and steps; other shapes, and key values whose seek could
-// disagree with the engine's comparison, go through the engine.
+// disagree with the engine's comparison, go through the engine. The
+// driver runs START TRANSACTION / BEGIN / COMMIT / ROLLBACK itself
+// (txstmt.go), with the engine's steps for them.
 //
 // Query shapes that stay fast (the engine reads only the keys in range):
 // equality on a key prefix plus a range on the next key column; ORDER BY the

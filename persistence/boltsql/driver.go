@@ -177,6 +177,14 @@ func toBinding(v driver.Value) (sqlparser.Expr, error) {
 }
 
 func (c *conn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	if len(args) == 0 && !c.eng.noFastTxStmts {
+		if kind := txStatementOf(query); kind != txNone {
+			if err := c.execTxStatement(ctx, query, kind); err != nil {
+				return nil, err
+			}
+			return &result{}, nil
+		}
+	}
 	var qctx *gsql.Context
 	if !c.eng.noFastInsert && looksLikeInsert(query) {
 		qctx = c.eng.newContext(ctx, c.sess, query)

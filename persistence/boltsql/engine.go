@@ -114,6 +114,9 @@ type Engine struct {
 	noFastUpdate bool                    // tests: run every UPDATE through go-mysql-server
 	fastUpdates  atomic.Uint64           // UPDATE statements the fast path ran
 
+	noFastTxStmts bool          // tests: run START TRANSACTION/COMMIT/ROLLBACK through go-mysql-server
+	fastTxStmts   atomic.Uint64 // transaction-control statements run without the planner (txstmt.go)
+
 	dbOnce sync.Once
 	sqlDB  *sql.DB
 
@@ -287,8 +290,9 @@ func (e *Engine) DB() *sql.DB {
 	e.dbOnce.Do(func() {
 		e.sqlDB = sql.OpenDB(&connector{eng: e})
 		// A new connection builds a session with every system variable;
-		// keep connections around instead of database/sql's default of 2.
-		e.sqlDB.SetMaxIdleConns(64)
+		// keep connections around instead of database/sql's default of 2
+		// (the journal runs a writer per active session, 100 and more).
+		e.sqlDB.SetMaxIdleConns(256)
 	})
 	return e.sqlDB
 }

@@ -30,7 +30,15 @@ var (
 	_ sql.ReplaceableTable      = (*Table)(nil)
 	_ sql.AutoIncrementTable    = (*Table)(nil)
 	_ sql.CommentedTable        = (*Table)(nil)
+	_ sql.TemporaryTable        = (*Table)(nil)
 )
+
+// IsTemporary is false: no table here is. go-mysql-server's read-only
+// transaction check type-asserts every written table to sql.TemporaryTable
+// and calls IsTemporary on the nil result when it is not one (a nil
+// dereference: INSERT/UPDATE/DELETE in START TRANSACTION READ ONLY crashed
+// the process instead of failing with the read-only error).
+func (t *Table) IsTemporary() bool { return false }
 
 func (t *Table) Name() string                           { return t.ti.def.Name }
 func (t *Table) String() string                         { return t.ti.def.Name }
