@@ -100,11 +100,32 @@ func server() (string, error) {
 	serverOnce.Do(func() {
 		if ping(DefaultAddr) == nil {
 			serverAddr = DefaultAddr
-			return
+		} else {
+			serverAddr, serverErr = startThrowaway()
 		}
-		serverAddr, serverErr = startThrowaway()
+		if serverErr == nil {
+			roomForConnections(serverAddr)
+		}
 	})
 	return serverAddr, serverErr
+}
+
+// minConnections is what the suite needs at once: test packages run in parallel,
+// and every journal (and every cluster member process) keeps up to
+// persistence.ServerPool's idle connections; MariaDB's default of 151 runs out.
+const minConnections = 1000
+
+// roomForConnections raises the server's max_connections to minConnections when it
+// is lower. Best effort: a server where root may not do it keeps its setting.
+func roomForConnections(addr string) {
+	db, err := sql.Open("mysql", dsn(addr, ""))
+	if err != nil {
+		return
+	}
+	defer db.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, _ = db.ExecContext(ctx, fmt.Sprintf("SET GLOBAL max_connections = GREATEST(@@GLOBAL.max_connections, %d)", minConnections))
 }
 
 func ping(addr string) error {
@@ -148,7 +169,7 @@ func startThrowaway() (string, error) {
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	cmd := exec.Command(mariadbd, "--no-defaults", "--user=root", "--datadir="+data,
 		"--socket="+filepath.Join(dir, "sock"), fmt.Sprintf("--port=%d", port), "--bind-address=127.0.0.1",
-		"--innodb-flush-log-at-trx-commit=2")
+		"--innodb-flush-log-at-trx-commit=2", fmt.Sprintf("--max-connections=%d", minConnections))
 	cmd.Stdout, cmd.Stderr = nil, nil
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	started := make(chan error, 1)
