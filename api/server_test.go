@@ -15,6 +15,7 @@ import (
 	"github.com/sessionrt/sessionrt/api/apitest"
 	"github.com/sessionrt/sessionrt/api/client"
 	"github.com/sessionrt/sessionrt/api/wire"
+	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/provider"
 	"github.com/sessionrt/sessionrt/provider/scripted"
 	"github.com/sessionrt/sessionrt/toolactors/permission"
@@ -666,5 +667,66 @@ func TestTraceServesSpansAsJSONAndTree(t *testing.T) {
 	text, err := c.TraceText(ctx, s.ID)
 	if err != nil || !strings.Contains(text, "invoke_agent") || !strings.Contains(text, "chat") {
 		t.Fatalf("tree: %q %v", text, err)
+	}
+}
+
+// S56's "always" is saved for the project in the journal: after a restart, the same
+// call in another session of the same Location runs without asking.
+func TestAlwaysApprovalOutlivesARestart(t *testing.T) {
+	data, loc := t.TempDir(), t.TempDir()
+	opts := apitest.Options{
+		Data: data, Loc: loc,
+		Agents: map[string]actors.Agent{"build": {Rules: []permission.Rule{{Action: "*", Resource: "*", Effect: permission.Ask}}}},
+		Turns: func(req *provider.Request, n int) (scripted.Turn, error) {
+			if n%2 == 0 {
+				return scripted.Turn{ToolCalls: []scripted.ToolCall{{Name: "bash", Args: []byte(`{"command":"echo permitted","description":"say"}`)}}}, nil
+			}
+			return scripted.Turn{Text: "done"}, nil
+		},
+	}
+	rt := apitest.Start(t, opts)
+	c := newClient(t, rt)
+	ctx := ctxT(t)
+	s := create(t, c, rt)
+	prompt(t, c, s.ID, "run it")
+	asked := waitEvent(t, c, s.ID, "session.next.permission.asked")
+	var data1 struct{ ID string }
+	if err := json.Unmarshal(asked.Data, &data1); err != nil || data1.ID == "" {
+		t.Fatalf("permission.asked data %s: %v", asked.Data, err)
+	}
+	if err := c.ReplyPermission(ctx, s.ID, data1.ID, "always", ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Wait(ctx, s.ID); err != nil {
+		t.Fatal(err)
+	}
+	rt.Stop()
+
+	rt2 := apitest.Start(t, opts)
+	c2 := newClient(t, rt2)
+	s2 := create(t, c2, rt2)
+	prompt(t, c2, s2.ID, "run it again")
+	if err := c2.Wait(ctx, s2.ID); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := rt2.Node.Journal.ReadEvents(ctx, s2.ID, 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := false
+	for _, e := range evs {
+		switch e.Type {
+		case messages.PermissionAsked{}.EventType():
+			t.Fatalf("asked again after the restart: %+v", e)
+		case messages.ToolSucceeded{}.EventType():
+			ran = true
+		}
+	}
+	if !ran {
+		types := make([]string, len(evs))
+		for i, e := range evs {
+			types[i] = e.Type.Name
+		}
+		t.Fatalf("the approved call did not succeed; events %v", types)
 	}
 }

@@ -146,10 +146,11 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 	actorLog := cfg.Logger.With("lib", "protoactor")
 	n.System = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return actorLog }))
 	out := n.Output
+	approvals := journalApprovals{n.Journal}
 	n.Locations, err = supervisor.New(n.System, supervisor.Config{Logger: cfg.Logger, Children: []supervisor.ChildSpec{
 		supervisor.ContextRegistryChild(contextsources.RegistryConfig{}, BuiltinContext()),
 		{Name: actors.ToolRegistryName, Props: func(dir string) *actor.Props {
-			p, err := toolactors.Props(toolactors.Config{Dir: dir, Output: out, Logger: cfg.Logger})
+			p, err := toolactors.Props(toolactors.Config{Dir: dir, Output: out, Approvals: approvals, Logger: cfg.Logger})
 			if err != nil {
 				panic(err) // the Location's supervision reports it
 			}

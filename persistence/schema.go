@@ -107,6 +107,16 @@ var migrations = [][]string{
 		`CREATE UNIQUE INDEX message_id ON {session_messages} (message_id, session_id)`,
 		`DROP TABLE IF EXISTS {message_ids}`,
 	},
+	{ // 3: saved project approvals ("always" permission replies). Project-wide
+		// configuration rather than a session projection: no event rebuilds it.
+		`CREATE TABLE IF NOT EXISTS {project_approvals} (
+			id BIGINT NOT NULL AUTO_INCREMENT,
+			project VARBINARY(1024) NOT NULL,
+			action VARBINARY(255) NOT NULL,
+			resource LONGBLOB NOT NULL,
+			effect VARBINARY(16) NOT NULL,
+			PRIMARY KEY (id))`,
+	},
 }
 
 // projectionTables are rebuilt by Verify, with the columns that form their
@@ -125,7 +135,7 @@ var projectionTables = []struct{ name, key string }{
 // message_ids was dropped by migration 2 but stays so that its placeholder
 // renders in migration 1 (and Verify drops its scratch copy).
 var tableNames = []string{"streams", "events", "sessions", "session_input", "prompt_ids",
-	"session_messages", "message_ids", "context_epochs", "tool_calls", "permissions"}
+	"session_messages", "message_ids", "context_epochs", "tool_calls", "permissions", "project_approvals"}
 
 // names renders {table} placeholders with a prefix ("" for the live tables,
 // a scratch prefix for Verify).

@@ -40,6 +40,10 @@ type Options struct {
 	// API adjusts the handler's config (Sessions, Journal, Bus, Telemetry,
 	// Locations and Token are filled in).
 	API func(*api.Config)
+	// Data and Loc, when set, are the data directory and the default Location
+	// (default: fresh temporary directories); a test restarts a runtime by
+	// stopping it and starting another on the same Data.
+	Data, Loc string
 }
 
 // Runtime is one running process under test.
@@ -53,6 +57,7 @@ type Runtime struct {
 
 	mu    sync.Mutex
 	turns TurnFunc
+	stop  sync.Once
 }
 
 // SetTurns replaces the provider script.
@@ -65,7 +70,14 @@ func (r *Runtime) SetTurns(f TurnFunc) {
 // Start builds the runtime and serves the API; t.Cleanup stops both.
 func Start(t testing.TB, o Options) *Runtime {
 	t.Helper()
-	rt := &Runtime{Token: Token, Loc: t.TempDir(), turns: o.Turns}
+	rt := &Runtime{Token: Token, Loc: o.Loc, turns: o.Turns}
+	if rt.Loc == "" {
+		rt.Loc = t.TempDir()
+	}
+	data := o.Data
+	if data == "" {
+		data = t.TempDir()
+	}
 	if rt.turns == nil {
 		rt.turns = func(*provider.Request, int) (scripted.Turn, error) { return scripted.Turn{Text: "ok"}, nil }
 	}
@@ -82,7 +94,7 @@ func Start(t testing.TB, o Options) *Runtime {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	rt.Node, err = node.Start(ctx, node.Config{
-		Data:         t.TempDir(),
+		Data:         data,
 		Providers:    func(messages.ModelRef) (provider.Provider, error) { return prov, nil },
 		DefaultModel: Model,
 		Agents:       o.Agents,
@@ -104,13 +116,18 @@ func Start(t testing.TB, o Options) *Runtime {
 	}
 	rt.Server = httptest.NewServer(rt.API)
 	rt.URL = rt.Server.URL
-	t.Cleanup(func() {
-		rt.API.Close()
-		rt.Server.CloseClientConnections()
-		rt.Server.Close()
+	t.Cleanup(rt.Stop)
+	return rt
+}
+
+// Stop closes the API and stops the node, once; Start's cleanup calls it too.
+func (r *Runtime) Stop() {
+	r.stop.Do(func() {
+		r.API.Close()
+		r.Server.CloseClientConnections()
+		r.Server.Close()
 		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		_ = rt.Node.Stop(sctx)
+		_ = r.Node.Stop(sctx)
 	})
-	return rt
 }
