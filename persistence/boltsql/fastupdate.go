@@ -480,9 +480,17 @@ func (e *Engine) execUpdate(ctx *gsql.Context, sess *Session, s *updateShape, ar
 			return none // the planner adds assignments for these
 		}
 	}
+	// Binding keeps the warnings it raises (conversions of the literals)
+	// and drops the previous statement's: QueryWithBindings around bindQuery.
+	numPrevWarnings := len(ctx.Session.Warnings())
 	pu, ok := prepareUpdate(ctx, s, ti, args)
 	if !ok {
 		return none
+	}
+	newWarnings := ctx.Session.Warnings()[numPrevWarnings:]
+	ctx.ClearWarnings()
+	for i := len(newWarnings) - 1; i >= 0; i-- {
+		ctx.Session.Warn(newWarnings[i])
 	}
 
 	// From here on the steps are go-mysql-server's for this plan: begin
@@ -500,7 +508,6 @@ func (e *Engine) execUpdate(ctx *gsql.Context, sess *Session, s *updateShape, ar
 		}
 		ctx.SetTransaction(tx)
 	}
-	ctx.ClearWarnings()
 	autoCommit, err := plan.IsSessionAutocommit(ctx)
 	if err != nil {
 		e.countUpdate(ctx)

@@ -24,12 +24,14 @@ const (
 		body LONGBLOB, d DECIMAL(10,2), PRIMARY KEY (id), UNIQUE KEY un (name), KEY km (m))`
 	fastUpdateKeysDDL = `CREATE TABLE uk (sid VARBINARY(8) NOT NULL, seq BIGINT NOT NULL, last BIGINT NOT NULL,
 		epoch BIGINT NOT NULL, note VARCHAR(4), PRIMARY KEY (sid, seq))`
-	advance = "UPDATE uk SET last = ? WHERE sid = ? AND seq = ? AND last = ? AND epoch = ?"
+	fastUpdateStrKeyDDL = `CREATE TABLE uv (k VARCHAR(4) NOT NULL PRIMARY KEY, v INT NOT NULL)`
+	advance             = "UPDATE uk SET last = ? WHERE sid = ? AND seq = ? AND last = ? AND epoch = ?"
 )
 
 var fastUpdateSeed = []string{
 	"INSERT INTO ut VALUES (1, 'a', 10, 1, 1, 'x', 1.5), (2, 'b', NULL, 2, 0, NULL, NULL), (3, 'c', 30, 3, NULL, '', 3)",
 	"INSERT INTO uk VALUES ('s1', 1, 5, 1, NULL), ('s1', 2, 0, 1, 'n'), ('s2', 1, 7, 2, 'x')",
+	"INSERT INTO uv VALUES ('a', 1), ('a ', 2), ('é', 3)",
 }
 
 func fastUpdateCases() []fastUpdateCase {
@@ -48,6 +50,12 @@ func fastUpdateCases() []fastUpdateCase {
 		{advance, []any{9, "s9", 1, 0, 0}, true},         // no stream
 		{"UPDATE uk SET epoch = ?, note = ? WHERE sid = ? AND seq = ? AND epoch = ?", []any{2, "own", "s1", 2, 1}, true},
 		{"UPDATE uk SET note = 'rep' WHERE sid = ? AND seq = ?", []any{"s2", 1}, true},
+		// A VARCHAR key (utf8mb4_0900_bin: bytes, no padding).
+		{"UPDATE uv SET v = ? WHERE k = ?", []any{10, "a"}, true},
+		{"UPDATE uv SET v = ? WHERE k = ?", []any{20, "a "}, true},
+		{"UPDATE uv SET v = ? WHERE k = ?", []any{30, "é"}, true},
+		{"UPDATE uv SET v = ? WHERE k = ?", []any{40, "A"}, true},
+		{"UPDATE uv SET v = ? WHERE k = ?", []any{50, "abcde"}, false},
 		// Comparison operators and NULLs.
 		{"UPDATE ut SET body = ? WHERE id = ? AND n > ? AND n <= ?", []any{"gt", 1, 12, 13}, true},
 		{"UPDATE ut SET body = ? WHERE id = ? AND n >= ? AND n < ?", []any{"no", 1, 14, 20}, true},
@@ -134,6 +142,7 @@ func TestFastUpdateMatchesEngine(t *testing.T) {
 		conns[e] = c
 		mustExec(t, e.DB(), fastUpdateDDL)
 		mustExec(t, e.DB(), fastUpdateKeysDDL)
+		mustExec(t, e.DB(), fastUpdateStrKeyDDL)
 		for _, q := range fastUpdateSeed {
 			mustExec(t, e.DB(), q)
 		}
@@ -206,6 +215,7 @@ func TestFastUpdateMatchesEngine(t *testing.T) {
 		for _, q := range []string{
 			"SELECT CONCAT_WS(',', id, name, COALESCE(n, 'N'), COALESCE(m, 'N'), COALESCE(flag, 'N'), COALESCE(HEX(body), 'N'), COALESCE(d, 'N')) FROM ut ORDER BY id",
 			"SELECT CONCAT_WS(',', HEX(sid), seq, last, epoch, COALESCE(note, 'N')) FROM uk ORDER BY sid, seq",
+			"SELECT CONCAT(HEX(k), '=', v) FROM uv ORDER BY k",
 			// Through the secondary indexes: entries moved with their rows.
 			"SELECT CONCAT(id, '@', name) FROM ut WHERE name IN ('a', 'b', 'c', 'z') ORDER BY name",
 			"SELECT CONCAT(id, '@', m) FROM ut WHERE m >= 0 ORDER BY m",
@@ -222,7 +232,7 @@ func TestFastUpdateMatchesEngine(t *testing.T) {
 	// The committed transaction's bodies are there, the rolled-back ones
 	// not; index reads find the moved entries.
 	for _, s := range []string{"1,b,N,1,0,6B657074,12.35", "2,a,1,N,1,61632D6B657074,N", "3,c,1,7,N,6B65707433,N",
-		"7331,2,1,2,own", "7332,1,4,2,rep", "2@a | 1@b | 3@c", "1@1 | 3@7", "2@N"} {
+		"7331,2,1,2,own", "61=10 | 6120=20 | C3A9=30", "7332,1,4,2,rep", "2@a | 1@b | 3@c", "1@1 | 3@7", "2@N"} {
 		if !strings.Contains(got, s) {
 			t.Fatalf("contents lack %q:\n%s", s, got)
 		}
