@@ -31,9 +31,9 @@ type MemberKillConfig struct {
 	JournalURL string // the shared mysql:// journal (required; its schema is created)
 	Members    int    // default 3
 	Sessions   int    // default 100
-	// ToolSleep is how long each tool runs after its side effect; the kill
-	// comes once every session on the victim has started its tool, so it
-	// must cover the time all sessions take to get there. Default 4 s.
+	// ToolSleep is how long a "tool" prompt's tool runs after its side
+	// effect (the kill rounds use gated tools, which run until released).
+	// Default 4 s.
 	ToolSleep time.Duration
 	Refresh   time.Duration // automanaged poll interval; default 300 ms
 	// Command builds the command that runs Member with cfg (a test's
@@ -296,10 +296,17 @@ func RunMemberKills(ctx context.Context, cfg MemberKillConfig) (MemberKillReport
 		}
 		return nil
 	}
+	// The first round's tools wait for a gate that opens only after the
+	// kill: every tool the kill affects is running when it comes, however
+	// slowly the machine gets there.
+	gate := filepath.Join(loc, GateFile)
+	if err := os.Remove(gate); err != nil && !os.IsNotExist(err) {
+		return rep, err
+	}
 	firstRound := make(chan error, 1)
 	go func() {
 		firstRound <- parallel(ctx, len(sids), len(sids), func(i int) error {
-			if err := prompt(i, "msg_"+sids[i]+"_1", "tool s="+sids[i]); err != nil {
+			if err := prompt(i, "msg_"+sids[i]+"_1", "gated s="+sids[i]); err != nil {
 				return err
 			}
 			return wait(i)
@@ -334,6 +341,11 @@ func RunMemberKills(ctx context.Context, cfg MemberKillConfig) (MemberKillReport
 	}
 	killed := time.Now()
 	_ = victim.cmd.Wait()
+	// Release the tools still running on survivors (and the killed
+	// member's orphaned ones, whose results nobody takes any more).
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		return rep, err
+	}
 	rep.ProcessKills = 1
 	rep.Faults["member-sigkill"] = 1
 	cfg.Logf("member %d SIGKILLed with %d sessions mid-tool", victim.i, rep.MidToolAtKill)
@@ -404,7 +416,6 @@ func RunMemberKills(ctx context.Context, cfg MemberKillConfig) (MemberKillReport
 	rep.SecondPromptsServed = len(sids)
 
 	if cfg.Rejoin {
-		gate := filepath.Join(loc, GateFile)
 		if err := os.Remove(gate); err != nil && !os.IsNotExist(err) {
 			return rep, err
 		}
