@@ -17,20 +17,40 @@ import (
 	"github.com/sessionrt/sessionrt/actors"
 	"github.com/sessionrt/sessionrt/api/ptys"
 	"github.com/sessionrt/sessionrt/api/wire"
+	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/persistence"
 	"github.com/sessionrt/sessionrt/supervisor"
 	"github.com/sessionrt/sessionrt/telemetry"
 )
 
+// Sessions is the runtime's command door: *actors.Sessions in a single
+// process, or a cluster.Router that sends each command to the member where
+// the session's grain lives.
+type Sessions interface {
+	Create(ctx context.Context, id string, c actors.Create) (*actors.Info, error)
+	Prompt(ctx context.Context, id string, p actors.Prompt) (*actors.Receipt, error)
+	Run(ctx context.Context, id string) (*actors.Outcome, error)
+	WaitIdle(ctx context.Context, id string) (*actors.Outcome, error)
+	Interrupt(ctx context.Context, id string) error
+	Compact(ctx context.Context, id string) (*actors.Outcome, error)
+	Move(ctx context.Context, id, to string) (*actors.Info, error)
+	SwitchAgent(ctx context.Context, id, agent string) (*actors.Info, error)
+	SwitchModel(ctx context.Context, id string, m messages.ModelRef) (*actors.Info, error)
+	ReplyPermission(ctx context.Context, id string, r actors.ReplyPermission) error
+}
+
+var _ Sessions = (*actors.Sessions)(nil)
+
 // Config configures New. Sessions is required; the zero value of every
 // other field takes the default documented on it.
 type Config struct {
 	// Sessions is the runtime's command door (required).
-	Sessions *actors.Sessions
-	// Journal serves the reads; default Sessions.Journal().
+	Sessions Sessions
+	// Journal serves the reads; default Sessions.Journal() when Sessions
+	// is an *actors.Sessions (required otherwise).
 	Journal *persistence.Journal
-	// Bus feeds GET /api/event; default Sessions.Bus(). Without a bus the
-	// global stream answers 503.
+	// Bus feeds GET /api/event; default Sessions.Bus() when Sessions is an
+	// *actors.Sessions. Without a bus the global stream answers 503.
 	Bus *actors.Bus
 	// Locations, when set, supervises the terminals of the /api/pty
 	// routes (without it they answer 503). Close kills the terminals.
@@ -75,11 +95,16 @@ func (c *Config) withDefaults() error {
 	if c.Token == "" && !c.Insecure {
 		return errors.New("api: a Token is required unless Insecure is set")
 	}
-	if c.Journal == nil {
-		c.Journal = c.Sessions.Journal()
+	if local, ok := c.Sessions.(*actors.Sessions); ok {
+		if c.Journal == nil {
+			c.Journal = local.Journal()
+		}
+		if c.Bus == nil {
+			c.Bus = local.Bus()
+		}
 	}
-	if c.Bus == nil {
-		c.Bus = c.Sessions.Bus()
+	if c.Journal == nil {
+		return errors.New("api: Config.Journal is required when Sessions is not an *actors.Sessions")
 	}
 	if c.DefaultLocation == "" {
 		wd, err := os.Getwd()

@@ -17,17 +17,19 @@ import (
 	"time"
 
 	"github.com/sessionrt/sessionrt/actors"
+	"github.com/sessionrt/sessionrt/api"
 	"github.com/sessionrt/sessionrt/node"
 )
 
 // ServeCmd runs the runtime: the journal, the actor tree and the HTTP API.
 type ServeCmd struct {
-	Listen   string        `help:"HTTP address to listen on." default:"127.0.0.1:4096" env:"SESSIONRT_LISTEN"`
-	Insecure bool          `help:"Serve without a bearer token (only allowed on a loopback address)."`
-	Recovery string        `help:"What to do with sessions found mid-drain at start-up: resume (once, telling the model) or interrupt." enum:"resume,interrupt" default:"resume"`
-	Owner    string        `help:"Name of this process in journal ownership records (default host:pid)."`
-	Grace    time.Duration `help:"On SIGINT/SIGTERM, how long drains may run to their next safe boundary." default:"10s"`
-	Pprof    string        `help:"Serve net/http/pprof on this loopback address (e.g. 127.0.0.1:6060); sessionrt bench --profile sets it." env:"SESSIONRT_PPROF_ADDR" placeholder:"ADDR"`
+	Listen   string            `help:"HTTP address to listen on." default:"127.0.0.1:4096" env:"SESSIONRT_LISTEN"`
+	Insecure bool              `help:"Serve without a bearer token (only allowed on a loopback address)."`
+	Recovery string            `help:"What to do with sessions found mid-drain at start-up: resume (once, telling the model) or interrupt." enum:"resume,interrupt" default:"resume"`
+	Owner    string            `help:"Name of this process in journal ownership records (default host:pid)."`
+	Grace    time.Duration     `help:"On SIGINT/SIGTERM, how long drains may run to their next safe boundary." default:"10s"`
+	Cluster  ServeClusterFlags `embed:"" prefix:"cluster-" group:"cluster"`
+	Pprof    string            `help:"Serve net/http/pprof on this loopback address (e.g. 127.0.0.1:6060); sessionrt bench --profile sets it." env:"SESSIONRT_PPROF_ADDR" placeholder:"ADDR"`
 }
 
 // tokenFile holds the generated bearer token, mode 0600, in the data directory.
@@ -36,6 +38,9 @@ const tokenFile = "token"
 func (c *ServeCmd) Run(g *Globals) error {
 	if c.Insecure && !loopback(c.Listen) {
 		return fmt.Errorf("--insecure is only allowed on a loopback address, not %s", c.Listen)
+	}
+	if err := c.Cluster.check(g.JournalDSN); err != nil {
+		return err
 	}
 	if c.Pprof != "" {
 		_, stopPprof, err := servePprof(c.Pprof)
@@ -71,7 +76,18 @@ func (c *ServeCmd) Run(g *Globals) error {
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", c.Listen, err)
 	}
-	handler, err := apiHandler(n, token, c.Insecure)
+	var sessions api.Sessions = n.Sessions
+	if c.Cluster.enabled() {
+		m, router, err := c.Cluster.join(ctx, n, log)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		defer m.Shutdown(true)
+		sessions = router
+		fmt.Fprintf(g.out(), "cluster member %s of %s (actor address %s)\n", c.Cluster.Member, c.Cluster.Name, m.Address())
+	}
+	handler, err := apiHandler(n, sessions, token, c.Insecure)
 	if err != nil {
 		ln.Close()
 		return err
@@ -85,12 +101,17 @@ func (c *ServeCmd) Run(g *Globals) error {
 		fmt.Fprintf(g.out(), "bearer token in %s\n", filepath.Join(n.Config.Data, tokenFile))
 	}
 
-	// Sessions that were mid-drain when the last process died.
-	recovered, err := n.Sessions.Recover(ctx, func(done, total int) {
-		fmt.Fprintf(g.out(), "recovering sessions: %d/%d\n", done, total)
-	})
-	if err != nil {
-		log.Error("recovery stopped", "err", err, "recovered", len(recovered))
+	// Sessions that were mid-drain when the last process died. A cluster
+	// member leaves that to placement: each mid-drain session resumes on the
+	// member disthash gives it (--cluster-resume-at-start, and whenever a
+	// member leaves).
+	if !c.Cluster.enabled() {
+		recovered, err := n.Sessions.Recover(ctx, func(done, total int) {
+			fmt.Fprintf(g.out(), "recovering sessions: %d/%d\n", done, total)
+		})
+		if err != nil {
+			log.Error("recovery stopped", "err", err, "recovered", len(recovered))
+		}
 	}
 
 	select {

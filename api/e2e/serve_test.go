@@ -86,11 +86,11 @@ func env(extra ...string) []string {
 	return append(append(out, "SESSIONRT_TOKEN="+token, "SESSIONRT_MODEL=scripted/demo"), extra...)
 }
 
-// serve starts `sessionrt serve` on a free loopback port and waits for its
-// "serving" line.
-func serve(t *testing.T, bin, data string) *server {
+// serve starts `sessionrt serve` on a free loopback port, with args after
+// its own, and waits for its "serving" line.
+func serve(t *testing.T, bin, data string, args ...string) *server {
 	t.Helper()
-	cmd := exec.Command(bin, "--data", data, "serve", "--listen", "127.0.0.1:0")
+	cmd := exec.Command(bin, append([]string{"--data", data, "serve", "--listen", "127.0.0.1:0"}, args...)...)
 	cmd.Env = env()
 	cmd.Stderr = io.Discard
 	out, err := cmd.StdoutPipe()
