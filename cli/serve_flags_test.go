@@ -32,3 +32,16 @@ func TestServePprofServesProfiles(t *testing.T) {
 		t.Fatalf("pprof answered %d %.80q", resp.StatusCode, body)
 	}
 }
+
+func TestServeClusterMemberRefusesAnUnsharedJournal(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run([]string{"--data", t.TempDir(), "serve", "--cluster-member", "m1", "--cluster-peers", "127.0.0.1:1", "--cluster-health", "1"}, &out, &errb)
+	if code != 2 || !strings.Contains(errb.String(), "needs a journal every member shares") {
+		t.Fatalf("exit %d, stderr %q: want a usage error asking for --journal", code, errb.String())
+	}
+	errb.Reset()
+	code = run([]string{"--data", t.TempDir(), "--journal", "mysql://root@127.0.0.1:1/x", "serve", "--cluster-member", "m1"}, &out, &errb)
+	if code != 2 || !strings.Contains(errb.String(), "--cluster-peers") {
+		t.Fatalf("exit %d, stderr %q: want a usage error asking for the peers", code, errb.String())
+	}
+}
