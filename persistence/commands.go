@@ -29,7 +29,7 @@ func (j *Journal) CreateSession(ctx context.Context, sessionID string, ownerEpoc
 	}
 	for attempt := 0; ; attempt++ {
 		existing = Session{}
-		_, err := j.appendTx(ctx, sessionID, 0, ownerEpoch, []messages.Event{c}, pre, nil)
+		_, err := j.appendTx(ctx, sessionID, 0, ownerEpoch, []messages.Event{c}, pre)
 		switch {
 		case err == nil && existing.ID != "":
 			return existing, false, nil
@@ -107,7 +107,7 @@ func (j *Journal) AdmitPrompt(ctx context.Context, sessionID string, expectedSeq
 		}
 		return false, nil
 	}
-	last, err := j.appendTx(ctx, sessionID, expectedSeq, ownerEpoch, []messages.Event{a}, pre, nil)
+	last, err := j.appendTx(ctx, sessionID, expectedSeq, ownerEpoch, []messages.Event{a}, pre)
 	if err != nil {
 		return Receipt{}, fmt.Errorf("admit %s to session %s after seq %d: %w", a.MessageID, sessionID, expectedSeq, err)
 	}

@@ -47,10 +47,6 @@
 //	s, created, _ := j.CreateSession(ctx, sid, own.Epoch, messages.SessionCreated{...})
 //	r, _ := j.AdmitPrompt(ctx, sid, last, own.Epoch, messages.PromptAdmitted{...}, backlogLimit)
 //	last, _ = j.Append(ctx, sid, last, own.Epoch, events...) // *ConflictError{Last} / ErrFenced / ErrProjection
-//	h, _ := j.LoadHistory(ctx, sid)                   // the owner's copy of ModelHistory, read once
-//	r, _ := j.AppendProjected(ctx, sid, last, own.Epoch, events...) // Append + the messages it wrote
-//	h.Apply(events, r); history := h.Model()          // no read per turn
-//	h.Apply([]messages.Event{a}, rec.Result())        // every append moves the head, admissions too
 //	j.Session, j.PendingInbox, j.ModelHistory, j.Messages (paging), j.Epoch,
 //	j.ToolCalls(ctx, sid, ToolPending, ToolRunning), j.PendingPermissions, j.MidDrain
 //	for env, err := range j.Events(ctx, sid, after) { ... } // replay then tail

@@ -136,7 +136,7 @@ func (j *Journal) Acquire(ctx context.Context, sessionID, owner string) (Ownersh
 // expectedSeq gives ErrConflict, a superseded epoch ErrFenced, an event that
 // breaks a projection ErrProjection; in every error case nothing is written.
 func (j *Journal) Append(ctx context.Context, sessionID string, expectedSeq, ownerEpoch int64, events ...messages.Event) (int64, error) {
-	last, err := j.appendTx(ctx, sessionID, expectedSeq, ownerEpoch, events, nil, nil)
+	last, err := j.appendTx(ctx, sessionID, expectedSeq, ownerEpoch, events, nil)
 	if err != nil {
 		return 0, fmt.Errorf("append session %s after seq %d: %w", sessionID, expectedSeq, err)
 	}
@@ -145,10 +145,9 @@ func (j *Journal) Append(ctx context.Context, sessionID string, expectedSeq, own
 
 // appendTx is the one write path. pre, when set, runs first in the same
 // transaction; if it returns done=true the transaction ends without
-// writing anything (used for idempotent commands). written, when set,
-// receives the projected messages the append wrote (AppendProjected).
+// writing anything (used for idempotent commands).
 func (j *Journal) appendTx(ctx context.Context, sessionID string, expectedSeq, epoch int64, events []messages.Event,
-	pre func(tx *sql.Tx) (done bool, err error), written *[]Message) (int64, error) {
+	pre func(tx *sql.Tx) (done bool, err error)) (int64, error) {
 	if sessionID == "" {
 		return 0, errors.New("empty session ID")
 	}
@@ -188,7 +187,7 @@ func (j *Journal) appendTx(ctx context.Context, sessionID string, expectedSeq, e
 			return err
 		}
 		p := newProjector(ctx, tx, j.n, sessionID)
-		p.cache, p.keep = cached, written != nil
+		p.cache = cached
 		if cached != nil {
 			p.known = cached.status
 		}
@@ -201,9 +200,6 @@ func (j *Journal) appendTx(ctx context.Context, sessionID string, expectedSeq, e
 			return err
 		}
 		next = p.next(newLast)
-		if written != nil {
-			*written = p.written
-		}
 		return nil
 	}, false)
 	if err != nil {

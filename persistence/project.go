@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/vmihailenco/msgpack/v5"
 
@@ -41,10 +40,6 @@ type projector struct {
 	// bodies and fresh record what flush wrote, for the next cache entry.
 	bodies map[string][]byte
 	fresh  map[string]bool
-	// keep asks flush to record what it wrote in written (decoded from the
-	// stored bodies, ordered by seq and index).
-	keep    bool
-	written []Message
 }
 
 // toolRow is a cached tool_calls row; flush writes new and changed ones.
@@ -621,13 +616,6 @@ func (p *projector) flush() error {
 			return nil, fmt.Errorf("encode message %s: %w", e.m.ID, err)
 		}
 		p.bodies[e.m.ID] = b
-		if p.keep {
-			m := Message{ID: e.m.ID, Seq: e.m.Seq, Index: e.m.Index, Role: e.m.Role}
-			if err := msgpack.Unmarshal(b, &m); err != nil {
-				return nil, fmt.Errorf("decode message %s: %w", e.m.ID, err)
-			}
-			p.written = append(p.written, m)
-		}
 		return b, nil
 	}
 	for _, e := range fresh {
@@ -673,7 +661,6 @@ func (p *projector) flush() error {
 	for _, e := range p.order {
 		e.isNew, e.dirty = false, false
 	}
-	slices.SortFunc(p.written, cmpMessage)
 
 	var newTools, changedTools []*toolRow
 	for _, t := range p.torder {
@@ -737,14 +724,6 @@ func (p *projector) duplicateMessage(fresh []*msgEntry) error {
 	}
 	e := fresh[0]
 	return p.refuse(e.m.Seq, e.ev, "one of the %d new messages from %s on already exists", len(fresh), e.m.ID)
-}
-
-// cmpMessage orders messages by (Seq, Index), the history order.
-func cmpMessage(a, b Message) int {
-	if a.Seq != b.Seq {
-		return cmpInt(a.Seq, b.Seq)
-	}
-	return cmpInt(int64(a.Index), int64(b.Index))
 }
 
 func cmpInt(a, b int64) int {

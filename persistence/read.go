@@ -113,8 +113,9 @@ func scanMessages(rows *sql.Rows, sessionID string, keep func(*Message) bool, li
 // from before the current Context Epoch's baseline (the baseline restates
 // them).
 //
-// It reads and decodes the whole history (three statements); an owner that
-// asks before every turn should keep a History instead (LoadHistory).
+// It reads and decodes the whole history (three statements); the Session
+// actor reads it once per activation and keeps its own copy current from
+// its appends (actors/history.go), which its tests compare with this.
 func (j *Journal) ModelHistory(ctx context.Context, sessionID string) ([]Message, error) {
 	var historySeq int64
 	err := j.db.QueryRowContext(ctx, j.n.q(qHistoryState), sessionID).Scan(&historySeq)
