@@ -197,7 +197,7 @@ func RunMemberKills(ctx context.Context, cfg MemberKillConfig) (MemberKillReport
 	ms, err := startRunMembers(ctx, cfg, onTurn)
 	defer func() {
 		for _, m := range ms {
-			if m != nil && !m.dead {
+			if m != nil && !memberDead(&mu, m) {
 				_ = m.cmd.Process.Kill()
 				_ = m.cmd.Wait()
 			}
@@ -263,6 +263,8 @@ func RunMemberKills(ctx context.Context, cfg MemberKillConfig) (MemberKillReport
 	acked := map[string][]string{}
 	var ackMu sync.Mutex
 	survivor := func(i int) *runMember {
+		mu.Lock() // dead is written under mu when the victim is killed
+		defer mu.Unlock()
 		for k := range ms {
 			if m := ms[(i+k)%len(ms)]; !m.dead && m != victim {
 				return m
@@ -273,7 +275,7 @@ func RunMemberKills(ctx context.Context, cfg MemberKillConfig) (MemberKillReport
 	through := func(i int, path string, q url.Values, out any) error {
 		return retryCall(ctx, func(attempt int) error {
 			m := entry(i)
-			if attempt > 0 || m == victim && victimKilled(&mu, victim) {
+			if attempt > 0 || m == victim && memberDead(&mu, victim) {
 				m = survivor(i)
 			}
 			return getJSON(ctx, m.ctl, path, q, out)
@@ -591,7 +593,7 @@ func RunMemberKills(ctx context.Context, cfg MemberKillConfig) (MemberKillReport
 	return rep, nil
 }
 
-func victimKilled(mu *sync.Mutex, v *runMember) bool {
+func memberDead(mu *sync.Mutex, v *runMember) bool {
 	mu.Lock()
 	defer mu.Unlock()
 	return v.dead
