@@ -343,21 +343,29 @@ type pendingCall struct {
 	cancel                 context.CancelFunc // ends asks in flight when the call ends
 }
 
-type topologyChanged struct{}
+// topologyChanged carries the addresses of the members that left: a member
+// restarted on the same host:port (a fixed --cluster-port) is a new
+// incarnation whose address is still in the topology, but the calls that
+// ran on the old one are gone all the same.
+type topologyChanged struct{ left map[string]bool }
 
 func (p *toolProxy) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
 		system, self := ctx.ActorSystem(), ctx.Self()
 		p.sub = system.EventStream.Subscribe(func(ev any) {
-			if _, ok := ev.(*pcluster.ClusterTopology); ok {
-				system.Root.Send(self, &topologyChanged{})
+			if t, ok := ev.(*pcluster.ClusterTopology); ok {
+				left := map[string]bool{}
+				for _, m := range t.Left {
+					left[m.Address()] = true
+				}
+				system.Root.Send(self, &topologyChanged{left: left})
 			}
 		})
 	case *actor.Stopped:
 		ctx.ActorSystem().EventStream.Unsubscribe(p.sub)
 	case *topologyChanged:
-		p.onTopology()
+		p.onTopology(m.left)
 	case *toolactors.CatalogRequest:
 		ctx.Forward(p.local)
 	case *toolactors.ExecuteTool:
@@ -429,8 +437,8 @@ func (p *toolProxy) grain() *actor.PID {
 // onTopology forgets a grain whose member left and settles, as
 // interrupted, every call that was running there: its process is gone,
 // and the Session must not wait for a settlement that cannot come.
-func (p *toolProxy) onTopology() {
-	if p.target == nil || p.m.hasMember(p.target.Address) {
+func (p *toolProxy) onTopology(left map[string]bool) {
+	if p.target == nil || !incarnationGone(p.target.Address, p.m.hasMember, left) {
 		return
 	}
 	p.target = nil
@@ -440,6 +448,13 @@ func (p *toolProxy) onTopology() {
 		p.m.system.Root.Send(c.to, unavailable(session, c.assistant, call, c.tool, c.agent, toolactors.ErrorInterrupted, toolactors.InterruptedMessage))
 	}
 	p.calls = map[string]pendingCall{}
+}
+
+// incarnationGone reports whether the member incarnation at addr, which runs
+// our calls, is gone: it is no longer in the topology, or it left and a new
+// incarnation took the same address.
+func incarnationGone(addr string, inTopology func(string) bool, left map[string]bool) bool {
+	return !inTopology(addr) || left[addr]
 }
 
 // askerIn binds a Session's asker to the call's lifetime.
