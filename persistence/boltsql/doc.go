@@ -33,8 +33,12 @@
 // <every primary-key column> = v [AND col <op> v ...]` reads the one row by
 // key, filters, assigns and counts rows matched/changed with the engine's
 // own expressions and steps; other shapes, and key values whose seek could
-// disagree with the engine's comparison, go through the engine. The
-// driver runs START TRANSACTION / BEGIN / COMMIT / ROLLBACK itself
+// disagree with the engine's comparison, go through the engine. Point
+// SELECTs of plain columns (or `*`) with the same WHERE shape likewise
+// (fastselect.go): one key read through the statement's transaction (so a
+// transaction sees its own writes), the filter, the stored values; FOR
+// UPDATE, LIMIT, ORDER BY, expressions and aliases go through the engine.
+// The driver runs START TRANSACTION / BEGIN / COMMIT / ROLLBACK itself
 // (txstmt.go), with the engine's steps for them.
 //
 // Query shapes that stay fast (the engine reads only the keys in range):

@@ -243,7 +243,20 @@ func (c *conn) ExecContext(ctx context.Context, query string, args []driver.Name
 }
 
 func (c *conn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
-	qctx, sch, iter, err := c.run(ctx, nil, query, args)
+	var qctx *gsql.Context
+	if !c.eng.noFastSelect && looksLikeSelect(query) {
+		qctx = c.eng.newContext(ctx, c.sess, query)
+		if s := c.eng.selectShapeFor(qctx, gsql.RemoveSpaceAndDelimiter(query, ';')); s != nil {
+			if r := c.eng.execSelect(qctx, c.sess, s, args); r.handled {
+				c.sess.CommandEnd()
+				if r.err != nil {
+					return nil, toMySQLError(r.err)
+				}
+				return &fastRows{names: r.names, rows: r.rows, nextErr: toMySQLError(r.nextErr), closeErr: toMySQLError(r.closeErr)}, nil
+			}
+		}
+	}
+	qctx, sch, iter, err := c.run(ctx, qctx, query, args)
 	if err != nil {
 		return nil, err
 	}

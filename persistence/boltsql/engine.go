@@ -114,6 +114,10 @@ type Engine struct {
 	noFastUpdate bool                    // tests: run every UPDATE through go-mysql-server
 	fastUpdates  atomic.Uint64           // UPDATE statements the fast path ran
 
+	selShapes    shapeCache[selectShape] // parsed SELECT shapes (fastselect.go)
+	noFastSelect bool                    // tests: run every SELECT through go-mysql-server
+	fastSelects  atomic.Uint64           // SELECT statements the fast path ran
+
 	noFastTxStmts bool          // tests: run START TRANSACTION/COMMIT/ROLLBACK through go-mysql-server
 	fastTxStmts   atomic.Uint64 // transaction-control statements run without the planner (txstmt.go)
 
