@@ -22,7 +22,8 @@
 // A node joins with Join (Session grain, its Location kind, Placement of
 // Locations held elsewhere, orphan resumption, /metrics), and serves its
 // API through NewRouter(m): the actors.Sessions methods, each sent to the
-// session's grain wherever it is placed.
+// session's grain wherever it is placed. `sessionrt serve --cluster-member`
+// does exactly that (cli/serve_cluster.go).
 //
 // Request passes every protoactor call option (its defaults are one shared,
 // mutated global) and sends again at once when the grain's host leaves the
