@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"mime"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 
@@ -273,7 +274,7 @@ func eventName(t messages.EventType) string {
 
 // eventID is stable across replays: the same seq always has the same ID.
 func eventID(sessionID string, seq int64) string {
-	return fmt.Sprintf("evt_%s_%d", strings.TrimPrefix(sessionID, "ses_"), seq)
+	return "evt_" + strings.TrimPrefix(sessionID, "ses_") + "_" + strconv.FormatInt(seq, 10)
 }
 
 // toEvent renders a durable event. now stands in for events published on
@@ -286,7 +287,7 @@ func toEvent(env messages.Envelope, now time.Time) wire.Event {
 	data := eventData(env.Event)
 	data["timestamp"] = millis(at)
 	data["sessionID"] = env.SessionID
-	b, err := json.Marshal(data)
+	b, err := marshalData(data)
 	if err != nil {
 		b, _ = json.Marshal(map[string]any{"sessionID": env.SessionID, "error": err.Error()})
 	}
@@ -405,7 +406,7 @@ func toDelta(d messages.Delta, now time.Time) wire.Event {
 	if d.CallID != "" {
 		data["callID"] = d.CallID
 	}
-	b, _ := json.Marshal(data)
+	b, _ := marshalData(data)
 	return wire.Event{ID: messages.NewID("evt"), Type: name, Data: b}
 }
 

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/sessionrt/sessionrt/actors"
@@ -21,6 +20,7 @@ type sse struct {
 	w       http.ResponseWriter
 	rc      *http.ResponseController
 	timeout time.Duration
+	buf     []byte
 }
 
 func (s *Server) startSSE(w http.ResponseWriter) *sse {
@@ -40,25 +40,28 @@ func (st *sse) deadline() {
 	_ = st.rc.SetWriteDeadline(time.Now().Add(st.timeout))
 }
 
-// event writes one event; id may be empty.
+// event writes one event as one frame; id may be empty. The frame's buffer
+// is the stream's own, reused for every event.
 func (st *sse) event(id string, ev wire.Event) error {
-	b, err := json.Marshal(ev)
+	b := st.buf[:0]
+	if id != "" {
+		b = append(b, "id: "...)
+		b = append(b, id...)
+		b = append(b, '\n')
+	}
+	b = append(b, "event: "...)
+	b = append(b, ev.Type...)
+	b = append(b, "\ndata: "...)
+	b, err := appendEvent(b, ev) // JSON has no raw newlines
 	if err != nil {
 		return fmt.Errorf("encode event %s: %w", ev.Type, err)
 	}
-	var sb strings.Builder
-	if id != "" {
-		sb.WriteString("id: ")
-		sb.WriteString(id)
-		sb.WriteByte('\n')
+	b = append(b, "\n\n"...)
+	if cap(b) <= 64<<10 {
+		st.buf = b
 	}
-	sb.WriteString("event: ")
-	sb.WriteString(ev.Type)
-	sb.WriteString("\ndata: ")
-	sb.Write(b) // JSON has no raw newlines
-	sb.WriteString("\n\n")
 	st.deadline()
-	_, err = st.w.Write([]byte(sb.String()))
+	_, err = st.w.Write(b)
 	return err
 }
 

@@ -1,0 +1,221 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sessionrt/sessionrt/api/wire"
+	"github.com/sessionrt/sessionrt/messages"
+)
+
+// Strings that exercise every escaping rule of encoding/json: quotes,
+// backslashes, control characters (\b and \f have short forms), the
+// HTML-sensitive <, > and & (escaped by default), U+2028/U+2029, invalid
+// UTF-8 (becomes U+FFFD), multi-byte unicode and the empty string.
+var trickyStrings = []string{
+	"", "plain", `quote " and \ backslash`, "ctl \x00\x01\b\f\n\r\t\x1f\x7f end",
+	"<script>alert('x&y')</script>", "a > b && c < d", "line\u2028sep\u2029para",
+	"bad \xff\xfe utf8 \xe2\x80", "héllo wörld — 日本語 🎉", "ses_01234abc", "\u00e9\u0301",
+}
+
+// rawPayloads are the JSON blobs an event may carry (tool input, metadata,
+// structured output): spaced, HTML-bearing, unicode, empty and invalid.
+var rawPayloads = [][]byte{
+	nil, []byte(`{}`), []byte(`{"cmd": "echo <b> & </b>", "n": [1, 2.5, -3e2], "ok": true, "z": null}`),
+	[]byte(`{"s":"\u2028 é 🎉","nested":{"a":[{"b":"c"}]}}`), []byte(`not json`), []byte(`[1,2]`),
+}
+
+// fill sets every field of a sample event to the variant-th representative
+// value (variant 0 leaves the zero value: empty strings, nil slices).
+func fill(v reflect.Value, variant int, depth int) {
+	if variant == 0 {
+		return
+	}
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString(trickyStrings[(variant+depth)%len(trickyStrings)])
+	case reflect.Bool:
+		v.SetBool(variant%2 == 1)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		n := []int64{1, -7, 1 << 40, math.MaxInt32}[variant%4]
+		if !v.OverflowInt(n) {
+			v.SetInt(n)
+		}
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		v.SetUint(uint64(variant))
+	case reflect.Float32, reflect.Float64:
+		v.SetFloat([]float64{0.5, 1e-7, 12345.678, 3e21}[variant%4])
+	case reflect.Slice:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			v.SetBytes(rawPayloads[variant%len(rawPayloads)])
+			return
+		}
+		n := variant % 3 // nil, empty or two elements
+		if n == 0 {
+			return
+		}
+		s := reflect.MakeSlice(v.Type(), 0, 2)
+		for i := 0; i < (n-1)*2; i++ {
+			e := reflect.New(v.Type().Elem()).Elem()
+			fill(e, variant+i+1, depth+1)
+			s = reflect.Append(s, e)
+		}
+		v.Set(s)
+	case reflect.Map:
+		m := reflect.MakeMap(v.Type())
+		if v.Type().Key().Kind() == reflect.String && variant%3 != 0 {
+			k := reflect.New(v.Type().Key()).Elem()
+			fill(k, variant, depth+1)
+			e := reflect.New(v.Type().Elem()).Elem()
+			fill(e, variant+1, depth+1)
+			m.SetMapIndex(k, e)
+		}
+		v.Set(m)
+	case reflect.Struct:
+		if v.Type() == reflect.TypeOf(time.Time{}) {
+			v.Set(reflect.ValueOf(time.Date(2026, 11, 26, 2, 3, 4, 5006000, time.UTC)))
+			return
+		}
+		for i := 0; i < v.NumField(); i++ {
+			if v.Type().Field(i).IsExported() {
+				fill(v.Field(i), variant+i, depth+1)
+			}
+		}
+	case reflect.Pointer:
+		if variant%2 == 1 {
+			p := reflect.New(v.Type().Elem())
+			fill(p.Elem(), variant, depth+1)
+			v.Set(p)
+		}
+	}
+}
+
+// unknownEvent is a type this server has no mapping for: its payload goes
+// through the generic JSON round trip (floats, nested maps, arrays).
+type unknownEvent struct {
+	Name  string         `json:"name"`
+	N     int            `json:"n"`
+	F     float64        `json:"f"`
+	List  []string       `json:"list"`
+	Attrs map[string]any `json:"attrs"`
+	Raw   []byte         `json:"raw,omitempty"`
+}
+
+func (unknownEvent) EventType() messages.EventType {
+	return messages.EventType{Name: "session.future.thing", Version: 3}
+}
+
+func sampleEvents() []messages.Event {
+	var out []messages.Event
+	samples := append(messages.SessionEvents(), unknownEvent{})
+	for _, sample := range samples {
+		for variant := range 12 {
+			v := reflect.New(reflect.TypeOf(sample)).Elem()
+			fill(v, variant, 0)
+			out = append(out, v.Interface().(messages.Event))
+		}
+	}
+	return out
+}
+
+func TestEventEncodingMatchesEncodingJSONForEveryEventType(t *testing.T) {
+	now := time.Date(2026, 11, 26, 1, 2, 3, 456789000, time.UTC)
+	seen := map[string]bool{}
+	for i, ev := range sampleEvents() {
+		name := fmt.Sprintf("%T/%d", ev, i)
+		seen[fmt.Sprintf("%T", ev)] = true
+		env := messages.Envelope{SessionID: trickyStrings[i%len(trickyStrings)], Seq: int64(i), Type: ev.EventType(), Event: ev}
+		if i%2 == 0 {
+			env.Time = now.Add(time.Duration(i) * time.Microsecond)
+		}
+
+		// The data map: the hand encoder against json.Marshal.
+		data := eventData(ev)
+		data["timestamp"] = millis(now)
+		data["sessionID"] = env.SessionID
+		want, wantErr := json.Marshal(data)
+		got, gotErr := marshalData(data)
+		if (wantErr != nil) != (gotErr != nil) || !bytes.Equal(got, want) {
+			t.Fatalf("%s data:\n got %s (%v)\nwant %s (%v)", name, got, gotErr, want, wantErr)
+		}
+
+		// The whole event as the streams write it.
+		we := toEvent(env, now)
+		want, wantErr = json.Marshal(we)
+		got, gotErr = appendEvent(nil, we)
+		if wantErr != nil || gotErr != nil || !bytes.Equal(got, want) {
+			t.Fatalf("%s event:\n got %s (%v)\nwant %s (%v)", name, got, gotErr, want, wantErr)
+		}
+	}
+	for _, sample := range messages.SessionEvents() {
+		if !seen[fmt.Sprintf("%T", sample)] {
+			t.Errorf("event type %T not covered", sample)
+		}
+	}
+}
+
+func TestDeltaAndOtherEventsEncodeLikeEncodingJSON(t *testing.T) {
+	now := time.Date(2026, 11, 26, 1, 2, 3, 456789000, time.UTC)
+	var evs []wire.Event
+	for i, s := range trickyStrings {
+		for _, kind := range []messages.DeltaKind{messages.TextDelta, messages.ToolInputDelta, "future"} {
+			evs = append(evs, toDelta(messages.Delta{SessionID: s, AssistantMessageID: s, CallID: trickyStrings[(i+1)%len(trickyStrings)], Kind: kind, Text: s}, now))
+		}
+		evs = append(evs, wire.Event{ID: s, Type: s, Durable: &wire.Durable{AggregateID: s, Seq: -1, Version: 0}, Data: json.RawMessage(`{"a":1}`)})
+	}
+	// Raw data json.Marshal would rewrite: spaces, raw HTML characters,
+	// U+2028, an escaped quote before a brace, nested strings.
+	for _, raw := range []string{`{}`, `{"a":"&"}`, `{"a":">"}`, `{"a":"<"}`, `{ "a" : 1 }`, "{\"a\":\"<&>\"}", "{\"a\":\"\u2028\"}", `{"a":"x\"}"}`, `{"a":"\\"}`, `[1, 2]`, `{"a":"é"}`, "{\"a\":\n1}"} {
+		evs = append(evs, wire.Event{ID: "evt_1", Type: wire.EventConnected, Data: json.RawMessage(raw)})
+	}
+	for _, ev := range evs {
+		want, wantErr := json.Marshal(ev)
+		got, gotErr := appendEvent([]byte("prefix"), ev)
+		if wantErr != nil || gotErr != nil || !bytes.Equal(got, append([]byte("prefix"), want...)) {
+			t.Fatalf("event %+v:\n got %s (%v)\nwant prefix%s (%v)", ev, got, gotErr, want, wantErr)
+		}
+	}
+}
+
+func TestAppendStringMatchesEncodingJSON(t *testing.T) {
+	cases := append([]string{}, trickyStrings...)
+	var all strings.Builder
+	for c := 0; c < 256; c++ {
+		all.WriteByte(byte(c))
+	}
+	cases = append(cases, all.String(), strings.Repeat("é<", 100), "\u2027\u2028\u2029\u202a", "\xed\xa0\x80", "\xf4\x90\x80\x80")
+	for _, s := range cases {
+		want, _ := json.Marshal(s)
+		if got := appendString(nil, s); !bytes.Equal(got, want) {
+			t.Errorf("appendString(%q) = %s, want %s", s, got, want)
+		}
+	}
+}
+
+func TestMarshalDataValuesMatchEncodingJSON(t *testing.T) {
+	for _, v := range []any{
+		0.0, math.Copysign(0, -1), 1e-6, 9.99e-7, 1e20, 1e21, -1e21, 123456789.125, 1764120000123.456, -0.5,
+		int(-3), int64(math.MaxInt64), true, false, []string(nil), []string{}, []string{"<a>", ""},
+		map[string]any(nil), map[string]any{}, map[string]any{"b": 1.5, "a": []any{"x", 2.0}, "<": "&"},
+		wire.LocationRef{Directory: "/tmp/<d>"}, wire.LocationRef{Directory: "/d", WorkspaceID: "w"},
+		json.RawMessage(`{ "x" : "<" }`), []wire.ToolContent(nil), nil,
+	} {
+		d := map[string]any{"v": v}
+		want, wantErr := json.Marshal(d)
+		got, gotErr := marshalData(d)
+		if wantErr != nil || gotErr != nil || !bytes.Equal(got, want) {
+			t.Errorf("%#v: got %s (%v), want %s (%v)", v, got, gotErr, want, wantErr)
+		}
+	}
+	for _, v := range []float64{math.NaN(), math.Inf(1)} {
+		if _, err := marshalData(map[string]any{"v": v}); err == nil {
+			t.Errorf("%v: no error, json.Marshal fails", v)
+		}
+	}
+}
