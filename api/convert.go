@@ -280,107 +280,121 @@ func eventID(sessionID string, seq int64) string {
 // toEvent renders a durable event. now stands in for events published on
 // the live bus without a commit time.
 func toEvent(env messages.Envelope, now time.Time) wire.Event {
-	at := env.Time
-	if at.IsZero() {
-		at = now
-	}
-	data := eventData(env.Event)
-	data["timestamp"] = millis(at)
-	data["sessionID"] = env.SessionID
-	b, err := marshalData(data)
-	if err != nil {
-		b, _ = json.Marshal(map[string]any{"sessionID": env.SessionID, "error": err.Error()})
-	}
 	return wire.Event{
 		ID:      eventID(env.SessionID, env.Seq),
 		Type:    eventName(env.Type),
 		Durable: &wire.Durable{AggregateID: env.SessionID, Seq: env.Seq, Version: env.Type.Version},
-		Data:    b,
+		Data:    appendEventData(make([]byte, 0, 256), env, now),
 	}
 }
 
-func eventData(ev messages.Event) map[string]any {
+// appendEventData appends a durable event's data object.
+func appendEventData(b []byte, env messages.Envelope, now time.Time) []byte {
+	at := env.Time
+	if at.IsZero() {
+		at = now
+	}
+	var arr [12]field
+	data := append(eventData(arr[:0], env.Event), field{"timestamp", millis(at)}, field{"sessionID", env.SessionID})
+	out, err := appendFields(b, data)
+	if err != nil {
+		j, _ := json.Marshal(map[string]any{"sessionID": env.SessionID, "error": err.Error()})
+		out = append(b, j...)
+	}
+	return out
+}
+
+// eventData appends an event's data fields (OpenCode's payload of the
+// event, without timestamp and sessionID) to d. Keys are unique; the
+// encoder sorts them as encoding/json sorts a map's.
+func eventData(d fields, ev messages.Event) fields {
 	switch e := ev.(type) {
 	case messages.SessionCreated:
-		return map[string]any{"location": wire.LocationRef{Directory: e.Location}, "agent": e.Agent, "model": toModel(e.Model)}
+		return append(d, field{"location", wire.LocationRef{Directory: e.Location}}, field{"agent", e.Agent}, field{"model", toModel(e.Model)})
 	case messages.PromptAdmitted:
-		return map[string]any{"messageID": e.MessageID, "prompt": toPrompt(e.Prompt), "delivery": e.Delivery}
+		return append(d, field{"messageID", e.MessageID}, field{"prompt", toPrompt(e.Prompt)}, field{"delivery", e.Delivery})
 	case messages.PromptPromoted:
-		d := map[string]any{"messageIDs": e.MessageIDs}
+		d = append(d, field{"messageIDs", e.MessageIDs})
 		if len(e.MessageIDs) > 0 {
-			d["messageID"] = e.MessageIDs[0]
+			d = append(d, field{"messageID", e.MessageIDs[0]})
 		}
 		return d
 	case messages.ContextEpochInitialized:
-		return map[string]any{"revision": e.Revision, "baseline": e.Baseline, "location": e.Location}
+		return append(d, field{"revision", e.Revision}, field{"baseline", e.Baseline}, field{"location", e.Location})
 	case messages.ContextEpochReplaced:
-		return map[string]any{"revision": e.Revision, "baseline": e.Baseline, "location": e.Location}
+		return append(d, field{"revision", e.Revision}, field{"baseline", e.Baseline}, field{"location", e.Location})
 	case messages.ContextEpochCleared:
-		return map[string]any{"reason": e.Reason}
+		return append(d, field{"reason", e.Reason})
 	case messages.ContextUpdated:
-		return map[string]any{"messageID": e.MessageID, "text": e.Text}
+		return append(d, field{"messageID", e.MessageID}, field{"text", e.Text})
 	case messages.AgentSwitched:
-		return map[string]any{"agent": e.Agent}
+		return append(d, field{"agent", e.Agent})
 	case messages.ModelSwitched:
-		return map[string]any{"model": toModel(e.Model)}
+		return append(d, field{"model", toModel(e.Model)})
 	case messages.Moved:
-		return map[string]any{"from": wire.LocationRef{Directory: e.From}, "location": wire.LocationRef{Directory: e.To}}
+		return append(d, field{"from", wire.LocationRef{Directory: e.From}}, field{"location", wire.LocationRef{Directory: e.To}})
 	case messages.TurnStarted:
-		return map[string]any{"assistantMessageID": e.AssistantMessageID, "agent": e.Agent, "model": toModel(e.Model)}
+		return append(d, field{"assistantMessageID", e.AssistantMessageID}, field{"agent", e.Agent}, field{"model", toModel(e.Model)})
 	case messages.TurnEnded:
 		u := e.Usage
-		return map[string]any{"assistantMessageID": e.AssistantMessageID, "finish": e.FinishReason,
-			"tokens": wire.Tokens{Input: float64(u.InputTokens), Output: float64(u.OutputTokens), Reasoning: float64(u.ReasoningTokens),
-				Cache: wire.CacheTokens{Read: float64(u.CacheReadTokens), Write: float64(u.CacheWriteTokens)}}}
+		return append(d, field{"assistantMessageID", e.AssistantMessageID}, field{"finish", e.FinishReason},
+			field{"tokens", wire.Tokens{Input: float64(u.InputTokens), Output: float64(u.OutputTokens), Reasoning: float64(u.ReasoningTokens),
+				Cache: wire.CacheTokens{Read: float64(u.CacheReadTokens), Write: float64(u.CacheWriteTokens)}}})
 	case messages.TurnFailed:
-		return map[string]any{"assistantMessageID": e.AssistantMessageID, "error": wire.ErrorDetail{Type: "unknown", Message: e.Message, Kind: e.ErrorKind}}
+		return append(d, field{"assistantMessageID", e.AssistantMessageID}, field{"error", wire.ErrorDetail{Type: "unknown", Message: e.Message, Kind: e.ErrorKind}})
 	case messages.TextEnded:
-		return map[string]any{"assistantMessageID": e.AssistantMessageID, "text": e.Text}
+		return append(d, field{"assistantMessageID", e.AssistantMessageID}, field{"text", e.Text})
 	case messages.ReasoningEnded:
-		return map[string]any{"assistantMessageID": e.AssistantMessageID, "text": e.Text}
+		return append(d, field{"assistantMessageID", e.AssistantMessageID}, field{"text", e.Text})
 	case messages.ToolInputStarted:
-		return map[string]any{"assistantMessageID": e.AssistantMessageID, "callID": e.CallID, "name": e.Tool}
+		return append(d, field{"assistantMessageID", e.AssistantMessageID}, field{"callID", e.CallID}, field{"name", e.Tool})
 	case messages.ToolInputEnded:
-		return map[string]any{"assistantMessageID": e.AssistantMessageID, "callID": e.CallID, "name": e.Tool, "text": string(e.Input)}
+		return append(d, field{"assistantMessageID", e.AssistantMessageID}, field{"callID", e.CallID}, field{"name", e.Tool}, field{"text", string(e.Input)})
 	case messages.ToolCalled:
-		return map[string]any{"assistantMessageID": e.AssistantMessageID, "callID": e.CallID, "tool": e.Tool,
-			"input": jsonObject(e.Input), "agent": e.Agent, "provider": map[string]any{"executed": false}}
+		return append(d, field{"assistantMessageID", e.AssistantMessageID}, field{"callID", e.CallID}, field{"tool", e.Tool},
+			field{"input", jsonObject(e.Input)}, field{"agent", e.Agent}, field{"provider", providerNotExecuted})
 	case messages.ToolProgress:
-		return map[string]any{"assistantMessageID": e.AssistantMessageID, "callID": e.CallID, "title": e.Title, "metadata": jsonObject(e.Metadata)}
+		return append(d, field{"assistantMessageID", e.AssistantMessageID}, field{"callID", e.CallID}, field{"title", e.Title}, field{"metadata", jsonObject(e.Metadata)})
 	case messages.ToolSucceeded:
-		d := map[string]any{"assistantMessageID": e.AssistantMessageID, "callID": e.CallID,
-			"content": []wire.ToolContent{{Type: "text", Text: e.Output}}, "structured": jsonObject(e.Structured), "lossy": e.Lossy}
+		d = append(d, field{"assistantMessageID", e.AssistantMessageID}, field{"callID", e.CallID},
+			field{"content", []wire.ToolContent{{Type: "text", Text: e.Output}}}, field{"structured", jsonObject(e.Structured)}, field{"lossy", e.Lossy})
 		if e.ManagedPath != "" {
-			d["outputPaths"] = []string{e.ManagedPath}
+			d = append(d, field{"outputPaths", []string{e.ManagedPath}})
 		}
 		return d
 	case messages.ToolFailed:
-		return map[string]any{"assistantMessageID": e.AssistantMessageID, "callID": e.CallID, "error": wire.ErrorDetail{Type: "unknown", Message: e.Error}}
+		return append(d, field{"assistantMessageID", e.AssistantMessageID}, field{"callID", e.CallID}, field{"error", wire.ErrorDetail{Type: "unknown", Message: e.Error}})
 	case messages.PermissionAsked:
-		return map[string]any{"id": e.RequestID, "action": e.Action, "resources": nonNil(e.Resources),
-			"source": wire.PermissionSource{Type: "tool", MessageID: e.AssistantMessageID, CallID: e.CallID}}
+		return append(d, field{"id", e.RequestID}, field{"action", e.Action}, field{"resources", nonNil(e.Resources)},
+			field{"source", wire.PermissionSource{Type: "tool", MessageID: e.AssistantMessageID, CallID: e.CallID}})
 	case messages.PermissionReplied:
-		return map[string]any{"requestID": e.RequestID, "reply": e.Reply, "message": e.Feedback}
+		return append(d, field{"requestID", e.RequestID}, field{"reply", e.Reply}, field{"message", e.Feedback})
 	case messages.CompactionStarted:
-		return map[string]any{"compactionID": e.CompactionID}
+		return append(d, field{"compactionID", e.CompactionID})
 	case messages.CompactionEnded:
-		return map[string]any{"compactionID": e.CompactionID, "summary": e.Summary, "recent": e.RecentContext}
+		return append(d, field{"compactionID", e.CompactionID}, field{"summary", e.Summary}, field{"recent", e.RecentContext})
 	case messages.Interrupted:
-		return map[string]any{"reason": e.Reason}
+		return append(d, field{"reason", e.Reason})
 	case messages.Idle:
-		return map[string]any{}
+		return d
 	}
 	// A type this server does not know yet: its payload as JSON.
 	b, err := json.Marshal(ev)
 	if err != nil {
-		return map[string]any{}
+		return d
 	}
-	var d map[string]any
-	if json.Unmarshal(b, &d) != nil {
-		return map[string]any{}
+	var m map[string]any
+	if json.Unmarshal(b, &m) != nil {
+		return d
+	}
+	for k, v := range m {
+		d = append(d, field{k, v})
 	}
 	return d
 }
+
+// providerNotExecuted is ToolCalled's provider: sessionrt runs every tool.
+var providerNotExecuted = map[string]any{"executed": false}
 
 func nonNil(s []string) []string {
 	if s == nil {
@@ -402,11 +416,12 @@ func toDelta(d messages.Delta, now time.Time) wire.Event {
 	if !ok {
 		name = "session.next." + string(d.Kind) + ".delta"
 	}
-	data := map[string]any{"timestamp": millis(now), "sessionID": d.SessionID, "assistantMessageID": d.AssistantMessageID, "delta": d.Text}
+	var arr [5]field
+	data := append(arr[:0], field{"timestamp", millis(now)}, field{"sessionID", d.SessionID}, field{"assistantMessageID", d.AssistantMessageID}, field{"delta", d.Text})
 	if d.CallID != "" {
-		data["callID"] = d.CallID
+		data = append(data, field{"callID", d.CallID})
 	}
-	b, _ := marshalData(data)
+	b, _ := appendFields(nil, data)
 	return wire.Event{ID: messages.NewID("evt"), Type: name, Data: b}
 }
 

@@ -5,10 +5,11 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/sessionrt/sessionrt/api/wire"
+	"github.com/sessionrt/sessionrt/messages"
 )
 
 // The event streams encode every event of every session, so their JSON is
@@ -17,21 +18,36 @@ import (
 // characters escaped, map keys sorted); encode_test.go checks that over
 // every event type. Anything it does not know goes through json.Marshal.
 
-var encBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+// field is one key of an event's data object; fields encode as the
+// map[string]any with those keys would.
+type field struct {
+	k string
+	v any
+}
 
-// marshalData encodes an event's data map like json.Marshal.
-func marshalData(d map[string]any) ([]byte, error) {
-	bp := encBufs.Get().(*[]byte)
-	b, err := appendMap((*bp)[:0], d)
-	var out []byte
-	if err == nil {
-		out = slices.Clone(b)
+type fields []field
+
+// appendFields encodes d like json.Marshal of the equivalent map: keys in
+// sorted order (d is sorted in place; it is small, so by insertion).
+func appendFields(b []byte, d fields) ([]byte, error) {
+	for i := 1; i < len(d); i++ {
+		for j := i; j > 0 && d[j].k < d[j-1].k; j-- {
+			d[j], d[j-1] = d[j-1], d[j]
+		}
 	}
-	if cap(b) <= 64<<10 {
-		*bp = b[:0]
-		encBufs.Put(bp)
+	b = append(b, '{')
+	for i, f := range d {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, f.k)
+		b = append(b, ':')
+		var err error
+		if b, err = appendValue(b, f.v); err != nil {
+			return b, err
+		}
 	}
-	return out, err
+	return append(b, '}'), nil
 }
 
 func appendMap(b []byte, d map[string]any) ([]byte, error) {
@@ -222,4 +238,22 @@ func appendString(b []byte, s string) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// appendDurableEvent appends toEvent(env, now) encoded as appendEvent would,
+// with the data written in place.
+func appendDurableEvent(b []byte, env messages.Envelope, now time.Time) []byte {
+	b = append(b, `{"id":`...)
+	b = appendString(b, eventID(env.SessionID, env.Seq))
+	b = append(b, `,"type":`...)
+	b = appendString(b, eventName(env.Type))
+	b = append(b, `,"durable":{"aggregateID":`...)
+	b = appendString(b, env.SessionID)
+	b = append(b, `,"seq":`...)
+	b = strconv.AppendInt(b, env.Seq, 10)
+	b = append(b, `,"version":`...)
+	b = strconv.AppendInt(b, int64(env.Type.Version), 10)
+	b = append(b, `},"data":`...)
+	b = appendEventData(b, env, now)
+	return append(b, '}')
 }

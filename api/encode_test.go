@@ -135,22 +135,32 @@ func TestEventEncodingMatchesEncodingJSONForEveryEventType(t *testing.T) {
 			env.Time = now.Add(time.Duration(i) * time.Microsecond)
 		}
 
-		// The data map: the hand encoder against json.Marshal.
-		data := eventData(ev)
-		data["timestamp"] = millis(now)
-		data["sessionID"] = env.SessionID
-		want, wantErr := json.Marshal(data)
-		got, gotErr := marshalData(data)
+		// The data object against json.Marshal of the same keys as a map
+		// (the shape the streams always had).
+		data := eventData(nil, ev)
+		data = append(data, field{"timestamp", millis(now)}, field{"sessionID", env.SessionID})
+		m := map[string]any{}
+		for _, f := range data {
+			m[f.k] = f.v
+		}
+		if len(m) != len(data) {
+			t.Fatalf("%s: duplicate keys in %v", name, data)
+		}
+		want, wantErr := json.Marshal(m)
+		got, gotErr := appendFields(nil, data)
 		if (wantErr != nil) != (gotErr != nil) || !bytes.Equal(got, want) {
 			t.Fatalf("%s data:\n got %s (%v)\nwant %s (%v)", name, got, gotErr, want, wantErr)
 		}
 
-		// The whole event as the streams write it.
+		// The whole event as history returns it and as the streams write it.
 		we := toEvent(env, now)
 		want, wantErr = json.Marshal(we)
 		got, gotErr = appendEvent(nil, we)
 		if wantErr != nil || gotErr != nil || !bytes.Equal(got, want) {
 			t.Fatalf("%s event:\n got %s (%v)\nwant %s (%v)", name, got, gotErr, want, wantErr)
+		}
+		if got := appendDurableEvent([]byte("x"), env, now); !bytes.Equal(got, append([]byte("x"), want...)) {
+			t.Fatalf("%s durable event:\n got %s\nwant x%s", name, got, want)
 		}
 	}
 	for _, sample := range messages.SessionEvents() {
@@ -198,7 +208,7 @@ func TestAppendStringMatchesEncodingJSON(t *testing.T) {
 	}
 }
 
-func TestMarshalDataValuesMatchEncodingJSON(t *testing.T) {
+func TestFieldValuesMatchEncodingJSON(t *testing.T) {
 	for _, v := range []any{
 		0.0, math.Copysign(0, -1), 1e-6, 9.99e-7, 1e20, 1e21, -1e21, 123456789.125, 1764120000123.456, -0.5,
 		int(-3), int64(math.MaxInt64), true, false, []string(nil), []string{}, []string{"<a>", ""},
@@ -206,15 +216,14 @@ func TestMarshalDataValuesMatchEncodingJSON(t *testing.T) {
 		wire.LocationRef{Directory: "/tmp/<d>"}, wire.LocationRef{Directory: "/d", WorkspaceID: "w"},
 		json.RawMessage(`{ "x" : "<" }`), []wire.ToolContent(nil), nil,
 	} {
-		d := map[string]any{"v": v}
-		want, wantErr := json.Marshal(d)
-		got, gotErr := marshalData(d)
+		want, wantErr := json.Marshal(map[string]any{"v": v})
+		got, gotErr := appendFields(nil, fields{{"v", v}})
 		if wantErr != nil || gotErr != nil || !bytes.Equal(got, want) {
 			t.Errorf("%#v: got %s (%v), want %s (%v)", v, got, gotErr, want, wantErr)
 		}
 	}
 	for _, v := range []float64{math.NaN(), math.Inf(1)} {
-		if _, err := marshalData(map[string]any{"v": v}); err == nil {
+		if _, err := appendFields(nil, fields{{"v", v}}); err == nil {
 			t.Errorf("%v: no error, json.Marshal fails", v)
 		}
 	}

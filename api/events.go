@@ -40,9 +40,9 @@ func (st *sse) deadline() {
 	_ = st.rc.SetWriteDeadline(time.Now().Add(st.timeout))
 }
 
-// event writes one event as one frame; id may be empty. The frame's buffer
-// is the stream's own, reused for every event.
-func (st *sse) event(id string, ev wire.Event) error {
+// head starts a frame in the stream's own buffer, reused for every event;
+// id may be empty.
+func (st *sse) head(id, typ string) []byte {
 	b := st.buf[:0]
 	if id != "" {
 		b = append(b, "id: "...)
@@ -50,19 +50,33 @@ func (st *sse) event(id string, ev wire.Event) error {
 		b = append(b, '\n')
 	}
 	b = append(b, "event: "...)
-	b = append(b, ev.Type...)
-	b = append(b, "\ndata: "...)
-	b, err := appendEvent(b, ev) // JSON has no raw newlines
-	if err != nil {
-		return fmt.Errorf("encode event %s: %w", ev.Type, err)
-	}
+	b = append(b, typ...)
+	return append(b, "\ndata: "...) // JSON has no raw newlines
+}
+
+// write ends a frame begun by head and writes it with one Write.
+func (st *sse) write(b []byte) error {
 	b = append(b, "\n\n"...)
 	if cap(b) <= 64<<10 {
 		st.buf = b
 	}
 	st.deadline()
-	_, err = st.w.Write(b)
+	_, err := st.w.Write(b)
 	return err
+}
+
+// event writes one event; id may be empty.
+func (st *sse) event(id string, ev wire.Event) error {
+	b, err := appendEvent(st.head(id, ev.Type), ev)
+	if err != nil {
+		return fmt.Errorf("encode event %s: %w", ev.Type, err)
+	}
+	return st.write(b)
+}
+
+// durable writes toEvent(env, now) without building it.
+func (st *sse) durable(id string, env messages.Envelope, now time.Time) error {
+	return st.write(appendDurableEvent(st.head(id, eventName(env.Type)), env, now))
 }
 
 func (st *sse) comment(text string) error {
@@ -151,7 +165,7 @@ func (s *Server) sessionEvents(w http.ResponseWriter, r *http.Request) {
 				}
 				return
 			}
-			if st.event(strconv.FormatInt(it.env.Seq, 10), toEvent(it.env, time.Now())) != nil {
+			if st.durable(strconv.FormatInt(it.env.Seq, 10), it.env, time.Now()) != nil {
 				return
 			}
 			if len(items) == 0 { // batch flushes while replaying
@@ -210,17 +224,17 @@ func (s *Server) globalEvents(w http.ResponseWriter, r *http.Request) {
 				}
 				return
 			}
-			var ev wire.Event
+			var err error
 			switch {
 			case item.Event != nil:
-				ev = toEvent(*item.Event, time.Now())
+				err = st.durable("", *item.Event, time.Now())
 				lastSeq[item.SessionID] = max(lastSeq[item.SessionID], item.Event.Seq)
 			case item.Delta != nil:
-				ev = toDelta(*item.Delta, time.Now())
+				err = st.event("", toDelta(*item.Delta, time.Now()))
 			default:
 				continue
 			}
-			if st.event("", ev) != nil {
+			if err != nil {
 				return
 			}
 			if len(sub.C()) == 0 {
