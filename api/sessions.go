@@ -47,6 +47,15 @@ func (s *Server) eventTime(ctx context.Context, id string, seq int64) time.Time 
 	return envs[0].Time
 }
 
+// admittedAt is a receipt's commit time: carried by a fresh admission, read
+// back for a duplicate (whose event was committed by the first delivery).
+func admittedAt(rec *actors.Receipt, read func() time.Time) time.Time {
+	if !rec.Admitted.IsZero() {
+		return rec.Admitted
+	}
+	return read()
+}
+
 func (s *Server) info(ctx context.Context, sess persistence.Session) wire.Session {
 	created := s.eventTime(ctx, sess.ID, max(sess.CreatedSeq, 1))
 	updated := created
@@ -256,7 +265,7 @@ func (s *Server) prompt(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := wire.InputAdmitted{AdmittedSeq: rec.AdmittedSeq, ID: rec.MessageID, SessionID: sess.ID, Prompt: toPrompt(fromPrompt(*req.Prompt)),
-		Delivery: string(rec.Delivery), TimeCreated: millis(s.eventTime(r.Context(), sess.ID, rec.AdmittedSeq)), Duplicate: rec.Duplicate}
+		Delivery: string(rec.Delivery), TimeCreated: millis(admittedAt(rec, func() time.Time { return s.eventTime(r.Context(), sess.ID, rec.AdmittedSeq) })), Duplicate: rec.Duplicate}
 	writeJSON(w, http.StatusOK, wire.Data[wire.InputAdmitted]{Data: out})
 }
 

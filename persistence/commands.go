@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
 
@@ -29,7 +30,7 @@ func (j *Journal) CreateSession(ctx context.Context, sessionID string, ownerEpoc
 	}
 	for attempt := 0; ; attempt++ {
 		existing = Session{}
-		_, err := j.appendTx(ctx, sessionID, 0, ownerEpoch, []messages.Event{c}, pre)
+		_, _, err := j.appendTx(ctx, sessionID, 0, ownerEpoch, []messages.Event{c}, pre)
 		switch {
 		case err == nil && existing.ID != "":
 			return existing, false, nil
@@ -107,7 +108,7 @@ func (j *Journal) AdmitPrompt(ctx context.Context, sessionID string, expectedSeq
 		}
 		return false, nil
 	}
-	last, err := j.appendTx(ctx, sessionID, expectedSeq, ownerEpoch, []messages.Event{a}, pre)
+	last, at, err := j.appendTx(ctx, sessionID, expectedSeq, ownerEpoch, []messages.Event{a}, pre)
 	if err != nil {
 		return Receipt{}, fmt.Errorf("admit %s to session %s after seq %d: %w", a.MessageID, sessionID, expectedSeq, err)
 	}
@@ -119,6 +120,6 @@ func (j *Journal) AdmitPrompt(ctx context.Context, sessionID string, expectedSeq
 		}
 		return r, nil
 	}
-	r.AdmittedSeq, r.LastSeq = last, last
+	r.AdmittedSeq, r.LastSeq, r.Admitted = last, last, time.UnixMicro(at).UTC()
 	return r, nil
 }

@@ -197,10 +197,14 @@ func TestAdmitPromptIsIdempotentByMessageID(t *testing.T) {
 		if err != nil || r1.AdmittedSeq != 2 || r1.LastSeq != 2 || r1.Duplicate {
 			t.Fatalf("admit = %+v, %v", r1, err)
 		}
+		// The receipt carries the admitted event's commit time, as a read shows it.
+		if evs, err := j.ReadEvents(ctx, "s1", 1, 1); err != nil || len(evs) != 1 || !evs[0].Time.Equal(r1.Admitted) {
+			t.Fatalf("receipt time %v, event %+v %v", r1.Admitted, evs, err)
+		}
 		mustAppend(t, j, "s1", 2, 0, messages.AgentSwitched{Agent: "x"})
 		// Exact retry (even with a stale expected seq): same receipt, nothing written.
 		r2, err := j.AdmitPrompt(ctx, "s1", 1, 0, a, 0)
-		if err != nil || !r2.Duplicate || r2.AdmittedSeq != 2 || r2.LastSeq != 3 {
+		if err != nil || !r2.Duplicate || r2.AdmittedSeq != 2 || r2.LastSeq != 3 || !r2.Admitted.IsZero() {
 			t.Fatalf("retry = %+v, %v", r2, err)
 		}
 		other := a

@@ -136,7 +136,7 @@ func (j *Journal) Acquire(ctx context.Context, sessionID, owner string) (Ownersh
 // expectedSeq gives ErrConflict, a superseded epoch ErrFenced, an event that
 // breaks a projection ErrProjection; in every error case nothing is written.
 func (j *Journal) Append(ctx context.Context, sessionID string, expectedSeq, ownerEpoch int64, events ...messages.Event) (int64, error) {
-	last, err := j.appendTx(ctx, sessionID, expectedSeq, ownerEpoch, events, nil)
+	last, _, err := j.appendTx(ctx, sessionID, expectedSeq, ownerEpoch, events, nil)
 	if err != nil {
 		return 0, fmt.Errorf("append session %s after seq %d: %w", sessionID, expectedSeq, err)
 	}
@@ -145,24 +145,25 @@ func (j *Journal) Append(ctx context.Context, sessionID string, expectedSeq, own
 
 // appendTx is the one write path. pre, when set, runs first in the same
 // transaction; if it returns done=true the transaction ends without
-// writing anything (used for idempotent commands).
+// writing anything (used for idempotent commands). atMicros is the
+// commit-side time stamp the events were stored with (0 when pre ended it).
 func (j *Journal) appendTx(ctx context.Context, sessionID string, expectedSeq, epoch int64, events []messages.Event,
-	pre func(tx *sql.Tx) (done bool, err error)) (int64, error) {
+	pre func(tx *sql.Tx) (done bool, err error)) (last, atMicros int64, err error) {
 	if sessionID == "" {
-		return 0, errors.New("empty session ID")
+		return 0, 0, errors.New("empty session ID")
 	}
 	if len(events) == 0 {
-		return 0, errors.New("no events to append")
+		return 0, 0, errors.New("no events to append")
 	}
 	if expectedSeq < 0 {
-		return 0, fmt.Errorf("negative expected seq %d", expectedSeq)
+		return 0, 0, fmt.Errorf("negative expected seq %d", expectedSeq)
 	}
 	// Encode before the transaction: a bad event costs no round trip.
 	payloads := make([][]byte, len(events))
 	for i, e := range events {
 		b, err := j.reg.Marshal(e)
 		if err != nil {
-			return 0, fmt.Errorf("event %d: %w", i, err)
+			return 0, 0, fmt.Errorf("event %d: %w", i, err)
 		}
 		payloads[i] = b
 	}
@@ -171,7 +172,7 @@ func (j *Journal) appendTx(ctx context.Context, sessionID string, expectedSeq, e
 	done := false
 	cached := j.cache.get(sessionID, expectedSeq)
 	var next *cacheEntry
-	err := j.inTx(ctx, func(tx *sql.Tx) error {
+	err = j.inTx(ctx, func(tx *sql.Tx) error {
 		done, next = false, nil
 		if pre != nil {
 			d, err := pre(tx)
@@ -204,10 +205,10 @@ func (j *Journal) appendTx(ctx context.Context, sessionID string, expectedSeq, e
 	}, false)
 	if err != nil {
 		j.cache.put(sessionID, nil)
-		return 0, err
+		return 0, 0, err
 	}
 	if done {
-		return expectedSeq, nil
+		return expectedSeq, 0, nil
 	}
 	j.cache.put(sessionID, next)
 	rows := make([]row, len(events))
@@ -215,7 +216,7 @@ func (j *Journal) appendTx(ctx context.Context, sessionID string, expectedSeq, e
 		rows[i] = row{seq: expectedSeq + 1 + int64(i), typ: e.EventType(), at: at, payload: payloads[i]}
 	}
 	j.hub.notify(sessionID, rows)
-	return newLast, nil
+	return newLast, at, nil
 }
 
 // advance moves the stream head from expectedSeq to newLast, checking the

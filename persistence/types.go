@@ -3,6 +3,7 @@ package persistence
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/sessionrt/sessionrt/messages"
 )
@@ -100,6 +101,9 @@ type Receipt struct {
 	AdmittedSeq int64
 	LastSeq     int64 // the stream's last seq after the call (unchanged for a duplicate)
 	Duplicate   bool
+	// Admitted is the commit time of the PromptAdmitted event (the time a
+	// read of that event shows); zero for a duplicate, whose event is older.
+	Admitted time.Time
 }
 
 // Role of a projected message.
