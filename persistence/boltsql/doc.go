@@ -37,7 +37,12 @@
 // SELECTs of plain columns (or `*`) with the same WHERE shape likewise
 // (fastselect.go): one key read through the statement's transaction (so a
 // transaction sees its own writes), the filter, the stored values; FOR
-// UPDATE, LIMIT, ORDER BY, expressions and aliases go through the engine.
+// UPDATE, expressions and aliases go through the engine. Primary-key range
+// SELECTs likewise (fastrange.go): equality on a key prefix, optional
+// bounds on the next (integer) key column, ORDER BY the key's trailing
+// columns ascending, optional LIMIT n|?: a bbolt cursor over the span in key
+// order, each row checked with the engine's comparisons, stopping at LIMIT;
+// DESC, OFFSET and other orders go through the engine.
 // The driver runs START TRANSACTION / BEGIN / COMMIT / ROLLBACK itself
 // (txstmt.go), with the engine's steps for them.
 //

@@ -2,6 +2,7 @@ package boltsql
 
 import (
 	"database/sql/driver"
+	"errors"
 	"io"
 	"strings"
 
@@ -41,6 +42,8 @@ import (
 type selectShape struct {
 	where updateShape // db, table, conds and nargs; no sets
 	cols  []string    // as written; nil means `*`
+	order []string    // ORDER BY columns (fastrange.go); nil for a point select
+	limit *insertVal  // LIMIT row count, nil when none
 }
 
 // looksLikeSelect is a cheap filter before any lookup.
@@ -70,8 +73,8 @@ func parseSelectShape(ctx *gsql.Context, p gsql.Parser, query string) *selectSha
 	}
 	sel, ok := stmt.(*ast.Select)
 	if !ok || len(sel.Comments) > 0 || sel.QueryOpts != (ast.QueryOpts{}) || sel.With != nil ||
-		len(sel.GroupBy) > 0 || sel.Having != nil || len(sel.Window) > 0 || len(sel.OrderBy) > 0 ||
-		sel.Limit != nil || sel.Lock != "" || sel.Into != nil || len(sel.From) != 1 ||
+		len(sel.GroupBy) > 0 || sel.Having != nil || len(sel.Window) > 0 ||
+		sel.Lock != "" || sel.Into != nil || len(sel.From) != 1 ||
 		sel.Where == nil || sel.Where.Type != ast.WhereStr || len(sel.SelectExprs) == 0 {
 		return nil
 	}
@@ -105,6 +108,9 @@ func parseSelectShape(ctx *gsql.Context, p gsql.Parser, query string) *selectSha
 	}
 	seen := argOrder{}
 	if !s.where.addConds(seen, sel.Where.Expr) {
+		return nil
+	}
+	if (len(sel.OrderBy) > 0 || sel.Limit != nil) && !s.parseOrderLimit(seen, sel) {
 		return nil
 	}
 	s.where.nargs = len(seen)
@@ -148,6 +154,11 @@ func (e *Engine) execSelect(ctx *gsql.Context, sess *Session, s *selectShape, ar
 	} else if n, ok := asInt64(v); !ok || n < 1 {
 		return none // the planner would add a LIMIT that can cut a 1-row answer
 	}
+	if s.order != nil {
+		if isDefault, _ := gsql.HasDefaultValue(ctx, ctx.Session, "sql_select_limit"); !isDefault {
+			return none // the planner would add its own LIMIT
+		}
+	}
 	db := s.where.db
 	if db == "" {
 		db = ctx.GetCurrentDatabase()
@@ -183,7 +194,14 @@ func (e *Engine) execSelect(ctx *gsql.Context, sess *Session, s *selectShape, ar
 		}
 	}
 	numPrevWarnings := len(ctx.Session.Warnings())
-	pu, ok := prepareUpdate(ctx, &s.where, ti, args)
+	var pu preparedUpdate
+	var pr preparedRange
+	var ok bool
+	if s.order != nil {
+		pr, ok = prepareRange(ctx, s, ti, args)
+	} else {
+		pu, ok = prepareUpdate(ctx, &s.where, ti, args)
+	}
 	if !ok {
 		return none
 	}
@@ -213,30 +231,25 @@ func (e *Engine) execSelect(ctx *gsql.Context, sess *Session, s *selectShape, ar
 		e.countSelect(ctx)
 		return fastSelectResult{handled: true, err: err}
 	}
-	row, found, err := e.readPoint(ctx, ti, pu.key)
-	if err == nil && found {
-		var res interface{}
-		if res, err = gsql.EvaluateCondition(ctx, pu.guard, row); err != nil || !gsql.IsTrue(res) {
+	var out []gsql.Row
+	if s.order != nil {
+		var disagree bool
+		out, disagree, err = e.readRange(ctx, ti, &pr, ords)
+		if disagree {
+			return none // the engine's comparison disagrees with the key span: let it answer
+		}
+		e.countSelect(ctx)
+		if err == nil {
+			err = ctx.Err()
+		}
+		if err != nil {
+			out = nil
+		}
+	} else {
+		out, err = e.selectPoint(ctx, ti, &pu, ords)
+		if err == errDisagree {
 			return none // the engine's comparison disagrees with the key seek: let it answer
 		}
-	}
-	e.countSelect(ctx)
-	if err == nil && found && pu.filter != nil {
-		var res interface{}
-		if res, err = gsql.EvaluateCondition(ctx, pu.filter, row); err == nil && !gsql.IsTrue(res) {
-			found = false
-		}
-	}
-	if err == nil {
-		err = ctx.Err()
-	}
-	var out []gsql.Row
-	if err == nil && found {
-		proj := make(gsql.Row, len(ords))
-		for i, ord := range ords {
-			proj[i] = row[ord]
-		}
-		out = append(out, proj)
 	}
 	// TrackedRowIter.Close and TransactionCommittingIter.Close: the
 	// statement's counters, then an autocommit statement commits, after a
@@ -293,4 +306,38 @@ func (r *fastRows) Next(dest []driver.Value) error {
 		}
 	}
 	return nil
+}
+
+// errDisagree: the engine's own key comparison rejects a row the key seek
+// found; the statement goes to the engine.
+var errDisagree = errors.New("boltsql: key seek and comparison disagree")
+
+// selectPoint reads and filters the one row of a point select.
+func (e *Engine) selectPoint(ctx *gsql.Context, ti *tableInfo, pu *preparedUpdate, ords []int) ([]gsql.Row, error) {
+	row, found, err := e.readPoint(ctx, ti, pu.key)
+	if err == nil && found {
+		var res interface{}
+		if res, err = gsql.EvaluateCondition(ctx, pu.guard, row); err != nil || !gsql.IsTrue(res) {
+			return nil, errDisagree
+		}
+	}
+	e.countSelect(ctx)
+	if err == nil && found && pu.filter != nil {
+		var res interface{}
+		if res, err = gsql.EvaluateCondition(ctx, pu.filter, row); err == nil && !gsql.IsTrue(res) {
+			found = false
+		}
+	}
+	if err == nil {
+		err = ctx.Err()
+	}
+	var out []gsql.Row
+	if err == nil && found {
+		proj := make(gsql.Row, len(ords))
+		for i, ord := range ords {
+			proj[i] = row[ord]
+		}
+		out = append(out, proj)
+	}
+	return out, err
 }

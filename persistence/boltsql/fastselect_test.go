@@ -87,7 +87,7 @@ func fastSelectCases() []fastUpdateCase {
 		{"SELECT name FROM st WHERE id = ? FOR UPDATE", []any{1}, false},
 		{"SELECT name FROM st WHERE id = ? LOCK IN SHARE MODE", []any{1}, false},
 		{"SELECT name FROM st WHERE id = ? LIMIT 1", []any{1}, false},
-		{"SELECT name FROM st WHERE id = ? ORDER BY id", []any{1}, false},
+		{"SELECT name FROM st WHERE id = ? ORDER BY id", []any{1}, true}, // a one-key range (fastrange.go)
 		{"SELECT DISTINCT name FROM st WHERE id = ?", []any{1}, false},
 		{"SELECT name AS x FROM st WHERE id = ?", []any{1}, false},
 		{"SELECT st.name FROM st WHERE id = ?", []any{1}, false},
