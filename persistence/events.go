@@ -23,7 +23,8 @@ func (j *Journal) ReadEvents(ctx context.Context, sessionID string, after int64,
 		return nil, fmt.Errorf("read events of %s after %d: %w", sessionID, after, err)
 	}
 	defer rows.Close()
-	out := make([]messages.Envelope, 0, min(limit, 256))
+	// Most reads are a tail or a short replay: start small, append grows a long one.
+	out := make([]messages.Envelope, 0, min(limit, 16))
 	var bad error
 	for rows.Next() {
 		var env messages.Envelope
