@@ -50,9 +50,16 @@ func TestMoveRunsTheNextToolsOnTheMemberHoldingTheNewLocation(t *testing.T) {
 	}
 	// One trace per drain across members: each tool's location.run span,
 	// recorded by the Location's member, is the child of the execute_tool
-	// span the session's member recorded, in the drain's trace.
-	if len(rep.RemoteSpans) != 2 || !strings.HasPrefix(rep.RemoteSpans[0], "m0 ") || !strings.HasPrefix(rep.RemoteSpans[1], "m1 ") {
-		t.Fatalf("location.run spans in their drain's trace: %q, want one by m0 then one by m1", rep.RemoteSpans)
+	// span the session's member recorded, in the drain's trace. The report
+	// waits for the first two; the interrupted third call's span (on m1)
+	// may or may not have been exported by then.
+	spans := rep.RemoteSpans
+	if len(spans) < 2 || len(spans) > 3 || !strings.HasPrefix(spans[0], "m0 ") || !strings.HasPrefix(spans[1], "m1 ") ||
+		(len(spans) == 3 && !strings.HasPrefix(spans[2], "m1 ")) {
+		t.Fatalf("location.run spans in their drain's trace: %q, want one by m0, then one by m1 (and perhaps the interrupted call's, by m1)", spans)
+	}
+	if spans[0][3:] == spans[1][3:] {
+		t.Fatalf("the tools before and after the move share a trace %q: want one trace per drain", spans)
 	}
 	// /metrics shows the topology and the placement: the session grain on
 	// m2, a Location grain on each holder.
