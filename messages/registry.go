@@ -97,7 +97,11 @@ func (r *Registry) Unmarshal(t EventType, payload []byte) (Event, error) {
 	}
 	v := reflect.New(rt)
 	rd := bytes.NewReader(payload)
-	dec := msgpack.NewDecoder(rd)
+	// A pooled decoder: every event read (replay, tail, verify) decodes one
+	// payload, and a fresh decoder per event was a steady allocation.
+	dec := msgpack.GetDecoder()
+	defer msgpack.PutDecoder(dec)
+	dec.Reset(rd)
 	if err := dec.Decode(v.Interface()); err != nil {
 		return nil, fmt.Errorf("event type %s: %w: %v", t, ErrUndecodable, err)
 	}
