@@ -186,7 +186,7 @@ func (c *conn) ExecContext(ctx context.Context, query string, args []driver.Name
 		}
 	}
 	var qctx *gsql.Context
-	if !c.eng.noFastInsert && looksLikeInsert(query) {
+	if !c.eng.noFastInsert && startsWithKeyword(query, "insert") {
 		qctx = c.eng.newContext(ctx, c.sess, query)
 		if s := c.eng.insertShapeFor(qctx, gsql.RemoveSpaceAndDelimiter(query, ';')); s != nil {
 			if r := c.eng.execInsert(qctx, c.sess, s, args); r.handled {
@@ -198,7 +198,7 @@ func (c *conn) ExecContext(ctx context.Context, query string, args []driver.Name
 			}
 		}
 	}
-	if !c.eng.noFastUpdate && looksLikeUpdate(query) {
+	if !c.eng.noFastUpdate && startsWithKeyword(query, "update") {
 		qctx = c.eng.newContext(ctx, c.sess, query)
 		if s := c.eng.updateShapeFor(qctx, gsql.RemoveSpaceAndDelimiter(query, ';')); s != nil {
 			if r := c.eng.execUpdate(qctx, c.sess, s, args); r.handled {
@@ -244,7 +244,7 @@ func (c *conn) ExecContext(ctx context.Context, query string, args []driver.Name
 
 func (c *conn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
 	var qctx *gsql.Context
-	if !c.eng.noFastSelect && looksLikeSelect(query) {
+	if !c.eng.noFastSelect && startsWithKeyword(query, "select") {
 		qctx = c.eng.newContext(ctx, c.sess, query)
 		if s := c.eng.selectShapeFor(qctx, gsql.RemoveSpaceAndDelimiter(query, ';')); s != nil {
 			if r := c.eng.execSelect(qctx, c.sess, s, args); r.handled {

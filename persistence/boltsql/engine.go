@@ -106,9 +106,9 @@ type Engine struct {
 	pids     atomic.Uint64
 	writers  atomic.Int64 // transactions that may write, started and not ended
 
-	shapes       insertShapes  // parsed INSERT shapes for the fast path (fastinsert.go)
-	noFastInsert bool          // tests: run every statement through go-mysql-server
-	fastInserts  atomic.Uint64 // statements the fast path ran
+	shapes       shapeCache[insertShape] // parsed INSERT shapes for the fast path (fastinsert.go)
+	noFastInsert bool                    // tests: run every statement through go-mysql-server
+	fastInserts  atomic.Uint64           // statements the fast path ran
 
 	updShapes    shapeCache[updateShape] // parsed UPDATE shapes (fastupdate.go)
 	noFastUpdate bool                    // tests: run every UPDATE through go-mysql-server

@@ -4,7 +4,6 @@ import (
 	"database/sql/driver"
 	"strconv"
 	"strings"
-	"sync"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/plan"
@@ -56,54 +55,10 @@ type insertVal struct {
 	lit *ast.SQLVal
 }
 
-type shapeKey struct {
-	sqlMode string // parsing depends on it (ANSI_QUOTES)
-	query   string
-}
-
-// insertShapes caches shapes by statement text; a nil entry marks a text
-// that is not eligible, so it is parsed once, not on every execution.
-type insertShapes struct {
-	mu sync.RWMutex
-	m  map[shapeKey]*insertShape
-}
-
-const maxInsertShapes = 4096
-
-func (c *insertShapes) get(k shapeKey) (*insertShape, bool) {
-	c.mu.RLock()
-	s, ok := c.m[k]
-	c.mu.RUnlock()
-	return s, ok
-}
-
-func (c *insertShapes) put(k shapeKey, s *insertShape) {
-	c.mu.Lock()
-	if c.m == nil || len(c.m) >= maxInsertShapes {
-		c.m = map[shapeKey]*insertShape{} // statements built with inline values would grow it without bound
-	}
-	c.m[k] = s
-	c.mu.Unlock()
-}
-
-// looksLikeInsert is a cheap filter before any lookup.
-func looksLikeInsert(q string) bool {
-	q = strings.TrimLeft(q, " \t\r\n")
-	return len(q) > 6 && strings.EqualFold(q[:6], "insert")
-}
-
 // insertShapeFor returns the cached or newly parsed shape of query, nil when
 // the statement must go through go-mysql-server.
 func (e *Engine) insertShapeFor(ctx *gsql.Context, query string) *insertShape {
-	mode, _ := ctx.GetSessionVariable(ctx, gsql.SqlModeSessionVar)
-	modeStr, _ := mode.(string)
-	k := shapeKey{sqlMode: modeStr, query: query}
-	if s, ok := e.shapes.get(k); ok {
-		return s
-	}
-	s := parseInsertShape(ctx, e.sqle.Parser, query)
-	e.shapes.put(k, s)
-	return s
+	return shapeOf(ctx, &e.shapes, e.sqle.Parser, query, parseInsertShape)
 }
 
 func parseInsertShape(ctx *gsql.Context, p gsql.Parser, query string) *insertShape {

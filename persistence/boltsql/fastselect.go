@@ -46,24 +46,10 @@ type selectShape struct {
 	limit *insertVal  // LIMIT row count, nil when none
 }
 
-// looksLikeSelect is a cheap filter before any lookup.
-func looksLikeSelect(q string) bool {
-	q = strings.TrimLeft(q, " \t\r\n")
-	return len(q) > 6 && strings.EqualFold(q[:6], "select")
-}
-
 // selectShapeFor returns the cached or newly parsed shape of query, nil when
 // the statement must go through go-mysql-server.
 func (e *Engine) selectShapeFor(ctx *gsql.Context, query string) *selectShape {
-	mode, _ := ctx.GetSessionVariable(ctx, gsql.SqlModeSessionVar)
-	modeStr, _ := mode.(string)
-	k := shapeKey{sqlMode: modeStr, query: query}
-	if s, ok := e.selShapes.get(k); ok {
-		return s
-	}
-	s := parseSelectShape(ctx, e.sqle.Parser, query)
-	e.selShapes.put(k, s)
-	return s
+	return shapeOf(ctx, &e.selShapes, e.sqle.Parser, query, parseSelectShape)
 }
 
 func parseSelectShape(ctx *gsql.Context, p gsql.Parser, query string) *selectShape {

@@ -4,7 +4,6 @@ import (
 	"database/sql/driver"
 	"strconv"
 	"strings"
-	"sync"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
@@ -77,47 +76,10 @@ type updateCond struct {
 	valLeft bool // written `v op col`
 }
 
-// shapeCache caches parsed statement shapes by text; a nil entry marks a
-// text that is not eligible, so it is parsed once, not on every execution.
-type shapeCache[T any] struct {
-	mu sync.RWMutex
-	m  map[shapeKey]*T
-}
-
-func (c *shapeCache[T]) get(k shapeKey) (*T, bool) {
-	c.mu.RLock()
-	s, ok := c.m[k]
-	c.mu.RUnlock()
-	return s, ok
-}
-
-func (c *shapeCache[T]) put(k shapeKey, s *T) {
-	c.mu.Lock()
-	if c.m == nil || len(c.m) >= maxInsertShapes {
-		c.m = map[shapeKey]*T{} // statements built with inline values would grow it without bound
-	}
-	c.m[k] = s
-	c.mu.Unlock()
-}
-
-// looksLikeUpdate is a cheap filter before any lookup.
-func looksLikeUpdate(q string) bool {
-	q = strings.TrimLeft(q, " \t\r\n")
-	return len(q) > 6 && strings.EqualFold(q[:6], "update")
-}
-
 // updateShapeFor returns the cached or newly parsed shape of query, nil when
 // the statement must go through go-mysql-server.
 func (e *Engine) updateShapeFor(ctx *gsql.Context, query string) *updateShape {
-	mode, _ := ctx.GetSessionVariable(ctx, gsql.SqlModeSessionVar)
-	modeStr, _ := mode.(string)
-	k := shapeKey{sqlMode: modeStr, query: query}
-	if s, ok := e.updShapes.get(k); ok {
-		return s
-	}
-	s := parseUpdateShape(ctx, e.sqle.Parser, query)
-	e.updShapes.put(k, s)
-	return s
+	return shapeOf(ctx, &e.updShapes, e.sqle.Parser, query, parseUpdateShape)
 }
 
 // argOrder numbers `?` parameters: they arrive as :v1, :v2, … in text
