@@ -38,18 +38,7 @@ func StartCluster(ctx context.Context, cfg MemberKillConfig) (*Cluster, error) {
 		c.Stop()
 		return nil, err
 	}
-	if err := waitUntil(ctx, 30*time.Second, func() error {
-		for _, m := range ms {
-			var n int
-			if err := getJSON(ctx, m.ctl, "/members", nil, &n); err != nil {
-				return err
-			}
-			if n != len(ms) {
-				return fmt.Errorf("member %d sees %d members", m.i, n)
-			}
-		}
-		return nil
-	}); err != nil {
+	if err := waitTopology(ctx, ms); err != nil {
 		c.Stop()
 		return nil, fmt.Errorf("topology: %w", err)
 	}
@@ -119,4 +108,20 @@ func (c *Cluster) Stop() {
 			_ = m.cmd.Wait()
 		}
 	}
+}
+
+// waitTopology waits until every member sees all of ms.
+func waitTopology(ctx context.Context, ms []*runMember) error {
+	return waitUntil(ctx, 30*time.Second, func() error {
+		for _, m := range ms {
+			var n int
+			if err := getJSON(ctx, m.ctl, "/members", nil, &n); err != nil {
+				return err
+			}
+			if n != len(ms) {
+				return fmt.Errorf("member %d sees %d members", m.i, n)
+			}
+		}
+		return nil
+	})
 }

@@ -206,18 +206,7 @@ func RunMemberKills(ctx context.Context, cfg MemberKillConfig) (MemberKillReport
 	if err != nil {
 		return rep, err
 	}
-	if err := waitUntil(ctx, 30*time.Second, func() error {
-		for _, m := range ms {
-			var n int
-			if err := getJSON(ctx, m.ctl, "/members", nil, &n); err != nil {
-				return err
-			}
-			if n != len(ms) {
-				return fmt.Errorf("member %d sees %d members", m.i, n)
-			}
-		}
-		return nil
-	}); err != nil {
+	if err := waitTopology(ctx, ms); err != nil {
 		return rep, fmt.Errorf("topology: %w", err)
 	}
 	cfg.Logf("%d members joined", len(ms))
@@ -461,18 +450,7 @@ func RunMemberKills(ctx context.Context, cfg MemberKillConfig) (MemberKillReport
 		}
 		ms[victim.i] = r
 		rep.Rejoins = 1
-		if err := waitUntil(ctx, 30*time.Second, func() error {
-			for _, m := range ms {
-				var n int
-				if err := getJSON(ctx, m.ctl, "/members", nil, &n); err != nil {
-					return err
-				}
-				if n != len(ms) {
-					return fmt.Errorf("member %d sees %d members", m.i, n)
-				}
-			}
-			return nil
-		}); err != nil {
+		if err := waitTopology(ctx, ms); err != nil {
 			return rep, fmt.Errorf("topology after the rejoin: %w", err)
 		}
 		// The rejoined member has a new ID, and rendezvous hashing weighs

@@ -87,18 +87,7 @@ func RunMemberMove(ctx context.Context, cfg MemberKillConfig) (MoveReport, error
 	if err != nil {
 		return rep, err
 	}
-	if err := waitUntil(ctx, 30*time.Second, func() error {
-		for _, m := range ms {
-			var n int
-			if err := getJSON(ctx, m.ctl, "/members", nil, &n); err != nil {
-				return err
-			}
-			if n != len(ms) {
-				return fmt.Errorf("member %d sees %d members", m.i, n)
-			}
-		}
-		return nil
-	}); err != nil {
+	if err := waitTopology(ctx, ms); err != nil {
 		return rep, fmt.Errorf("topology: %w", err)
 	}
 	// A session whose grain runs on m2, holder of neither Location.
