@@ -172,19 +172,8 @@ func prepareRange(ctx *gsql.Context, s *selectShape, ti *tableInfo, args []drive
 		if c.valLeft {
 			left, right = right, left
 		}
-		var ex gsql.Expression
-		switch c.op {
-		case ast.EqualStr:
-			ex = expression.NewEquals(left, right)
-		case ast.LessThanStr:
-			ex = expression.NewLessThan(left, right)
-		case ast.LessEqualStr:
-			ex = expression.NewLessThanOrEqual(left, right)
-		case ast.GreaterThanStr:
-			ex = expression.NewGreaterThan(left, right)
-		case ast.GreaterEqualStr:
-			ex = expression.NewGreaterThanOrEqual(left, right)
-		default:
+		ex, ok := comparison(c.op, left, right, false)
+		if !ok {
 			return preparedRange{}, false
 		}
 		if !isPK {

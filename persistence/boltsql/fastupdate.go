@@ -297,21 +297,8 @@ func prepareUpdate(ctx *gsql.Context, s *updateShape, ti *tableInfo, args []driv
 		if c.valLeft {
 			left, right = right, left
 		}
-		var ex gsql.Expression
-		switch c.op {
-		case ast.EqualStr:
-			ex = expression.NewEquals(left, right)
-		case ast.LessThanStr:
-			ex = expression.NewLessThan(left, right)
-		case ast.LessEqualStr:
-			ex = expression.NewLessThanOrEqual(left, right)
-		case ast.GreaterThanStr:
-			ex = expression.NewGreaterThan(left, right)
-		case ast.GreaterEqualStr:
-			ex = expression.NewGreaterThanOrEqual(left, right)
-		case ast.NullSafeEqualStr:
-			ex = expression.NewNullSafeEquals(left, right)
-		default:
+		ex, ok := comparison(c.op, left, right, true)
+		if !ok {
 			return preparedUpdate{}, false
 		}
 		if !isPK {
@@ -602,4 +589,26 @@ func updateRow(ctx *gsql.Context, ed *editor, sch gsql.Schema, sets []gsql.Expre
 		return false, err
 	}
 	return true, nil
+}
+
+// comparison builds go-mysql-server's expression for a WHERE conjunct's
+// operator; <=> only when nullSafe allows it. false for any other operator.
+func comparison(op string, left, right gsql.Expression, nullSafe bool) (gsql.Expression, bool) {
+	switch op {
+	case ast.EqualStr:
+		return expression.NewEquals(left, right), true
+	case ast.LessThanStr:
+		return expression.NewLessThan(left, right), true
+	case ast.LessEqualStr:
+		return expression.NewLessThanOrEqual(left, right), true
+	case ast.GreaterThanStr:
+		return expression.NewGreaterThan(left, right), true
+	case ast.GreaterEqualStr:
+		return expression.NewGreaterThanOrEqual(left, right), true
+	case ast.NullSafeEqualStr:
+		if nullSafe {
+			return expression.NewNullSafeEquals(left, right), true
+		}
+	}
+	return nil, false
 }
