@@ -1,6 +1,17 @@
 package proc
 
-import "sync"
+import (
+	"io"
+	"sync"
+)
+
+// copyBufs holds ReadFrom's read buffers. Without ReadFrom, io.Copy from the output
+// pipe (an *os.File, whose WriteTo falls back to a generic copy) allocated a fresh
+// 32 KiB buffer for every command; a pool shared by all commands keeps a few.
+var copyBufs = sync.Pool{New: func() any {
+	b := make([]byte, 32<<10)
+	return &b
+}}
 
 // capture keeps the first and last halves of at most max bytes and counts what fell
 // between them. Safe for concurrent writes.
@@ -51,6 +62,29 @@ func (c *capture) Write(p []byte) (int, error) {
 		c.dropped += int64(len(p))
 	}
 	return n, nil
+}
+
+// ReadFrom copies r into the capture until EOF with a pooled buffer; io.Copy uses it.
+// Only the bytes just read are passed on, so whatever a previous user left in the
+// buffer is never seen, and Write copies them, so nothing aliases the buffer after.
+func (c *capture) ReadFrom(r io.Reader) (int64, error) {
+	bp := copyBufs.Get().(*[]byte)
+	defer copyBufs.Put(bp)
+	buf := *bp
+	var total int64
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			_, _ = c.Write(buf[:n])
+			total += int64(n)
+		}
+		if err == io.EOF {
+			return total, nil
+		}
+		if err != nil {
+			return total, err
+		}
+	}
 }
 
 // result returns head, the tail in order, and the dropped byte count.
