@@ -37,6 +37,13 @@ type Options struct {
 	GroupCommitWait time.Duration
 	// NoSync skips fsync. For tests only: a crash can lose committed data.
 	NoSync bool
+	// MaxOpenConns caps the connections DB() opens. Each one holds a
+	// go-mysql-server session whose system and status variable maps cost
+	// ~160 KB, so one connection per concurrent caller (500 active
+	// sessions) would hold ~80 MB; callers past the cap wait for a
+	// connection, as they would wait for the single writer anyway.
+	// Default 64.
+	MaxOpenConns int
 	// InitialMmapSize is bbolt's initial memory map size (address space,
 	// not memory). A commit that outgrows the map remaps, and a remap waits
 	// for every open read snapshot: a goroutine that holds open *sql.Rows
@@ -59,6 +66,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.InitialMmapSize <= 0 {
 		o.InitialMmapSize = 8 << 30
+	}
+	if o.MaxOpenConns <= 0 {
+		o.MaxOpenConns = 64
 	}
 	return o
 }
@@ -293,10 +303,11 @@ func (e *Engine) loadCatalog() error {
 func (e *Engine) DB() *sql.DB {
 	e.dbOnce.Do(func() {
 		e.sqlDB = sql.OpenDB(&connector{eng: e})
-		// A new connection builds a session with every system variable;
-		// keep connections around instead of database/sql's default of 2
-		// (the journal runs a writer per active session, 100 and more).
-		e.sqlDB.SetMaxIdleConns(256)
+		// A new connection builds a session with every system variable:
+		// keep every open connection idle rather than database/sql's
+		// default of 2, and cap them (see Options.MaxOpenConns).
+		e.sqlDB.SetMaxOpenConns(e.opts.MaxOpenConns)
+		e.sqlDB.SetMaxIdleConns(e.opts.MaxOpenConns)
 	})
 	return e.sqlDB
 }
@@ -337,3 +348,4 @@ func (e *Engine) Stats() Stats {
 	return Stats{Commits: e.w.syncs.Load(), Transactions: e.w.committed.Load(),
 		CommitTime: time.Duration(e.w.syncNanos.Load()), KeysRead: e.keysRead.Load()}
 }
+
