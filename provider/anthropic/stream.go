@@ -126,6 +126,10 @@ func (s *stream) Next() (provider.Part, error) {
 			s.err = err
 			s.Close()
 		}
+		if s.err != nil || s.done {
+			// step is not called again: the read buffer can serve another stream.
+			s.rd.Release()
+		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 )
 
 // MaxEvent bounds one event's data (a guard against a server that never
@@ -14,6 +15,16 @@ const MaxEvent = 16 << 20
 
 // ErrEventTooLarge is returned when one event exceeds MaxEvent bytes.
 var ErrEventTooLarge = errors.New("sse: event too large")
+
+// ErrReleased is returned by Next after Release.
+var ErrReleased = errors.New("sse: reader released")
+
+// bufSize is the read buffer; longer lines are joined in Reader.line.
+const bufSize = 16 << 10
+
+// bufs holds the read buffers of released Readers: a server with many
+// concurrent sessions otherwise allocates one per provider turn.
+var bufs = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, bufSize) }}
 
 // Event is one dispatched event. Name is "" when the stream gave none
 // (the spec's default "message"). Data joins multiple data lines with '\n'.
@@ -34,9 +45,26 @@ type Reader struct {
 	lastPartial []byte
 }
 
-// NewReader returns a Reader over body.
+// NewReader returns a Reader over body. Call Release when done with it to
+// let the next Reader reuse its buffer.
 func NewReader(body io.Reader) *Reader {
-	return &Reader{r: bufio.NewReaderSize(body, 16<<10)}
+	br := bufs.Get().(*bufio.Reader)
+	br.Reset(body)
+	return &Reader{r: br}
+}
+
+// Release returns the read buffer for reuse; Next then returns ErrReleased.
+// BytesRead and Partial keep working, and slices returned by the last Next
+// stay valid (they never alias the read buffer). It must not run
+// concurrently with Next; a second call does nothing.
+func (r *Reader) Release() {
+	if r.r == nil {
+		return
+	}
+	// Reset drops unread bytes and the body, so no later user sees either.
+	r.r.Reset(nil)
+	bufs.Put(r.r)
+	r.r = nil
 }
 
 // BytesRead is the number of body bytes consumed so far.
@@ -50,6 +78,9 @@ func (r *Reader) Partial() []byte { return r.lastPartial }
 // io.ErrUnexpectedEOF when a partially received event was pending (the
 // stream was cut). Other errors are the body's read errors.
 func (r *Reader) Next() (Event, error) {
+	if r.r == nil {
+		return Event{}, ErrReleased
+	}
 	r.name = r.name[:0]
 	r.data = r.data[:0]
 	hasData, pending := false, false

@@ -3,6 +3,7 @@ package sse
 import (
 	"errors"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -50,5 +51,71 @@ func TestEndOfBodyMidEventIsUnexpected(t *testing.T) {
 	r = NewReader(strings.NewReader("data: a\n"))
 	if _, err := r.Next(); !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Fatalf("event without its blank line: err %v", err)
+	}
+}
+
+// A released buffer comes back with unread bytes of the previous body still in
+// it; the next Reader must see only its own body.
+func TestReleasedBufferCarriesNothingOver(t *testing.T) {
+	first := NewReader(strings.NewReader("data: a\n\ndata: leftover\n\n"))
+	if ev, err := first.Next(); err != nil || string(ev.Data) != "a" {
+		t.Fatalf("first: %q %v", ev.Data, err)
+	}
+	first.Release()
+	first.Release() // idempotent
+	if _, err := first.Next(); !errors.Is(err, ErrReleased) {
+		t.Fatalf("Next after Release: %v", err)
+	}
+	for range 20 { // the pool may hand back any released buffer
+		evs, err := read(t, "data: b\n\n")
+		if !errors.Is(err, io.EOF) || len(evs) != 1 || string(evs[0].Data) != "b" {
+			t.Fatalf("events %q, err %v", evs, err)
+		}
+	}
+}
+
+// Lines longer than the pooled buffer are still joined and still bounded.
+func TestPooledReaderKeepsLineLimit(t *testing.T) {
+	r := NewReader(strings.NewReader("data: " + strings.Repeat("x", MaxEvent+1) + "\n\n"))
+	defer r.Release()
+	if _, err := r.Next(); !errors.Is(err, ErrEventTooLarge) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// Each stream used to allocate its own 16 KiB buffer.
+func TestReleasedBufferIsReused(t *testing.T) {
+	cycle := func() {
+		r := NewReader(strings.NewReader("data: x\n\n"))
+		if _, err := r.Next(); err != nil {
+			t.Fatal(err)
+		}
+		r.Release()
+	}
+	cycle()
+	const runs = 50
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range runs {
+		cycle()
+	}
+	runtime.ReadMemStats(&after)
+	// The race detector drops a quarter of the pool's Puts, hence an average.
+	if per := (after.TotalAlloc - before.TotalAlloc) / runs; per >= bufSize/2 {
+		t.Fatalf("%d bytes allocated per stream", per)
+	}
+}
+
+func BenchmarkReaderPerStream(b *testing.B) {
+	body := strings.Repeat("data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\n", 20) + "data: [DONE]\n\n"
+	b.ReportAllocs()
+	for b.Loop() {
+		r := NewReader(strings.NewReader(body))
+		for {
+			if _, err := r.Next(); err != nil {
+				break
+			}
+		}
+		r.Release()
 	}
 }
