@@ -228,3 +228,42 @@ func TestFieldValuesMatchEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+// toolTurn is the durable event sequence of one prompt answered by one
+// tool call and a closing text, as the bench's turns produce.
+func toolTurn() []messages.Envelope {
+	const am, call = "msg_01JAZ0K3T9Q8W7E6R5Y4U3I2O1", "call_01JAZ0K3T9Q8W7E6R5Y4U3I2O2"
+	model := messages.ModelRef{Provider: "fake", ID: "fake-model"}
+	evs := []messages.Event{
+		messages.PromptAdmitted{MessageID: "msg_01JAZ0K3T9Q8W7E6R5Y4U3I2O0", Prompt: messages.Prompt{Text: "run the tests and tell me what fails"}, Delivery: messages.Steer},
+		messages.PromptPromoted{MessageIDs: []string{"msg_01JAZ0K3T9Q8W7E6R5Y4U3I2O0"}},
+		messages.TurnStarted{AssistantMessageID: am, Agent: "build", Model: model},
+		messages.ToolInputStarted{AssistantMessageID: am, CallID: call, Tool: "bash"},
+		messages.ToolInputEnded{AssistantMessageID: am, CallID: call, Tool: "bash", Input: []byte(`{"command":"go test ./...","timeout":120}`)},
+		messages.ToolCalled{AssistantMessageID: am, CallID: call, Tool: "bash", Input: []byte(`{"command":"go test ./...","timeout":120}`), Agent: "build"},
+		messages.ToolSucceeded{AssistantMessageID: am, CallID: call, Output: "ok  \tgithub.com/x/y\t0.012s\n", Structured: []byte(`{"exitCode":0}`)},
+		messages.TextEnded{AssistantMessageID: am, Text: "All tests pass; nothing fails."},
+		messages.TurnEnded{AssistantMessageID: am, FinishReason: "stop", Usage: messages.Usage{InputTokens: 1234, OutputTokens: 56, CacheReadTokens: 1000}},
+		messages.Idle{},
+	}
+	now := time.Date(2026, 11, 26, 1, 2, 3, 456789000, time.UTC)
+	out := make([]messages.Envelope, len(evs))
+	for i, ev := range evs {
+		out[i] = messages.Envelope{SessionID: "ses_01JAZ0K3T9Q8W7E6R5Y4U3I2OX", Seq: int64(i + 7), Type: ev.EventType(), Event: ev, Time: now.Add(time.Duration(i) * time.Millisecond)}
+	}
+	return out
+}
+
+// BenchmarkEncodeToolTurn encodes every durable event of a tool turn as
+// the streams do (one reused frame buffer).
+func BenchmarkEncodeToolTurn(b *testing.B) {
+	turn := toolTurn()
+	now := time.Now()
+	buf := make([]byte, 0, 4096)
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, env := range turn {
+			buf = appendDurableEvent(buf[:0], env, now)
+		}
+	}
+}
