@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sessionrt/sessionrt/provider"
+	"github.com/sessionrt/sessionrt/provider/internal/httpx"
 	"github.com/sessionrt/sessionrt/provider/internal/idle"
 	"github.com/sessionrt/sessionrt/provider/internal/jsonscan"
 	"github.com/sessionrt/sessionrt/provider/internal/sse"
@@ -92,6 +93,9 @@ type stream struct {
 
 	closeOnce sync.Once
 	closed    atomic.Bool
+	// finished: the last event was read, so Close drains the body's end to
+	// keep the connection (Close may run on another goroutine than Next).
+	finished atomic.Bool
 }
 
 func newStream(ctx context.Context, body io.ReadCloser) *stream {
@@ -106,7 +110,13 @@ func NewStreamForTest(ctx context.Context, body io.ReadCloser) provider.Stream {
 
 func (s *stream) Close() error {
 	s.closed.Store(true)
-	s.closeOnce.Do(func() { s.body.Close() })
+	s.closeOnce.Do(func() {
+		if s.finished.Load() {
+			_ = httpx.DrainClose(s.body)
+			return
+		}
+		s.body.Close()
+	})
 	return nil
 }
 
@@ -131,6 +141,7 @@ func (s *stream) Next() (provider.Part, error) {
 		if s.err != nil || s.done {
 			// step is not called again: the read buffer can serve another stream.
 			s.rd.Release()
+			s.finished.Store(s.err == nil)
 		}
 	}
 }
