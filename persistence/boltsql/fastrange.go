@@ -68,9 +68,11 @@ func (s *selectShape) parseOrderLimit(seen argOrder, sel *ast.Select) bool {
 type preparedRange struct {
 	lo, hi []byte          // the half-open key span; hi nil is unbounded
 	empty  bool            // the bounds admit no key
-	guard  gsql.Expression // the key predicates, checked on every row read
+	fixed  gsql.Expression // the key prefix's equalities, nil when none
+	guard  gsql.Expression // the bounds on the next key column, nil when none
 	filter gsql.Expression // the other conjuncts, nil when none
 	limit  int64           // -1 when none
+	need   []bool          // columns guard and filter read
 }
 
 // prepareRange builds the span, expressions and limit of a ranged select;
@@ -126,7 +128,8 @@ func prepareRange(ctx *gsql.Context, s *selectShape, ti *tableInfo, args []drive
 	}
 	var lower, upper bound
 	rangeAt := -1
-	var guards, filters []gsql.Expression
+	var eqGuards, guards, filters []gsql.Expression
+	pr.need = make([]bool, len(sch))
 	for _, c := range s.where.conds {
 		ord := sch.IndexOfColName(c.col)
 		if ord < 0 {
@@ -144,6 +147,7 @@ func prepareRange(ctx *gsql.Context, s *selectShape, ti *tableInfo, args []drive
 				ex = expression.NewNot(ex)
 			}
 			filters = append(filters, ex)
+			pr.need[ord] = true
 			continue
 		}
 		lit, ok := literal(c.val)
@@ -181,6 +185,7 @@ func prepareRange(ctx *gsql.Context, s *selectShape, ti *tableInfo, args []drive
 				return preparedRange{}, false
 			}
 			filters = append(filters, ex)
+			pr.need[ord] = true
 			continue
 		}
 		v, ok := pointKeyValue(ctx, col, elit, lit)
@@ -193,6 +198,8 @@ func prepareRange(ctx *gsql.Context, s *selectShape, ti *tableInfo, args []drive
 				return preparedRange{}, false
 			}
 			eq[i], eqSet[i] = v, true
+			eqGuards = append(eqGuards, ex)
+			continue
 		default:
 			if !types.IsInteger(col.Type) || (rangeAt >= 0 && rangeAt != i) {
 				return preparedRange{}, false
@@ -206,6 +213,7 @@ func prepareRange(ctx *gsql.Context, s *selectShape, ti *tableInfo, args []drive
 				return preparedRange{}, false
 			}
 			*bd = bound{set: true, strict: op == ast.GreaterThanStr || op == ast.LessThanStr, v: v}
+			pr.need[ord] = true
 		}
 		guards = append(guards, ex)
 	}
@@ -296,6 +304,9 @@ func prepareRange(ctx *gsql.Context, s *selectShape, ti *tableInfo, args []drive
 	if pr.hi != nil && bytes.Compare(pr.lo, pr.hi) >= 0 {
 		pr.empty = true
 	}
+	if len(eqGuards) > 0 {
+		pr.fixed = expression.JoinAnd(eqGuards...)
+	}
 	if len(guards) > 0 {
 		pr.guard = expression.JoinAnd(guards...)
 	}
@@ -325,16 +336,40 @@ func (e *Engine) readRange(ctx *gsql.Context, ti *tableInfo, pr *preparedRange, 
 	if data == nil {
 		return nil, false, nil // the table's storage is gone: the scan finds nothing
 	}
+	// Every key in the span starts with the same encoded prefix, and the
+	// encoding is injective, so every row holds the same values in the
+	// prefix's columns: their equalities are checked on the first row only,
+	// and after it only the columns the bounds, filter and projection read
+	// are decoded, into one reused row. Projected values are fresh (decoded)
+	// and go into one slab.
+	need := append([]bool(nil), pr.need...)
+	for _, ord := range ords {
+		need[ord] = true
+	}
+	var row gsql.Row
+	var slab []interface{}
+	first := true
 	c := data.Cursor()
 	for k, v := c.Seek(pr.lo); k != nil && (pr.hi == nil || bytes.Compare(k, pr.hi) < 0); k, v = c.Next() {
 		if err := ctx.Err(); err != nil {
 			return nil, false, err
 		}
 		e.keysRead.Add(1)
-		row, err := decodeRow(v)
+		if first {
+			row, err = decodeRowInto(row, v, nil)
+		} else {
+			row, err = decodeRowInto(row, v, need)
+		}
 		if err != nil {
 			return nil, false, err
 		}
+		if first && pr.fixed != nil {
+			res, err := gsql.EvaluateCondition(ctx, pr.fixed, row)
+			if err != nil || !gsql.IsTrue(res) {
+				return nil, true, nil
+			}
+		}
+		first = false
 		if pr.guard != nil {
 			res, err := gsql.EvaluateCondition(ctx, pr.guard, row)
 			if err != nil || !gsql.IsTrue(res) {
@@ -350,7 +385,11 @@ func (e *Engine) readRange(ctx *gsql.Context, ti *tableInfo, pr *preparedRange, 
 				continue
 			}
 		}
-		proj := make(gsql.Row, len(ords))
+		if len(slab) < len(ords) {
+			slab = make([]interface{}, len(ords)*slabRows(pr.limit, len(out)))
+		}
+		proj := gsql.Row(slab[:len(ords):len(ords)])
+		slab = slab[len(ords):]
 		for i, ord := range ords {
 			proj[i] = row[ord]
 		}
@@ -360,6 +399,19 @@ func (e *Engine) readRange(ctx *gsql.Context, ti *tableInfo, pr *preparedRange, 
 		}
 	}
 	return out, false, nil
+}
+
+// slabRows is how many projected rows the next slab holds: up to the
+// limit, else doubling with the rows read so far.
+func slabRows(limit int64, have int) int {
+	n := have
+	if n < 8 {
+		n = 8
+	}
+	if limit > 0 && limit-int64(have) < int64(n) {
+		n = int(limit - int64(have))
+	}
+	return n
 }
 
 var _ = strings.EqualFold

@@ -105,12 +105,24 @@ func appendValue(dst []byte, v interface{}) ([]byte, error) {
 }
 
 func decodeRow(b []byte) (sql.Row, error) {
+	return decodeRowInto(nil, b, nil)
+}
+
+// decodeRowInto decodes b into dst's storage when it is large enough (for
+// callers that copy the values out before the next row), decoding only the
+// columns need marks (all when need is nil); the others read as nil.
+func decodeRowInto(dst sql.Row, b []byte, need []bool) (sql.Row, error) {
 	n, k := binary.Uvarint(b)
 	if k <= 0 || n > uint64(len(b)) {
 		return nil, errCorruptRow
 	}
 	b = b[k:]
-	row := make(sql.Row, n)
+	var row sql.Row
+	if uint64(cap(dst)) >= n {
+		row = dst[:n]
+	} else {
+		row = make(sql.Row, n)
+	}
 	for i := range row {
 		if len(b) == 0 {
 			return nil, errCorruptRow
@@ -118,12 +130,61 @@ func decodeRow(b []byte) (sql.Row, error) {
 		tag := b[0]
 		b = b[1:]
 		var err error
-		row[i], b, err = decodeValue(tag, b)
+		if need != nil && (i >= len(need) || !need[i]) {
+			row[i] = nil
+			b, err = skipValue(tag, b)
+		} else {
+			row[i], b, err = decodeValue(tag, b)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("column %d: %w", i, err)
 		}
 	}
 	return row, nil
+}
+
+// skipValue steps over one encoded value without decoding it.
+func skipValue(tag byte, b []byte) ([]byte, error) {
+	fixed := func(n int) ([]byte, error) {
+		if len(b) < n {
+			return nil, errCorruptRow
+		}
+		return b[n:], nil
+	}
+	varint := func() error {
+		_, k := binary.Uvarint(b) // a varint's length is its uvarint's
+		if k <= 0 {
+			return errCorruptRow
+		}
+		b = b[k:]
+		return nil
+	}
+	switch tag {
+	case tagNull:
+		return b, nil
+	case tagInt8, tagUint8:
+		return fixed(1)
+	case tagFloat32:
+		return fixed(4)
+	case tagFloat64:
+		return fixed(8)
+	case tagInt16, tagInt32, tagInt64, tagInt, tagUint16, tagUint32, tagUint64:
+		err := varint()
+		return b, err
+	case tagTime:
+		if err := varint(); err != nil {
+			return nil, err
+		}
+		err := varint()
+		return b, err
+	case tagString, tagBytes, tagDecimal, tagJSON:
+		n, k := binary.Uvarint(b)
+		if k <= 0 || n > uint64(len(b)-k) {
+			return nil, errCorruptRow
+		}
+		return b[k+int(n):], nil
+	}
+	return nil, fmt.Errorf("%w: unknown tag %d", errCorruptRow, tag)
 }
 
 func decodeValue(tag byte, b []byte) (interface{}, []byte, error) {
