@@ -31,7 +31,7 @@ func (c *counted) Receive(ctx actor.Context) {
 	}
 }
 
-func newTree(t *testing.T, ch chan string) (*actor.ActorSystem, *Locations) {
+func newTree(t testing.TB, ch chan string) (*actor.ActorSystem, *Locations) {
 	t.Helper()
 	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return slog.New(slog.DiscardHandler) }))
 	locs, err := New(system, Config{Children: []ChildSpec{

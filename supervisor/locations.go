@@ -31,6 +31,17 @@ type Locations struct {
 
 	mu    sync.Mutex
 	byDir map[string]*actor.PID
+	// byPath remembers what a directory as callers spell it resolved to, so
+	// that a drain (two Gets per turn) pays two stats instead of an lstat per
+	// path element; see resolve for when an entry is trusted.
+	byPath map[string]resolved
+}
+
+// resolved is a remembered Canonical result: the canonical path and the
+// directory it named then.
+type resolved struct {
+	canon string
+	dir   os.FileInfo
 }
 
 // New starts the Locations parent under the actor system's root.
@@ -41,7 +52,7 @@ func New(system *actor.ActorSystem, cfg Config) (*Locations, error) {
 	if cfg.AskTimeout <= 0 {
 		cfg.AskTimeout = 10 * time.Second
 	}
-	l := &Locations{system: system, cfg: cfg, byDir: map[string]*actor.PID{}}
+	l := &Locations{system: system, cfg: cfg, byDir: map[string]*actor.PID{}, byPath: map[string]resolved{}}
 	// A Location that escalates (its children keep failing) is restarted
 	// with a fresh set of children; one that fails more than 5 times a
 	// minute is stopped and recreated on the next use.
@@ -58,35 +69,47 @@ func New(system *actor.ActorSystem, cfg Config) (*Locations, error) {
 // Canonical resolves dir to the absolute, symlink-free path that identifies a
 // Location. The directory must exist.
 func Canonical(dir string) (string, error) {
+	real, _, err := canonical(dir)
+	return real, err
+}
+
+// canonical is Canonical that also returns the directory's FileInfo.
+func canonical(dir string) (string, os.FileInfo, error) {
 	if dir == "" {
-		return "", errors.New("location: empty directory")
+		return "", nil, errors.New("location: empty directory")
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return "", fmt.Errorf("location %q: %w", dir, err)
+		return "", nil, fmt.Errorf("location %q: %w", dir, err)
 	}
 	real, err := filepath.EvalSymlinks(abs)
 	if err != nil {
-		return "", fmt.Errorf("location %q: %w", dir, err)
+		return "", nil, fmt.Errorf("location %q: %w", dir, err)
 	}
 	fi, err := os.Stat(real)
 	if err != nil {
-		return "", fmt.Errorf("location %q: %w", dir, err)
+		return "", nil, fmt.Errorf("location %q: %w", dir, err)
 	}
 	if !fi.IsDir() {
-		return "", fmt.Errorf("location %q: not a directory", dir)
+		return "", nil, fmt.Errorf("location %q: not a directory", dir)
 	}
-	return real, nil
+	return real, fi, nil
 }
 
 // Get returns the Location supervisor of dir, starting it if needed.
 func (l *Locations) Get(dir string) (*actor.PID, error) {
-	canon, err := Canonical(dir)
+	if pid := l.remembered(dir); pid != nil {
+		return pid, nil
+	}
+	canon, fi, err := canonical(dir)
 	if err != nil {
 		return nil, err
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if filepath.IsAbs(dir) { // a relative one depends on the working directory
+		l.byPath[dir] = resolved{canon: canon, dir: fi}
+	}
 	if pid, ok := l.byDir[canon]; ok {
 		return pid, nil
 	}
@@ -100,6 +123,39 @@ func (l *Locations) Get(dir string) (*actor.PID, error) {
 	}
 	l.byDir[canon] = pid
 	return pid, nil
+}
+
+// remembered returns the running Location that dir resolved to before, if
+// that answer still holds, else nil.
+//
+// The trade-off: an entry is trusted when dir and the remembered canonical
+// path both still name the very directory (device and inode) they named at
+// resolution: two stats instead of an lstat per path element. A symlink
+// retargeted to another directory, a directory renamed (its old canonical path
+// is gone) or replaced by a new one under either name all miss and resolve
+// afresh. Not noticed is a second symlink-free path to that same directory,
+// which only a bind mount gives: dir then keeps reaching the Location it
+// reached before, which runs in the same directory under its other name,
+// until that Location stops.
+func (l *Locations) remembered(dir string) *actor.PID {
+	l.mu.Lock()
+	r, ok := l.byPath[dir]
+	var pid *actor.PID
+	if ok {
+		pid = l.byDir[r.canon]
+	}
+	l.mu.Unlock()
+	if pid == nil {
+		return nil
+	}
+	now, err := os.Stat(dir)
+	if err != nil || !os.SameFile(now, r.dir) {
+		return nil
+	}
+	if now, err = os.Stat(r.canon); err != nil || !os.SameFile(now, r.dir) {
+		return nil
+	}
+	return pid
 }
 
 // Child returns the PID of a long-lived child of dir's Location.
@@ -141,6 +197,7 @@ func (l *Locations) Stop() {
 	_ = l.system.Root.StopFuture(l.parent).Wait()
 	l.mu.Lock()
 	l.byDir = map[string]*actor.PID{}
+	l.byPath = map[string]resolved{}
 	l.mu.Unlock()
 }
 
@@ -172,6 +229,11 @@ func (p *locationsParent) Receive(ctx actor.Context) {
 		for dir, pid := range p.owner.byDir {
 			if pid.Equal(m.Who) {
 				delete(p.owner.byDir, dir)
+				for path, r := range p.owner.byPath {
+					if r.canon == dir {
+						delete(p.owner.byPath, path)
+					}
+				}
 			}
 		}
 		p.owner.mu.Unlock()
