@@ -7,7 +7,6 @@ import (
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/plan"
-	"github.com/dolthub/go-mysql-server/sql/planbuilder"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 )
@@ -263,7 +262,7 @@ func shapeRows(ctx *gsql.Context, s *insertShape, sch gsql.Schema, pos []int, ar
 			rows, ok = nil, false
 		}
 	}()
-	b := planbuilder.New(ctx, nil, nil, nil)
+	bd := binder{ctx: ctx, args: args}
 	rows = make([]gsql.Row, len(s.tuples))
 	for i, tuple := range s.tuples {
 		if len(tuple) != len(sch) {
@@ -271,26 +270,8 @@ func shapeRows(ctx *gsql.Context, s *insertShape, sch gsql.Schema, pos []int, ar
 		}
 		row := make(gsql.Row, len(sch))
 		for j, v := range tuple {
-			lit := v.lit
-			if v.arg > 0 {
-				ex, err := toBinding(args[v.arg-1].Value)
-				if err != nil {
-					return nil, false
-				}
-				switch x := ex.(type) {
-				case *ast.NullVal:
-					lit = nil
-				case *ast.SQLVal:
-					lit = x
-				default:
-					return nil, false
-				}
-			}
-			if lit == nil {
-				continue // NULL
-			}
-			val, err := b.ConvertVal(lit).Eval(ctx, nil)
-			if err != nil {
+			val, ok := bd.value(v)
+			if !ok {
 				return nil, false
 			}
 			row[pos[j]] = val
@@ -313,6 +294,10 @@ func insertRow(ctx *gsql.Context, ed *editor, sch gsql.Schema, row gsql.Row) err
 	copy(origRow, row)
 	for i, col := range sch {
 		if row[i] == nil {
+			continue
+		}
+		if v, ok := convertString(col.Type, row[i]); ok {
+			row[i] = v
 			continue
 		}
 		converted, inRange, err := col.Type.Convert(ctx, row[i])

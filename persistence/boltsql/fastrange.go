@@ -8,7 +8,6 @@ import (
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
-	"github.com/dolthub/go-mysql-server/sql/planbuilder"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 )
@@ -89,29 +88,8 @@ func prepareRange(ctx *gsql.Context, s *selectShape, ti *tableInfo, args []drive
 	for i, ord := range pk {
 		pkIdx[ord] = i
 	}
-	b := planbuilder.New(ctx, nil, nil, nil)
-	literal := func(v insertVal) (*expression.Literal, bool) {
-		lit := v.lit
-		if v.arg > 0 {
-			ex, err := toBinding(args[v.arg-1].Value)
-			if err != nil {
-				return nil, false
-			}
-			switch x := ex.(type) {
-			case *ast.NullVal:
-				lit = nil
-			case *ast.SQLVal:
-				lit = x
-			default:
-				return nil, false
-			}
-		}
-		if lit == nil {
-			return expression.NewLiteral(nil, types.Null), true
-		}
-		l, isLit := b.ConvertVal(lit).(*expression.Literal)
-		return l, isLit
-	}
+	bd := binder{ctx: ctx, args: args}
+	literal := bd.literal
 	indexed := map[int]bool{}
 	for _, ix := range ti.indexes {
 		for _, c := range ix.cols {
@@ -198,7 +176,9 @@ func prepareRange(ctx *gsql.Context, s *selectShape, ti *tableInfo, args []drive
 				return preparedRange{}, false
 			}
 			eq[i], eqSet[i] = v, true
-			eqGuards = append(eqGuards, ex)
+			if !keyImpliesEqual(col, lit) {
+				eqGuards = append(eqGuards, ex)
+			}
 			continue
 		default:
 			if !types.IsInteger(col.Type) || (rangeAt >= 0 && rangeAt != i) {

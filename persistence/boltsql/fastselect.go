@@ -301,7 +301,7 @@ var errDisagree = errors.New("boltsql: key seek and comparison disagree")
 // selectPoint reads and filters the one row of a point select.
 func (e *Engine) selectPoint(ctx *gsql.Context, ti *tableInfo, pu *preparedUpdate, ords []int) ([]gsql.Row, error) {
 	row, found, err := e.readPoint(ctx, ti, pu.key)
-	if err == nil && found {
+	if err == nil && found && pu.guard != nil {
 		var res interface{}
 		if res, err = gsql.EvaluateCondition(ctx, pu.guard, row); err != nil || !gsql.IsTrue(res) {
 			return nil, errDisagree

@@ -8,7 +8,6 @@ import (
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/plan"
-	"github.com/dolthub/go-mysql-server/sql/planbuilder"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
@@ -201,7 +200,7 @@ func (s *updateShape) addConds(seen argOrder, ex ast.Expr) bool {
 // preparedUpdate is an update shape bound to a table and arguments.
 type preparedUpdate struct {
 	key    []byte            // the primary key the statement's range seeks
-	guard  gsql.Expression   // the primary-key equalities (dropped by the engine as the range expresses them)
+	guard  gsql.Expression   // the primary-key equalities (dropped by the engine as the range expresses them); nil when the key implies them
 	filter gsql.Expression   // the other conjuncts, nil when none
 	sets   []gsql.Expression // SetField, in statement order
 }
@@ -215,29 +214,8 @@ func prepareUpdate(ctx *gsql.Context, s *updateShape, ti *tableInfo, args []driv
 		}
 	}()
 	sch := ti.schema.Schema
-	b := planbuilder.New(ctx, nil, nil, nil)
-	literal := func(v insertVal) (*expression.Literal, bool) {
-		lit := v.lit
-		if v.arg > 0 {
-			ex, err := toBinding(args[v.arg-1].Value)
-			if err != nil {
-				return nil, false
-			}
-			switch x := ex.(type) {
-			case *ast.NullVal:
-				lit = nil
-			case *ast.SQLVal:
-				lit = x
-			default:
-				return nil, false
-			}
-		}
-		if lit == nil {
-			return expression.NewLiteral(nil, types.Null), true
-		}
-		l, isLit := b.ConvertVal(lit).(*expression.Literal)
-		return l, isLit
-	}
+	bd := binder{ctx: ctx, args: args}
+	literal := bd.literal
 	field := func(name string) (*expression.GetField, int) {
 		ord := sch.IndexOfColName(name)
 		if ord < 0 {
@@ -316,7 +294,9 @@ func prepareUpdate(ctx *gsql.Context, s *updateShape, ti *tableInfo, args []driv
 			return preparedUpdate{}, false
 		}
 		pkVals[ord], pkSet[ord] = v, true
-		guards = append(guards, ex)
+		if !keyImpliesEqual(sch[ord], lit) {
+			guards = append(guards, ex)
+		}
 	}
 	for _, ord := range ti.primary.cols {
 		if !pkSet[ord] {
@@ -328,11 +308,33 @@ func prepareUpdate(ctx *gsql.Context, s *updateShape, ti *tableInfo, args []driv
 		return preparedUpdate{}, false
 	}
 	pu.key = key
-	pu.guard = expression.JoinAnd(guards...)
+	if len(guards) > 0 {
+		pu.guard = expression.JoinAnd(guards...)
+	}
 	if len(filters) > 0 {
 		pu.filter = expression.JoinAnd(filters...)
 	}
 	return pu, true
+}
+
+// keyImpliesEqual reports whether a row found under the key built from
+// `col = lit` (pointKeyValue) needs no check with the engine's comparison:
+// for a VARBINARY or BLOB column and a string or bytes literal the engine
+// compares both sides as bytes (castLeftAndRight's ConvertToBinary, or the
+// column type's own Compare when the literal was expanded to it), and the
+// key holds exactly the literal's bytes, as does the row stored under it.
+// Evaluating that comparison costs a dozen allocations per statement.
+func keyImpliesEqual(col *gsql.Column, lit *expression.Literal) bool {
+	switch col.Type.Type() {
+	case sqltypes.VarBinary, sqltypes.Blob:
+	default:
+		return false // BINARY(n) pads; character columns compare by collation
+	}
+	switch lit.Value().(type) {
+	case string, []byte:
+		return types.IsText(lit.Type()) || types.IsBinaryType(lit.Type())
+	}
+	return false
 }
 
 // expandComparisonLiteral is planbuilder.typeExpandComparisonLiteral for
@@ -466,7 +468,7 @@ func (e *Engine) execUpdate(ctx *gsql.Context, sess *Session, s *updateShape, ar
 	ed := tbl.editor(ctx)
 	ed.StatementBegin(ctx)
 	old, found, err := e.readPoint(ctx, ti, pu.key)
-	if err == nil && found {
+	if err == nil && found && pu.guard != nil {
 		var res interface{}
 		if res, err = gsql.EvaluateCondition(ctx, pu.guard, old); err != nil || !gsql.IsTrue(res) {
 			// The engine's comparison disagrees with the key seek (or
