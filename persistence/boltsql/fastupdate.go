@@ -4,6 +4,7 @@ import (
 	"database/sql/driver"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
@@ -60,6 +61,67 @@ type updateShape struct {
 	sets  []updateSet
 	conds []updateCond
 	nargs int
+
+	cols atomic.Pointer[shapeColumns] // the columns named, for the table definition last seen
+}
+
+// shapeColumns are a shape's columns resolved against one table definition
+// (a DDL statement makes a new tableInfo, so a cached entry never outlives
+// the definition it was built for). GetField expressions hold no state and
+// are shared by every execution.
+type shapeColumns struct {
+	ti    *tableInfo
+	sets  []shapeColumn // per updateShape.sets
+	conds []shapeColumn // per updateShape.conds
+}
+
+type shapeColumn struct {
+	ord     int // -1: the table has no such column
+	gf      *expression.GetField
+	pkPos   int  // position in the primary key, -1 when not in it
+	indexed bool // in a secondary index
+}
+
+// columnsFor returns the shape's columns resolved against ti.
+func (s *updateShape) columnsFor(ti *tableInfo) *shapeColumns {
+	if c := s.cols.Load(); c != nil && c.ti == ti {
+		return c
+	}
+	sch := ti.schema.Schema
+	indexed := map[int]bool{}
+	for _, ix := range ti.indexes {
+		for _, c := range ix.cols {
+			indexed[c] = true
+		}
+	}
+	pkPos := map[int]int{}
+	if ti.primary != nil {
+		for i, ord := range ti.primary.cols {
+			pkPos[ord] = i
+		}
+	}
+	resolve := func(name string) shapeColumn {
+		ord := sch.IndexOfColName(name)
+		if ord < 0 {
+			return shapeColumn{ord: -1, pkPos: -1}
+		}
+		c := sch[ord]
+		sc := shapeColumn{ord: ord, pkPos: -1, indexed: indexed[ord],
+			gf: expression.NewGetFieldWithTable(ord, 1, c.Type, c.DatabaseSource, c.Source, c.Name, c.Nullable)}
+		if i, ok := pkPos[ord]; ok {
+			sc.pkPos = i
+		}
+		return sc
+	}
+	c := &shapeColumns{ti: ti, sets: make([]shapeColumn, len(s.sets)), conds: make([]shapeColumn, len(s.conds))}
+	for i, st := range s.sets {
+		c.sets[i] = resolve(st.col)
+	}
+	for i, cd := range s.conds {
+		c.conds[i] = resolve(cd.col)
+	}
+	s.cols.Store(c)
+	return c
 }
 
 type updateSet struct {
@@ -216,23 +278,11 @@ func prepareUpdate(ctx *gsql.Context, s *updateShape, ti *tableInfo, args []driv
 	sch := ti.schema.Schema
 	bd := binder{ctx: ctx, args: args}
 	literal := bd.literal
-	field := func(name string) (*expression.GetField, int) {
-		ord := sch.IndexOfColName(name)
-		if ord < 0 {
-			return nil, -1
-		}
-		c := sch[ord]
-		return expression.NewGetFieldWithTable(ord, 1, c.Type, c.DatabaseSource, c.Source, c.Name, c.Nullable), ord
-	}
-	indexed := map[int]bool{}
-	for _, ix := range ti.indexes {
-		for _, c := range ix.cols {
-			indexed[c] = true
-		}
-	}
+	cols := s.columnsFor(ti)
 
-	for _, st := range s.sets {
-		gf, ord := field(st.col)
+	pu.sets = make([]gsql.Expression, 0, len(s.sets))
+	for i, st := range s.sets {
+		gf, ord := cols.sets[i].gf, cols.sets[i].ord
 		if gf == nil || sch[ord].PrimaryKey {
 			return preparedUpdate{}, false
 		}
@@ -246,8 +296,8 @@ func prepareUpdate(ctx *gsql.Context, s *updateShape, ti *tableInfo, args []driv
 	pkVals := make(gsql.Row, len(sch))
 	pkSet := make([]bool, len(sch))
 	var guards, filters []gsql.Expression
-	for _, c := range s.conds {
-		gf, ord := field(c.col)
+	for i, c := range s.conds {
+		gf, ord := cols.conds[i].gf, cols.conds[i].ord
 		if gf == nil {
 			return preparedUpdate{}, false
 		}
@@ -280,7 +330,7 @@ func prepareUpdate(ctx *gsql.Context, s *updateShape, ti *tableInfo, args []driv
 			return preparedUpdate{}, false
 		}
 		if !isPK {
-			if indexed[ord] && !expanded && lit.Value() != nil {
+			if cols.conds[i].indexed && !expanded && lit.Value() != nil {
 				return preparedUpdate{}, false
 			}
 			filters = append(filters, ex)
@@ -362,7 +412,7 @@ func expandComparisonLiteral(ctx *gsql.Context, gf *expression.GetField, lit *ex
 // `pk = lit` (sql.MySQLIndexBuilder.Equals: the column type's Convert), when
 // that seek and the engine's comparison cannot disagree: an integer for an
 // integer column, a string for a string column that compares bytes without
-// padding, converted exactly.
+// padding, converted exactly. The value is only ever encoded into a key.
 func pointKeyValue(ctx *gsql.Context, col *gsql.Column, expanded *expression.Literal, orig *expression.Literal) (interface{}, bool) {
 	v := expanded.Value()
 	if v == nil {
@@ -390,6 +440,13 @@ func pointKeyValue(ctx *gsql.Context, col *gsql.Column, expanded *expression.Lit
 		}
 	default:
 		return nil, false
+	}
+	if s, ok := v.(string); ok && keyImpliesEqual(col, expanded) {
+		// Convert would return s's bytes when they fit; the key encodes a
+		// string and its bytes alike.
+		if st, ok := col.Type.(types.StringType); ok && int64(len(s)) <= st.MaxCharacterLength() {
+			return s, true
+		}
 	}
 	conv, inRange, err := col.Type.Convert(ctx, v)
 	if err != nil || !inRange {

@@ -111,28 +111,30 @@ func appendKeyValue(dst []byte, kind keyKind, v interface{}) ([]byte, error) {
 		dst = binary.BigEndian.AppendUint64(dst, uint64(t.Unix())^(1<<63))
 		return binary.BigEndian.AppendUint32(dst, uint32(t.Nanosecond())), nil
 	case keyBytes:
-		var b []byte
 		switch x := v.(type) {
 		case string:
-			b = []byte(x)
+			return appendEscaped(dst, x), nil
 		case []byte:
-			b = x
-		default:
-			return nil, fmt.Errorf("key value %v (%T) is not a string", v, v)
+			return appendEscaped(dst, x), nil
 		}
-		for {
-			i := bytes.IndexByte(b, 0)
-			if i < 0 {
-				break
-			}
-			dst = append(dst, b[:i+1]...)
-			dst = append(dst, 0xFF)
-			b = b[i+1:]
-		}
-		dst = append(dst, b...)
-		return append(dst, 0x00, 0x01), nil
+		return nil, fmt.Errorf("key value %v (%T) is not a string", v, v)
 	}
 	return nil, fmt.Errorf("key value %v (%T): column kind %d cannot be encoded", v, v, kind)
+}
+
+// appendEscaped appends b with 0x00 escaped as 0x00 0xFF and the 0x00 0x01
+// terminator; a string is read in place (no []byte copy).
+func appendEscaped[T string | []byte](dst []byte, b T) []byte {
+	start := 0
+	for i := 0; i < len(b); i++ {
+		if b[i] == 0 {
+			dst = append(dst, b[start:i+1]...)
+			dst = append(dst, 0xFF)
+			start = i + 1
+		}
+	}
+	dst = append(dst, b[start:]...)
+	return append(dst, 0x00, 0x01)
 }
 
 func asInt64(v interface{}) (int64, bool) {

@@ -132,10 +132,12 @@ func (t *txn) acquireLocked(ctx *sql.Context) (*bolt.Tx, error) {
 	return wtx, nil
 }
 
-// put writes key=val in bucket, logging the previous value.
+// put writes key=val in bucket, logging the previous value. bbolt keeps
+// key and val until the transaction ends, so callers never reuse them, and
+// the undo record shares key.
 func (t *txn) put(b *bolt.Bucket, bucket, key, val []byte) error {
 	prev := b.Get(key)
-	rec := undoRec{bucket: bucket, key: append([]byte(nil), key...)}
+	rec := undoRec{bucket: bucket, key: key}
 	if prev != nil {
 		rec.prev = append([]byte{}, prev...)
 	}
