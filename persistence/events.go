@@ -14,17 +14,39 @@ var qEvents = stmt(`SELECT seq, type, version, at_us, payload FROM {events} WHER
 // ReadEvents returns up to limit events with seq > after, in seq order. A
 // row that does not decode stops the read: the events before it are
 // returned with a *DecodeError naming session, seq and type.
+//
+// Events this Journal committed recently come from memory, and their Event
+// values are shared with other readers: treat them as read-only.
 func (j *Journal) ReadEvents(ctx context.Context, sessionID string, after int64, limit int) ([]messages.Envelope, error) {
 	if limit <= 0 {
 		return nil, fmt.Errorf("read events of %s: limit %d must be positive", sessionID, limit)
 	}
+	hit := j.recent.get(sessionID, after, limit)
+	// Most reads are a tail or a short replay: start small, append grows a long one.
+	out := make([]messages.Envelope, 0, max(len(hit), min(limit, 16)))
+	for _, c := range hit {
+		env, err := c.envelope(j.reg, sessionID)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, env)
+	}
+	if len(out) == limit {
+		return out, nil
+	}
+	// Whatever follows the cached window was committed by another process
+	// (or is older than what this one kept): the database has it.
+	return j.readRows(ctx, sessionID, after+int64(len(out)), limit-len(out), out)
+}
+
+// readRows appends to out up to limit events with seq > after, read from
+// the database.
+func (j *Journal) readRows(ctx context.Context, sessionID string, after int64, limit int, out []messages.Envelope) ([]messages.Envelope, error) {
 	rows, err := j.db.QueryContext(ctx, j.n.q(qEvents), sessionID, after, limit)
 	if err != nil {
-		return nil, fmt.Errorf("read events of %s after %d: %w", sessionID, after, err)
+		return out, fmt.Errorf("read events of %s after %d: %w", sessionID, after, err)
 	}
 	defer rows.Close()
-	// Most reads are a tail or a short replay: start small, append grows a long one.
-	out := make([]messages.Envelope, 0, min(limit, 16))
 	var bad error
 	for rows.Next() {
 		var env messages.Envelope
@@ -60,6 +82,8 @@ const tailBatch = 512
 // tailer uses them only when they continue its cursor exactly, re-reading the
 // database on any gap; commits by other processes are read within
 // PollInterval.
+//
+// Event values are shared with other readers: treat them as read-only.
 //
 // The error value is non-nil only for the last element: a *DecodeError for a
 // bad row (the stream stops there), a database error, or ctx.Err().
@@ -112,13 +136,12 @@ func (j *Journal) Events(ctx context.Context, sessionID string, after int64) ite
 						query = true // a commit we were not handed yet: read the rows
 						break
 					}
-					env := messages.Envelope{SessionID: sessionID, Seq: r.seq, Type: r.typ, Time: time.UnixMicro(r.at).UTC()}
-					ev, err := j.reg.Unmarshal(r.typ, r.payload)
+					// Decoded once for every tailer and the cache.
+					env, err := r.envelope(j.reg, sessionID)
 					if err != nil { // cannot happen for rows this process encoded; stop like replay would
-						yield(messages.Envelope{}, &DecodeError{SessionID: sessionID, Seq: r.seq, Type: r.typ, Err: err})
+						yield(messages.Envelope{}, err)
 						return
 					}
-					env.Event = ev
 					if !yield(env, nil) {
 						return
 					}

@@ -1,18 +1,6 @@
 package persistence
 
-import (
-	"sync"
-
-	"github.com/sessionrt/sessionrt/messages"
-)
-
-// row is a committed event row as the writer stored it.
-type row struct {
-	seq     int64
-	typ     messages.EventType
-	at      int64
-	payload []byte
-}
+import "sync"
 
 // maxPending bounds the rows a slow tailer keeps in memory; past it the
 // tailer drops them and re-reads from the database.
@@ -26,12 +14,12 @@ const maxPending = 4096
 type sub struct {
 	dirty    chan struct{}
 	mu       sync.Mutex
-	pending  []row
+	pending  []*committed
 	overflow bool
 }
 
 // take returns and clears the pending rows.
-func (s *sub) take() ([]row, bool) {
+func (s *sub) take() ([]*committed, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rows, over := s.pending, s.overflow
@@ -69,7 +57,7 @@ func (h *hub) unsubscribe(sid string, s *sub) {
 
 // notify hands rows committed to sid to its tailers and marks them dirty.
 // Called after COMMIT returned, so the rows are also in the database.
-func (h *hub) notify(sid string, rows []row) {
+func (h *hub) notify(sid string, rows []*committed) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for s := range h.subs[sid] {

@@ -29,6 +29,11 @@ type Config struct {
 	MaxRetries int
 	// Now stamps events. Default time.Now.
 	Now func() time.Time
+	// RecentEventBytes bounds the memory of the events this Journal
+	// committed recently, which ReadEvents and Events serve without a
+	// database read (rows of other processes are always read). Default
+	// DefaultRecentEventBytes; negative disables it.
+	RecentEventBytes int
 }
 
 // Journal is the event journal with its projections. Safe for concurrent use.
@@ -40,6 +45,7 @@ type Journal struct {
 	retries int
 	now     func() time.Time
 	hub     *hub
+	recent  *recentEvents
 	cache   sessionCache
 	closers []func() error
 }
@@ -61,12 +67,15 @@ func Open(ctx context.Context, cfg Config) (*Journal, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.RecentEventBytes == 0 {
+		cfg.RecentEventBytes = DefaultRecentEventBytes
+	}
 	if err := migrate(ctx, cfg.DB); err != nil {
 		return nil, fmt.Errorf("open journal: %w", err)
 	}
 	_, server := cfg.DB.Driver().(*mysql.MySQLDriver)
 	return &Journal{db: cfg.DB, reg: cfg.Registry, n: newNames("", server), poll: cfg.PollInterval,
-		retries: cfg.MaxRetries, now: cfg.Now, hub: newHub()}, nil
+		retries: cfg.MaxRetries, now: cfg.Now, hub: newHub(), recent: newRecentEvents(cfg.RecentEventBytes)}, nil
 }
 
 // DB is the underlying database (for admin tools and tests).
@@ -211,10 +220,14 @@ func (j *Journal) appendTx(ctx context.Context, sessionID string, expectedSeq, e
 		return expectedSeq, 0, nil
 	}
 	j.cache.put(sessionID, next)
-	rows := make([]row, len(events))
+	// Only a COMMIT that returned success gets here: a failed, fenced or
+	// ambiguous one (an error from Commit itself) is never cached or handed
+	// to tailers, who find its rows in the database if it did commit.
+	rows := make([]*committed, len(events))
 	for i, e := range events {
-		rows[i] = row{seq: expectedSeq + 1 + int64(i), typ: e.EventType(), at: at, payload: payloads[i]}
+		rows[i] = newCommitted(expectedSeq+1+int64(i), e.EventType(), at, payloads[i])
 	}
+	j.recent.add(sessionID, rows)
 	j.hub.notify(sessionID, rows)
 	return newLast, at, nil
 }

@@ -169,7 +169,9 @@ func BenchmarkAppend(b *testing.B) {
 
 func sid(i int) string { return fmt.Sprintf("bench%04d", i) }
 
-// BenchmarkReplay decodes one session's stream of 8,000 events per iteration.
+// BenchmarkReplay decodes one session's stream of 8,000 events per
+// iteration, read from the database by a journal that did not write them
+// (the writer serves its recent commits from memory: BenchmarkReplayTurn).
 func BenchmarkReplay(b *testing.B) {
 	for _, be := range backends() {
 		b.Run(be.name, func(b *testing.B) {
@@ -184,6 +186,7 @@ func BenchmarkReplay(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+			j = open(b, j.DB())
 			b.ResetTimer()
 			events := 0
 			start := time.Now()
@@ -203,6 +206,43 @@ func BenchmarkReplay(b *testing.B) {
 			}
 			b.ReportMetric(float64(events)/time.Since(start).Seconds(), "events/s")
 		})
+	}
+}
+
+// BenchmarkReplayTurn replays a just-written session (SessionCreated and
+// one turn, 9 events) from seq 0 with the tail batch the event stream uses,
+// as a client opening a session's event stream right after a prompt does:
+// on the journal that wrote it (its recent commits are in memory; only
+// seqs past them are read) and on another one (all from the database).
+func BenchmarkReplayTurn(b *testing.B) {
+	for _, be := range backends() {
+		b.Run(be.name+"/writer", func(b *testing.B) { replayTurn(b, be.open(b), false) })
+		b.Run(be.name+"/reader", func(b *testing.B) { replayTurn(b, be.open(b), true) })
+	}
+}
+
+func replayTurn(b *testing.B, j *persistence.Journal, other bool) {
+	ctx := context.Background()
+	const sessions = 64
+	for i := range sessions {
+		last, err := j.Append(ctx, sid(i), 0, 0, messages.SessionCreated{Location: "/p"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err = j.Append(ctx, sid(i), last, 0, turn("am")...); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if other {
+		j = open(b, j.DB())
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		batch, err := j.ReadEvents(ctx, sid(i%sessions), 0, 512)
+		if err != nil || len(batch) != 9 {
+			b.Fatal(len(batch), err)
+		}
 	}
 }
 
