@@ -312,7 +312,7 @@ func eventData(d fields, ev messages.Event) fields {
 	case messages.SessionCreated:
 		return append(d, field{"location", wire.LocationRef{Directory: e.Location}}, field{"agent", e.Agent}, field{"model", toModel(e.Model)})
 	case messages.PromptAdmitted:
-		return append(d, field{"messageID", e.MessageID}, field{"prompt", toPrompt(e.Prompt)}, field{"delivery", e.Delivery})
+		return append(d, field{"messageID", e.MessageID}, field{"prompt", toPrompt(e.Prompt)}, field{"delivery", string(e.Delivery)})
 	case messages.PromptPromoted:
 		d = append(d, field{"messageIDs", e.MessageIDs})
 		if len(e.MessageIDs) > 0 {
@@ -368,7 +368,7 @@ func eventData(d fields, ev messages.Event) fields {
 		return append(d, field{"id", e.RequestID}, field{"action", e.Action}, field{"resources", nonNil(e.Resources)},
 			field{"source", wire.PermissionSource{Type: "tool", MessageID: e.AssistantMessageID, CallID: e.CallID}})
 	case messages.PermissionReplied:
-		return append(d, field{"requestID", e.RequestID}, field{"reply", e.Reply}, field{"message", e.Feedback})
+		return append(d, field{"requestID", e.RequestID}, field{"reply", string(e.Reply)}, field{"message", e.Feedback})
 	case messages.CompactionStarted:
 		return append(d, field{"compactionID", e.CompactionID})
 	case messages.CompactionEnded:

@@ -83,9 +83,8 @@ func appendValue(b []byte, v any) ([]byte, error) {
 	case int64:
 		return strconv.AppendInt(b, x, 10), nil
 	case float64:
-		// encoding/json uses %f in this range and an exponent outside it.
-		if a := math.Abs(x); a == 0 || (a >= 1e-6 && a < 1e21) {
-			return strconv.AppendFloat(b, x, 'f', -1, 64), nil
+		if out, ok := appendFloat(b, x); ok {
+			return out, nil
 		}
 	case []string:
 		if x == nil {
@@ -105,28 +104,239 @@ func appendValue(b []byte, v any) ([]byte, error) {
 		}
 		return appendMap(b, x)
 	case wire.LocationRef:
-		if enc, ok := locationRefPlain(x); ok {
-			b = append(b, `{"directory":`...)
-			b = appendString(b, enc)
-			return append(b, '}'), nil
+		return appendLocationRef(b, x), nil
+	case *wire.ModelRef:
+		if x == nil {
+			return append(b, "null"...), nil
 		}
+		return appendModelRef(b, *x), nil
+	case wire.ModelRef:
+		return appendModelRef(b, x), nil
+	case wire.Prompt:
+		if out, ok := appendPrompt(b, x); ok {
+			return out, nil
+		}
+	case wire.Tokens:
+		if out, ok := appendTokens(b, x); ok {
+			return out, nil
+		}
+	case wire.ErrorDetail:
+		return appendErrorDetail(b, x), nil
+	case []wire.ToolContent:
+		return appendToolContents(b, x), nil
+	case wire.PermissionSource:
+		return appendPermissionSource(b, x), nil
+	case json.RawMessage:
+		if x == nil {
+			return append(b, "null"...), nil // RawMessage.MarshalJSON's nil
+		}
+		if plainJSON(x) && json.Valid(x) {
+			return append(b, x...), nil
+		}
+	case []any:
+		if out, ok := appendAnys(b, x); ok {
+			return out, nil
+		}
+	case nil:
+		return append(b, "null"...), nil
 	}
-	// Nested wire types and raw JSON: json.Marshal compacts and escapes
-	// them exactly as it would inside the map.
-	j, err := json.Marshal(v)
+	// Anything else, and the cases above that need json.Marshal's exact
+	// error or rewriting (non-finite floats, raw JSON with spaces or
+	// HTML-sensitive characters), as json.Marshal writes it in a map.
+	j, err := marshalFallback(v)
 	if err != nil {
 		return b, err
 	}
 	return append(b, j...), nil
 }
 
-// locationRefPlain reports whether a LocationRef is just its directory, so
-// the fast path writes it; other fields go through json.Marshal.
-func locationRefPlain(l wire.LocationRef) (string, bool) {
-	if (l == wire.LocationRef{Directory: l.Directory}) {
-		return l.Directory, true
+// marshalFallback is appendValue's json.Marshal; tests count its calls to
+// check that the common values take the hand-written path.
+var marshalFallback = json.Marshal
+
+// appendFloat writes f as encoding/json's float64 encoder does: %f
+// between 1e-6 and 1e21, else the shortest exponent form without a leading
+// zero in a negative exponent (1e-07 becomes 1e-7). It reports false for
+// NaN and infinities, which json.Marshal refuses; callers then fall back to
+// it for the exact error.
+func appendFloat(b []byte, f float64) ([]byte, bool) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return b, false
 	}
-	return "", false
+	format := byte('f')
+	if a := math.Abs(f); a != 0 && (a < 1e-6 || a >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if n := len(b); format == 'e' && n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+		b[n-2] = b[n-1]
+		b = b[:n-1]
+	}
+	return b, true
+}
+
+// The wire structs below are written in declaration order with their
+// omitempty rules, as encoding/json writes a struct. encode_test.go fills
+// every exported field by reflection and compares with json.Marshal, so a
+// field added to one of them fails the test until it is written here.
+
+func appendLocationRef(b []byte, l wire.LocationRef) []byte {
+	b = append(b, `{"directory":`...)
+	b = appendString(b, l.Directory)
+	if l.WorkspaceID != "" {
+		b = append(b, `,"workspaceID":`...)
+		b = appendString(b, l.WorkspaceID)
+	}
+	return append(b, '}')
+}
+
+func appendModelRef(b []byte, m wire.ModelRef) []byte {
+	b = append(b, `{"id":`...)
+	b = appendString(b, m.ID)
+	b = append(b, `,"providerID":`...)
+	b = appendString(b, m.ProviderID)
+	if m.Variant != "" {
+		b = append(b, `,"variant":`...)
+		b = appendString(b, m.Variant)
+	}
+	return append(b, '}')
+}
+
+func appendErrorDetail(b []byte, e wire.ErrorDetail) []byte {
+	b = append(b, `{"type":`...)
+	b = appendString(b, e.Type)
+	b = append(b, `,"message":`...)
+	b = appendString(b, e.Message)
+	if e.Kind != "" {
+		b = append(b, `,"kind":`...)
+		b = appendString(b, e.Kind)
+	}
+	return append(b, '}')
+}
+
+func appendPermissionSource(b []byte, s wire.PermissionSource) []byte {
+	b = append(b, `{"type":`...)
+	b = appendString(b, s.Type)
+	b = append(b, `,"messageID":`...)
+	b = appendString(b, s.MessageID)
+	b = append(b, `,"callID":`...)
+	b = appendString(b, s.CallID)
+	return append(b, '}')
+}
+
+func appendToolContents(b []byte, cs []wire.ToolContent) []byte {
+	if cs == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '[')
+	for i, c := range cs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"type":`...)
+		b = appendString(b, c.Type)
+		b = append(b, `,"text":`...)
+		b = appendString(b, c.Text)
+		b = append(b, '}')
+	}
+	return append(b, ']')
+}
+
+// appendTokens reports false on a float json.Marshal refuses.
+func appendTokens(b []byte, t wire.Tokens) ([]byte, bool) {
+	for _, m := range [...]struct {
+		key string
+		f   float64
+	}{{`{"input":`, t.Input}, {`,"output":`, t.Output}, {`,"reasoning":`, t.Reasoning}, {`,"cache":{"read":`, t.Cache.Read}, {`,"write":`, t.Cache.Write}} {
+		b = append(b, m.key...)
+		var ok bool
+		if b, ok = appendFloat(b, m.f); !ok {
+			return b, false
+		}
+	}
+	return append(b, '}', '}'), true
+}
+
+func appendPrompt(b []byte, p wire.Prompt) ([]byte, bool) {
+	b = append(b, `{"text":`...)
+	b = appendString(b, p.Text)
+	if len(p.Files) > 0 {
+		b = append(b, `,"files":[`...)
+		for i, f := range p.Files {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var ok bool
+			if b, ok = appendFileAttachment(b, f); !ok {
+				return b, false
+			}
+		}
+		b = append(b, ']')
+	}
+	if len(p.Agents) > 0 {
+		b = append(b, `,"agents":[`...)
+		for i, a := range p.Agents {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"name":`...)
+			b = appendString(b, a.Name)
+			var ok bool
+			if b, ok = appendPromptSource(b, a.Source); !ok {
+				return b, false
+			}
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}'), true
+}
+
+func appendFileAttachment(b []byte, f wire.FileAttachment) ([]byte, bool) {
+	b = append(b, `{"uri":`...)
+	b = appendString(b, f.URI)
+	for _, kv := range [...]struct{ k, v string }{{`,"mime":`, f.Mime}, {`,"name":`, f.Name}, {`,"description":`, f.Description}} {
+		if kv.v != "" {
+			b = append(b, kv.k...)
+			b = appendString(b, kv.v)
+		}
+	}
+	b, ok := appendPromptSource(b, f.Source)
+	return append(b, '}'), ok
+}
+
+// appendPromptSource writes the omitempty `,"source":{...}` member of an
+// attachment when s is set.
+func appendPromptSource(b []byte, s *wire.PromptSource) ([]byte, bool) {
+	if s == nil {
+		return b, true
+	}
+	b = append(b, `,"source":{"start":`...)
+	b, ok1 := appendFloat(b, s.Start)
+	b = append(b, `,"end":`...)
+	b, ok2 := appendFloat(b, s.End)
+	b = append(b, `,"text":`...)
+	b = appendString(b, s.Text)
+	return append(b, '}'), ok1 && ok2
+}
+
+// appendAnys writes a decoded JSON array (unknown events' payloads); false
+// when an element needs json.Marshal.
+func appendAnys(b []byte, xs []any) ([]byte, bool) {
+	if xs == nil {
+		return append(b, "null"...), true
+	}
+	b = append(b, '[')
+	for i, x := range xs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var err error
+		if b, err = appendValue(b, x); err != nil {
+			return b, false
+		}
+	}
+	return append(b, ']'), true
 }
 
 // appendEvent encodes an Event like json.Marshal. Data must be compact JSON

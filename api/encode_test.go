@@ -267,3 +267,124 @@ func BenchmarkEncodeToolTurn(b *testing.B) {
 		}
 	}
 }
+
+// countFallbacks counts appendValue's calls to json.Marshal until the test
+// ends.
+func countFallbacks(t testing.TB) *int {
+	n := new(int)
+	orig := marshalFallback
+	marshalFallback = func(v any) ([]byte, error) {
+		*n++
+		return orig(v)
+	}
+	t.Cleanup(func() { marshalFallback = orig })
+	return n
+}
+
+// checkValue fails unless appendValue writes v (after a prefix it must
+// keep) exactly as json.Marshal does, or both fail.
+func checkValue(t *testing.T, v any) {
+	t.Helper()
+	want, wantErr := json.Marshal(v)
+	got, gotErr := appendValue([]byte("x"), v)
+	if (wantErr != nil) != (gotErr != nil) || (wantErr == nil && !bytes.Equal(got, append([]byte("x"), want...))) {
+		t.Fatalf("%#v:\n got %s (%v)\nwant x%s (%v)", v, got, gotErr, want, wantErr)
+	}
+}
+
+// wireSamples are the nested values eventData hands appendValue that have
+// hand-written encoders.
+var wireSamples = []any{
+	wire.ModelRef{}, (*wire.ModelRef)(nil), wire.Prompt{}, wire.Tokens{}, wire.ErrorDetail{}, []wire.ToolContent(nil),
+	wire.PermissionSource{}, wire.LocationRef{}, json.RawMessage(nil), []any(nil),
+}
+
+func TestWireValuesMatchEncodingJSON(t *testing.T) {
+	// Every exported field set by reflection (so a field added to a wire
+	// type fails here until its encoder writes it): tricky strings, floats
+	// in and out of %f range, nil/empty/two-element slices, nil and set
+	// pointers, raw payloads with spaces, HTML characters and invalid JSON.
+	for _, sample := range wireSamples {
+		for variant := range 24 {
+			v := reflect.New(reflect.TypeOf(sample)).Elem()
+			fill(v, variant, 0)
+			checkValue(t, v.Interface())
+		}
+	}
+	src := &wire.PromptSource{Start: 1e-7, End: 3e21, Text: "<&>"}
+	for _, v := range []any{
+		wire.Prompt{Text: "x", Files: []wire.FileAttachment{}, Agents: []wire.AgentAttachment{}},
+		wire.Prompt{Files: []wire.FileAttachment{{URI: "file:///a b", Source: src}, {}}, Agents: []wire.AgentAttachment{{Name: "\u2028", Source: src}, {}}},
+		wire.Prompt{Files: []wire.FileAttachment{{Source: &wire.PromptSource{Start: math.NaN()}}}},
+		wire.Prompt{Agents: []wire.AgentAttachment{{Source: &wire.PromptSource{End: math.Inf(-1)}}}},
+		wire.Tokens{Input: math.Copysign(0, -1), Output: 5e-324, Reasoning: math.MaxFloat64, Cache: wire.CacheTokens{Read: 1e21, Write: 999999999999999999999}},
+		wire.Tokens{Cache: wire.CacheTokens{Write: math.NaN()}}, wire.Tokens{Input: math.Inf(1)},
+		&wire.ModelRef{ID: "a\x00b", ProviderID: "\xff", Variant: "v"}, wire.ErrorDetail{Kind: "k"},
+		[]wire.ToolContent{}, []wire.ToolContent{{Type: "text", Text: "a\u2029b"}},
+		json.RawMessage{}, json.RawMessage(`null`), json.RawMessage(`{"a":"\u003c"}`), json.RawMessage(`{"a":"<"}`),
+		json.RawMessage(" {}"), json.RawMessage("{}\n"), json.RawMessage("{\"a\":\"\u2028\"}"), json.RawMessage("\"\xff\""),
+		json.RawMessage(`{"a":1}x`), json.RawMessage("{\"a\":\"\x01\"}"), json.RawMessage(`"\\"`), json.RawMessage(`"\"}"`),
+		json.RawMessage(`[1,-2.5e10,true,false,null,{"k":[]}]`), json.RawMessage(`{"a":"é🎉"}`),
+		[]any{}, []any{"<", 1.5, nil, map[string]any{"b": 1.0, "a": []any{}}, json.RawMessage(`{ }`)}, []any{math.NaN()},
+		nil, 1e-7, 1e-300, 3e21, -1.5e-9, 1.7976931348623157e308,
+	} {
+		checkValue(t, v)
+	}
+}
+
+// A tool turn, a failed turn and a permission prompt encode without
+// json.Marshal: every value they carry has a hand-written encoder.
+func TestCommonEventsTakeTheHandWrittenPath(t *testing.T) {
+	fallbacks := countFallbacks(t)
+	evs := toolTurn()
+	for _, ev := range []messages.Event{
+		messages.SessionCreated{Location: "/w", Agent: "build", Model: messages.ModelRef{Provider: "p", ID: "m"}},
+		messages.PromptAdmitted{MessageID: "m", Delivery: messages.Queue, Prompt: messages.Prompt{Text: "t", Attachments: []messages.Attachment{{Kind: "file", URI: "file:///x.go"}, {Kind: "agent", Name: "plan"}}}},
+		messages.ModelSwitched{Model: messages.ModelRef{Provider: "p", ID: "m"}},
+		messages.Moved{From: "/a", To: "/b"},
+		messages.ToolProgress{AssistantMessageID: "a", CallID: "c", Title: "t", Metadata: []byte(`{"lines":3}`)},
+		messages.ToolSucceeded{AssistantMessageID: "a", CallID: "c", Output: "o", ManagedPath: "/m"},
+		messages.ToolFailed{AssistantMessageID: "a", CallID: "c", Error: "boom <1>"},
+		messages.TurnFailed{AssistantMessageID: "a", ErrorKind: "provider", Message: "overloaded"},
+		messages.PermissionAsked{RequestID: "r", Action: "bash", AssistantMessageID: "a", CallID: "c"},
+		messages.PermissionReplied{RequestID: "r", Reply: messages.PermissionReply("once")},
+	} {
+		evs = append(evs, messages.Envelope{SessionID: "ses_1", Seq: 1, Type: ev.EventType(), Event: ev})
+	}
+	now := time.Date(2026, 11, 26, 1, 2, 3, 0, time.UTC)
+	for _, env := range evs {
+		got := appendDurableEvent(nil, env, now)
+		if want, _ := json.Marshal(toEvent(env, now)); !bytes.Equal(got, want) {
+			t.Fatalf("%T:\n got %s\nwant %s", env.Event, got, want)
+		}
+		if *fallbacks != 0 {
+			t.Fatalf("%T: %d values went through json.Marshal", env.Event, *fallbacks)
+		}
+	}
+}
+
+// FuzzAppendValue compares appendValue with json.Marshal for every value
+// with a hand-written encoder, built from fuzzed strings, floats and raw
+// JSON.
+func FuzzAppendValue(f *testing.F) {
+	f.Add("fake-model", "fake", "", 1234.0, 0.0, []byte(`{"command":"go test ./...","timeout":120}`))
+	f.Add("<b>&</b>", "line\u2028sep", "bad \xff utf8", 1e-7, 3e21, []byte(`{"s":"\u2028 <é>","n":[1,2.5,-3e2],"z":null}`))
+	f.Add("ctl \x00\x1f\x7f", `"\`, "日本語 🎉", math.Copysign(0, -1), 1e21, []byte(" [1, 2]\n"))
+	f.Add("", "", "", math.NaN(), math.Inf(1), []byte(nil))
+	f.Fuzz(func(t *testing.T, s1, s2, s3 string, f1, f2 float64, raw []byte) {
+		src := &wire.PromptSource{Start: f1, End: f2, Text: s3}
+		for _, v := range []any{
+			wire.ModelRef{ID: s1, ProviderID: s2, Variant: s3}, &wire.ModelRef{ID: s2, ProviderID: s3},
+			wire.Prompt{Text: s1, Files: []wire.FileAttachment{{URI: s2, Mime: s3, Name: s1, Description: s2, Source: src}, {URI: s3}},
+				Agents: []wire.AgentAttachment{{Name: s2}, {Name: s3, Source: src}}},
+			wire.Prompt{Text: s3},
+			wire.Tokens{Input: f1, Output: f2, Reasoning: f1 * f2, Cache: wire.CacheTokens{Read: f2, Write: f1 + f2}},
+			wire.ErrorDetail{Type: s1, Message: s2, Kind: s3}, wire.ErrorDetail{Message: s1},
+			[]wire.ToolContent{{Type: s1, Text: s2}, {Type: s3}}, wire.PermissionSource{Type: s1, MessageID: s2, CallID: s3},
+			wire.LocationRef{Directory: s1, WorkspaceID: s2}, wire.LocationRef{Directory: s3},
+			json.RawMessage(raw), []any{s1, f1, json.RawMessage(raw), []any{s2}}, f1, f2, s1, []string{s1, s2},
+		} {
+			checkValue(t, v)
+		}
+	})
+}
