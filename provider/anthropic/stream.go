@@ -94,6 +94,7 @@ type stream struct {
 	// finished: the last event was read, so Close drains the body's end to
 	// keep the connection (Close may run on another goroutine than Next).
 	finished atomic.Bool
+	drained  <-chan struct{} // set by Close when it drains; closed when done
 }
 
 func newStream(ctx context.Context, body io.ReadCloser) *stream {
@@ -110,7 +111,7 @@ func (s *stream) Close() error {
 	s.closed.Store(true)
 	s.closeOnce.Do(func() {
 		if s.finished.Load() {
-			_ = httpx.DrainClose(s.body)
+			s.drained = httpx.DrainCloseInBackground(s.body)
 			return
 		}
 		s.body.Close()

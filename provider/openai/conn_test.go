@@ -61,6 +61,9 @@ func TestTurnsAfterAFinishedStreamReuseTheConnection(t *testing.T) {
 		}
 		finished <- struct{}{}
 		s.Close()
+		if d := s.(*stream).drained; d != nil {
+			<-d // the connection is back in the pool (or closed)
+		}
 		cancel()
 	}
 	if got := dials.Load(); got != 1 {

@@ -50,3 +50,15 @@ func DrainClose(body io.ReadCloser) error {
 	t.Stop()
 	return body.Close()
 }
+
+// DrainCloseInBackground runs DrainClose on its own goroutine: the caller (a
+// session finishing its turn) does not wait for the body's end. The channel
+// is closed when the body is.
+func DrainCloseInBackground(body io.ReadCloser) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = DrainClose(body)
+	}()
+	return done
+}
