@@ -271,3 +271,78 @@ func TestFastBinaryKeyMatchesEngine(t *testing.T) {
 		t.Fatalf("fast paths not taken: %d selects, %d updates", fast.fastSelects.Load(), fast.fastUpdates.Load())
 	}
 }
+
+// TestFastShapesFollowDDL: the UPDATE and SELECT shapes cache their columns
+// per table definition; after a new index on a filtered column, its drop,
+// and DROP/CREATE with the columns in another order and another key, the
+// same prepared statements give the engine's answers. (This engine has no
+// ALTER TABLE.)
+func TestFastShapesFollowDDL(t *testing.T) {
+	fast, slow := openTest(t, Options{NoSync: true}), openTest(t, Options{NoSync: true})
+	slow.noFastInsert, slow.noFastSelect, slow.noFastUpdate = true, true, true
+	const (
+		upd   = "UPDATE dd SET v = ? WHERE k = ? AND s = ? AND w = ?"
+		point = "SELECT v, w FROM dd WHERE k = ? AND s = ? AND w = ?"
+		rng   = "SELECT s, v FROM dd WHERE k = ? AND s >= ? AND w = ? ORDER BY k, s"
+	)
+	steps := []string{
+		"CREATE TABLE dd (k VARBINARY(8) NOT NULL, s BIGINT NOT NULL, v INT, w INT, PRIMARY KEY (k, s))",
+		"INSERT INTO dd VALUES ('a', 1, 10, 0), ('a', 2, 20, 0)",
+		"",
+		"CREATE INDEX dw ON dd (w)",
+		"",
+		"DROP INDEX dw ON dd",
+		"",
+		"DROP TABLE dd",
+		"CREATE TABLE dd (s BIGINT NOT NULL, k VARBINARY(8) NOT NULL, w INT, v VARCHAR(4), PRIMARY KEY (s))",
+		"INSERT INTO dd VALUES (1, 'a', 0, 'x'), (2, 'a', 0, 'y')",
+		"",
+	}
+	var outs [2]string
+	for i, e := range []*Engine{fast, slow} {
+		db := e.DB()
+		var stmts []*sql.Stmt
+		var b strings.Builder
+		n := 0
+		for _, step := range steps {
+			if step != "" {
+				if _, err := db.Exec(step); err != nil {
+					fmt.Fprintf(&b, "%s: error %v\n", step, err)
+				}
+				continue
+			}
+			if stmts == nil {
+				for _, q := range []string{upd, point, rng} {
+					st, err := db.Prepare(q)
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer st.Close()
+					stmts = append(stmts, st)
+				}
+			}
+			n++
+			if res, err := stmts[0].Exec(n, "a", 1, 0); err != nil {
+				fmt.Fprintf(&b, "update: error %v\n", err)
+			} else {
+				a, _ := res.RowsAffected()
+				fmt.Fprintf(&b, "update: %d\n", a)
+			}
+			for _, st := range stmts[1:] {
+				rows, err := st.Query("a", 1, 0)
+				if err != nil {
+					fmt.Fprintf(&b, "select: error %v\n", err)
+					continue
+				}
+				b.WriteString(dumpRows(t, rows))
+			}
+		}
+		outs[i] = b.String()
+	}
+	if outs[0] != outs[1] {
+		t.Fatalf("fast path:\n%s\nengine:\n%s", outs[0], outs[1])
+	}
+	if fast.fastUpdates.Load() < 2 || fast.fastSelects.Load() < 3 {
+		t.Fatalf("fast paths not taken: %d updates, %d selects\n%s", fast.fastUpdates.Load(), fast.fastSelects.Load(), outs[0])
+	}
+}

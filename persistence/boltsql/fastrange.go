@@ -3,6 +3,7 @@ package boltsql
 import (
 	"bytes"
 	"database/sql/driver"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -84,18 +85,9 @@ func prepareRange(ctx *gsql.Context, s *selectShape, ti *tableInfo, args []drive
 	}()
 	sch := ti.schema.Schema
 	pk := ti.primary.cols
-	pkIdx := map[int]int{}
-	for i, ord := range pk {
-		pkIdx[ord] = i
-	}
 	bd := binder{ctx: ctx, args: args}
 	literal := bd.literal
-	indexed := map[int]bool{}
-	for _, ix := range ti.indexes {
-		for _, c := range ix.cols {
-			indexed[c] = true
-		}
-	}
+	cols := s.where.columnsFor(ti)
 
 	eq := make([]interface{}, len(pk))
 	eqSet := make([]bool, len(pk))
@@ -108,14 +100,14 @@ func prepareRange(ctx *gsql.Context, s *selectShape, ti *tableInfo, args []drive
 	rangeAt := -1
 	var eqGuards, guards, filters []gsql.Expression
 	pr.need = make([]bool, len(sch))
-	for _, c := range s.where.conds {
-		ord := sch.IndexOfColName(c.col)
+	for ci, c := range s.where.conds {
+		cc := cols.conds[ci]
+		ord, gf := cc.ord, cc.gf
 		if ord < 0 {
 			return preparedRange{}, false
 		}
 		col := sch[ord]
-		gf := expression.NewGetFieldWithTable(ord, 1, col.Type, col.DatabaseSource, col.Source, col.Name, col.Nullable)
-		i, isPK := pkIdx[ord]
+		i, isPK := cc.pkPos, cc.pkPos >= 0
 		if c.op == ast.IsNullStr || c.op == ast.IsNotNullStr {
 			if isPK {
 				return preparedRange{}, false
@@ -159,7 +151,7 @@ func prepareRange(ctx *gsql.Context, s *selectShape, ti *tableInfo, args []drive
 			return preparedRange{}, false
 		}
 		if !isPK {
-			if indexed[ord] && !expanded && lit.Value() != nil {
+			if cc.indexed && !expanded && lit.Value() != nil {
 				return preparedRange{}, false
 			}
 			filters = append(filters, ex)
@@ -214,8 +206,8 @@ func prepareRange(ctx *gsql.Context, s *selectShape, ti *tableInfo, args []drive
 	start := -1
 	for n, name := range s.order {
 		ord := sch.IndexOfColName(name)
-		i, isPK := pkIdx[ord]
-		if ord < 0 || !isPK || (n == 0 && i > fixed) || (n > 0 && i != start+n) {
+		i := slices.Index(pk, ord)
+		if ord < 0 || i < 0 || (n == 0 && i > fixed) || (n > 0 && i != start+n) {
 			return preparedRange{}, false
 		}
 		if n == 0 {

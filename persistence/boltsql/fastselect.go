@@ -157,8 +157,12 @@ func (e *Engine) execSelect(ctx *gsql.Context, sess *Session, s *selectShape, ar
 		return none
 	}
 	sch := ti.schema.Schema
-	var ords []int
-	var names []string
+	n := len(s.cols)
+	if s.cols == nil {
+		n = len(sch)
+	}
+	ords := make([]int, 0, n)
+	names := make([]string, 0, n)
 	if s.cols == nil {
 		for i, c := range sch {
 			ords = append(ords, i)
@@ -300,7 +304,17 @@ var errDisagree = errors.New("boltsql: key seek and comparison disagree")
 
 // selectPoint reads and filters the one row of a point select.
 func (e *Engine) selectPoint(ctx *gsql.Context, ti *tableInfo, pu *preparedUpdate, ords []int) ([]gsql.Row, error) {
-	row, found, err := e.readPoint(ctx, ti, pu.key)
+	// The row's columns read: the projection's and the WHERE clause's.
+	need := make([]bool, len(ti.schema.Schema))
+	for _, ord := range ords {
+		need[ord] = true
+	}
+	for _, c := range pu.cols.conds {
+		if c.ord >= 0 {
+			need[c.ord] = true
+		}
+	}
+	row, found, err := e.readPoint(ctx, ti, pu.key, need)
 	if err == nil && found && pu.guard != nil {
 		var res interface{}
 		if res, err = gsql.EvaluateCondition(ctx, pu.guard, row); err != nil || !gsql.IsTrue(res) {

@@ -265,6 +265,7 @@ type preparedUpdate struct {
 	guard  gsql.Expression   // the primary-key equalities (dropped by the engine as the range expresses them); nil when the key implies them
 	filter gsql.Expression   // the other conjuncts, nil when none
 	sets   []gsql.Expression // SetField, in statement order
+	cols   *shapeColumns     // the shape's columns in the table
 }
 
 // prepareUpdate builds the expressions and key the engine's plan would hold;
@@ -279,6 +280,7 @@ func prepareUpdate(ctx *gsql.Context, s *updateShape, ti *tableInfo, args []driv
 	bd := binder{ctx: ctx, args: args}
 	literal := bd.literal
 	cols := s.columnsFor(ti)
+	pu.cols = cols
 
 	pu.sets = make([]gsql.Expression, 0, len(s.sets))
 	for i, st := range s.sets {
@@ -353,7 +355,7 @@ func prepareUpdate(ctx *gsql.Context, s *updateShape, ti *tableInfo, args []driv
 			return preparedUpdate{}, false
 		}
 	}
-	key, _, err := keyOf(nil, pkVals, ti.primary.cols, ti.primary.kinds)
+	key, _, err := keyOf(make([]byte, 0, 64), pkVals, ti.primary.cols, ti.primary.kinds)
 	if err != nil {
 		return preparedUpdate{}, false
 	}
@@ -524,7 +526,7 @@ func (e *Engine) execUpdate(ctx *gsql.Context, sess *Session, s *updateShape, ar
 	tbl := &Table{eng: e, ti: ti}
 	ed := tbl.editor(ctx)
 	ed.StatementBegin(ctx)
-	old, found, err := e.readPoint(ctx, ti, pu.key)
+	old, found, err := e.readPoint(ctx, ti, pu.key, nil)
 	if err == nil && found && pu.guard != nil {
 		var res interface{}
 		if res, err = gsql.EvaluateCondition(ctx, pu.guard, old); err != nil || !gsql.IsTrue(res) {
@@ -594,7 +596,8 @@ func (e *Engine) countUpdate(ctx *gsql.Context) {
 // readPoint reads the row at key the way the statement's index scan does:
 // through the statement's transaction (the write transaction once the
 // updater holds the writer).
-func (e *Engine) readPoint(ctx *gsql.Context, ti *tableInfo, key []byte) (gsql.Row, bool, error) {
+// Only the columns need marks are decoded (all when it is nil).
+func (e *Engine) readPoint(ctx *gsql.Context, ti *tableInfo, key []byte, need []bool) (gsql.Row, bool, error) {
 	t, err := txnOf(ctx)
 	if err != nil {
 		return nil, false, err
@@ -612,7 +615,7 @@ func (e *Engine) readPoint(ctx *gsql.Context, ti *tableInfo, key []byte) (gsql.R
 		return nil, false, nil
 	}
 	e.keysRead.Add(1)
-	row, err := decodeRow(v)
+	row, err := decodeRowInto(nil, v, need)
 	if err != nil {
 		return nil, false, err
 	}
