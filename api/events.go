@@ -97,9 +97,11 @@ func (s *Server) streamContext(r *http.Request) (context.Context, context.Cancel
 	return ctx, func() { stop(); cancel() }
 }
 
-type journalItem struct {
-	env messages.Envelope
-	err error
+// journalBatch is the events the journal had at once, then maybe the error
+// that ended the stream.
+type journalBatch struct {
+	envs []messages.Envelope
+	err  error
 }
 
 // sessionEvents streams a session's durable events: every event with seq
@@ -125,13 +127,14 @@ func (s *Server) sessionEvents(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 
 	// The journal's iterator blocks while it tails; a goroutine feeds it
-	// to this loop so that heartbeats and shutdown interleave.
-	items := make(chan journalItem, 64)
+	// to this loop so that heartbeats and shutdown interleave. It hands
+	// over whatever the journal had at once, written with one flush.
+	items := make(chan journalBatch, 4)
 	go func() {
 		defer close(items)
-		for env, err := range s.cfg.Journal.Events(ctx, sess.ID, after) {
+		for envs, err := range s.cfg.Journal.EventBatches(ctx, sess.ID, after) {
 			select {
-			case items <- journalItem{env, err}:
+			case items <- journalBatch{envs, err}:
 			case <-ctx.Done():
 				return
 			}
@@ -156,6 +159,12 @@ func (s *Server) sessionEvents(w http.ResponseWriter, r *http.Request) {
 			if !open {
 				return
 			}
+			now := time.Now()
+			for _, env := range it.envs {
+				if st.durable(strconv.FormatInt(env.Seq, 10), env, now) != nil {
+					return
+				}
+			}
 			if it.err != nil {
 				if ctx.Err() == nil {
 					s.cfg.Logger.Error("api event stream failed", "session", sess.ID, "err", it.err)
@@ -165,10 +174,7 @@ func (s *Server) sessionEvents(w http.ResponseWriter, r *http.Request) {
 				}
 				return
 			}
-			if st.durable(strconv.FormatInt(it.env.Seq, 10), it.env, time.Now()) != nil {
-				return
-			}
-			if len(items) == 0 { // batch flushes while replaying
+			if len(items) == 0 { // one flush for what is queued
 				if st.flush() != nil {
 					return
 				}

@@ -89,6 +89,27 @@ const tailBatch = 512
 // bad row (the stream stops there), a database error, or ctx.Err().
 func (j *Journal) Events(ctx context.Context, sessionID string, after int64) iter.Seq2[messages.Envelope, error] {
 	return func(yield func(messages.Envelope, error) bool) {
+		for batch, err := range j.EventBatches(ctx, sessionID, after) {
+			for _, e := range batch {
+				if !yield(e, nil) {
+					return
+				}
+			}
+			if err != nil {
+				yield(messages.Envelope{}, err)
+				return
+			}
+		}
+	}
+}
+
+// EventBatches is Events a batch at a time: each batch is every event that
+// was available at once (a page of replay, or the commits one wake-up
+// brought), so that a consumer can write them all and flush once. Batches
+// are non-empty, except the last one when it carries an error; that one
+// holds the events before the error, if any. The slices are the consumer's.
+func (j *Journal) EventBatches(ctx context.Context, sessionID string, after int64) iter.Seq2[[]messages.Envelope, error] {
+	return func(yield func([]messages.Envelope, error) bool) {
 		s := j.hub.subscribe(sessionID)
 		defer j.hub.unsubscribe(sessionID, s)
 		poll := time.NewTicker(j.poll)
@@ -98,18 +119,18 @@ func (j *Journal) Events(ctx context.Context, sessionID string, after int64) ite
 		for {
 			if query {
 				batch, err := j.ReadEvents(ctx, sessionID, cursor, tailBatch)
-				for _, e := range batch {
-					if !yield(e, nil) {
-						return
-					}
-					cursor = e.Seq
-				}
 				if err != nil {
 					if ctx.Err() != nil {
 						err = ctx.Err()
 					}
-					yield(messages.Envelope{}, err)
+					yield(batch, err)
 					return
+				}
+				if len(batch) > 0 {
+					if !yield(batch, nil) {
+						return
+					}
+					cursor = batch[len(batch)-1].Seq
 				}
 				if len(batch) == tailBatch {
 					continue // more history to replay
@@ -118,7 +139,7 @@ func (j *Journal) Events(ctx context.Context, sessionID string, after int64) ite
 			}
 			select {
 			case <-ctx.Done():
-				yield(messages.Envelope{}, ctx.Err())
+				yield(nil, ctx.Err())
 				return
 			case <-poll.C:
 				query = true
@@ -128,26 +149,36 @@ func (j *Journal) Events(ctx context.Context, sessionID string, after int64) ite
 					query = true
 					continue
 				}
-				for _, r := range rows {
-					if r.seq <= cursor {
-						continue // already read from the database
-					}
-					if r.seq != cursor+1 {
-						query = true // a commit we were not handed yet: read the rows
-						break
-					}
-					// Decoded once for every tailer and the cache.
-					env, err := r.envelope(j.reg, sessionID)
-					if err != nil { // cannot happen for rows this process encoded; stop like replay would
-						yield(messages.Envelope{}, err)
+				batch, gap, err := j.continuing(sessionID, cursor, rows)
+				if len(batch) > 0 || err != nil {
+					if !yield(batch, err) || err != nil {
 						return
 					}
-					if !yield(env, nil) {
-						return
-					}
-					cursor = r.seq
+					cursor = batch[len(batch)-1].Seq
 				}
+				query = gap
 			}
 		}
 	}
+}
+
+// continuing returns the rows a tailer was handed that continue its cursor
+// exactly, decoded (once for every tailer and the cache); gap reports a
+// commit it was not handed yet, whose rows it must read from the database.
+func (j *Journal) continuing(sessionID string, cursor int64, rows []*committed) (batch []messages.Envelope, gap bool, err error) {
+	for _, r := range rows {
+		if r.seq <= cursor {
+			continue // already read from the database
+		}
+		if r.seq != cursor+1 {
+			return batch, true, nil
+		}
+		env, err := r.envelope(j.reg, sessionID)
+		if err != nil { // cannot happen for rows this process encoded; stop like replay would
+			return batch, false, err
+		}
+		batch = append(batch, env)
+		cursor = r.seq
+	}
+	return batch, false, nil
 }

@@ -201,3 +201,33 @@ func iterPull(seq iter.Seq2[messages.Envelope, error]) (func() (messages.Envelop
 		return e, err
 	}, stop
 }
+
+// EventBatches hands over what is available at once: the replay as one
+// page, then each commit's events together.
+func TestEventBatchesGroupReplayAndCommits(t *testing.T) {
+	eachBackend(t, func(t *testing.T, j *persistence.Journal) {
+		ctx := testCtx(t)
+		last := mustAppend(t, j, "s1", 0, 0, created("/p"), messages.Idle{}, messages.Idle{})
+		next, stop := iter.Pull2(j.EventBatches(ctx, "s1", 1))
+		defer stop()
+		batchSeqs := func() []int64 {
+			t.Helper()
+			batch, err, ok := next()
+			if err != nil || !ok {
+				t.Fatalf("batch: %v, open %v", err, ok)
+			}
+			var seqs []int64
+			for _, e := range batch {
+				seqs = append(seqs, e.Seq)
+			}
+			return seqs
+		}
+		if got := batchSeqs(); fmt.Sprint(got) != "[2 3]" {
+			t.Fatalf("replay batch %v, want [2 3]", got)
+		}
+		mustAppend(t, j, "s1", last, 0, messages.Idle{}, messages.Idle{}, messages.Idle{})
+		if got := batchSeqs(); fmt.Sprint(got) != "[4 5 6]" {
+			t.Fatalf("commit batch %v, want [4 5 6]", got)
+		}
+	})
+}
