@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -414,6 +415,15 @@ var plainByte = func() (t [256]bool) {
 // appendString quotes s exactly as encoding/json does with HTML escaping.
 func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
+	b = appendStringBody(b, s)
+	return append(b, '"')
+}
+
+// appendStringBody writes s escaped, without the quotes. Escaping works
+// rune by rune, so the bodies of parts joined at ASCII bytes concatenate to
+// the body of the joined string (an invalid sequence cut short by ASCII is
+// replaced the same either way).
+func appendStringBody(b []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		for i < len(s) && plainByte[s[i]] {
@@ -461,16 +471,18 @@ func appendString(b []byte, s string) []byte {
 		}
 		i += size
 	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
+	return append(b, s[start:]...)
 }
 
 // appendDurableEvent appends toEvent(env, now) encoded as appendEvent would,
 // with the data written in place.
 func appendDurableEvent(b []byte, env messages.Envelope, now time.Time) []byte {
-	b = append(b, `{"id":`...)
-	b = appendString(b, eventID(env.SessionID, env.Seq))
-	b = append(b, `,"type":`...)
+	// The id is eventID's, written in place instead of built as a string.
+	b = append(b, `{"id":"evt_`...)
+	b = appendStringBody(b, strings.TrimPrefix(env.SessionID, "ses_"))
+	b = append(b, '_')
+	b = strconv.AppendInt(b, env.Seq, 10)
+	b = append(b, `","type":`...)
 	b = appendString(b, eventName(env.Type))
 	b = append(b, `,"durable":{"aggregateID":`...)
 	b = appendString(b, env.SessionID)

@@ -388,3 +388,18 @@ func FuzzAppendValue(f *testing.F) {
 		}
 	})
 }
+
+// appendDurableEvent writes eventID in place; the joins at "evt_" and "_"
+// must escape like the whole id (cut-short UTF-8, HTML, U+2028 at the ends).
+func TestDurableEventIDMatchesEventID(t *testing.T) {
+	now := time.Date(2026, 11, 26, 1, 2, 3, 0, time.UTC)
+	for _, sid := range []string{"", "ses_", "ses_\xe2\x80", "\xe2\x80ses_a", "ses_<&>\u2028", "xses_a", "ses_ses_a", "ses_\"\\\x00"} {
+		for _, seq := range []int64{-1, 0, 7, math.MaxInt64} {
+			env := messages.Envelope{SessionID: sid, Seq: seq, Type: messages.Idle{}.EventType(), Event: messages.Idle{}}
+			want, _ := json.Marshal(toEvent(env, now))
+			if got := appendDurableEvent(nil, env, now); !bytes.Equal(got, want) {
+				t.Errorf("session %q seq %d:\n got %s\nwant %s", sid, seq, got, want)
+			}
+		}
+	}
+}
