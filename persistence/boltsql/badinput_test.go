@@ -2,9 +2,11 @@ package boltsql
 
 import (
 	"bufio"
+	"database/sql"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -139,5 +141,36 @@ func TestSecondOpenerGetsInUseByPid(t *testing.T) {
 	want = fmt.Sprintf("in use by pid %d", cmd.Process.Pid)
 	if !errors.Is(err, ErrInUse) || !strings.Contains(err.Error(), want) {
 		t.Fatalf("second process: %v, want %q", err, want)
+	}
+}
+
+func TestNonFiniteFloatArgumentsAreRefusedWithoutPanic(t *testing.T) {
+	e := openTest(t, Options{NoSync: true})
+	db := e.DB()
+	mustExec(t, db, "CREATE TABLE nums (id BIGINT PRIMARY KEY, v DOUBLE)")
+	mustExec(t, db, "INSERT INTO nums VALUES (1, 1.5)")
+	for _, v := range []any{math.NaN(), math.Inf(1), math.Inf(-1), float32(math.Inf(1))} {
+		for _, q := range []string{
+			"INSERT INTO nums VALUES (2, ?)",
+			"UPDATE nums SET v = ? WHERE id = 1",
+			"SELECT id FROM nums WHERE v = ?",
+			"SELECT id FROM nums WHERE id = 1 AND v < ?",
+		} {
+			var err error
+			if strings.HasPrefix(q, "SELECT") {
+				var rows *sql.Rows
+				if rows, err = db.Query(q, v); err == nil {
+					rows.Close()
+				}
+			} else {
+				_, err = db.Exec(q, v)
+			}
+			if err == nil || !strings.Contains(err.Error(), "not a SQL number") {
+				t.Errorf("%s with %v: error %v, want a refusal naming the value", q, v, err)
+			}
+		}
+	}
+	if got := queryStrings(t, db, "SELECT CONCAT(id, '=', v) FROM nums"); strings.Join(got, ",") != "1=1.5" {
+		t.Fatalf("table changed: %v", got)
 	}
 }

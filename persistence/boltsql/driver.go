@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"time"
 
@@ -88,7 +89,12 @@ func (c *conn) ResetSession(ctx context.Context) error {
 
 func (c *conn) CheckNamedValue(nv *driver.NamedValue) error {
 	switch v := nv.Value.(type) {
-	case nil, int64, float64, bool, []byte, string, time.Time:
+	case float64:
+		return checkFinite(v)
+	case float32:
+		nv.Value = float64(v)
+		return checkFinite(float64(v))
+	case nil, int64, bool, []byte, string, time.Time:
 		return nil
 	case int:
 		nv.Value = int64(v)
@@ -108,14 +114,21 @@ func (c *conn) CheckNamedValue(nv *driver.NamedValue) error {
 		nv.Value = v
 	case uint:
 		nv.Value = uint64(v)
-	case float32:
-		nv.Value = float64(v)
 	default:
 		val, err := driver.DefaultParameterConverter.ConvertValue(nv.Value)
 		if err != nil {
 			return err
 		}
 		nv.Value = val
+	}
+	return nil
+}
+
+// checkFinite refuses NaN and ±Inf: SQL has no such values, and
+// go-mysql-server's binding panics on them.
+func checkFinite(f float64) error {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return fmt.Errorf("boltsql: %v is not a SQL number (NaN and infinities cannot be stored or compared)", f)
 	}
 	return nil
 }

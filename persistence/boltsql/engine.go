@@ -348,4 +348,3 @@ func (e *Engine) Stats() Stats {
 	return Stats{Commits: e.w.syncs.Load(), Transactions: e.w.committed.Load(),
 		CommitTime: time.Duration(e.w.syncNanos.Load()), KeysRead: e.keysRead.Load()}
 }
-
