@@ -21,9 +21,20 @@ func (j *Journal) ReadEvents(ctx context.Context, sessionID string, after int64,
 	if limit <= 0 {
 		return nil, fmt.Errorf("read events of %s: limit %d must be positive", sessionID, limit)
 	}
-	hit := j.recent.get(sessionID, after, limit)
 	// Most reads are a tail or a short replay: start small, append grows a long one.
-	out := make([]messages.Envelope, 0, max(len(hit), min(limit, 16)))
+	out := make([]messages.Envelope, 0, min(limit, 16))
+	hit, lo := j.recent.get(sessionID, after, limit)
+	if len(hit) == 0 && lo > after+1 {
+		// The cached window starts later (a long session replayed from
+		// its start): read up to it, then serve it.
+		n := int(min(int64(limit), lo-1-after))
+		var err error
+		if out, err = j.readRows(ctx, sessionID, after, n, out); err != nil || len(out) < n {
+			return out, err
+		}
+		// The window may have moved meanwhile: then the database has the rest.
+		hit, _ = j.recent.get(sessionID, lo-1, limit-len(out))
+	}
 	for _, c := range hit {
 		env, err := c.envelope(j.reg, sessionID)
 		if err != nil {

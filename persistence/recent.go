@@ -143,28 +143,29 @@ func (r *recentEvents) drop(w *window) {
 }
 
 // get returns up to limit cached rows of sid with seq > after, starting at
-// after+1 exactly; none when the window does not reach back to after+1.
-// The slice is the caller's.
-func (r *recentEvents) get(sid string, after int64, limit int) []*committed {
-	if r.budget <= 0 || limit <= 0 {
-		return nil
+// after+1 exactly, and the first seq of the session's window (0 when there
+// is none): no rows when the window does not reach back to after+1. The
+// slice is the caller's.
+func (r *recentEvents) get(sid string, after int64, limit int) (rows []*committed, lo int64) {
+	if r.budget <= 0 {
+		return nil, 0
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	el, ok := r.m[sid]
 	if !ok {
-		return nil
+		return nil, 0
 	}
 	w := el.Value.(*window)
 	if len(w.rows) == 0 {
-		return nil
+		return nil, 0
 	}
 	lo, hi := w.rows[0].seq, w.rows[len(w.rows)-1].seq
-	if after+1 < lo || after >= hi {
-		return nil
+	if limit <= 0 || after+1 < lo || after >= hi {
+		return nil, lo
 	}
 	r.lru.MoveToFront(el)
 	from := int(after + 1 - lo)
 	to := from + min(limit, len(w.rows)-from)
-	return append([]*committed(nil), w.rows[from:to]...)
+	return append([]*committed(nil), w.rows[from:to]...), lo
 }

@@ -17,6 +17,9 @@ func rowsOf(from, to int64, size int) []*committed {
 	return out
 }
 
+// rows drops get's window start.
+func rows(rs []*committed, _ int64) []*committed { return rs }
+
 func seqsOf(rows []*committed) []int64 {
 	out := []int64{}
 	for _, r := range rows {
@@ -41,12 +44,12 @@ func TestRecentHitsAndMisses(t *testing.T) {
 	r := newRecentEvents(1 << 20)
 	r.add("s", rowsOf(1, 3, 10))
 	r.add("s", rowsOf(4, 5, 10)) // continues: one window 1..5
-	wantSeqs(t, "after 0", r.get("s", 0, 100), 1, 5)
-	wantSeqs(t, "after 2", r.get("s", 2, 100), 3, 5)
-	wantSeqs(t, "after 1 limit 2", r.get("s", 1, 2), 2, 3)
-	wantSeqs(t, "after 5 (head)", r.get("s", 5, 100), 1, 0)
-	wantSeqs(t, "after 9 (past head)", r.get("s", 9, 100), 1, 0)
-	wantSeqs(t, "other session", r.get("t", 0, 100), 1, 0)
+	wantSeqs(t, "after 0", rows(r.get("s", 0, 100)), 1, 5)
+	wantSeqs(t, "after 2", rows(r.get("s", 2, 100)), 3, 5)
+	wantSeqs(t, "after 1 limit 2", rows(r.get("s", 1, 2)), 2, 3)
+	wantSeqs(t, "after 5 (head)", rows(r.get("s", 5, 100)), 1, 0)
+	wantSeqs(t, "after 9 (past head)", rows(r.get("s", 9, 100)), 1, 0)
+	wantSeqs(t, "other session", rows(r.get("t", 0, 100)), 1, 0)
 }
 
 // A commit that does not continue the window (another writer committed in
@@ -56,13 +59,16 @@ func TestRecentGapResetsWindow(t *testing.T) {
 	r := newRecentEvents(1 << 20)
 	r.add("s", rowsOf(1, 3, 10))
 	r.add("s", rowsOf(6, 7, 10))
-	wantSeqs(t, "after 0 (before the window)", r.get("s", 0, 100), 1, 0)
-	wantSeqs(t, "after 3 (in the gap)", r.get("s", 3, 100), 1, 0)
-	wantSeqs(t, "after 5", r.get("s", 5, 100), 6, 7)
+	wantSeqs(t, "after 0 (before the window)", rows(r.get("s", 0, 100)), 1, 0)
+	wantSeqs(t, "after 3 (in the gap)", rows(r.get("s", 3, 100)), 1, 0)
+	wantSeqs(t, "after 5", rows(r.get("s", 5, 100)), 6, 7)
+	if _, lo := r.get("s", 0, 100); lo != 6 {
+		t.Errorf("window starts at %d, want 6", lo)
+	}
 	// An older commit arriving late (two appends racing to add) resets too.
 	r.add("s", rowsOf(4, 5, 10))
-	wantSeqs(t, "after 3 once 4..5 came late", r.get("s", 3, 100), 4, 5)
-	wantSeqs(t, "after 5 once 4..5 came late", r.get("s", 5, 100), 1, 0)
+	wantSeqs(t, "after 3 once 4..5 came late", rows(r.get("s", 3, 100)), 4, 5)
+	wantSeqs(t, "after 5 once 4..5 came late", rows(r.get("s", 5, 100)), 1, 0)
 	if r.bytes != r.m["s"].Value.(*window).bytes {
 		t.Errorf("charged %d bytes, the window holds %d", r.bytes, r.m["s"].Value.(*window).bytes)
 	}
@@ -75,12 +81,12 @@ func TestRecentEvictsLeastRecentlyUsedSessions(t *testing.T) {
 	r.add("b", rowsOf(1, 3, 100))
 	r.add("c", rowsOf(1, 3, 100))
 	r.add("d", rowsOf(1, 3, 100)) // full: 12 rows
-	r.get("a", 0, 1)              // a is now the most recently used
+	rows(r.get("a", 0, 1))        // a is now the most recently used
 	r.add("e", rowsOf(1, 1, 100)) // evicts b, the least recently used
-	wantSeqs(t, "a", r.get("a", 0, 100), 1, 3)
-	wantSeqs(t, "b (evicted)", r.get("b", 0, 100), 1, 0)
-	wantSeqs(t, "c", r.get("c", 0, 100), 1, 3)
-	wantSeqs(t, "e", r.get("e", 0, 100), 1, 1)
+	wantSeqs(t, "a", rows(r.get("a", 0, 100)), 1, 3)
+	wantSeqs(t, "b (evicted)", rows(r.get("b", 0, 100)), 1, 0)
+	wantSeqs(t, "c", rows(r.get("c", 0, 100)), 1, 3)
+	wantSeqs(t, "e", rows(r.get("e", 0, 100)), 1, 1)
 	if r.bytes > r.budget {
 		t.Errorf("charged %d bytes, budget %d", r.bytes, r.budget)
 	}
@@ -94,8 +100,8 @@ func TestRecentTrimsALongWindowFromTheFront(t *testing.T) {
 	for s := int64(1); s <= 10; s++ {
 		r.add("s", rowsOf(s, s, 100))
 	}
-	wantSeqs(t, "after 7", r.get("s", 7, 100), 8, 10)
-	wantSeqs(t, "after 6 (trimmed)", r.get("s", 6, 100), 1, 0)
+	wantSeqs(t, "after 7", rows(r.get("s", 7, 100)), 8, 10)
+	wantSeqs(t, "after 6 (trimmed)", rows(r.get("s", 6, 100)), 1, 0)
 	if r.bytes != 3*per {
 		t.Errorf("charged %d bytes, want %d", r.bytes, 3*per)
 	}
@@ -109,7 +115,7 @@ func TestRecentTrimsALongWindowFromTheFront(t *testing.T) {
 func TestRecentDisabled(t *testing.T) {
 	r := newRecentEvents(-1)
 	r.add("s", rowsOf(1, 3, 10))
-	wantSeqs(t, "after 0", r.get("s", 0, 100), 1, 0)
+	wantSeqs(t, "after 0", rows(r.get("s", 0, 100)), 1, 0)
 }
 
 // Readers share one decode of a row, and may race for it.
