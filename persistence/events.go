@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"slices"
 	"time"
 
 	"github.com/sessionrt/sessionrt/messages"
@@ -21,9 +22,9 @@ func (j *Journal) ReadEvents(ctx context.Context, sessionID string, after int64,
 	if limit <= 0 {
 		return nil, fmt.Errorf("read events of %s: limit %d must be positive", sessionID, limit)
 	}
-	// Most reads are a tail or a short replay: start small, append grows a long one.
-	out := make([]messages.Envelope, 0, min(limit, 16))
 	hit, lo := j.recent.get(sessionID, after, limit)
+	// Most reads are a tail or a short replay: start small, append grows a long one.
+	out := make([]messages.Envelope, 0, max(len(hit), min(limit, 16)))
 	if len(hit) == 0 && lo > after+1 {
 		// The cached window starts later (a long session replayed from
 		// its start): read up to it, then serve it.
@@ -34,6 +35,7 @@ func (j *Journal) ReadEvents(ctx context.Context, sessionID string, after int64,
 		}
 		// The window may have moved meanwhile: then the database has the rest.
 		hit, _ = j.recent.get(sessionID, lo-1, limit-len(out))
+		out = slices.Grow(out, len(hit))
 	}
 	for _, c := range hit {
 		env, err := c.envelope(j.reg, sessionID)
