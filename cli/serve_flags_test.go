@@ -45,3 +45,11 @@ func TestServeClusterMemberRefusesAnUnsharedJournal(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q: want a usage error asking for the peers", code, errb.String())
 	}
 }
+
+func TestServeRefusesANonPositiveGCPercent(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run([]string{"--data", t.TempDir(), "serve", "--gc-percent", "0"}, &out, &errb)
+	if code == 0 || !strings.Contains(errb.String(), "--gc-percent must be positive") {
+		t.Fatalf("exit %d, stderr %q: want a refusal naming --gc-percent", code, errb.String())
+	}
+}
