@@ -2,7 +2,6 @@ package actors
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -258,13 +257,14 @@ func (rt *runtime) cataloged(f *actor.Future) ([]provider.Tool, error) {
 	if !ok {
 		return nil, fmt.Errorf("tool registry answered %T", res)
 	}
+	return lowerCatalog(cat)
+}
+
+// lowerCatalog turns a tool catalog into the provider's tool list.
+func lowerCatalog(cat *toolactors.Catalog) ([]provider.Tool, error) {
 	out := make([]provider.Tool, 0, len(cat.Tools))
 	for _, d := range cat.Tools {
-		var in any = d.Input
-		if d.Input == nil {
-			in = map[string]string{"type": "object"} // a tool that declares no input
-		}
-		schema, err := json.Marshal(in)
+		schema, err := d.InputJSON()
 		if err != nil {
 			return nil, fmt.Errorf("tool %s schema: %w", d.Name, err)
 		}

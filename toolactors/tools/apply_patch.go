@@ -15,7 +15,7 @@ import (
 // ApplyPatch applies a `*** Begin Patch` patch: add, update and delete, in order. Every
 // hunk is parsed, every target resolved inside the Location, one edit batch approved
 // and every target preflighted before the first write. Moves are refused.
-type ApplyPatch struct{}
+type ApplyPatch struct{ def definitionOnce }
 
 // ApplyPatchInput is apply_patch's input.
 type ApplyPatchInput struct {
@@ -67,8 +67,10 @@ func (e *PartialError) Error() string {
 
 func (e *PartialError) Unwrap() []error { return []error{ErrPartial, e.Err} }
 
-// Definition implements Tool.
-func (a *ApplyPatch) Definition() Definition {
+// Definition implements Tool. It is built once: its schema and JSON are immutable.
+func (a *ApplyPatch) Definition() Definition { return a.def.get(a.define) }
+
+func (a *ApplyPatch) define() Definition {
 	return Definition{
 		Name: "apply_patch",
 		Description: "Edit files with a patch: '*** Begin Patch', then '*** Add File: <path>' (lines prefixed '+'), " +

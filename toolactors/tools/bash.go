@@ -13,7 +13,10 @@ import (
 
 // Bash runs a shell command in the Location. It is not a sandbox: the command has the
 // server user's authority. See package proc for the process-group guarantees.
-type Bash struct{ cfg Config }
+type Bash struct {
+	cfg Config
+	def definitionOnce
+}
 
 // BashInput is bash's input.
 type BashInput struct {
@@ -36,8 +39,10 @@ type BashOutput struct {
 	Warnings []string `json:"warnings,omitempty"`
 }
 
-// Definition implements Tool.
-func (b *Bash) Definition() Definition {
+// Definition implements Tool. It is built once: its schema and JSON are immutable.
+func (b *Bash) Definition() Definition { return b.def.get(b.define) }
+
+func (b *Bash) define() Definition {
 	return Definition{
 		Name: "bash",
 		Description: fmt.Sprintf("Run a shell command (%s -c) in the project directory, stdin closed. "+

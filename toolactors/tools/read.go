@@ -17,7 +17,10 @@ import (
 )
 
 // Read reads a file or lists a directory of the Location, paged.
-type Read struct{ cfg Config }
+type Read struct {
+	cfg Config
+	def definitionOnce
+}
 
 // ReadInput is read's input.
 type ReadInput struct {
@@ -37,8 +40,10 @@ type ReadOutput struct {
 	Next     int    `json:"next,omitempty"`     // offset of the next page; 0 at the end
 }
 
-// Definition implements Tool.
-func (r *Read) Definition() Definition {
+// Definition implements Tool. It is built once: its schema and JSON are immutable.
+func (r *Read) Definition() Definition { return r.def.get(r.define) }
+
+func (r *Read) define() Definition {
 	return Definition{
 		Name: "read",
 		Description: "Read a file or list a directory. Paths are relative to the project directory " +

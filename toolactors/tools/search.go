@@ -15,7 +15,10 @@ import (
 )
 
 // Glob finds files of the Location by a glob pattern (`**` crosses directories).
-type Glob struct{ cfg Config }
+type Glob struct {
+	cfg Config
+	def definitionOnce
+}
 
 // GlobInput is glob's input.
 type GlobInput struct {
@@ -29,8 +32,10 @@ type SearchOutput struct {
 	Truncated bool     `json:"truncated,omitempty"`
 }
 
-// Definition implements Tool.
-func (g *Glob) Definition() Definition {
+// Definition implements Tool. It is built once: its schema and JSON are immutable.
+func (g *Glob) Definition() Definition { return g.def.get(g.define) }
+
+func (g *Glob) define() Definition {
 	return Definition{
 		Name: "glob",
 		Description: fmt.Sprintf("Find files by glob pattern relative to the project directory "+
@@ -79,7 +84,10 @@ func (g *Glob) Run(ctx context.Context, call Call) (Result, error) {
 }
 
 // Grep searches file contents of the Location with a regular expression (RE2 syntax).
-type Grep struct{ cfg Config }
+type Grep struct {
+	cfg Config
+	def definitionOnce
+}
 
 // GrepInput is grep's input.
 type GrepInput struct {
@@ -88,8 +96,10 @@ type GrepInput struct {
 	Include string `json:"include,omitempty"`
 }
 
-// Definition implements Tool.
-func (g *Grep) Definition() Definition {
+// Definition implements Tool. It is built once: its schema and JSON are immutable.
+func (g *Grep) Definition() Definition { return g.def.get(g.define) }
+
+func (g *Grep) define() Definition {
 	return Definition{
 		Name: "grep",
 		Description: fmt.Sprintf("Search file contents with a regular expression (RE2). Returns path:line: text, at most %d matches. "+

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/sessionrt/sessionrt/toolactors/schema"
 )
@@ -17,6 +19,46 @@ type Definition struct {
 	// Action is the permission action the tool is checked as ("read", "bash", "edit").
 	// A tool whose action is denied on every resource is hidden from the catalog.
 	Action string `json:"-"`
+	// inputJSON is Input's encoding, set on definitions built once (definitionOnce) so a
+	// turn's catalog does not re-encode every schema.
+	inputJSON json.RawMessage
+}
+
+// noInputSchema is the schema of a tool that declares no input.
+var noInputSchema = json.RawMessage(`{"type":"object"}`)
+
+// InputJSON is the JSON Schema of the tool's input as the provider receives it (an
+// object without fields when Input is nil). The bytes may be shared: do not modify them.
+func (d *Definition) InputJSON() (json.RawMessage, error) {
+	if d.inputJSON != nil {
+		return d.inputJSON, nil
+	}
+	return encodeInput(d.Input)
+}
+
+func encodeInput(in *schema.Schema) (json.RawMessage, error) {
+	if in == nil {
+		return noInputSchema, nil
+	}
+	b, err := json.Marshal(in)
+	return slices.Clip(b), err
+}
+
+// definitionOnce holds a tool's Definition, built on first use: a built-in tool's
+// definition depends only on its Config, and the registry asks for it every turn.
+type definitionOnce struct {
+	once sync.Once
+	d    Definition
+}
+
+func (o *definitionOnce) get(build func() Definition) Definition {
+	o.once.Do(func() {
+		o.d = build()
+		if b, err := encodeInput(o.d.Input); err == nil {
+			o.d.inputJSON = b
+		}
+	})
+	return o.d
 }
 
 // Tool is one executable tool.

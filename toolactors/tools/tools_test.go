@@ -290,20 +290,20 @@ func TestGlobAndGrep(t *testing.T) {
 	write(t, dir, "sub/c.txt", "Hello text\n")
 	write(t, dir, ".git/x.go", "Hello\n")
 	cfg := Config{}.withDefaults()
-	res, err := run(t, &Glob{cfg}, Call{Dir: dir}, GlobInput{Pattern: "**/*.go"})
+	res, err := run(t, &Glob{cfg: cfg}, Call{Dir: dir}, GlobInput{Pattern: "**/*.go"})
 	if err != nil || strings.Join(res.Structured.(SearchOutput).Matches, ",") != "a.go,sub/b.go" {
 		t.Fatalf("glob: %v %+v", err, res.Structured)
 	}
-	res, err = run(t, &Grep{cfg}, Call{Dir: dir}, GrepInput{Pattern: "(?i)hello", Include: "*.go"})
+	res, err = run(t, &Grep{cfg: cfg}, Call{Dir: dir}, GrepInput{Pattern: "(?i)hello", Include: "*.go"})
 	if err != nil || strings.Join(res.Structured.(SearchOutput).Matches, ",") != "a.go:2: func Hello() {},sub/b.go:2: // hello there" {
 		t.Fatalf("grep: %v %+v", err, res.Structured)
 	}
 	cfg.SearchLimit = 1
-	res, err = run(t, &Grep{cfg}, Call{Dir: dir}, GrepInput{Pattern: "(?i)hello"})
+	res, err = run(t, &Grep{cfg: cfg}, Call{Dir: dir}, GrepInput{Pattern: "(?i)hello"})
 	if err != nil || !res.Structured.(SearchOutput).Truncated {
 		t.Fatalf("grep limit: %v %+v", err, res.Structured)
 	}
-	if _, err := run(t, &Grep{cfg}, Call{Dir: dir}, GrepInput{Pattern: "("}); err == nil || !strings.Contains(err.Error(), `"pattern"`) {
+	if _, err := run(t, &Grep{cfg: cfg}, Call{Dir: dir}, GrepInput{Pattern: "("}); err == nil || !strings.Contains(err.Error(), `"pattern"`) {
 		t.Fatalf("bad regexp: %v", err)
 	}
 }
@@ -358,5 +358,28 @@ func TestBashWarnsAboutExternalAbsolutePaths(t *testing.T) {
 	w := res.Structured.(BashOutput).Warnings
 	if len(w) != 2 || !strings.Contains(w[0], "/etc") || !strings.Contains(w[1], "/var/tmp") {
 		t.Fatalf("warnings %q", w)
+	}
+}
+
+// A built-in tool builds its definition once: every turn's catalog shares the schema and
+// its encoding, which is the schema's JSON.
+func TestDefinitionBuiltOnce(t *testing.T) {
+	for _, tool := range Builtins(Config{}) {
+		d1, d2 := tool.Definition(), tool.Definition()
+		if d1.Input == nil || d1.Input != d2.Input {
+			t.Errorf("%s: Definition built twice (schemas %p, %p)", d1.Name, d1.Input, d2.Input)
+		}
+		got, err := d1.InputJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := json.Marshal(d1.Input)
+		if string(got) != string(want) || d1.inputJSON == nil {
+			t.Errorf("%s: InputJSON = %s (cached %v), want %s", d1.Name, got, d1.inputJSON != nil, want)
+		}
+	}
+	var none Definition
+	if got, _ := none.InputJSON(); string(got) != `{"type":"object"}` {
+		t.Errorf("no input: %s", got)
 	}
 }
