@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/sessionrt/sessionrt/contextsources/internal/canon"
 )
 
 // DefaultObserveTimeout bounds one observation when ObserveConfig.Timeout is zero.
@@ -58,7 +60,7 @@ func (sc SystemContext) Observe(ctx context.Context, cfg ObserveConfig) Observat
 	if n == 0 {
 		return Observation{}
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := context.WithTimeout(canon.WithBoundary(ctx), timeout)
 	defer cancel()
 
 	// Loaders write their own slot under mu; the last one closes all, so the caller

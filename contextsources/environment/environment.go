@@ -75,7 +75,12 @@ type Project struct {
 // ResolveProject canonicalizes dir and finds its project root: the nearest ancestor (dir
 // included) that holds ".git", else dir itself.
 func ResolveProject(dir string) (Project, error) {
-	cdir, root, git, err := canon.Project(dir)
+	return resolveProject(context.Background(), dir)
+}
+
+// resolveProject shares the answer with the other sources of ctx's observation.
+func resolveProject(ctx context.Context, dir string) (Project, error) {
+	cdir, root, git, err := canon.ProjectAt(ctx, dir)
 	if err != nil {
 		return Project{}, fmt.Errorf("resolve project: %w", err)
 	}
@@ -97,7 +102,7 @@ func observe(ctx context.Context, cfg Config, osn string) contextsources.Result[
 	}
 	var proj Project
 	if cfg.ProjectRoot == "" {
-		p, err := ResolveProject(cfg.Directory)
+		p, err := resolveProject(ctx, cfg.Directory)
 		if err != nil {
 			return contextsources.Unavailable[Facts](err)
 		}

@@ -160,7 +160,7 @@ func walkProject(ctx context.Context, cfg Config, seen map[string]bool) ([]File,
 	var dir, root string
 	var err error
 	if cfg.ProjectRoot == "" {
-		if dir, root, _, err = canon.Project(cfg.Directory); err != nil {
+		if dir, root, _, err = canon.ProjectAt(ctx, cfg.Directory); err != nil {
 			return nil, fmt.Errorf("project instructions: %w", err)
 		}
 	} else {

@@ -3,7 +3,6 @@ package canon
 import (
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
 )
 
@@ -24,7 +23,7 @@ func Project(dir string) (cdir, root string, git bool, err error) {
 		return "", "", false, err
 	}
 	for d := cdir; ; {
-		_, err := os.Lstat(filepath.Join(d, ".git"))
+		err := lstat(filepath.Join(d, ".git"))
 		if err == nil {
 			return cdir, d, true, nil
 		}

@@ -42,3 +42,19 @@ func Dir(path string) (string, error) {
 	}
 	return p, nil
 }
+
+// lstat reports whether path exists, without following a final symlink. Unlike os.Lstat
+// it builds no FileInfo: Project asks this once per ancestor at every boundary.
+func lstat(path string) error {
+	var st unix.Stat_t
+	for {
+		err := unix.Lstat(path, &st)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return &fs.PathError{Op: "lstat", Path: path, Err: err}
+		}
+		return nil
+	}
+}
