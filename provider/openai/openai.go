@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -117,14 +116,17 @@ func DefaultHTTPClient() *http.Client {
 
 // Stream sends req and returns its stream of parts.
 func (a *Adapter) Stream(ctx context.Context, req *provider.Request) (provider.Stream, error) {
-	body, err := a.Encode(req)
+	body, err := encodePooled(a, req)
 	if err != nil {
 		return nil, err
 	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, a.endpoint, bytes.NewReader(body))
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, a.endpoint, nil)
 	if err != nil {
+		body.release()
 		return nil, &provider.Error{Kind: provider.KindInvalidRequest, Provider: Kind, Message: "build HTTP request", Err: err}
 	}
+	body.attach(hreq)
+	defer body.release() // the request's bodies hold the buffer until the transport closes them
 	hreq.Header.Set("Content-Type", "application/json")
 	hreq.Header.Set("Accept", "text/event-stream")
 	if a.cfg.APIKey != "" {
@@ -231,9 +233,12 @@ func rawString(r json.RawMessage) string {
 // benchmarks of the encoding alone). It writes the body directly (see
 // internal/jsonw); raw JSON inside the request was validated by Validate.
 func (a *Adapter) Encode(req *provider.Request) ([]byte, error) {
-	if err := req.Validate(); err != nil {
-		return nil, withProvider(err)
-	}
+	return a.appendBody(make([]byte, 0, bodySize(req)), req)
+}
+
+// bodySize estimates the encoded size of req, so that the body is written without
+// growing its buffer.
+func bodySize(req *provider.Request) int {
 	size := len(req.System) + 1024
 	for i := range req.Messages {
 		m := &req.Messages[i]
@@ -248,7 +253,15 @@ func (a *Adapter) Encode(req *provider.Request) ([]byte, error) {
 	for _, t := range req.Tools {
 		size += len(t.Description) + len(t.Schema) + 64
 	}
-	w := jsonw.Writer{B: make([]byte, 0, size)}
+	return size
+}
+
+// appendBody appends the JSON request body for req to dst.
+func (a *Adapter) appendBody(dst []byte, req *provider.Request) ([]byte, error) {
+	if err := req.Validate(); err != nil {
+		return nil, withProvider(err)
+	}
+	w := jsonw.Writer{B: dst}
 	own := func(k string) bool { _, over := req.Wire[k]; return !over }
 
 	w.Open('{')
