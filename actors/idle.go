@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -16,7 +17,16 @@ import (
 type idleTimer struct {
 	after    time.Duration
 	activity uint64
-	timer    *time.Timer
+	arm      *idleArm
+}
+
+// idleArm is one timer and the activity count it reports. touch re-arms it in place
+// (no timer and closure per message) when Stop caught it before it fired; a timer that
+// already fired, or whose callback is running, is left to report its own count and a new
+// one is made, so a late callback never reports a newer count than it was armed with.
+type idleArm struct {
+	timer *time.Timer
+	seen  atomic.Uint64
 }
 
 // idleTick is posted by the timer; it is stale when activity moved on since.
@@ -29,18 +39,22 @@ func (t *idleTimer) touch(system *actor.ActorSystem, self *actor.PID) {
 	if t.after <= 0 {
 		return
 	}
-	if t.timer != nil {
-		t.timer.Stop()
+	if a := t.arm; a != nil && a.timer.Stop() {
+		a.seen.Store(t.activity)
+		a.timer.Reset(t.after)
+		return
 	}
-	seen := t.activity
-	t.timer = time.AfterFunc(t.after, func() { system.Root.Send(self, idleTick{activity: seen}) })
+	a := &idleArm{}
+	a.seen.Store(t.activity)
+	a.timer = time.AfterFunc(t.after, func() { system.Root.Send(self, idleTick{activity: a.seen.Load()}) })
+	t.arm = a
 }
 
 // fired reports whether tick is current: nothing happened since it was armed.
 func (t *idleTimer) fired(tick idleTick) bool { return tick.activity == t.activity }
 
 func (t *idleTimer) stop() {
-	if t.timer != nil {
-		t.timer.Stop()
+	if t.arm != nil {
+		t.arm.timer.Stop()
 	}
 }
