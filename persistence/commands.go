@@ -35,6 +35,11 @@ func (j *Journal) CreateSession(ctx context.Context, sessionID string, ownerEpoc
 		case err == nil && existing.ID != "":
 			return existing, false, nil
 		case err == nil:
+			// The row this append wrote (in the cache unless evicted at once).
+			if s, head, ok := j.cache.session(sessionID); ok && head == 1 {
+				s.LastSeq = head
+				return s, true, nil
+			}
 			s, err := j.Session(ctx, sessionID)
 			if err != nil {
 				return Session{}, false, fmt.Errorf("create session %s: %w", sessionID, err)

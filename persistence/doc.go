@@ -36,7 +36,10 @@
 // This Journal's previous append to a session leaves the status, the newest
 // assistant messages and their tool calls in a bounded cache (sessionCache)
 // tagged with the head it wrote; the next append at exactly that head uses
-// them instead of reading (and does not rewrite an unchanged status). An
+// them instead of reading (and does not rewrite an unchanged status); it
+// also keeps the sessions row, the epoch's revision and the pending prompts
+// it admitted, so checking a location or an epoch and promoting a prompt
+// read nothing, and Session costs one read of the stream head. An
 // 8-event provider turn is 4 statements in one append; as the actor writes
 // it, one event per append, each is 3-4 with no read.
 //

@@ -197,9 +197,8 @@ func (j *Journal) appendTx(ctx context.Context, sessionID string, expectedSeq, e
 			return err
 		}
 		p := newProjector(ctx, tx, j.n, sessionID)
-		p.cache = cached
 		if cached != nil {
-			p.known = cached.status
+			p.use(cached)
 		}
 		for i, e := range events {
 			if err := p.apply(expectedSeq+1+int64(i), e); err != nil {

@@ -40,6 +40,12 @@ type projector struct {
 	// bodies and fresh record what flush wrote, for the next cache entry.
 	bodies map[string][]byte
 	fresh  map[string]bool
+	// sess, ep and inbox track the sessions row, the epoch and the pending
+	// prompts as this batch leaves them, when known (from the cache or
+	// written here); sess is the projector's own copy.
+	sess  *Session
+	ep    epochState
+	inbox []cachedInput
 }
 
 // toolRow is a cached tool_calls row; flush writes new and changed ones.
@@ -58,6 +64,17 @@ type msgEntry struct {
 
 func newProjector(ctx context.Context, tx querier, n *names, sessionID string) *projector {
 	return &projector{ctx: ctx, tx: tx, n: n, sid: sessionID, msgs: map[string]*msgEntry{}, tools: map[[2]string]*toolRow{}}
+}
+
+// use starts the projector from the rows a cache entry holds (valid at this
+// append's expected seq).
+func (p *projector) use(c *cacheEntry) {
+	p.cache, p.known, p.ep = c, c.status, c.epoch
+	if c.sess != nil {
+		s := *c.sess
+		p.sess = &s
+	}
+	p.inbox = append([]cachedInput(nil), c.inbox...)
 }
 
 func (p *projector) refuse(seq int64, e messages.Event, format string, args ...any) error {
@@ -114,6 +131,8 @@ func (p *projector) apply(seq int64, ev messages.Event) error {
 		}
 		_, err := p.exec(qInsertSession, p.sid, e.Location, e.Agent, e.Model.Provider, e.Model.ID, string(StatusIdle), seq)
 		p.known = StatusIdle
+		p.sess = &Session{ID: p.sid, Location: e.Location, Agent: e.Agent, Model: e.Model, CreatedSeq: seq}
+		p.ep = epochState{known: true} // epochs come after creation
 		return err
 
 	case messages.PromptAdmitted:
@@ -130,31 +149,22 @@ func (p *projector) apply(seq int64, ev messages.Event) error {
 		if err != nil {
 			return err
 		}
-		_, err = p.exec(qInsertInput, p.sid, seq, e.MessageID, string(e.Delivery), prompt)
-		return err
+		if _, err = p.exec(qInsertInput, p.sid, seq, e.MessageID, string(e.Delivery), prompt); err != nil {
+			return err
+		}
+		p.inbox = append(p.inbox, cachedInput{id: e.MessageID, delivery: string(e.Delivery), seq: seq, prompt: prompt})
+		return nil
 
 	case messages.PromptPromoted:
 		if len(e.MessageIDs) == 0 {
 			return p.refuse(seq, ev, "no message IDs")
 		}
 		for i, id := range e.MessageIDs {
-			var owner string
-			var admitted int64
-			err := p.row(qPromptID, id).Scan(&owner, &admitted)
-			if errors.Is(err, sql.ErrNoRows) || (err == nil && owner != p.sid) {
-				return p.refuse(seq, ev, "prompt %s was never admitted to this session", id)
-			} else if err != nil {
+			in, err := p.pendingInput(seq, ev, id)
+			if err != nil {
 				return err
 			}
-			var delivery string
-			var raw []byte
-			var promoted int64
-			if err := p.row(qInput, p.sid, admitted).Scan(&delivery, &raw, &promoted); err != nil {
-				return fmt.Errorf("inbox row of prompt %s: %w", id, err)
-			}
-			if promoted != 0 {
-				return p.refuse(seq, ev, "prompt %s was already promoted at seq %d", id, promoted)
-			}
+			admitted, delivery, raw := in.seq, in.delivery, in.prompt
 			var pr messages.Prompt
 			if err := msgpack.Unmarshal(raw, &pr); err != nil {
 				return fmt.Errorf("inbox row of prompt %s: %w", id, err)
@@ -178,6 +188,7 @@ func (p *projector) apply(seq int64, ev messages.Event) error {
 		} else if found {
 			return p.refuse(seq, ev, "an epoch already exists (replace it, or clear it first)")
 		}
+		p.setEpoch(true, e.Revision)
 		_, err := p.exec(qInsertEpoch, p.sid, e.Revision, []byte(e.Baseline), nonNil(e.Snapshot), e.Location, seq, seq)
 		return err
 
@@ -189,6 +200,7 @@ func (p *projector) apply(seq int64, ev messages.Event) error {
 		if err != nil {
 			return err
 		}
+		p.setEpoch(true, e.Revision)
 		if !found {
 			_, err = p.exec(qInsertEpoch, p.sid, e.Revision, []byte(e.Baseline), nonNil(e.Snapshot), e.Location, seq, seq)
 			return err
@@ -200,6 +212,7 @@ func (p *projector) apply(seq int64, ev messages.Event) error {
 		return err
 
 	case messages.ContextEpochCleared:
+		p.setEpoch(false, 0)
 		_, err := p.exec(qDeleteEpoch, p.sid)
 		return err
 
@@ -211,6 +224,7 @@ func (p *projector) apply(seq int64, ev messages.Event) error {
 		if !found {
 			return p.refuse(seq, ev, "no context epoch to update")
 		}
+		p.setEpoch(true, rev+1)
 		if _, err := p.exec(qUpdateSnapshot, rev+1, nonNil(e.Snapshot), seq, p.sid); err != nil {
 			return err
 		}
@@ -221,10 +235,16 @@ func (p *projector) apply(seq int64, ev messages.Event) error {
 		return p.newMessage(seq, ev, Message{ID: id, Seq: seq, Role: RoleSystem, Text: e.Text})
 
 	case messages.AgentSwitched:
+		if p.sess != nil {
+			p.sess.Agent = e.Agent
+		}
 		_, err := p.exec(qSetAgent, e.Agent, p.sid)
 		return err
 
 	case messages.ModelSwitched:
+		if p.sess != nil {
+			p.sess.Model = e.Model
+		}
 		_, err := p.exec(qSetModel, e.Model.Provider, e.Model.ID, p.sid)
 		return err
 
@@ -238,7 +258,11 @@ func (p *projector) apply(seq int64, ev messages.Event) error {
 		if _, err := p.exec(qSetLocation, e.To, p.sid); err != nil {
 			return err
 		}
+		if p.sess != nil {
+			p.sess.Location = e.To
+		}
 		// A move clears the epoch: the destination initializes a fresh baseline.
+		p.setEpoch(false, 0)
 		_, err := p.exec(qDeleteEpoch, p.sid)
 		return err
 
@@ -394,6 +418,9 @@ func (p *projector) apply(seq int64, ev messages.Event) error {
 		if _, err := p.exec(qSetHistorySeq, seq, p.sid); err != nil {
 			return err
 		}
+		if p.sess != nil {
+			p.sess.HistorySeq = seq
+		}
 		return p.newMessage(seq, ev, Message{ID: id, Seq: seq, Role: RoleCompaction, Text: e.Summary, RecentContext: e.RecentContext})
 
 	case messages.Interrupted, messages.Idle:
@@ -410,9 +437,39 @@ func nonNil(b []byte) []byte {
 	return b
 }
 
+// pendingInput returns the inbox row of a prompt admitted to this session
+// and not yet promoted (refusing any other), from the cached inbox when it
+// is there, and takes it out of the cached inbox.
+func (p *projector) pendingInput(seq int64, ev messages.Event, id string) (cachedInput, error) {
+	for i, in := range p.inbox {
+		if in.id == id {
+			p.inbox = append(p.inbox[:i:i], p.inbox[i+1:]...)
+			return in, nil
+		}
+	}
+	var owner string
+	in := cachedInput{id: id}
+	err := p.row(qPromptID, id).Scan(&owner, &in.seq)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && owner != p.sid) {
+		return in, p.refuse(seq, ev, "prompt %s was never admitted to this session", id)
+	} else if err != nil {
+		return in, err
+	}
+	var promoted int64
+	if err := p.row(qInput, p.sid, in.seq).Scan(&in.delivery, &in.prompt, &promoted); err != nil {
+		return in, fmt.Errorf("inbox row of prompt %s: %w", id, err)
+	}
+	if promoted != 0 {
+		return in, p.refuse(seq, ev, "prompt %s was already promoted at seq %d", id, promoted)
+	}
+	return in, nil
+}
+
 func (p *projector) checkLocation(seq int64, ev messages.Event, loc string) error {
 	var current string
-	if err := p.row(qSessionLoc, p.sid).Scan(&current); err != nil {
+	if p.sess != nil {
+		current = p.sess.Location
+	} else if err := p.row(qSessionLoc, p.sid).Scan(&current); err != nil {
 		return fmt.Errorf("session location: %w", err)
 	}
 	if loc != current {
@@ -421,13 +478,26 @@ func (p *projector) checkLocation(seq int64, ev messages.Event, loc string) erro
 	return nil
 }
 
+// epochRevision reads the epoch's revision (or knows it); the caller's
+// write then goes through setEpoch.
 func (p *projector) epochRevision() (int64, bool, error) {
+	if p.ep.known {
+		return p.ep.rev, p.ep.found, nil
+	}
 	var rev int64
 	err := p.row(qEpochRevision, p.sid).Scan(&rev)
 	if errors.Is(err, sql.ErrNoRows) {
+		p.ep = epochState{known: true}
 		return 0, false, nil
+	} else if err != nil {
+		return 0, false, err
 	}
-	return rev, err == nil, err
+	p.ep = epochState{known: true, found: true, rev: rev}
+	return rev, true, nil
+}
+
+func (p *projector) setEpoch(found bool, rev int64) {
+	p.ep = epochState{known: true, found: found, rev: rev}
 }
 
 // tool returns the cached or stored tool_calls row, nil when there is none.

@@ -26,7 +26,18 @@ var (
 
 // Session reads the sessions row and the stream head. ErrNotFound when the
 // session was never created.
+//
+// When this Journal's last append to the session left its row in the
+// sessionCache, one read of the stream head proves the row current (the row
+// changes only with the head) and the sessions row is not read.
 func (j *Journal) Session(ctx context.Context, sessionID string) (Session, error) {
+	if s, head, ok := j.cache.session(sessionID); ok {
+		var epoch int64
+		err := j.db.QueryRowContext(ctx, j.n.q(qStream), sessionID).Scan(&s.LastSeq, &epoch)
+		if err == nil && s.LastSeq == head {
+			return s, nil
+		}
+	}
 	return j.readSession(ctx, j.db, sessionID)
 }
 

@@ -12,7 +12,12 @@ import (
 // their tool calls. An append whose expected seq equals that head, and whose
 // advance then succeeds, may use them instead of reading: heads only grow
 // and every change to a session's projections moves its head, so nobody
-// changed those rows in between. A turn's events arrive one append at a time
+// changed those rows in between. The same holds for the sessions row, the
+// epoch's revision and the prompts it admitted that wait in the inbox, so
+// an append at the head skips reading them too, and Session serves the row
+// after one read of the stream head that proves it current (the rows can
+// change only by an append, which moves the head; heads only grow, and
+// another process's append moves it the same way). A turn's events arrive one append at a time
 // (text, each tool call, each result, the end), and each would otherwise
 // read its assistant message and tool call back. A miss only costs the read.
 //
@@ -29,7 +34,25 @@ type cacheEntry struct {
 	status Status                // "" unknown
 	msgs   []cachedMsg           // assistant messages, oldest first, at most cacheMsgs
 	tools  map[[2]string]toolRow // calls of the cached messages, by (assistant message, call)
+	sess   *Session              // the sessions row (LastSeq unset); nil unknown
+	epoch  epochState
+	inbox  []cachedInput // admitted, unpromoted prompts this cache saw admitted
 	bytes  int
+}
+
+// epochState is what the projector knows of the context_epochs row.
+type epochState struct {
+	known, found bool
+	rev          int64
+}
+
+// cachedInput is a session_input row with promoted_seq 0 (and its
+// prompt_ids row, which names this session). A prompt missing here may
+// still be pending: the database is then read.
+type cachedInput struct {
+	id, delivery string
+	seq          int64
+	prompt       []byte // as stored
 }
 
 type cachedMsg struct {
@@ -47,6 +70,7 @@ const (
 	cacheMaxBody  = 256 << 10 // bodies above this are not kept
 	cacheSessions = 16384
 	cacheBudget   = 64 << 20 // bytes of bodies over all sessions
+	cacheInputs   = 8        // pending prompts kept per session
 )
 
 // get returns the entry valid at head expected, nil when there is none.
@@ -84,6 +108,16 @@ func (c *sessionCache) put(sid string, e *cacheEntry) {
 	c.bytes += e.bytes
 }
 
+// session returns the cached sessions row and the head it is valid at.
+func (c *sessionCache) session(sid string) (Session, int64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.m[sid]; ok && e.sess != nil {
+		return *e.sess, e.head, true
+	}
+	return Session{}, 0, false
+}
+
 func (e *cacheEntry) msg(id string) *cachedMsg {
 	if e == nil {
 		return nil
@@ -106,7 +140,22 @@ func (m *cachedMsg) decode() (Message, error) {
 // next builds the entry for the head an append wrote, from the entry it
 // started from (nil on a miss) and what its projector wrote.
 func (p *projector) next(head int64) *cacheEntry {
-	e := &cacheEntry{head: head, status: p.known, tools: map[[2]string]toolRow{}}
+	e := &cacheEntry{head: head, status: p.known, tools: map[[2]string]toolRow{}, epoch: p.ep}
+	if p.sess != nil && p.known != "" {
+		s := *p.sess
+		s.Status = p.known
+		e.sess = &s
+		e.bytes += 64 + len(s.ID) + len(s.Location) + len(s.Agent) + len(s.Model.Provider) + len(s.Model.ID)
+	}
+	for _, in := range p.inbox {
+		if len(e.inbox) == cacheInputs {
+			break // the oldest are kept: they are promoted first
+		}
+		if len(in.prompt) <= cacheMaxBody {
+			e.inbox = append(e.inbox, in)
+			e.bytes += 64 + len(in.prompt)
+		}
+	}
 	// Messages: the previous entry's, overlaid with this append's writes.
 	var msgs []cachedMsg
 	if p.cache != nil {

@@ -1,0 +1,102 @@
+package persistence_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/sessionrt/sessionrt/messages"
+	"github.com/sessionrt/sessionrt/persistence"
+)
+
+// Journal a keeps the rows its appends wrote (sessions row, epoch
+// revision, pending prompts); b, on the same database, stands for another
+// cluster member. Whatever b writes, a's reads and projection checks must
+// see it, and what a serves from memory must equal what the database holds.
+func TestCachedRowsFollowAnotherJournalsWrites(t *testing.T) {
+	eachBackend(t, func(t *testing.T, a *persistence.Journal) {
+		ctx := testCtx(t)
+		b := openJournal(t, persistence.Config{DB: a.DB()})
+		s, made, err := a.CreateSession(ctx, "s", 0, created("/p"))
+		if err != nil || !made {
+			t.Fatal(made, err)
+		}
+		want := persistence.Session{ID: "s", Location: "/p", Agent: "build", Model: model, Status: persistence.StatusIdle, CreatedSeq: 1, LastSeq: 1}
+		if s != want {
+			t.Fatalf("created %+v, want %+v", s, want)
+		}
+		sameSession := func(want persistence.Session) {
+			t.Helper()
+			for name, j := range map[string]*persistence.Journal{"a": a, "b": b} {
+				if got, err := j.Session(ctx, "s"); err != nil || got != want {
+					t.Fatalf("%s: session %+v, %v; want %+v", name, got, err, want)
+				}
+			}
+		}
+		sameSession(want)
+
+		// b moves the session: a's cached row is stale, and so is its location.
+		last := mustAppend(t, b, "s", 1, 0, messages.AgentSwitched{Agent: "plan"}, messages.Moved{From: "/p", To: "/q"})
+		want.Agent, want.Location, want.LastSeq = "plan", "/q", last
+		sameSession(want)
+		if _, err := a.Append(ctx, "s", last, 0, messages.ContextEpochInitialized{Revision: 1, Location: "/p"}); !errors.Is(err, persistence.ErrProjection) {
+			t.Fatalf("epoch for the old location: %v", err)
+		}
+		last = mustAppend(t, a, "s", last, 0, messages.ContextEpochInitialized{Revision: 1, Location: "/q"})
+		// From a's memory now: the epoch exists, the location is /q.
+		if _, err := a.Append(ctx, "s", last, 0, messages.ContextEpochInitialized{Revision: 2, Location: "/q"}); !errors.Is(err, persistence.ErrProjection) {
+			t.Fatalf("second epoch: %v", err)
+		}
+		if _, err := a.Append(ctx, "s", last, 0, messages.ContextEpochReplaced{Revision: 1, Location: "/q"}); !errors.Is(err, persistence.ErrProjection) {
+			t.Fatalf("replacement at the same revision: %v", err)
+		}
+		last = mustAppend(t, a, "s", last, 0, messages.ContextEpochReplaced{Revision: 3, Location: "/q"})
+		// b clears it: a must not trust its own last write.
+		last = mustAppend(t, b, "s", last, 0, messages.ContextEpochCleared{})
+		last = mustAppend(t, a, "s", last, 0, messages.ContextEpochInitialized{Revision: 4, Location: "/q"})
+		if ep, ok, err := a.Epoch(ctx, "s"); err != nil || !ok || ep.Revision != 4 {
+			t.Fatalf("epoch %+v %v %v", ep, ok, err)
+		}
+
+		// Prompts: p1 admitted by a, promoted by b; a must refuse promoting it again.
+		admit := func(j *persistence.Journal, id string) {
+			t.Helper()
+			r, err := j.AdmitPrompt(ctx, "s", last, 0, messages.PromptAdmitted{MessageID: id, Delivery: messages.Steer, Prompt: messages.Prompt{Text: "hi " + id}}, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			last = r.LastSeq
+		}
+		admit(a, "p1")
+		last = mustAppend(t, b, "s", last, 0, messages.PromptPromoted{MessageIDs: []string{"p1"}})
+		if _, err := a.Append(ctx, "s", last, 0, messages.PromptPromoted{MessageIDs: []string{"p1"}}); !errors.Is(err, persistence.ErrProjection) {
+			t.Fatalf("promoting p1 twice: %v", err)
+		}
+		// p2 and p3 admitted and promoted by a alone (from memory), then again.
+		admit(a, "p2")
+		admit(a, "p3")
+		last = mustAppend(t, a, "s", last, 0, messages.PromptPromoted{MessageIDs: []string{"p3", "p2"}})
+		if _, err := a.Append(ctx, "s", last, 0, messages.PromptPromoted{MessageIDs: []string{"p2"}}); !errors.Is(err, persistence.ErrProjection) {
+			t.Fatalf("promoting p2 twice: %v", err)
+		}
+		if in, err := a.PendingInbox(ctx, "s"); err != nil || len(in) != 0 {
+			t.Fatalf("inbox %+v %v", in, err)
+		}
+		page, err := b.Messages(ctx, "s", persistence.Cursor{}, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, m := range page.Messages {
+			if m.Role == persistence.RoleUser {
+				got = append(got, m.ID+"@"+string(m.Delivery)+":"+m.Prompt.Text)
+			}
+		}
+		if w := []string{"p1@steer:hi p1", "p3@steer:hi p3", "p2@steer:hi p2"}; len(got) != 3 || got[0] != w[0] || got[1] != w[1] || got[2] != w[2] {
+			t.Fatalf("user messages %q, want %q", got, w)
+		}
+		rep, err := a.Verify(ctx)
+		if err != nil || !rep.Clean() {
+			t.Fatalf("verify %+v %v", rep, err)
+		}
+	})
+}
