@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -33,7 +34,31 @@ type turn struct {
 	granted chan grant   // loop → holder
 	ended   chan turnEnd // holder → loop
 	durable chan error   // loop → holder, for committed turns
+	wait    *time.Timer  // the lock-wait timeout while acquiring; stopped otherwise
+	w       *writer      // whose pool it returns to
 	owner   atomic.Pointer[txn]
+}
+
+// Turns are pooled per writer: a write transaction would otherwise
+// allocate three channels and a timer. A turn goes back to its writer's
+// pool only when the loop can no longer touch it: acquire failed before the
+// loop took it, or the loop granted an error, or finish has handed over
+// the turn's end and, for a committed turn, received its durable result
+// (the last thing the loop sends it). A rolled-back turn's end may still be
+// in its channel when it is reused; that is safe because only this
+// writer's loop reads it, and that loop takes the end it is waiting for
+// before it reads the next request. (A pool shared between writers would
+// let another writer's loop take the stale end.)
+func (w *writer) newTurn() any {
+	t := &turn{w: w, granted: make(chan grant, 1), ended: make(chan turnEnd, 1), durable: make(chan error, 1),
+		wait: time.NewTimer(time.Hour)}
+	t.wait.Stop()
+	return t
+}
+
+func (t *turn) release() {
+	t.owner.Store(nil)
+	t.w.turns.Put(t)
 }
 
 type grant struct {
@@ -51,6 +76,7 @@ type writer struct {
 	maxBatch  int
 	lockWait  time.Duration
 	afterFail func() // called when a batch's commit failed (reload in-memory state)
+	turns     sync.Pool
 
 	current   atomic.Pointer[turn] // the turn holding the write transaction
 	syncs     atomic.Uint64        // bbolt commits (each one fsync)
@@ -61,6 +87,7 @@ type writer struct {
 func newWriter(db *bolt.DB, maxBatch int, lockWait, maxWait time.Duration, pending func() int64, afterFail func()) *writer {
 	w := &writer{db: db, requests: make(chan *turn), quit: make(chan struct{}), stopped: make(chan struct{}),
 		maxBatch: maxBatch, lockWait: lockWait, maxWait: maxWait, pending: pending, afterFail: afterFail}
+	w.turns.New = w.newTurn
 	go w.loop()
 	return w
 }
@@ -69,34 +96,43 @@ var errEngineClosed = errors.New("boltsql: engine is closed")
 
 // acquire waits for the write transaction, at most the lock-wait timeout.
 func (w *writer) acquire(ctx context.Context) (*turn, *bolt.Tx, error) {
-	t := &turn{granted: make(chan grant, 1), ended: make(chan turnEnd, 1), durable: make(chan error, 1)}
-	timer := time.NewTimer(w.lockWait)
-	defer timer.Stop()
+	t := w.turns.Get().(*turn)
+	// Go 1.23+ timers: after Stop, Reset starts afresh with no stale tick.
+	t.wait.Reset(w.lockWait)
 	select {
 	case w.requests <- t:
-	case <-timer.C:
+		t.wait.Stop()
+	case <-t.wait.C:
+		t.release()
 		return nil, nil, mysql.NewSQLError(mysql.ERLockWaitTimeout, mysql.SSUnknownSQLState,
 			"Lock wait timeout exceeded after %s waiting for the write transaction; try restarting transaction", w.lockWait)
 	case <-ctx.Done():
+		t.wait.Stop()
+		t.release()
 		return nil, nil, ctx.Err()
 	case <-w.quit:
+		t.wait.Stop()
+		t.release()
 		return nil, nil, errEngineClosed
 	}
 	g := <-t.granted
 	if g.err != nil {
+		t.release()
 		return nil, nil, g.err
 	}
 	return t, g.tx, nil
 }
 
 // finish ends a turn; for a committed turn it returns once the batch holding
-// it is durable (or failed).
+// it is durable (or failed). The turn is released: callers drop it.
 func (t *turn) finish(end turnEnd) error {
 	t.ended <- end
-	if end != turnCommitted {
-		return nil
+	var err error
+	if end == turnCommitted {
+		err = <-t.durable
 	}
-	return <-t.durable
+	t.release()
+	return err
 }
 
 func (w *writer) loop() {
