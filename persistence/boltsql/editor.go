@@ -122,7 +122,7 @@ func (e *editor) Insert(ctx *sql.Context, row sql.Row) error {
 	if err != nil {
 		return fmt.Errorf("table %s: %w", ti.def.Name, err)
 	}
-	if err := e.tx.put(data, ti.dataBucket, pk, val); err != nil {
+	if err := e.tx.putNew(data, ti.dataBucket, pk, val); err != nil { // absent: checked above
 		return err
 	}
 	for i, ix := range ti.indexes {

@@ -133,35 +133,55 @@ func (t *txn) acquireLocked(ctx *sql.Context) (*bolt.Tx, error) {
 }
 
 // put writes key=val in bucket, logging the previous value. bbolt keeps
-// key and val until the transaction ends, so callers never reuse them, and
-// the undo record shares key.
+// val until the transaction ends, so callers never reuse it (nor key, which
+// the undo record shares).
+//
+// The undo record shares the previous value's bytes instead of copying
+// them: in a write transaction they stay valid until the bbolt commit
+// (they are mmap pages, which bbolt neither writes nor remaps before the
+// commit, or values put earlier in the same bbolt transaction, never
+// reused), and the undo log is used only while this SQL transaction holds
+// its writer turn, which ends before that commit.
 func (t *txn) put(b *bolt.Bucket, bucket, key, val []byte) error {
-	prev := b.Get(key)
-	rec := undoRec{bucket: bucket, key: key}
-	if prev != nil {
-		rec.prev = append([]byte{}, prev...)
-	}
+	return t.putPrev(b, bucket, key, val, b.Get(key))
+}
+
+// putNew is put for a key the caller has just seen absent in b.
+func (t *txn) putNew(b *bolt.Bucket, bucket, key, val []byte) error {
+	return t.putPrev(b, bucket, key, val, nil)
+}
+
+func (t *txn) putPrev(b *bolt.Bucket, bucket, key, val, prev []byte) error {
 	if err := b.Put(key, val); err != nil {
 		return err
 	}
-	t.undo = append(t.undo, rec)
-	t.dirty = true
+	t.log(undoRec{bucket: bucket, key: key, prev: prev})
 	return nil
 }
 
-// del deletes key from bucket, logging the previous value.
+// del deletes key from bucket, logging the previous value (shared, as in
+// put). Callers never reuse key.
 func (t *txn) del(b *bolt.Bucket, bucket, key []byte) error {
 	prev := b.Get(key)
 	if prev == nil {
 		return nil
 	}
-	rec := undoRec{bucket: bucket, key: append([]byte(nil), key...), prev: append([]byte{}, prev...)}
 	if err := b.Delete(key); err != nil {
 		return err
 	}
+	t.log(undoRec{bucket: bucket, key: key, prev: prev})
+	return nil
+}
+
+// log appends an undo record. A journal transaction writes a few rows with
+// an index entry or two each: room for 8 records up front saves the
+// slice's first three doublings.
+func (t *txn) log(rec undoRec) {
+	if t.undo == nil {
+		t.undo = make([]undoRec, 0, 8)
+	}
 	t.undo = append(t.undo, rec)
 	t.dirty = true
-	return nil
 }
 
 func (t *txn) createBucket(name []byte) (*bolt.Bucket, error) {
@@ -169,14 +189,12 @@ func (t *txn) createBucket(name []byte) (*bolt.Bucket, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create bucket %s: %w", name, err)
 	}
-	t.undo = append(t.undo, undoRec{bucket: append([]byte(nil), name...), dropBucket: true})
-	t.dirty = true
+	t.log(undoRec{bucket: append([]byte(nil), name...), dropBucket: true})
 	return b, nil
 }
 
 func (t *txn) onUndo(f func()) {
-	t.undo = append(t.undo, undoRec{catalog: f})
-	t.dirty = true
+	t.log(undoRec{catalog: f})
 }
 
 // undoTo reverts every change after mark, newest first.
