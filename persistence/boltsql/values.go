@@ -39,6 +39,9 @@ const (
 var errCorruptRow = errors.New("corrupt row encoding")
 
 func encodeRow(dst []byte, row sql.Row) ([]byte, error) {
+	if dst == nil {
+		dst = make([]byte, 0, encodedSizeHint(row))
+	}
 	dst = binary.AppendUvarint(dst, uint64(len(row)))
 	for i, v := range row {
 		var err error
@@ -48,6 +51,25 @@ func encodeRow(dst []byte, row sql.Row) ([]byte, error) {
 		}
 	}
 	return dst, nil
+}
+
+// encodedSizeHint is an upper bound of encodeRow's output for rows of
+// fixed-size values, strings and bytes (others may grow the buffer): one
+// allocation per row instead of one per doubling.
+func encodedSizeHint(row sql.Row) int {
+	n := binary.MaxVarintLen64
+	for _, v := range row {
+		n += 1 + binary.MaxVarintLen64
+		switch x := v.(type) {
+		case string:
+			n += len(x)
+		case []byte:
+			n += len(x)
+		case time.Time:
+			n += binary.MaxVarintLen64
+		}
+	}
+	return n
 }
 
 func appendValue(dst []byte, v interface{}) ([]byte, error) {
