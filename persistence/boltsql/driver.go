@@ -47,6 +47,41 @@ func (inProcessDriver) Open(string) (driver.Conn, error) {
 type conn struct {
 	eng  *Engine
 	sess *Session
+
+	// fctx is the context the fast paths (and transaction statements) run
+	// in, reused from statement to statement: go-mysql-server's NewContext
+	// costs seven allocations, and those paths finish the statement before
+	// they return (results materialised, nothing keeps the context). What
+	// they read of it is the session, the caller's context and the query
+	// text (StartTransaction's read-statement test); the pid is for the
+	// process list, which only go-mysql-server's execution uses, so a
+	// statement that falls back to it gets a context of its own.
+	// database/sql never calls one driver connection concurrently.
+	fctx   *gsql.Context
+	fquery string
+}
+
+// fastContext is fctx made ready for query.
+func (c *conn) fastContext(ctx context.Context, query string) *gsql.Context {
+	if c.fctx == nil {
+		c.fctx, c.fquery = c.eng.newContext(ctx, c.sess, query), query
+		return c.fctx
+	}
+	if query != c.fquery {
+		c.fctx.ApplyOpts(gsql.WithQuery(query))
+		c.fquery = query
+	}
+	c.fctx.Context = ctx
+	c.fctx.SetQueryTime(gsql.Now())
+	return c.fctx
+}
+
+// fastDone drops the caller's context from fctx, so an idle connection
+// does not keep it reachable.
+func (c *conn) fastDone() {
+	if c.fctx != nil {
+		c.fctx.Context = context.Background()
+	}
 }
 
 var (
@@ -145,9 +180,8 @@ func (t *tx) Rollback() error {
 	return err
 }
 
-// run runs query through go-mysql-server; qctx is the statement's context
-// when the caller already made one.
-func (c *conn) run(ctx context.Context, qctx *gsql.Context, query string, args []driver.NamedValue) (*gsql.Context, gsql.Schema, gsql.RowIter, error) {
+// run runs query through go-mysql-server in a context of its own.
+func (c *conn) run(ctx context.Context, query string, args []driver.NamedValue) (*gsql.Context, gsql.Schema, gsql.RowIter, error) {
 	var bindings map[string]sqlparser.Expr
 	if len(args) > 0 {
 		bindings = make(map[string]sqlparser.Expr, len(args))
@@ -163,9 +197,7 @@ func (c *conn) run(ctx context.Context, qctx *gsql.Context, query string, args [
 			bindings[name] = b
 		}
 	}
-	if qctx == nil {
-		qctx = c.eng.newContext(ctx, c.sess, query)
-	}
+	qctx := c.eng.newContext(ctx, c.sess, query)
 	sch, iter, _, err := c.eng.sqle.QueryWithBindings(qctx, query, nil, bindings, nil)
 	if err != nil {
 		c.sess.CommandEnd()
@@ -198,11 +230,11 @@ func (c *conn) ExecContext(ctx context.Context, query string, args []driver.Name
 			return &result{}, nil
 		}
 	}
-	var qctx *gsql.Context
 	if !c.eng.noFastInsert && startsWithKeyword(query, "insert") {
-		qctx = c.eng.newContext(ctx, c.sess, query)
+		qctx := c.fastContext(ctx, query)
 		if s := c.eng.insertShapeFor(qctx, gsql.RemoveSpaceAndDelimiter(query, ';')); s != nil {
 			if r := c.eng.execInsert(qctx, c.sess, s, args); r.handled {
+				c.fastDone()
 				c.sess.CommandEnd()
 				if r.err != nil {
 					return nil, toMySQLError(r.err)
@@ -212,9 +244,10 @@ func (c *conn) ExecContext(ctx context.Context, query string, args []driver.Name
 		}
 	}
 	if !c.eng.noFastUpdate && startsWithKeyword(query, "update") {
-		qctx = c.eng.newContext(ctx, c.sess, query)
+		qctx := c.fastContext(ctx, query)
 		if s := c.eng.updateShapeFor(qctx, gsql.RemoveSpaceAndDelimiter(query, ';')); s != nil {
 			if r := c.eng.execUpdate(qctx, c.sess, s, args); r.handled {
+				c.fastDone()
 				c.sess.CommandEnd()
 				if r.err != nil {
 					return nil, toMySQLError(r.err)
@@ -223,7 +256,8 @@ func (c *conn) ExecContext(ctx context.Context, query string, args []driver.Name
 			}
 		}
 	}
-	qctx, _, iter, err := c.run(ctx, qctx, query, args)
+	c.fastDone()
+	qctx, _, iter, err := c.run(ctx, query, args)
 	if err != nil {
 		return nil, err
 	}
@@ -256,11 +290,11 @@ func (c *conn) ExecContext(ctx context.Context, query string, args []driver.Name
 }
 
 func (c *conn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
-	var qctx *gsql.Context
 	if !c.eng.noFastSelect && startsWithKeyword(query, "select") {
-		qctx = c.eng.newContext(ctx, c.sess, query)
+		qctx := c.fastContext(ctx, query)
 		if s := c.eng.selectShapeFor(qctx, gsql.RemoveSpaceAndDelimiter(query, ';')); s != nil {
 			if r := c.eng.execSelect(qctx, c.sess, s, args); r.handled {
+				c.fastDone()
 				c.sess.CommandEnd()
 				if r.err != nil {
 					return nil, toMySQLError(r.err)
@@ -269,7 +303,8 @@ func (c *conn) QueryContext(ctx context.Context, query string, args []driver.Nam
 			}
 		}
 	}
-	qctx, sch, iter, err := c.run(ctx, qctx, query, args)
+	c.fastDone()
+	qctx, sch, iter, err := c.run(ctx, query, args)
 	if err != nil {
 		return nil, err
 	}

@@ -51,8 +51,9 @@ func txStatementOf(q string) txStmt {
 // execTxStatement runs a recognized transaction-control statement.
 func (c *conn) execTxStatement(ctx context.Context, query string, kind txStmt) error {
 	c.eng.fastTxStmts.Add(1)
-	qctx := c.eng.newContext(ctx, c.sess, query)
+	qctx := c.fastContext(ctx, query)
 	defer c.sess.CommandEnd()
+	defer c.fastDone()
 	gsql.IncrementStatusVariable(qctx, "Questions", 1)
 	if err := c.sess.ValidateSession(qctx); err != nil {
 		return toMySQLError(err)
