@@ -65,6 +65,11 @@ var (
 //
 // backlogLimit > 0 refuses a new admission with ErrBacklogFull when that many
 // prompts are already pending. Seq and epoch rules are Append's.
+//
+// A new ID is the common case: the append is tried without looking the ID
+// up first (prompt_ids' primary key refuses a reused one inside it). Any
+// refusal runs it again the careful way, which looks first, so a reused ID
+// is reported as before whatever else the first try ran into.
 func (j *Journal) AdmitPrompt(ctx context.Context, sessionID string, expectedSeq, ownerEpoch int64, a messages.PromptAdmitted, backlogLimit int) (Receipt, error) {
 	if a.MessageID == "" {
 		return Receipt{}, fmt.Errorf("admit to session %s: empty message ID", sessionID)
@@ -72,11 +77,29 @@ func (j *Journal) AdmitPrompt(ctx context.Context, sessionID string, expectedSeq
 	if !a.Delivery.Valid() {
 		return Receipt{}, fmt.Errorf("admit %s to session %s: delivery %q is neither steer nor queue", a.MessageID, sessionID, a.Delivery)
 	}
+	r := Receipt{SessionID: sessionID, MessageID: a.MessageID, Delivery: a.Delivery}
+	backlog := func(tx *sql.Tx) (bool, error) {
+		if backlogLimit <= 0 {
+			return false, nil
+		}
+		var pending int
+		if err := tx.QueryRowContext(ctx, j.n.q(qPendingCount), sessionID).Scan(&pending); err != nil {
+			return true, err
+		}
+		if pending >= backlogLimit {
+			return true, fmt.Errorf("%w: %d prompts pending, limit %d", ErrBacklogFull, pending, backlogLimit)
+		}
+		return false, nil
+	}
+	evs := []messages.Event{a}
+	if last, at, err := j.appendTx(ctx, sessionID, expectedSeq, ownerEpoch, evs, backlog); err == nil {
+		r.AdmittedSeq, r.LastSeq, r.Admitted = last, last, time.UnixMicro(at).UTC()
+		return r, nil
+	}
 	prompt, err := msgpack.Marshal(a.Prompt)
 	if err != nil {
 		return Receipt{}, fmt.Errorf("admit %s to session %s: %w", a.MessageID, sessionID, err)
 	}
-	r := Receipt{SessionID: sessionID, MessageID: a.MessageID, Delivery: a.Delivery}
 	pre := func(tx *sql.Tx) (bool, error) {
 		var owner string
 		var admitted int64
@@ -102,18 +125,9 @@ func (j *Journal) AdmitPrompt(ctx context.Context, sessionID string, expectedSeq
 		} else if !errors.Is(err, sql.ErrNoRows) {
 			return true, err
 		}
-		if backlogLimit > 0 {
-			var pending int
-			if err := tx.QueryRowContext(ctx, j.n.q(qPendingCount), sessionID).Scan(&pending); err != nil {
-				return true, err
-			}
-			if pending >= backlogLimit {
-				return true, fmt.Errorf("%w: %d prompts pending, limit %d", ErrBacklogFull, pending, backlogLimit)
-			}
-		}
-		return false, nil
+		return backlog(tx)
 	}
-	last, at, err := j.appendTx(ctx, sessionID, expectedSeq, ownerEpoch, []messages.Event{a}, pre)
+	last, at, err := j.appendTx(ctx, sessionID, expectedSeq, ownerEpoch, evs, pre)
 	if err != nil {
 		return Receipt{}, fmt.Errorf("admit %s to session %s after seq %d: %w", a.MessageID, sessionID, expectedSeq, err)
 	}

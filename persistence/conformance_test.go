@@ -207,6 +207,10 @@ func TestAdmitPromptIsIdempotentByMessageID(t *testing.T) {
 		if err != nil || !r2.Duplicate || r2.AdmittedSeq != 2 || r2.LastSeq != 3 || !r2.Admitted.IsZero() {
 			t.Fatalf("retry = %+v, %v", r2, err)
 		}
+		// At the current seq too (the append itself meets the reused ID).
+		if r3, err := j.AdmitPrompt(ctx, "s1", 3, 0, a, 0); err != nil || r3 != r2 {
+			t.Fatalf("retry at the head = %+v, %v; want %+v", r3, err, r2)
+		}
 		other := a
 		other.Prompt.Text = "changed"
 		queue := a
