@@ -319,7 +319,7 @@ func (a *sessionActor) onContext(m *contextObserved) {
 			a.endDrain(&Outcome{Err: err.Error(), Kind: "context_blocked"})
 			return
 		}
-		snap, err := gen.Snapshot.Encode()
+		snap, err := a.encodeSnapshot(gen.Snapshot)
 		if err != nil {
 			a.endDrain(&Outcome{Err: err.Error(), Kind: "internal"})
 			return
@@ -337,7 +337,7 @@ func (a *sessionActor) onContext(m *contextObserved) {
 	dec := contextsources.Reconcile(m.obs, prev, contextsources.ReconcileOptions{ReplaceBaseline: replace})
 	switch dec.Action {
 	case contextsources.Updated:
-		snap, err := dec.Snapshot.Encode()
+		snap, err := a.encodeSnapshot(dec.Snapshot)
 		if err != nil {
 			a.endDrain(&Outcome{Err: err.Error(), Kind: errorCode(err)})
 			return
@@ -345,7 +345,7 @@ func (a *sessionActor) onContext(m *contextObserved) {
 		// Written with the turn's TurnStarted, after the promotion.
 		a.stage(messages.ContextUpdated{MessageID: messages.NewID("ctx"), Text: dec.Message, Snapshot: snap})
 	case contextsources.ReplacementReady:
-		snap, err := dec.Generation.Snapshot.Encode()
+		snap, err := a.encodeSnapshot(dec.Generation.Snapshot)
 		if err == nil {
 			err = a.append(messages.ContextEpochReplaced{Revision: a.nextSeq(), Baseline: dec.Generation.Baseline, Snapshot: snap, Location: d.location})
 		}
@@ -375,7 +375,10 @@ func (a *sessionActor) onContext(m *contextObserved) {
 func (a *sessionActor) epochSnapshot() contextsources.Snapshot {
 	c := &a.snapshot
 	if !c.valid || c.seq != a.epoch.UpdatedSeq {
-		s, _ := contextsources.DecodeSnapshot(a.epoch.Snapshot)
+		s := c.next.snap
+		if !c.next.is(a.epoch.Snapshot) {
+			s, _ = contextsources.DecodeSnapshot(a.epoch.Snapshot)
+		}
 		*c = decodedSnapshot{valid: true, seq: a.epoch.UpdatedSeq, snap: s}
 	}
 	return c.snap
@@ -386,6 +389,30 @@ type decodedSnapshot struct {
 	valid bool
 	seq   int64 // the epoch's UpdatedSeq it was decoded at
 	snap  contextsources.Snapshot
+	// next is the last snapshot this actor encoded for an event: when that event's
+	// bytes become the epoch's, the snapshot is taken as is instead of decoded again.
+	next encodedSnapshot
+}
+
+// encodedSnapshot is a snapshot with the bytes Encode gave for it.
+type encodedSnapshot struct {
+	enc  []byte
+	snap contextsources.Snapshot
+}
+
+// is reports whether b are these very bytes (not equal ones: the same array, which
+// nothing modifies once encoded), so snap is what decoding b would give.
+func (e encodedSnapshot) is(b []byte) bool {
+	return len(b) > 0 && len(b) == len(e.enc) && &b[0] == &e.enc[0]
+}
+
+// encodeSnapshot encodes s for an event and remembers it for epochSnapshot.
+func (a *sessionActor) encodeSnapshot(s contextsources.Snapshot) ([]byte, error) {
+	b, err := s.Encode()
+	if err == nil {
+		a.snapshot.next = encodedSnapshot{enc: b, snap: s}
+	}
+	return b, err
 }
 
 func (a *sessionActor) loadCatalog() {
