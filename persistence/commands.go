@@ -18,6 +18,10 @@ import (
 // reused ID returns the existing session (its content is not compared), and
 // of two racing creates exactly one creates. The existence check runs in the
 // append's transaction, so it sees what that transaction would conflict with.
+//
+// A new ID is the common case: the append is tried first without that
+// check (a session exists exactly when its stream is past seq 0, so the
+// stream advance refuses a reused ID), and only a refusal looks.
 func (j *Journal) CreateSession(ctx context.Context, sessionID string, ownerEpoch int64, c messages.SessionCreated) (Session, bool, error) {
 	var existing Session
 	pre := func(tx *sql.Tx) (bool, error) {
@@ -28,9 +32,9 @@ func (j *Journal) CreateSession(ctx context.Context, sessionID string, ownerEpoc
 		existing = s
 		return true, err
 	}
+	evs := []messages.Event{c}
+	_, _, err := j.appendTx(ctx, sessionID, 0, ownerEpoch, evs, nil)
 	for attempt := 0; ; attempt++ {
-		existing = Session{}
-		_, _, err := j.appendTx(ctx, sessionID, 0, ownerEpoch, []messages.Event{c}, pre)
 		switch {
 		case err == nil && existing.ID != "":
 			return existing, false, nil
@@ -45,8 +49,11 @@ func (j *Journal) CreateSession(ctx context.Context, sessionID string, ownerEpoc
 				return Session{}, false, fmt.Errorf("create session %s: %w", sessionID, err)
 			}
 			return s, true, nil
-		case errors.Is(err, ErrConflict) && attempt < 3:
-			continue // a racing create committed after our snapshot: look again
+		case attempt == 0 || (errors.Is(err, ErrConflict) && attempt < 4):
+			// Refused: look whether it exists (or a racing create committed
+			// after our snapshot: look again).
+			existing = Session{}
+			_, _, err = j.appendTx(ctx, sessionID, 0, ownerEpoch, evs, pre)
 		default:
 			return Session{}, false, fmt.Errorf("create session %s: %w", sessionID, err)
 		}
