@@ -358,7 +358,9 @@ func (e *Engine) readRange(ctx *gsql.Context, ti *tableInfo, pr *preparedRange, 
 			}
 		}
 		if len(slab) < len(ords) {
-			slab = make([]interface{}, len(ords)*slabRows(pr.limit, len(out)))
+			n := slabRows(pr.limit, len(out))
+			slab = make([]interface{}, len(ords)*n)
+			out = slices.Grow(out, n) // the result grows with the slabs, not by doubling from 1
 		}
 		proj := gsql.Row(slab[:len(ords):len(ords)])
 		slab = slab[len(ords):]
