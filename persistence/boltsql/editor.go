@@ -30,7 +30,26 @@ var (
 )
 
 func (t *Table) editor(ctx *sql.Context) *editor {
-	e := &editor{t: t}
+	e := &editor{}
+	t.initEditor(ctx, e)
+	return e
+}
+
+// tableEditor is a fast path's Table and its editor in one allocation.
+type tableEditor struct {
+	tbl Table
+	ed  editor
+}
+
+// fastEditor is ti's editor for a fast-path statement.
+func (eng *Engine) fastEditor(ctx *sql.Context, ti *tableInfo) *editor {
+	te := &tableEditor{tbl: Table{eng: eng, ti: ti}}
+	te.tbl.initEditor(ctx, &te.ed)
+	return &te.ed
+}
+
+func (t *Table) initEditor(ctx *sql.Context, e *editor) {
+	e.t = t
 	e.tx, e.err = txnOf(ctx)
 	if e.err == nil {
 		// Take the writer now, before the statement's read cursors open,
@@ -44,7 +63,6 @@ func (t *Table) editor(ctx *sql.Context) *editor {
 		// index, or write to one that no longer exists. MySQL's answer.
 		e.err = mysql.NewSQLError(1412, "HY000", "Table definition has changed, please retry transaction (table %s)", t.ti.def.Name)
 	}
-	return e
 }
 
 func (t *Table) Inserter(ctx *sql.Context) sql.RowInserter { return t.editor(ctx) }

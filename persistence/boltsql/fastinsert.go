@@ -189,8 +189,7 @@ func (e *Engine) execInsert(ctx *gsql.Context, sess *Session, s *insertShape, ar
 	if err != nil {
 		return fastInsertResult{handled: true, err: err}
 	}
-	tbl := &Table{eng: e, ti: ti}
-	ed := tbl.editor(ctx)
+	ed := e.fastEditor(ctx, ti)
 	ed.StatementBegin(ctx)
 	var n int64
 	for _, row := range rows {

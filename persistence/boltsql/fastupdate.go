@@ -523,8 +523,7 @@ func (e *Engine) execUpdate(ctx *gsql.Context, sess *Session, s *updateShape, ar
 		e.countUpdate(ctx)
 		return fastInsertResult{handled: true, err: err}
 	}
-	tbl := &Table{eng: e, ti: ti}
-	ed := tbl.editor(ctx)
+	ed := e.fastEditor(ctx, ti)
 	ed.StatementBegin(ctx)
 	old, found, err := e.readPoint(ctx, ti, pu.key, nil)
 	if err == nil && found && pu.guard != nil {
