@@ -108,6 +108,15 @@ func (j *Journal) Acquire(ctx context.Context, sessionID, owner string) (Ownersh
 	if sessionID == "" {
 		return Ownership{}, errors.New("acquire: empty session ID")
 	}
+	if !j.cache.has(sessionID) {
+		// A new session's stream does not exist yet: one INSERT, atomic on
+		// its own, creates it at epoch 1 (no transaction, no read). A
+		// duplicate key (or any failure) leaves the transaction below to
+		// bump the existing epoch. Sessions this Journal wrote skip the try.
+		if _, err := j.db.ExecContext(ctx, j.n.q(qInsertStream), sessionID, 0, owner, 1); err == nil {
+			return Ownership{Epoch: 1}, nil
+		}
+	}
 	var own Ownership
 	err := j.inTx(ctx, func(tx *sql.Tx) error {
 		var last, epoch int64

@@ -83,6 +83,14 @@ func (c *sessionCache) get(sid string, expected int64) *cacheEntry {
 	return nil
 }
 
+// has reports whether the session has an entry (at any head).
+func (c *sessionCache) has(sid string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.m[sid]
+	return ok
+}
+
 // put replaces the session's entry; nil forgets the session.
 func (c *sessionCache) put(sid string, e *cacheEntry) {
 	c.mu.Lock()
