@@ -28,8 +28,10 @@ func readLimited(path string, limit int64, noFollow bool) (buf []byte, ok bool, 
 		if noFollow && err == syscall.ELOOP {
 			return nil, false, errSymlink
 		}
-		if err == syscall.ENOTDIR {
-			err = syscall.ENOENT
+		if err == syscall.ENOENT || err == syscall.ENOTDIR {
+			// The common answer, for most candidate directories at every boundary:
+			// readRegular only asks whether it is fs.ErrNotExist, so no PathError.
+			return nil, false, fs.ErrNotExist
 		}
 		return nil, false, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
