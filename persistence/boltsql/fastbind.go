@@ -124,7 +124,7 @@ func convertString(typ gsql.Type, v interface{}) (interface{}, bool) {
 	}
 	switch st.Type() {
 	case sqltypes.VarBinary, sqltypes.Blob:
-		if int64(len(s)) > st.MaxCharacterLength() {
+		if !binaryFits(typ, len(s)) {
 			return nil, false
 		}
 		return []byte(s), true
@@ -140,6 +140,20 @@ func convertString(typ gsql.Type, v interface{}) (interface{}, bool) {
 		return s, true
 	}
 	return nil, false
+}
+
+// binaryFits says whether n bytes are stored as they are in typ, a
+// VARBINARY or BLOB column (convertString's test for those).
+func binaryFits(typ gsql.Type, n int) bool {
+	st, ok := typ.(types.StringType)
+	if !ok {
+		return false
+	}
+	switch st.Type() {
+	case sqltypes.VarBinary, sqltypes.Blob:
+		return int64(n) <= st.MaxCharacterLength()
+	}
+	return false
 }
 
 // binder builds the literals of a shape's values the way the planner
@@ -164,6 +178,15 @@ func (bd *binder) value(v insertVal) (interface{}, bool) {
 		return nil, false
 	}
 	return l.Value(), true
+}
+
+// bytesArg is v's value when it is a []byte bind parameter.
+func (bd *binder) bytesArg(v insertVal) ([]byte, bool) {
+	if v.arg <= 0 {
+		return nil, false
+	}
+	b, ok := bd.args[v.arg-1].Value.([]byte)
+	return b, ok
 }
 
 func (bd *binder) literal(v insertVal) (*expression.Literal, bool) {

@@ -269,6 +269,13 @@ func shapeRows(ctx *gsql.Context, s *insertShape, sch gsql.Schema, pos []int, ar
 		}
 		row := make(gsql.Row, len(sch))
 		for j, v := range tuple {
+			if b, isBytes := bd.bytesArg(v); isBytes && binaryFits(sch[pos[j]].Type, len(b)) {
+				// The value the chain would give (argValue's string, then
+				// convertString's bytes of it, never nil), copied once
+				// instead of twice; insertRow keeps it as it is.
+				row[pos[j]] = append(make([]byte, 0, len(b)), b...)
+				continue
+			}
 			val, ok := bd.value(v)
 			if !ok {
 				return nil, false
@@ -294,6 +301,9 @@ func insertRow(ctx *gsql.Context, ed *editor, sch gsql.Schema, row gsql.Row) err
 	for i, col := range sch {
 		if row[i] == nil {
 			continue
+		}
+		if b, isBytes := row[i].([]byte); isBytes && binaryFits(col.Type, len(b)) {
+			continue // shapeRows' copy of a []byte argument: Convert would return equal bytes
 		}
 		if v, ok := convertString(col.Type, row[i]); ok {
 			row[i] = v
