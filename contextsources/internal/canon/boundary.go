@@ -21,6 +21,7 @@ type answer struct {
 	cdir, root string
 	git        bool
 	err        error
+	done       bool // Project returned (it did not panic)
 }
 
 type boundaryKey struct{}
@@ -37,7 +38,13 @@ func ProjectAt(ctx context.Context, dir string) (cdir, root string, git bool, er
 		return Project(dir)
 	}
 	a := b.answer(dir)
-	a.once.Do(func() { a.cdir, a.root, a.git, a.err = Project(dir) })
+	a.once.Do(func() {
+		a.cdir, a.root, a.git, a.err = Project(dir)
+		a.done = true
+	})
+	if !a.done { // the first caller panicked (its loader is then Unavailable): no answer to share
+		return Project(dir)
+	}
 	return a.cdir, a.root, a.git, a.err
 }
 

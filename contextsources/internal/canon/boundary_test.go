@@ -34,3 +34,21 @@ func TestProjectAtAnswersOncePerBoundary(t *testing.T) {
 		}
 	}
 }
+
+// A first caller that panicked inside Project leaves nothing to share: the next source of
+// the boundary resolves the directory itself instead of taking an empty answer.
+func TestProjectAtAfterAPanickedFirstCaller(t *testing.T) {
+	dir, err := Dir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := WithBoundary(context.Background())
+	a := ctx.Value(boundaryKey{}).(*boundary).answer(dir)
+	func() {
+		defer func() { recover() }()
+		a.once.Do(func() { panic("loader panicked") })
+	}()
+	if cdir, root, _, err := ProjectAt(ctx, dir); err != nil || cdir != dir || root != dir {
+		t.Fatalf("cdir %q root %q err %v; want %q", cdir, root, err, dir)
+	}
+}
