@@ -102,7 +102,7 @@ var (
 	qInsertInput    = stmt(`INSERT INTO {session_input} (session_id, admitted_seq, message_id, delivery, prompt, promoted_seq) VALUES (?, ?, ?, ?, ?, 0)`)
 	qInput          = stmt(`SELECT delivery, prompt, promoted_seq FROM {session_input} WHERE session_id = ? AND admitted_seq = ?`)
 	qPromote        = stmt(`UPDATE {session_input} SET promoted_seq = ? WHERE session_id = ? AND admitted_seq = ?`)
-	qEpochRevision  = stmt(`SELECT revision FROM {context_epochs} WHERE session_id = ?`)
+	qEpochRevision  = stmt(`SELECT revision, baseline_seq FROM {context_epochs} WHERE session_id = ?`)
 	qInsertEpoch    = stmt(`INSERT INTO {context_epochs} (session_id, revision, baseline, snapshot, location, baseline_seq, updated_seq) VALUES (?, ?, ?, ?, ?, ?, ?)`)
 	qReplaceEpoch   = stmt(`UPDATE {context_epochs} SET revision = ?, baseline = ?, snapshot = ?, location = ?, baseline_seq = ?, updated_seq = ? WHERE session_id = ?`)
 	qUpdateSnapshot = stmt(`UPDATE {context_epochs} SET revision = ?, snapshot = ?, updated_seq = ? WHERE session_id = ?`)
@@ -188,7 +188,7 @@ func (p *projector) apply(seq int64, ev messages.Event) error {
 		} else if found {
 			return p.refuse(seq, ev, "an epoch already exists (replace it, or clear it first)")
 		}
-		p.setEpoch(true, e.Revision)
+		p.setEpoch(true, e.Revision, seq)
 		_, err := p.exec(qInsertEpoch, p.sid, e.Revision, []byte(e.Baseline), nonNil(e.Snapshot), e.Location, seq, seq)
 		return err
 
@@ -200,7 +200,7 @@ func (p *projector) apply(seq int64, ev messages.Event) error {
 		if err != nil {
 			return err
 		}
-		p.setEpoch(true, e.Revision)
+		p.setEpoch(true, e.Revision, seq)
 		if !found {
 			_, err = p.exec(qInsertEpoch, p.sid, e.Revision, []byte(e.Baseline), nonNil(e.Snapshot), e.Location, seq, seq)
 			return err
@@ -212,7 +212,7 @@ func (p *projector) apply(seq int64, ev messages.Event) error {
 		return err
 
 	case messages.ContextEpochCleared:
-		p.setEpoch(false, 0)
+		p.setEpoch(false, 0, 0)
 		_, err := p.exec(qDeleteEpoch, p.sid)
 		return err
 
@@ -224,7 +224,7 @@ func (p *projector) apply(seq int64, ev messages.Event) error {
 		if !found {
 			return p.refuse(seq, ev, "no context epoch to update")
 		}
-		p.setEpoch(true, rev+1)
+		p.setEpoch(true, rev+1, p.ep.baselineSeq)
 		if _, err := p.exec(qUpdateSnapshot, rev+1, nonNil(e.Snapshot), seq, p.sid); err != nil {
 			return err
 		}
@@ -262,7 +262,7 @@ func (p *projector) apply(seq int64, ev messages.Event) error {
 			p.sess.Location = e.To
 		}
 		// A move clears the epoch: the destination initializes a fresh baseline.
-		p.setEpoch(false, 0)
+		p.setEpoch(false, 0, 0)
 		_, err := p.exec(qDeleteEpoch, p.sid)
 		return err
 
@@ -484,20 +484,20 @@ func (p *projector) epochRevision() (int64, bool, error) {
 	if p.ep.known {
 		return p.ep.rev, p.ep.found, nil
 	}
-	var rev int64
-	err := p.row(qEpochRevision, p.sid).Scan(&rev)
+	var rev, baseline int64
+	err := p.row(qEpochRevision, p.sid).Scan(&rev, &baseline)
 	if errors.Is(err, sql.ErrNoRows) {
 		p.ep = epochState{known: true}
 		return 0, false, nil
 	} else if err != nil {
 		return 0, false, err
 	}
-	p.ep = epochState{known: true, found: true, rev: rev}
+	p.setEpoch(true, rev, baseline)
 	return rev, true, nil
 }
 
-func (p *projector) setEpoch(found bool, rev int64) {
-	p.ep = epochState{known: true, found: found, rev: rev}
+func (p *projector) setEpoch(found bool, rev, baselineSeq int64) {
+	p.ep = epochState{known: true, found: found, rev: rev, baselineSeq: baselineSeq}
 }
 
 // tool returns the cached or stored tool_calls row, nil when there is none.

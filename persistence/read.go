@@ -128,14 +128,7 @@ func scanMessages(rows *sql.Rows, sessionID string, keep func(*Message) bool, li
 // actor reads it once per activation and keeps its own copy current from
 // its appends (actors/history.go), which its tests compare with this.
 func (j *Journal) ModelHistory(ctx context.Context, sessionID string) ([]Message, error) {
-	var historySeq int64
-	err := j.db.QueryRowContext(ctx, j.n.q(qHistoryState), sessionID).Scan(&historySeq)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("session %s: %w", sessionID, ErrNotFound)
-	} else if err != nil {
-		return nil, fmt.Errorf("read history of %s: %w", sessionID, err)
-	}
-	ep, hasEpoch, err := j.Epoch(ctx, sessionID)
+	historySeq, hasEpoch, baselineSeq, err := j.historyBounds(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -144,12 +137,32 @@ func (j *Journal) ModelHistory(ctx context.Context, sessionID string) ([]Message
 		return nil, fmt.Errorf("read history of %s: %w", sessionID, err)
 	}
 	out, _, err := scanMessages(rows, sessionID, func(m *Message) bool {
-		return !(hasEpoch && m.Role == RoleSystem && m.Seq < ep.BaselineSeq)
+		return !(hasEpoch && m.Role == RoleSystem && m.Seq < baselineSeq)
 	}, 0)
 	if err != nil {
 		return nil, fmt.Errorf("read history of %s: %w", sessionID, err)
 	}
 	return out, nil
+}
+
+// historyBounds reads the session's history seq and its epoch's baseline
+// seq, or takes them from the sessionCache when one read of the stream head
+// proves its entry current.
+func (j *Journal) historyBounds(ctx context.Context, sessionID string) (historySeq int64, hasEpoch bool, baselineSeq int64, err error) {
+	if hs, ep, head, ok := j.cache.history(sessionID); ok {
+		var last, epoch int64
+		if err := j.db.QueryRowContext(ctx, j.n.q(qStream), sessionID).Scan(&last, &epoch); err == nil && last == head {
+			return hs, ep.found, ep.baselineSeq, nil
+		}
+	}
+	err = j.db.QueryRowContext(ctx, j.n.q(qHistoryState), sessionID).Scan(&historySeq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, false, 0, fmt.Errorf("session %s: %w", sessionID, ErrNotFound)
+	} else if err != nil {
+		return 0, false, 0, fmt.Errorf("read history of %s: %w", sessionID, err)
+	}
+	ep, hasEpoch, err := j.Epoch(ctx, sessionID)
+	return historySeq, hasEpoch, ep.BaselineSeq, err
 }
 
 // Messages pages through the full projected history (compacted and

@@ -42,8 +42,8 @@ type cacheEntry struct {
 
 // epochState is what the projector knows of the context_epochs row.
 type epochState struct {
-	known, found bool
-	rev          int64
+	known, found     bool
+	rev, baselineSeq int64
 }
 
 // cachedInput is a session_input row with promoted_seq 0 (and its
@@ -124,6 +124,18 @@ func (c *sessionCache) session(sid string) (Session, int64, bool) {
 		return *e.sess, e.head, true
 	}
 	return Session{}, 0, false
+}
+
+// history returns what ModelHistory needs besides the messages: the
+// session's history seq and the epoch's baseline seq (found false: no
+// epoch), with the head they are valid at.
+func (c *sessionCache) history(sid string) (historySeq int64, ep epochState, head int64, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, hit := c.m[sid]; hit && e.sess != nil && e.epoch.known {
+		return e.sess.HistorySeq, e.epoch, e.head, true
+	}
+	return 0, epochState{}, 0, false
 }
 
 func (e *cacheEntry) msg(id string) *cachedMsg {

@@ -2,6 +2,7 @@ package persistence_test
 
 import (
 	"errors"
+	"reflect"
 	"testing"
 
 	"github.com/sessionrt/sessionrt/messages"
@@ -93,6 +94,45 @@ func TestCachedRowsFollowAnotherJournalsWrites(t *testing.T) {
 		}
 		if w := []string{"p1@steer:hi p1", "p3@steer:hi p3", "p2@steer:hi p2"}; len(got) != 3 || got[0] != w[0] || got[1] != w[1] || got[2] != w[2] {
 			t.Fatalf("user messages %q, want %q", got, w)
+		}
+		// The history bounds (history seq, epoch baseline) a serves from
+		// memory match a journal that reads them all.
+		c := openJournal(t, persistence.Config{DB: a.DB()})
+		sameHistory := func(sid, what string, n int) {
+			t.Helper()
+			got, err := a.ModelHistory(ctx, sid)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := c.ModelHistory(ctx, sid)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) || len(got) != n {
+				t.Fatalf("%s: history (want %d)\n got %+v\nwant %+v", what, n, got, want)
+			}
+		}
+		sameHistory("s", "after promotions", 3)
+		// Session h: a's appends keep its bounds in memory; b clears the epoch.
+		if _, _, err := a.CreateSession(ctx, "h", 0, created("/p")); err != nil {
+			t.Fatal(err)
+		}
+		h := mustAppend(t, a, "h", 1, 0, messages.ContextEpochInitialized{Revision: 1, Location: "/p"})
+		sameHistory("h", "epoch", 0)
+		h = mustAppend(t, a, "h", h, 0, messages.ContextUpdated{MessageID: "c1", Text: "t"})
+		sameHistory("h", "context update", 1)
+		h = mustAppend(t, a, "h", h, 0, messages.ContextEpochReplaced{Revision: 10, Location: "/p"})
+		sameHistory("h", "new baseline hides c1", 0)
+		h = mustAppend(t, a, "h", h, 0, messages.ContextUpdated{MessageID: "c2", Text: "u"})
+		sameHistory("h", "an update keeps the baseline", 1)
+		h = mustAppend(t, b, "h", h, 0, messages.ContextEpochCleared{})
+		sameHistory("h", "no epoch shows c1 and c2", 2)
+		h = mustAppend(t, a, "h", h, 0, messages.ContextEpochInitialized{Revision: 11, Location: "/p"})
+		sameHistory("h", "epoch again hides c1", 0)
+		h = mustAppend(t, a, "h", h, 0, messages.CompactionStarted{CompactionID: "k"}, messages.CompactionEnded{CompactionID: "k", Summary: "sum"})
+		sameHistory("h", "compacted", 1)
+		if s, err := a.Session(ctx, "h"); err != nil || s.HistorySeq != h || s.LastSeq != h {
+			t.Fatalf("session h after compaction %+v %v", s, err)
 		}
 		rep, err := a.Verify(ctx)
 		if err != nil || !rep.Clean() {
