@@ -105,8 +105,23 @@ var (
 // than every earlier one. Appends with an older epoch are then ErrFenced.
 // The session need not exist yet.
 func (j *Journal) Acquire(ctx context.Context, sessionID, owner string) (Ownership, error) {
+	own, _, _, err := j.acquire(ctx, sessionID, owner, false)
+	return own, err
+}
+
+// AcquireSession is Acquire and then Session in one: the sessions row is
+// read inside Acquire's transaction, as the new owner finds it (found false:
+// never created; a new stream needs no read at all). An activation thus
+// costs one transaction instead of a transaction and two reads, and the row
+// goes to the sessionCache, where later Session and ModelHistory calls
+// prove it current with one read of the stream head.
+func (j *Journal) AcquireSession(ctx context.Context, sessionID, owner string) (own Ownership, s Session, found bool, err error) {
+	return j.acquire(ctx, sessionID, owner, true)
+}
+
+func (j *Journal) acquire(ctx context.Context, sessionID, owner string, withSession bool) (Ownership, Session, bool, error) {
 	if sessionID == "" {
-		return Ownership{}, errors.New("acquire: empty session ID")
+		return Ownership{}, Session{}, false, errors.New("acquire: empty session ID")
 	}
 	if !j.cache.has(sessionID) {
 		// A new session's stream does not exist yet: one INSERT, atomic on
@@ -114,11 +129,14 @@ func (j *Journal) Acquire(ctx context.Context, sessionID, owner string) (Ownersh
 		// duplicate key (or any failure) leaves the transaction below to
 		// bump the existing epoch. Sessions this Journal wrote skip the try.
 		if _, err := j.db.ExecContext(ctx, j.n.q(qInsertStream), sessionID, 0, owner, 1); err == nil {
-			return Ownership{Epoch: 1}, nil
+			return Ownership{Epoch: 1}, Session{}, false, nil
 		}
 	}
 	var own Ownership
+	var sess Session
+	var found bool
 	err := j.inTx(ctx, func(tx *sql.Tx) error {
+		found = false
 		var last, epoch int64
 		err := tx.QueryRowContext(ctx, j.n.q(qStream), sessionID).Scan(&last, &epoch)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -140,12 +158,24 @@ func (j *Journal) Acquire(ctx context.Context, sessionID, owner string) (Ownersh
 			return errRetry
 		}
 		own = Ownership{Epoch: epoch + 1, LastSeq: last}
-		return nil
+		if !withSession || last == 0 { // no session before its first event
+			return nil
+		}
+		sess, err = j.readSessionRow(ctx, tx, sessionID)
+		if errors.Is(err, ErrNotFound) {
+			return nil
+		}
+		found = err == nil
+		sess.LastSeq = last
+		return err
 	}, true)
 	if err != nil {
-		return Ownership{}, fmt.Errorf("acquire session %s for %s: %w", sessionID, owner, err)
+		return Ownership{}, Session{}, false, fmt.Errorf("acquire session %s for %s: %w", sessionID, owner, err)
 	}
-	return own, nil
+	if found {
+		j.cache.learn(sessionID, sess)
+	}
+	return own, sess, found, nil
 }
 
 // Append writes events as seqs expectedSeq+1.. and projects them, in one

@@ -47,6 +47,19 @@ type rowQuerier interface {
 }
 
 func (j *Journal) readSession(ctx context.Context, db rowQuerier, sessionID string) (Session, error) {
+	s, err := j.readSessionRow(ctx, db, sessionID)
+	if err != nil {
+		return Session{}, err
+	}
+	var epoch int64
+	if err := db.QueryRowContext(ctx, j.n.q(qStream), sessionID).Scan(&s.LastSeq, &epoch); err != nil {
+		return Session{}, fmt.Errorf("read session %s stream: %w", sessionID, err)
+	}
+	return s, nil
+}
+
+// readSessionRow reads the sessions row alone (LastSeq 0).
+func (j *Journal) readSessionRow(ctx context.Context, db rowQuerier, sessionID string) (Session, error) {
 	s := Session{ID: sessionID}
 	var status string
 	err := db.QueryRowContext(ctx, j.n.q(qSession), sessionID).Scan(&s.Location, &s.Agent, &s.Model.Provider, &s.Model.ID, &status, &s.CreatedSeq, &s.HistorySeq)
@@ -56,10 +69,6 @@ func (j *Journal) readSession(ctx context.Context, db rowQuerier, sessionID stri
 		return Session{}, fmt.Errorf("read session %s: %w", sessionID, err)
 	}
 	s.Status = Status(status)
-	var epoch int64
-	if err := db.QueryRowContext(ctx, j.n.q(qStream), sessionID).Scan(&s.LastSeq, &epoch); err != nil {
-		return Session{}, fmt.Errorf("read session %s stream: %w", sessionID, err)
-	}
 	return s, nil
 }
 

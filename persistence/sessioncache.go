@@ -91,10 +91,37 @@ func (c *sessionCache) has(sid string) bool {
 	return ok
 }
 
+// learn records the sessions row s, read at head s.LastSeq in a
+// transaction, unless an entry at a later head exists; an entry at that
+// head keeps its messages and calls.
+func (c *sessionCache) learn(sid string, s Session) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	head := s.LastSeq
+	s.LastSeq = 0
+	e := &cacheEntry{head: head, tools: map[[2]string]toolRow{}}
+	if old, ok := c.m[sid]; ok {
+		switch {
+		case old.head > head || (old.head == head && old.sess != nil):
+			return
+		case old.head == head:
+			cp := *old // entries are immutable: a copy sharing its parts
+			e = &cp
+		}
+	}
+	e.status, e.sess = s.Status, &s
+	e.bytes += 64 + len(s.ID) + len(s.Location) + len(s.Agent) + len(s.Model.Provider) + len(s.Model.ID)
+	c.putLocked(sid, e)
+}
+
 // put replaces the session's entry; nil forgets the session.
 func (c *sessionCache) put(sid string, e *cacheEntry) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.putLocked(sid, e)
+}
+
+func (c *sessionCache) putLocked(sid string, e *cacheEntry) {
 	if old, ok := c.m[sid]; ok {
 		c.bytes -= old.bytes
 		delete(c.m, sid)

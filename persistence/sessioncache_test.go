@@ -140,3 +140,46 @@ func TestCachedRowsFollowAnotherJournalsWrites(t *testing.T) {
 		}
 	})
 }
+
+// AcquireSession returns the row as the new owner finds it, and a later
+// write by another journal is still seen.
+func TestAcquireSessionReadsTheRowInItsTransaction(t *testing.T) {
+	eachBackend(t, func(t *testing.T, a *persistence.Journal) {
+		ctx := testCtx(t)
+		for want := int64(1); want <= 2; want++ {
+			own, s, found, err := a.AcquireSession(ctx, "new", "n1")
+			if err != nil || found || own != (persistence.Ownership{Epoch: want}) || s != (persistence.Session{}) {
+				t.Fatalf("acquire %d: %+v %+v %v %v", want, own, s, found, err)
+			}
+		}
+		if _, _, err := a.CreateSession(ctx, "s", 0, created("/p")); err != nil {
+			t.Fatal(err)
+		}
+		last := mustAppend(t, a, "s", 1, 0, messages.AgentSwitched{Agent: "plan"})
+		b := openJournal(t, persistence.Config{DB: a.DB()})
+		own, s, found, err := b.AcquireSession(ctx, "s", "n2")
+		want := persistence.Session{ID: "s", Location: "/p", Agent: "plan", Model: model, Status: persistence.StatusIdle, CreatedSeq: 1, LastSeq: last}
+		if err != nil || !found || s != want || own != (persistence.Ownership{Epoch: 1, LastSeq: last}) {
+			t.Fatalf("acquire: %+v %+v %v %v", own, s, found, err)
+		}
+		if got, err := b.Session(ctx, "s"); err != nil || got != want {
+			t.Fatalf("session %+v %v", got, err)
+		}
+		if _, err := a.Append(ctx, "s", last, 0, messages.Idle{}); !errors.Is(err, persistence.ErrFenced) {
+			t.Fatalf("old epoch: %v", err)
+		}
+		// a acquires it back and moves it: b's learned row is stale.
+		ownA, _, _, err := a.AcquireSession(ctx, "s", "n1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = mustAppend(t, a, "s", last, ownA.Epoch, messages.Moved{From: "/p", To: "/q"})
+		want.Location, want.LastSeq = "/q", last
+		if got, err := b.Session(ctx, "s"); err != nil || got != want {
+			t.Fatalf("session after a's move %+v %v", got, err)
+		}
+		if _, err := b.Append(ctx, "s", last, own.Epoch, messages.Idle{}); !errors.Is(err, persistence.ErrFenced) {
+			t.Fatalf("b's old epoch: %v", err)
+		}
+	})
+}
