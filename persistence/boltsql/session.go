@@ -128,9 +128,32 @@ func isReadStatement(q string) bool {
 	if len(q) < 4 {
 		return false
 	}
-	switch strings.ToLower(q[:4]) {
-	case "sele", "show", "expl", "desc":
-		return !strings.Contains(strings.ToLower(q), "for update")
+	switch w := q[:4]; {
+	case strings.EqualFold(w, "sele"), strings.EqualFold(w, "show"), strings.EqualFold(w, "expl"), strings.EqualFold(w, "desc"):
+		return !containsFoldASCII(q, "for update")
+	}
+	return false
+}
+
+// containsFoldASCII is strings.Contains(strings.ToLower(s), lower) for
+// lower = "for update" without lowering a copy of s. Besides ASCII, only
+// the Kelvin sign and U+0130 lower to ASCII letters ("k", "i" + a combining
+// dot), and neither letter is in the needle.
+func containsFoldASCII(s, lower string) bool {
+	for i := 0; i+len(lower) <= len(s); i++ {
+		j := 0
+		for ; j < len(lower); j++ {
+			c := s[i+j]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != lower[j] {
+				break
+			}
+		}
+		if j == len(lower) {
+			return true
+		}
 	}
 	return false
 }
