@@ -47,6 +47,7 @@
 //
 //	j, _ := persistence.OpenURL(ctx, dataDir, journalURL, false, persistence.Config{})
 //	own, _ := j.Acquire(ctx, sid, node)              // epoch + last seq; older owners now get ErrFenced
+//	own, s, found, _ := j.AcquireSession(ctx, sid, node) // the same, with the session row read in its transaction
 //	s, created, _ := j.CreateSession(ctx, sid, own.Epoch, messages.SessionCreated{...})
 //	r, _ := j.AdmitPrompt(ctx, sid, last, own.Epoch, messages.PromptAdmitted{...}, backlogLimit)
 //	last, _ = j.Append(ctx, sid, last, own.Epoch, events...) // *ConflictError{Last} / ErrFenced / ErrProjection
