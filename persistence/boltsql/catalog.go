@@ -183,6 +183,9 @@ func unmarshalDef(b []byte) (tableDef, error) {
 
 // keyOf encodes the values of cols in row as a key.
 func keyOf(dst []byte, row sql.Row, cols []int, kinds []keyKind) ([]byte, bool, error) {
+	if dst == nil {
+		dst = keyBuf(row, cols, 0)
+	}
 	hasNull := false
 	for i, ord := range cols {
 		v := row[ord]
@@ -196,6 +199,24 @@ func keyOf(dst []byte, row sql.Row, cols []int, kinds []keyKind) ([]byte, bool, 
 		}
 	}
 	return dst, hasNull, nil
+}
+
+// keyBuf is an empty buffer with room for the key of row's cols (escaped
+// zero bytes aside) and extra bytes: an index key is followed by the
+// primary key.
+func keyBuf(row sql.Row, cols []int, extra int) []byte {
+	n := extra
+	for _, ord := range cols {
+		switch x := row[ord].(type) {
+		case string:
+			n += 3 + len(x)
+		case []byte:
+			n += 3 + len(x)
+		default:
+			n += 13
+		}
+	}
+	return make([]byte, 0, n)
 }
 
 // keyString renders key values the way duplicate-key messages show them.

@@ -123,7 +123,7 @@ func (e *editor) Insert(ctx *sql.Context, row sql.Row) error {
 	}
 	ikeys := make([][]byte, len(ti.indexes))
 	for i, ix := range ti.indexes {
-		k, hasNull, err := keyOf(nil, row, ix.cols, ix.kinds)
+		k, hasNull, err := keyOf(keyBuf(row, ix.cols, len(pk)), row, ix.cols, ix.kinds)
 		if err != nil {
 			return fmt.Errorf("table %s index %s: %w", ti.def.Name, ix.def.Name, err)
 		}
@@ -200,11 +200,11 @@ func (e *editor) Update(ctx *sql.Context, old, new sql.Row) error {
 	type change struct{ oldKey, newKey []byte }
 	changes := make([]change, len(ti.indexes))
 	for i, ix := range ti.indexes {
-		ok, _, err := keyOf(nil, old, ix.cols, ix.kinds)
+		ok, _, err := keyOf(keyBuf(old, ix.cols, len(oldPK)), old, ix.cols, ix.kinds)
 		if err != nil {
 			return err
 		}
-		nk, hasNull, err := keyOf(nil, new, ix.cols, ix.kinds)
+		nk, hasNull, err := keyOf(keyBuf(new, ix.cols, len(newPK)), new, ix.cols, ix.kinds)
 		if err != nil {
 			return err
 		}
@@ -262,7 +262,7 @@ func (e *editor) Delete(ctx *sql.Context, row sql.Row) error {
 		return err
 	}
 	for _, ix := range ti.indexes {
-		k, _, err := keyOf(nil, row, ix.cols, ix.kinds)
+		k, _, err := keyOf(keyBuf(row, ix.cols, len(pk)), row, ix.cols, ix.kinds)
 		if err != nil {
 			return err
 		}
