@@ -227,7 +227,7 @@ func (c *conn) ExecContext(ctx context.Context, query string, args []driver.Name
 			if err := c.execTxStatement(ctx, query, kind); err != nil {
 				return nil, err
 			}
-			return &result{}, nil
+			return resultOf(0), nil
 		}
 	}
 	if !c.eng.noFastInsert && startsWithKeyword(query, "insert") {
@@ -239,7 +239,7 @@ func (c *conn) ExecContext(ctx context.Context, query string, args []driver.Name
 				if r.err != nil {
 					return nil, toMySQLError(r.err)
 				}
-				return &result{affected: r.affected}, nil
+				return resultOf(r.affected), nil
 			}
 		}
 	}
@@ -252,7 +252,7 @@ func (c *conn) ExecContext(ctx context.Context, query string, args []driver.Name
 				if r.err != nil {
 					return nil, toMySQLError(r.err)
 				}
-				return &result{affected: r.affected}, nil
+				return resultOf(r.affected), nil
 			}
 		}
 	}
@@ -312,6 +312,22 @@ func (c *conn) QueryContext(ctx context.Context, query string, args []driver.Nam
 }
 
 type result struct{ affected, insertID int64 }
+
+// smallResults are shared by fast-path statements that changed a few rows
+// (a Result is only read).
+var smallResults = func() (r [8]result) {
+	for i := range r {
+		r[i].affected = int64(i)
+	}
+	return r
+}()
+
+func resultOf(affected int64) *result {
+	if affected >= 0 && affected < int64(len(smallResults)) {
+		return &smallResults[affected]
+	}
+	return &result{affected: affected}
+}
 
 func (r *result) LastInsertId() (int64, error) { return r.insertID, nil }
 func (r *result) RowsAffected() (int64, error) { return r.affected, nil }
