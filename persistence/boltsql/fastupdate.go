@@ -1,6 +1,7 @@
 package boltsql
 
 import (
+	"bytes"
 	"database/sql/driver"
 	"strconv"
 	"strings"
@@ -637,7 +638,7 @@ func updateRow(ctx *gsql.Context, ed *editor, sch gsql.Schema, sets []gsql.Expre
 		}
 		row = r
 	}
-	equal, err := old.Equals(ctx, row, sch)
+	equal, err := rowsEqual(ctx, old, row, sch)
 	if err != nil || equal {
 		return false, err
 	}
@@ -648,6 +649,37 @@ func updateRow(ctx *gsql.Context, ed *editor, sch gsql.Schema, sets []gsql.Expre
 	}
 	if err := ed.Update(ctx, old, row); err != nil {
 		return false, err
+	}
+	return true, nil
+}
+
+// rowsEqual is old.Equals(ctx, row, sch) without its conversions for the
+// common case: for two []byte values of a VARBINARY/BLOB column that both
+// fit it, the column type's Compare converts each to an equal copy (no
+// error when it fits) and compares them byte by byte under the binary
+// collation, so bytes.Equal gives its answer. Any other column takes
+// Compare, in the same order, so its errors come out as before.
+func rowsEqual(ctx *gsql.Context, old, row gsql.Row, sch gsql.Schema) (bool, error) {
+	if len(row) != len(old) || len(row) != len(sch) {
+		return false, nil
+	}
+	for i, a := range old {
+		b := row[i]
+		ab, aok := a.([]byte)
+		bb, bok := b.([]byte)
+		if aok && bok && types.IsBinaryType(sch[i].Type) && binaryFits(sch[i].Type, len(ab)) && binaryFits(sch[i].Type, len(bb)) {
+			if !bytes.Equal(ab, bb) {
+				return false, nil
+			}
+			continue
+		}
+		cmp, err := sch[i].Type.Compare(ctx, a, b)
+		if err != nil {
+			return false, err
+		}
+		if cmp != 0 {
+			return false, nil
+		}
 	}
 	return true, nil
 }

@@ -50,6 +50,16 @@ func fastUpdateCases() []fastUpdateCase {
 		{advance, []any{9, "s9", 1, 0, 0}, true},         // no stream
 		{"UPDATE uk SET epoch = ?, note = ? WHERE sid = ? AND seq = ? AND epoch = ?", []any{2, "own", "s1", 2, 1}, true},
 		{"UPDATE uk SET note = 'rep' WHERE sid = ? AND seq = ?", []any{"s2", 1}, true},
+		// A LONGBLOB set to its own bytes (matched, not changed), to other
+		// bytes, '' against NULL and back.
+		{"UPDATE ut SET body = ? WHERE id = ?", []any{[]byte("x"), 1}, true},
+		{"UPDATE ut SET body = ? WHERE id = ?", []any{"x", 1}, true},
+		{"UPDATE ut SET body = ? WHERE id = ?", []any{[]byte("x\x00"), 1}, true},
+		{"UPDATE ut SET body = ? WHERE id = ?", []any{[]byte{}, 3}, true},
+		{"UPDATE ut SET body = ? WHERE id = ?", []any{nil, 3}, true},
+		{"UPDATE ut SET body = ? WHERE id = ?", []any{[]byte{}, 3}, true},
+		{"UPDATE ut SET body = ? WHERE id = ?", []any{[]byte(nil), 3}, true},
+		{"UPDATE ut SET body = ? WHERE id = ?", []any{[]byte{}, 2}, true},
 		// A VARCHAR key (utf8mb4_0900_bin: bytes, no padding).
 		{"UPDATE uv SET v = ? WHERE k = ?", []any{10, "a"}, true},
 		{"UPDATE uv SET v = ? WHERE k = ?", []any{20, "a "}, true},
