@@ -2,6 +2,7 @@ package boltsql
 
 import (
 	"strings"
+	"sync"
 
 	"github.com/dolthub/go-mysql-server/sql"
 )
@@ -11,6 +12,26 @@ type Session struct {
 	*sql.BaseSession
 	eng *Engine
 	cur *txn // the last transaction started; the engine may drop it from the session without ending it
+
+	spareMu sync.Mutex // SessionEnd may come from another goroutine
+	spare   []undoRec  // an ended transaction's undo log, emptied, for the next one
+}
+
+// keepUndo keeps t's undo log for the session's next transaction.
+func (s *Session) keepUndo(t *txn) {
+	if u := t.takeUndo(); u != nil {
+		s.spareMu.Lock()
+		s.spare = u
+		s.spareMu.Unlock()
+	}
+}
+
+func (s *Session) takeSpareUndo() []undoRec {
+	s.spareMu.Lock()
+	defer s.spareMu.Unlock()
+	u := s.spare
+	s.spare = nil
+	return u
 }
 
 var (
@@ -32,8 +53,9 @@ func (s *Session) StartTransaction(ctx *sql.Context, char sql.TransactionCharact
 	}
 	if s.cur != nil {
 		_ = s.cur.rollback() // no-op when it ended normally
+		s.keepUndo(s.cur)
 	}
-	t := &txn{eng: s.eng, readOnly: char == sql.ReadOnly}
+	t := &txn{eng: s.eng, readOnly: char == sql.ReadOnly, undo: s.takeSpareUndo()}
 	s.cur = t
 	if !t.readOnly && !isReadStatement(ctx.Query()) {
 		t.mayWrite = true
@@ -94,6 +116,7 @@ func (s *Session) endLeftover(all bool) {
 	// (some error paths do) would otherwise hold the writer forever.
 	if s.cur != nil && s.GetTransaction() != sql.Transaction(s.cur) {
 		_ = s.cur.rollback()
+		s.keepUndo(s.cur)
 		s.cur = nil
 	}
 	t, ok := s.GetTransaction().(*txn)

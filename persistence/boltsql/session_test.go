@@ -31,3 +31,44 @@ func TestIsReadStatementMatchesLowering(t *testing.T) {
 		}
 	}
 }
+
+// A session hands an ended transaction's undo log to its next one: rolling
+// back a short transaction after a longer one must undo exactly its own
+// changes, never records left from the one before.
+func TestUndoLogReusedAcrossTransactions(t *testing.T) {
+	e := openTest(t, Options{NoSync: true})
+	db := e.DB()
+	db.SetMaxOpenConns(1) // one session for every transaction
+	mustExec(t, db, `CREATE TABLE u (id INT NOT NULL PRIMARY KEY, v INT NOT NULL, KEY kv (v))`)
+	for round := 0; round < 5; round++ {
+		tx, err := db.Begin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 6; i++ {
+			mustExec(t, tx, `INSERT INTO u VALUES (?, ?)`, round*100+i, i)
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		tx, err = db.Begin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustExec(t, tx, `UPDATE u SET v = v + 1000 WHERE id = ?`, round*100)
+		mustExec(t, tx, `INSERT INTO u VALUES (?, 7)`, round*100+50)
+		if err := tx.Rollback(); err != nil {
+			t.Fatal(err)
+		}
+		mustExec(t, db, `INSERT INTO u VALUES (?, 8)`, round*100+60) // autocommit, reusing the log again
+	}
+	if n := queryInt(t, db, `SELECT COUNT(*) FROM u`); n != 5*7 {
+		t.Fatalf("%d rows, want %d", n, 5*7)
+	}
+	if n := queryInt(t, db, `SELECT COUNT(*) FROM u WHERE v >= 1000 OR v = 7`); n != 0 {
+		t.Fatalf("%d rows of rolled-back transactions remain", n)
+	}
+	if n := queryInt(t, db, `SELECT COUNT(*) FROM u WHERE v = 0`); n != 5 {
+		t.Fatalf("index finds %d rows with v = 0, want 5", n)
+	}
+}

@@ -229,6 +229,26 @@ func (t *txn) undoTo(mark int) error {
 	return firstErr
 }
 
+// maxSpareUndo bounds the undo log a session keeps for its next
+// transaction, so one large transaction does not pin its log.
+const maxSpareUndo = 64
+
+// takeUndo hands an ended transaction's undo log, emptied, to the
+// session's next transaction (a write transaction would otherwise grow a
+// new one); nil while t is still running. Once t is done nothing reads its
+// log: every path that does checks done or needs the writer turn it gave up.
+func (t *txn) takeUndo() []undoRec {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.done || cap(t.undo) == 0 || cap(t.undo) > maxSpareUndo {
+		return nil
+	}
+	u := t.undo[:cap(t.undo)]
+	clear(u) // keys and values of the last transaction
+	t.undo = nil
+	return u[:0]
+}
+
 func (t *txn) mark() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
