@@ -40,10 +40,12 @@ type projector struct {
 	// bodies and fresh record what flush wrote, for the next cache entry.
 	bodies map[string][]byte
 	fresh  map[string]bool
-	// sess, ep and inbox track the sessions row, the epoch and the pending
-	// prompts as this batch leaves them, when known (from the cache or
-	// written here); sess is the projector's own copy.
-	sess  *Session
+	// sess, ep and inbox track the sessions row (its status is known), the
+	// epoch and the pending prompts as this batch leaves them, when known
+	// (from the cache or written here). sess is shared with the cache entry
+	// until editSession copies it.
+	sess      *Session
+	sessOwned bool
 	ep    epochState
 	inbox []cachedInput
 }
@@ -70,10 +72,7 @@ func newProjector(ctx context.Context, tx querier, n *names, sessionID string) *
 // append's expected seq).
 func (p *projector) use(c *cacheEntry) {
 	p.cache, p.known, p.ep = c, c.status, c.epoch
-	if c.sess != nil {
-		s := *c.sess
-		p.sess = &s
-	}
+	p.sess = c.sess
 	p.inbox = append([]cachedInput(nil), c.inbox...)
 }
 
@@ -131,7 +130,7 @@ func (p *projector) apply(seq int64, ev messages.Event) error {
 		}
 		_, err := p.exec(qInsertSession, p.sid, e.Location, e.Agent, e.Model.Provider, e.Model.ID, string(StatusIdle), seq)
 		p.known = StatusIdle
-		p.sess = &Session{ID: p.sid, Location: e.Location, Agent: e.Agent, Model: e.Model, CreatedSeq: seq}
+		p.sess, p.sessOwned = &Session{ID: p.sid, Location: e.Location, Agent: e.Agent, Model: e.Model, CreatedSeq: seq}, true
 		p.ep = epochState{known: true} // epochs come after creation
 		return err
 
@@ -235,15 +234,15 @@ func (p *projector) apply(seq int64, ev messages.Event) error {
 		return p.newMessage(seq, ev, Message{ID: id, Seq: seq, Role: RoleSystem, Text: e.Text})
 
 	case messages.AgentSwitched:
-		if p.sess != nil {
-			p.sess.Agent = e.Agent
+		if s := p.editSession(); s != nil {
+			s.Agent = e.Agent
 		}
 		_, err := p.exec(qSetAgent, e.Agent, p.sid)
 		return err
 
 	case messages.ModelSwitched:
-		if p.sess != nil {
-			p.sess.Model = e.Model
+		if s := p.editSession(); s != nil {
+			s.Model = e.Model
 		}
 		_, err := p.exec(qSetModel, e.Model.Provider, e.Model.ID, p.sid)
 		return err
@@ -258,8 +257,8 @@ func (p *projector) apply(seq int64, ev messages.Event) error {
 		if _, err := p.exec(qSetLocation, e.To, p.sid); err != nil {
 			return err
 		}
-		if p.sess != nil {
-			p.sess.Location = e.To
+		if s := p.editSession(); s != nil {
+			s.Location = e.To
 		}
 		// A move clears the epoch: the destination initializes a fresh baseline.
 		p.setEpoch(false, 0, 0)
@@ -418,8 +417,8 @@ func (p *projector) apply(seq int64, ev messages.Event) error {
 		if _, err := p.exec(qSetHistorySeq, seq, p.sid); err != nil {
 			return err
 		}
-		if p.sess != nil {
-			p.sess.HistorySeq = seq
+		if s := p.editSession(); s != nil {
+			s.HistorySeq = seq
 		}
 		return p.newMessage(seq, ev, Message{ID: id, Seq: seq, Role: RoleCompaction, Text: e.Summary, RecentContext: e.RecentContext})
 
@@ -435,6 +434,16 @@ func nonNil(b []byte) []byte {
 		return []byte{}
 	}
 	return b
+}
+
+// editSession returns the projector's own copy of the sessions row to
+// change (nil when the row is not known).
+func (p *projector) editSession() *Session {
+	if p.sess != nil && !p.sessOwned {
+		s := *p.sess
+		p.sess, p.sessOwned = &s, true
+	}
+	return p.sess
 }
 
 // pendingInput returns the inbox row of a prompt admitted to this session

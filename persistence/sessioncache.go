@@ -34,7 +34,7 @@ type cacheEntry struct {
 	status Status                // "" unknown
 	msgs   []cachedMsg           // assistant messages, oldest first, at most cacheMsgs
 	tools  map[[2]string]toolRow // calls of the cached messages, by (assistant message, call)
-	sess   *Session              // the sessions row (LastSeq unset); nil unknown
+	sess   *Session              // the sessions row (Status and LastSeq unset: status holds it); nil unknown
 	epoch  epochState
 	inbox  []cachedInput // admitted, unpromoted prompts this cache saw admitted
 	bytes  int
@@ -109,7 +109,9 @@ func (c *sessionCache) learn(sid string, s Session) {
 			e = &cp
 		}
 	}
-	e.status, e.sess = s.Status, &s
+	e.status = s.Status
+	s.Status = ""
+	e.sess = &s
 	e.bytes += 64 + len(s.ID) + len(s.Location) + len(s.Agent) + len(s.Model.Provider) + len(s.Model.ID)
 	c.putLocked(sid, e)
 }
@@ -148,7 +150,9 @@ func (c *sessionCache) session(sid string) (Session, int64, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.m[sid]; ok && e.sess != nil {
-		return *e.sess, e.head, true
+		s := *e.sess
+		s.Status = e.status
+		return s, e.head, true
 	}
 	return Session{}, 0, false
 }
@@ -188,10 +192,8 @@ func (m *cachedMsg) decode() (Message, error) {
 // started from (nil on a miss) and what its projector wrote.
 func (p *projector) next(head int64) *cacheEntry {
 	e := &cacheEntry{head: head, status: p.known, tools: map[[2]string]toolRow{}, epoch: p.ep}
-	if p.sess != nil && p.known != "" {
-		s := *p.sess
-		s.Status = p.known
-		e.sess = &s
+	if s := p.sess; s != nil && p.known != "" {
+		e.sess = s // immutable from here on (the projector is done)
 		e.bytes += 64 + len(s.ID) + len(s.Location) + len(s.Agent) + len(s.Model.Provider) + len(s.Model.ID)
 	}
 	for _, in := range p.inbox {
