@@ -46,8 +46,8 @@ type projector struct {
 	// until editSession copies it.
 	sess      *Session
 	sessOwned bool
-	ep    epochState
-	inbox []cachedInput
+	ep        epochState
+	inbox     []cachedInput
 }
 
 // toolRow is a cached tool_calls row; flush writes new and changed ones.
