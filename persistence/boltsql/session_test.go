@@ -1,6 +1,7 @@
 package boltsql
 
 import (
+	"context"
 	"strings"
 	"testing"
 )
@@ -70,5 +71,36 @@ func TestUndoLogReusedAcrossTransactions(t *testing.T) {
 	}
 	if n := queryInt(t, db, `SELECT COUNT(*) FROM u WHERE v = 0`); n != 5 {
 		t.Fatalf("index finds %d rows with v = 0, want 5", n)
+	}
+}
+
+// A transaction whose context is canceled is rolled back and its
+// connection kept (database/sql discards it unless the driver can validate
+// and reset it): the next caller gets the same engine session, with nothing
+// of the canceled transaction left.
+func TestCanceledTransactionKeepsItsConnection(t *testing.T) {
+	e := openTest(t, Options{NoSync: true})
+	db := e.DB()
+	db.SetMaxOpenConns(1)
+	mustExec(t, db, `CREATE TABLE c (id INT NOT NULL PRIMARY KEY)`)
+	conns := e.connIDs.Load()
+	for i := 0; i < 3; i++ {
+		ctx, cancel := context.WithCancel(context.Background())
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustExec(t, tx, `INSERT INTO c VALUES (?)`, 100+i)
+		cancel()
+		if err := tx.Commit(); err == nil {
+			t.Fatal("commit after cancel succeeded")
+		}
+		mustExec(t, db, `INSERT INTO c VALUES (?)`, i) // waits for the rollback to release the connection
+	}
+	if n := queryInt(t, db, `SELECT COUNT(*) FROM c`); n != 3 {
+		t.Fatalf("%d rows, want the 3 autocommit ones", n)
+	}
+	if n := e.connIDs.Load() - conns; n != 0 {
+		t.Fatalf("%d connections opened after canceled transactions, want 0", n)
 	}
 }
