@@ -203,8 +203,8 @@ var errNoDrain = errors.New("the session stopped running")
 
 // watcher polls /api/session/active once a second for every session a turn
 // waits on (one request for all of them, so it does not load the server)
-// and cancels the wait of a session that was listed and then absent at two
-// checks in a row, or was never listed for neverSeenChecks checks.
+// and cancels the wait of a session that was listed and then absent at
+// endedChecks checks in a row, or was never listed for neverSeenChecks checks.
 type watcher struct {
 	mu      sync.Mutex
 	waiting map[string]*waiter
@@ -220,6 +220,13 @@ type waiter struct {
 // A session never listed may still wait for its drain to start on a loaded
 // server; it gets neverSeenChecks seconds.
 const neverSeenChecks = 30
+
+// A drain that ended normally has written its last event, but on an
+// overloaded machine the event stream that carries it to the driver can lag
+// the active list by seconds (two checks, as before, failed a turn whose
+// reply was in the journal); a drain that died is still caught within
+// endedChecks seconds.
+const endedChecks = 5
 
 func (c *client) watchIdle(ctx context.Context, cancel context.CancelCauseFunc, id string) {
 	w := &c.watch
@@ -264,7 +271,7 @@ func (c *client) pollActive() {
 		for id, wt := range w.waiting {
 			if _, ok := out.Data[id]; ok {
 				wt.absent, wt.seen = 0, true
-			} else if wt.absent++; (wt.seen && wt.absent >= 2) || wt.absent >= neverSeenChecks {
+			} else if wt.absent++; (wt.seen && wt.absent >= endedChecks) || wt.absent >= neverSeenChecks {
 				wt.cancel(errNoDrain)
 			}
 		}
