@@ -1,6 +1,97 @@
 package messages
 
-import "testing"
+import (
+	"bytes"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// fill sets each field (recursively) with probability p to a random value,
+// with lengths crossing msgpack's fixstr/str8/str16 and bin8/bin16 bounds
+// and non-nil empty slices (the library writes those, unlike nil ones).
+func fill(v reflect.Value, r *rand.Rand, p float64) {
+	switch v.Kind() {
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if r.Float64() < p {
+				fill(v.Field(i), r, p)
+			}
+		}
+	case reflect.String:
+		v.SetString(string(bytes.Repeat([]byte{byte('a' + r.IntN(26))}, []int{1, 2, 31, 32, 300}[r.IntN(5)])))
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Uint8:
+		v.SetUint(uint64(r.IntN(256)))
+	case reflect.Int, reflect.Int64:
+		v.SetInt([]int64{1, -1, 127, -33, 300, 1 << 40, -1 << 40}[r.IntN(7)])
+	case reflect.Slice:
+		n := []int{0, 1, 2, 300}[r.IntN(4)]
+		if v.Type().Elem().Kind() != reflect.Uint8 {
+			n = min(n, 2)
+		}
+		v.Set(reflect.MakeSlice(v.Type(), n, n))
+		for i := range n {
+			fill(v.Index(i), r, 1)
+		}
+	default:
+		panic("fill: no case for " + v.Type().String())
+	}
+}
+
+// TestMarshalEqualsTheLibrarysReflection compares the registry's encoding
+// of every session event (hand-written or pooled reflection) with
+// msgpack.Marshal, which never sees the unexported encoders.
+func TestMarshalEqualsTheLibrarysReflection(t *testing.T) {
+	reg := SessionRegistry()
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, sample := range SessionEvents() {
+		rt := reflect.TypeOf(sample)
+		for i := range 2000 {
+			v := reflect.New(rt).Elem()
+			fill(v, r, []float64{0, 1, 0.5, 0.2}[i%4])
+			e := v.Interface().(Event)
+			got, err := reg.Marshal(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := msgpack.Marshal(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("%s case %d: %+v\n got %x\nwant %x", rt, i, e, got, want)
+			}
+		}
+	}
+}
+
+func TestToolTurnEventsAreHandEncoded(t *testing.T) {
+	for _, e := range toolTurn() {
+		if _, ok := e.(handEncoded); !ok {
+			t.Errorf("%T has no hand-written encoder", e)
+		}
+	}
+}
+
+// The pooled buffer is reused: a returned payload must not alias it.
+func TestMarshalResultsDoNotShareTheBuffer(t *testing.T) {
+	reg := SessionRegistry()
+	a, err := reg.Marshal(TextEnded{AssistantMessageID: "msg_1", Text: "first"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep := bytes.Clone(a)
+	if _, err := reg.Marshal(TextEnded{AssistantMessageID: "msg_2", Text: "second"}); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a, keep) {
+		t.Fatalf("first payload changed to %x", a)
+	}
+}
 
 // toolTurn is what a drain with one tool round writes: the prompt's
 // admission and promotion, a context update, a turn that calls a tool and

@@ -80,7 +80,7 @@ func (r *Registry) Marshal(e Event) ([]byte, error) {
 	if got := reflect.TypeOf(e); got != rt {
 		return nil, fmt.Errorf("marshal event %s: value is %s, registered type is %s", t, got, rt)
 	}
-	b, err := msgpack.Marshal(e)
+	b, err := marshal(e)
 	if err != nil {
 		return nil, fmt.Errorf("marshal event %s: %w", t, err)
 	}
