@@ -37,13 +37,26 @@ func (a *sessionActor) create(m *Create) any {
 	if err != nil {
 		return a.journalError(err)
 	}
-	if err := a.reload(); err != nil {
-		return err
-	}
 	if created {
+		a.created(sess)
 		a.publish(1, messages.SessionCreated{Location: loc, Agent: agent, Model: model})
+	} else if err := a.reload(); err != nil {
+		return err // another activation created it: read what it wrote
 	}
 	return &Info{Session: sess, Created: created}
+}
+
+// created takes the state of the session this actor just created, as a
+// reload would find it, without reading it: sess is the row CreateSession
+// wrote, SessionCreated is the only event, and only later events admit
+// prompts or start a Context Epoch.
+func (a *sessionActor) created(sess persistence.Session) {
+	a.exists, a.sess = true, sess
+	a.hist.invalidate()
+	if sess.LastSeq > a.seq {
+		a.seq = sess.LastSeq
+	}
+	a.pending, a.epoch = nil, nil
 }
 
 func (a *sessionActor) prompt(m *Prompt) any {

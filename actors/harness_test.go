@@ -316,6 +316,10 @@ func (h *harness) checkTurn(a *sessionActor, tr turnRequest, req *provider.Reque
 		h.t.Errorf("session %s at seq %d: in-memory history differs from the journal's: %s", a.id, a.seq, diff)
 		return
 	}
+	if diff := stateDiff(h.ctx(), h.journal, a); diff != "" {
+		h.t.Errorf("session %s at seq %d: in-memory state differs from the journal's: %s", a.id, a.seq, diff)
+		return
+	}
 	want, _ := h.journal.ModelHistory(h.ctx(), a.id)
 	tr.History = want
 	if rebuilt := buildRequest(tr); !reflect.DeepEqual(rebuilt, req) {

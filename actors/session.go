@@ -202,12 +202,14 @@ func (a *sessionActor) recoverPanic(ctx actor.Context) {
 
 // activate acquires journal ownership and loads the session's state.
 func (a *sessionActor) activate(ctx actor.Context) error {
-	own, err := a.rt.journal.Acquire(a.rt.ctx, a.id, a.rt.owner)
+	// The sessions row comes with the ownership, read in its transaction
+	// (a new stream: none to read); the rest of the state is read below.
+	own, sess, found, err := a.rt.journal.AcquireSession(a.rt.ctx, a.id, a.rt.owner)
 	if err != nil {
 		return fmt.Errorf("session %s: acquire: %w", a.id, err)
 	}
 	a.ownership, a.seq = own.Epoch, own.LastSeq
-	if err := a.reload(); err != nil {
+	if err := a.load(sess, found); err != nil {
 		return err
 	}
 	a.loaded = true
@@ -231,15 +233,26 @@ func (a *sessionActor) activate(ctx actor.Context) error {
 
 // reload reads the projections this actor keeps in memory.
 func (a *sessionActor) reload() error {
-	ctx := a.rt.ctx
-	sess, err := a.rt.journal.Session(ctx, a.id)
+	sess, err := a.rt.journal.Session(a.rt.ctx, a.id)
+	found := err == nil
 	if errors.Is(err, persistence.ErrNotFound) {
-		a.exists = false
-		return nil
+		err = nil
 	}
 	if err != nil {
 		return fmt.Errorf("session %s: load: %w", a.id, err)
 	}
+	return a.load(sess, found)
+}
+
+// load takes sess (found false: the session was never created) as the
+// sessions row and reads the rest of what this actor keeps in memory.
+func (a *sessionActor) load(sess persistence.Session, found bool) error {
+	ctx := a.rt.ctx
+	if !found {
+		a.exists = false
+		return nil
+	}
+	var err error
 	a.exists, a.sess = true, sess
 	a.hist.invalidate()
 	if sess.LastSeq > a.seq {
@@ -383,7 +396,9 @@ func (a *sessionActor) apply(seq int64, ev messages.Event) {
 		a.epoch = nil
 	case messages.ContextUpdated:
 		if a.epoch != nil {
+			// The projection counts every update as a revision.
 			a.epoch.Snapshot, a.epoch.UpdatedSeq = e.Snapshot, seq
+			a.epoch.Revision++
 		}
 	case messages.AgentSwitched:
 		a.sess.Agent = e.Agent

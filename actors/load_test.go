@@ -1,0 +1,168 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"testing"
+
+	"github.com/sessionrt/sessionrt/messages"
+	"github.com/sessionrt/sessionrt/persistence"
+)
+
+// loadedState is what an activation keeps of the journal: the fields
+// reload sets.
+type loadedState struct {
+	Exists  bool
+	Sess    persistence.Session
+	Seq     int64
+	Pending []persistence.InboxEntry
+	Epoch   *persistence.Epoch
+	Hist    bool // the in-memory history is loaded
+}
+
+func stateOf(a *sessionActor) loadedState {
+	s := loadedState{Exists: a.exists, Sess: a.sess, Seq: a.seq, Epoch: a.epoch, Hist: a.hist.valid}
+	if len(a.pending) > 0 {
+		s.Pending = a.pending
+	}
+	return s
+}
+
+// reloaded is the state a reload from the journal gives, read here
+// without the actor's code: Session, PendingInbox and Epoch.
+func reloaded(t *testing.T, rt *runtime, id string) loadedState {
+	t.Helper()
+	ctx, j := context.Background(), rt.cfg.Journal
+	sess, err := j.Session(ctx, id)
+	if errors.Is(err, persistence.ErrNotFound) {
+		return loadedState{}
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	s := loadedState{Exists: true, Sess: sess, Seq: sess.LastSeq}
+	if s.Pending, err = j.PendingInbox(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Pending) == 0 {
+		s.Pending = nil
+	}
+	ep, ok, err := j.Epoch(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok {
+		s.Epoch = &ep
+	}
+	return s
+}
+
+func (h *harness) detachedActor(id string) *sessionActor {
+	return &sessionActor{id: id, rt: h.sessions.rt, log: h.sessions.rt.cfg.Logger}
+}
+
+// A session this actor creates is in memory exactly as a reload would find
+// it, though create no longer reads it back.
+func TestCreatedSessionStateIsTheReloadedState(t *testing.T) {
+	h := newHarness(t, text("hi"))
+	a := h.detachedActor("s-created")
+	if err := a.activate(nil); err != nil {
+		t.Fatal(err)
+	}
+	if a.exists || a.seq != 0 {
+		t.Fatalf("a new session's activation: exists %v seq %d", a.exists, a.seq)
+	}
+	res, ok := a.create(&Create{Location: h.loc}).(*Info)
+	if !ok || !res.Created {
+		t.Fatalf("create: %#v", res)
+	}
+	got, want := stateOf(a), reloaded(t, h.sessions.rt, a.id)
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("after create\n got %+v\nwant %+v", got, want)
+	}
+	if want.Sess.Status != persistence.StatusIdle || want.Seq != 1 || want.Sess.LastSeq != 1 {
+		t.Fatalf("the reload itself looks wrong: %+v", want)
+	}
+	// The next command works from that state: the admission is at seq 2.
+	rec, ok := a.prompt(&Prompt{MessageID: "m1", Prompt: messages.Prompt{Text: "q"}, Delivery: messages.Queue}).(*Receipt)
+	if !ok || rec.AdmittedSeq != 2 {
+		t.Fatalf("prompt after create: %#v", rec)
+	}
+	if got, want := stateOf(a), reloaded(t, h.sessions.rt, a.id); !reflect.DeepEqual(got, want) {
+		t.Fatalf("after the prompt\n got %+v\nwant %+v", got, want)
+	}
+}
+
+// An existing session's activation (one statement fewer: the sessions row
+// comes from the ownership transaction) loads what a reload does, after a
+// restart and after another owner wrote it.
+func TestActivationOfAnExistingSessionLoadsWhatAReloadDoes(t *testing.T) {
+	h := newHarness(t, text("answer"))
+	id := h.create("s-existing")
+	h.ask(id, "first")
+	h.prompt(id, "queued", "later", messages.Queue, false)
+	h.restart()
+
+	a := h.detachedActor(id)
+	if err := a.activate(nil); err != nil {
+		t.Fatal(err)
+	}
+	got, want := stateOf(a), reloaded(t, h.sessions.rt, id)
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("after activation\n got %+v\nwant %+v", got, want)
+	}
+	if !got.Exists || got.Epoch == nil || len(got.Pending) != 1 || got.Seq != got.Sess.LastSeq || got.Seq < 5 {
+		t.Fatalf("the scenario left too little to compare: %+v", got)
+	}
+
+	// Another owner appends; activating here again takes its ownership and
+	// sees its event.
+	b := h.detachedActor(id)
+	if err := b.activate(nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.append(messages.ModelSwitched{Model: messages.ModelRef{Provider: "p2", ID: "m2"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.activate(nil); err != nil {
+		t.Fatal(err)
+	}
+	got, want = stateOf(a), reloaded(t, h.sessions.rt, id)
+	if !reflect.DeepEqual(got, want) || got.Sess.Model.ID != "m2" {
+		t.Fatalf("after the other owner's append\n got %+v\nwant %+v", got, want)
+	}
+	if a.ownership <= b.ownership {
+		t.Fatalf("ownership %d not above the other owner's %d", a.ownership, b.ownership)
+	}
+}
+
+// stateDiff compares, at a provider turn, what the actor keeps of the
+// journal with what the journal holds ("" when equal). The status is left
+// out: the actor keeps the one it activated with, for recovery.
+func stateDiff(ctx context.Context, j *persistence.Journal, a *sessionActor) string {
+	sess, err := j.Session(ctx, a.id)
+	if err != nil {
+		return err.Error()
+	}
+	pending, err := j.PendingInbox(ctx, a.id)
+	if err != nil {
+		return err.Error()
+	}
+	ep, ok, err := j.Epoch(ctx, a.id)
+	if err != nil {
+		return err.Error()
+	}
+	got := a.sess
+	got.Status = sess.Status
+	if !a.exists || got != sess || a.seq != sess.LastSeq {
+		return fmt.Sprintf("session %+v seq %d in memory, %+v in the journal", a.sess, a.seq, sess)
+	}
+	if len(pending) != len(a.pending) || (len(pending) > 0 && !reflect.DeepEqual(pending, a.pending)) {
+		return fmt.Sprintf("inbox %+v in memory, %+v in the journal", a.pending, pending)
+	}
+	if ok != (a.epoch != nil) || (ok && !reflect.DeepEqual(ep, *a.epoch)) {
+		return fmt.Sprintf("context epoch %+v in memory, %+v (found %v) in the journal", a.epoch, ep, ok)
+	}
+	return ""
+}
