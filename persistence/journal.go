@@ -48,6 +48,10 @@ type Journal struct {
 	recent  *recentEvents
 	cache   sessionCache
 	closers []func() error
+
+	// afterAcquireRead, when set by a test, runs inside Acquire's
+	// transaction right after it read the stream head.
+	afterAcquireRead func()
 }
 
 // Open migrates the schema and returns a Journal on cfg.DB.
@@ -95,7 +99,13 @@ func (j *Journal) Close() error {
 }
 
 var (
-	qStream        = stmt(`SELECT last_seq, epoch FROM {streams} WHERE session_id = ?`)
+	qStream = stmt(`SELECT last_seq, epoch FROM {streams} WHERE session_id = ?`)
+	// qStreamLocked is qStream as a locking read: on MariaDB/MySQL a plain
+	// SELECT in a transaction reads its snapshot, so Acquire could bump the
+	// epoch over an append the old owner committed after that snapshot and
+	// hand out a stale head and sessions row. (The embedded engine's
+	// read-write transactions hold the writer from their first read.)
+	qStreamLocked  = stmt(`SELECT last_seq, epoch FROM {streams} WHERE session_id = ? FOR UPDATE`)
 	qAdvanceStream = stmt(`UPDATE {streams} SET last_seq = ? WHERE session_id = ? AND last_seq = ? AND epoch = ?`)
 	qInsertStream  = stmt(`INSERT INTO {streams} (session_id, last_seq, owner, epoch) VALUES (?, ?, ?, ?)`)
 	qBumpEpoch     = stmt(`UPDATE {streams} SET epoch = ?, owner = ? WHERE session_id = ? AND epoch = ?`)
@@ -138,7 +148,10 @@ func (j *Journal) acquire(ctx context.Context, sessionID, owner string, withSess
 	err := j.inTx(ctx, func(tx *sql.Tx) error {
 		found = false
 		var last, epoch int64
-		err := tx.QueryRowContext(ctx, j.n.q(qStream), sessionID).Scan(&last, &epoch)
+		err := tx.QueryRowContext(ctx, j.n.q(qStreamLocked), sessionID).Scan(&last, &epoch)
+		if j.afterAcquireRead != nil && err == nil {
+			j.afterAcquireRead()
+		}
 		if errors.Is(err, sql.ErrNoRows) {
 			if _, err := tx.ExecContext(ctx, j.n.q(qInsertStream), sessionID, 0, owner, 1); err != nil {
 				return err // a duplicate means a racing Acquire: retried by inTx
