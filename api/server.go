@@ -58,6 +58,11 @@ type Config struct {
 	// PTYScrollback is the output kept per terminal for its readers, in
 	// bytes; a reader that falls further behind is cut. Default 256 KiB.
 	PTYScrollback int
+	// PTYPing is the interval of WebSocket pings on a terminal's
+	// connection, which keep proxies and NATs from dropping an idle
+	// terminal; a client that sends nothing (no pong, no input) for two
+	// intervals is disconnected, the terminal kept. Default 30 s.
+	PTYPing time.Duration
 	// Telemetry, when set, serves the span store at
 	// GET /api/session/{id}/trace and the metrics at GET /metrics.
 	Telemetry *telemetry.Telemetry
@@ -121,6 +126,9 @@ func (c *Config) withDefaults() error {
 	}
 	if c.Heartbeat <= 0 {
 		c.Heartbeat = 15 * time.Second
+	}
+	if c.PTYPing <= 0 {
+		c.PTYPing = 30 * time.Second
 	}
 	if c.WriteTimeout <= 0 {
 		c.WriteTimeout = 30 * time.Second
