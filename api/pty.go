@@ -1,12 +1,14 @@
 package api
 
 import (
+	"bufio"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -30,7 +32,8 @@ import (
 //	POST   /api/pty/{ptyID}/input        {data} or {base64}: type bytes, 204
 //	GET    /api/pty/{ptyID}/output?after SSE: pty.output {offset,data(base64)}, id = end offset; pty.exited; server.cut
 //	GET    /api/pty/{ptyID}/connect?after  WebSocket: every frame in is input; binary frames out are
-//	                                     output, text frames out are JSON control (pty.exited, server.cut)
+//	                                     output, text frames out are JSON control (pty.exited, server.cut);
+//	                                     pings every Config.PTYPing, answered by the client's pongs
 //
 // Both streams start at byte offset ?after (default 0: whatever the
 // scrollback still holds) and end after the terminal's last output with
@@ -330,7 +333,11 @@ func (s *Server) ptyOutput(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// connectPTY serves the WebSocket: input frames in, output frames out.
+// connectPTY serves the WebSocket: input frames in, output frames out,
+// and a ping every Config.PTYPing. A client that sends nothing for two
+// intervals (browsers and x/net answer pings by themselves, so only a dead
+// or stuck client does) is disconnected; the terminal keeps running and a
+// new connection resumes at its offset.
 func (s *Server) connectPTY(w http.ResponseWriter, r *http.Request) {
 	if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
 		badRequest(w, "Upgrade", "websocket", "GET /api/pty/{id}/connect is a WebSocket: send Upgrade: websocket (or read GET /api/pty/{id}/output as SSE)")
@@ -350,46 +357,113 @@ func (s *Server) connectPTY(w http.ResponseWriter, r *http.Request) {
 			conn.MaxPayloadBytes = ptyMaxFrame
 			ctx, cancel := s.streamContext(r)
 			defer cancel()
-			// Input: every frame, text or binary, is typed as it is.
-			go func() {
-				defer cancel()
-				for {
-					var msg []byte
-					if err := websocket.Message.Receive(conn, &msg); err != nil {
-						return
-					}
-					if len(msg) == 0 {
-						continue
-					}
-					// Typing into an exited terminal is dropped: the output
-					// side still sends the exit.
-					_ = s.ptys.Input(id, msg)
-				}
-			}()
-			control := func(c wire.PTYControl) {
-				b, _ := json.Marshal(c)
-				_ = conn.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
-				_ = websocket.Message.Send(conn, string(b))
-			}
-			for it := range s.readPTY(ctx, rd) {
-				switch {
-				case it.err == nil:
-					_ = conn.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
-					if websocket.Message.Send(conn, it.chunk.Data) != nil {
-						return
-					}
-				case errors.Is(it.err, io.EOF):
-					p := toPTY(rd.Info())
-					control(wire.PTYControl{Type: wire.EventPTYExited, PTY: &p})
-					return
-				default:
-					if cut, ok := cutOf(it.err); ok {
-						control(wire.PTYControl{Type: wire.EventCut, Cut: &cut})
-					}
-					return
-				}
-			}
+			go s.ptyInput(conn, id, cancel)
+			s.ptyWrite(ctx, conn, rd)
 		},
 	}
-	ws.ServeHTTP(w, r)
+	ws.ServeHTTP(liveWriter{w, 2 * s.cfg.PTYPing}, r)
+}
+
+// ptyInput types every frame, text or binary, as it is, until the client
+// leaves or falls silent past the read deadline liveConn keeps.
+func (s *Server) ptyInput(conn *websocket.Conn, id string, cancel context.CancelFunc) {
+	defer cancel()
+	for {
+		var msg []byte
+		if err := websocket.Message.Receive(conn, &msg); err != nil {
+			return
+		}
+		if len(msg) == 0 {
+			continue
+		}
+		// Typing into an exited terminal is dropped: the output side
+		// still sends the exit.
+		_ = s.ptys.Input(id, msg)
+	}
+}
+
+// pingFrame sends an empty ping control frame (x/net has no ping call,
+// but its Codec writes any frame type).
+var pingFrame = websocket.Codec{Marshal: func(any) ([]byte, byte, error) { return nil, websocket.PingFrame, nil }}
+
+// ptyWrite is the connection's only writer: output, pings while it is
+// idle or not, and the closing control frame. Every write has
+// Config.WriteTimeout, so a client that stops reading is dropped within
+// it once its buffers are full.
+func (s *Server) ptyWrite(ctx context.Context, conn *websocket.Conn, rd *ptys.Reader) {
+	send := func(c websocket.Codec, v any) error {
+		_ = conn.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
+		return c.Send(conn, v)
+	}
+	control := func(c wire.PTYControl) {
+		b, _ := json.Marshal(c)
+		_ = send(websocket.Message, string(b))
+	}
+	ping := time.NewTicker(s.cfg.PTYPing)
+	defer ping.Stop()
+	items := s.readPTY(ctx, rd)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ping.C:
+			if send(pingFrame, nil) != nil {
+				return
+			}
+		case it, open := <-items:
+			switch {
+			case !open:
+				return
+			case it.err == nil:
+				if send(websocket.Message, it.chunk.Data) != nil {
+					return
+				}
+			case errors.Is(it.err, io.EOF):
+				p := toPTY(rd.Info())
+				control(wire.PTYControl{Type: wire.EventPTYExited, PTY: &p})
+				return
+			default:
+				if cut, ok := cutOf(it.err); ok {
+					control(wire.PTYControl{Type: wire.EventCut, Cut: &cut})
+				}
+				return
+			}
+		}
+	}
+}
+
+// liveWriter hands x/net a hijacked connection whose read deadline moves
+// idle ahead at every byte the client sends. x/net answers and swallows
+// pongs inside Receive, so the handler never sees them; the deadline is
+// how a pong keeps the connection, and how silence fails the pending
+// Receive (which ends the connection).
+type liveWriter struct {
+	http.ResponseWriter
+	idle time.Duration
+}
+
+func (w liveWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	conn, buf, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	if err != nil {
+		return nil, nil, err
+	}
+	lc := &liveConn{Conn: conn, r: buf.Reader, idle: w.idle}
+	_ = conn.SetReadDeadline(time.Now().Add(w.idle))
+	return lc, bufio.NewReadWriter(bufio.NewReader(lc), buf.Writer), nil
+}
+
+// liveConn reads through the hijacked reader (it may hold bytes already
+// received) and extends the read deadline whenever bytes arrive.
+type liveConn struct {
+	net.Conn
+	r    io.Reader
+	idle time.Duration
+}
+
+func (c *liveConn) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if n > 0 {
+		_ = c.Conn.SetReadDeadline(time.Now().Add(c.idle))
+	}
+	return n, err
 }

@@ -1,16 +1,25 @@
 package api_test
 
 import (
+	"bufio"
 	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/sessionrt/sessionrt/api"
 	"github.com/sessionrt/sessionrt/api/apitest"
@@ -397,5 +406,221 @@ func BenchmarkPTYKeystrokeEcho(b *testing.B) {
 			}
 			got += len(f.Output)
 		}
+	}
+}
+
+// rawWS is a hand-rolled WebSocket client: x/net's hides control frames,
+// and these tests count pings and choose whether to answer them.
+type rawWS struct {
+	t    *testing.T
+	conn net.Conn
+	br   *bufio.Reader
+	out  strings.Builder // binary frames read
+	n    int64           // bytes of output read
+	pong bool            // answer pings
+}
+
+func dialRaw(t *testing.T, rt *apitest.Runtime, id string, after int64, pong bool) *rawWS {
+	t.Helper()
+	u, _ := url.Parse(rt.URL)
+	conn, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	// Bounded waits: a test that would hang fails instead.
+	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
+	key := make([]byte, 16)
+	_, _ = rand.Read(key)
+	req, _ := http.NewRequest("GET", fmt.Sprintf("%s/api/pty/%s/connect?after=%d", rt.URL, id, after), nil)
+	req.Header.Set("Upgrade", "websocket")
+	req.Header.Set("Connection", "Upgrade")
+	req.Header.Set("Sec-WebSocket-Key", base64.StdEncoding.EncodeToString(key))
+	req.Header.Set("Sec-WebSocket-Version", "13")
+	req.Header.Set("Authorization", "Bearer "+rt.Token)
+	if err := req.Write(conn); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusSwitchingProtocols {
+		t.Fatalf("handshake: %s", resp.Status)
+	}
+	return &rawWS{t: t, conn: conn, br: br, pong: pong}
+}
+
+// frame reads the next frame: its opcode and payload (the server does not mask).
+func (w *rawWS) frame() (byte, []byte, error) {
+	var h [2]byte
+	if _, err := io.ReadFull(w.br, h[:]); err != nil {
+		return 0, nil, err
+	}
+	n := uint64(h[1] & 0x7f)
+	switch n {
+	case 126:
+		var b [2]byte
+		if _, err := io.ReadFull(w.br, b[:]); err != nil {
+			return 0, nil, err
+		}
+		n = uint64(binary.BigEndian.Uint16(b[:]))
+	case 127:
+		var b [8]byte
+		if _, err := io.ReadFull(w.br, b[:]); err != nil {
+			return 0, nil, err
+		}
+		n = binary.BigEndian.Uint64(b[:])
+	}
+	p := make([]byte, n)
+	_, err := io.ReadFull(w.br, p)
+	return h[0] & 0x0f, p, err
+}
+
+// send writes one masked frame (clients must mask), payload under 126 bytes.
+func (w *rawWS) send(op byte, p []byte) error {
+	mask := [4]byte{1, 2, 3, 4}
+	b := append([]byte{0x80 | op, 0x80 | byte(len(p))}, mask[:]...)
+	for i, c := range p {
+		b = append(b, c^mask[i%4])
+	}
+	_, err := w.conn.Write(b)
+	return err
+}
+
+// next reads frames until a ping (true) or until output matches re
+// (false), keeping the output; it fails the test at the end of the stream.
+func (w *rawWS) next(re *regexp.Regexp) bool {
+	w.t.Helper()
+	for {
+		if re != nil && re.MatchString(w.out.String()) {
+			w.out.Reset()
+			return false
+		}
+		op, p, err := w.frame()
+		if err != nil {
+			w.t.Fatalf("connection ended (%v); output so far:\n%s", err, w.out.String())
+		}
+		switch op {
+		case 0x9:
+			if w.pong {
+				if err := w.send(0xA, p); err != nil {
+					w.t.Fatal(err)
+				}
+			}
+			return true
+		case 0x2:
+			w.out.Write(p)
+			w.n += int64(len(p))
+		case 0x8:
+			w.t.Fatalf("close frame; output so far:\n%s", w.out.String())
+		}
+	}
+}
+
+// The WebSocket pings an idle terminal's client, pongs keep it connected
+// past the silence bound (two intervals), and x/net's client answers them
+// by itself.
+func TestPTYWebSocketPingsIdleClients(t *testing.T) {
+	rt := apitest.Start(t, apitest.Options{API: func(c *api.Config) { c.PTYPing = 200 * time.Millisecond }})
+	c := newClient(t, rt)
+	p := createPTY(t, c, wire.CreatePTYRequest{Command: "/bin/sh"})
+	defer c.RemovePTY(ctxT(t), p.ID)
+	conn, err := c.ConnectPTY(ctxT(t), p.ID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	// x/net answers pings inside Next: keep one pending through the idle time.
+	echoed := make(chan error, 1)
+	go func() {
+		_, err := readOutput(conn, "ka-42")
+		echoed <- err
+	}()
+	raw := dialRaw(t, rt, p.ID, 0, true)
+	for pings := 0; pings < 4; {
+		if raw.next(nil) {
+			pings++
+		}
+	}
+	// Four intervals idle: both connections outlived the silence bound.
+	if err := c.InputPTY(ctxT(t), p.ID, []byte("echo ka-$((40+2))\n")); err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(`ka-42`)
+	for raw.next(re) {
+	}
+	if err := <-echoed; err != nil { // ConnectPTY's ctx bounds the wait
+		t.Fatalf("x/net client: %v", err)
+	}
+}
+
+// readOutput reads output until it contains want, returning all of it.
+func readOutput(conn *client.PTYConn, want string) (string, error) {
+	var out strings.Builder
+	for !strings.Contains(out.String(), want) {
+		f, err := conn.Next()
+		if err != nil {
+			return out.String(), fmt.Errorf("waiting for %q: %w; output so far:\n%s", want, err, out.String())
+		}
+		if f.Control != nil {
+			return out.String(), fmt.Errorf("waiting for %q: control frame %+v", want, *f.Control)
+		}
+		out.Write(f.Output)
+	}
+	return out.String(), nil
+}
+
+// A client that answers nothing is disconnected within the bound; the
+// terminal keeps running and a new connection resumes its output.
+func TestPTYWebSocketDropsSilentClientKeepsTerminal(t *testing.T) {
+	rt := apitest.Start(t, apitest.Options{API: func(c *api.Config) { c.PTYPing = 50 * time.Millisecond }})
+	c := newClient(t, rt)
+	p := createPTY(t, c, wire.CreatePTYRequest{Command: "/bin/sh"})
+	defer c.RemovePTY(ctxT(t), p.ID)
+	raw := dialRaw(t, rt, p.ID, 0, false)
+	if err := c.InputPTY(ctxT(t), p.ID, []byte("echo before-$((1+1))\n")); err != nil {
+		t.Fatal(err)
+	}
+	for raw.next(regexp.MustCompile(`before-2\r?\n`)) {
+	}
+	// Now silent: pings arrive unanswered until the server closes (the
+	// dial's 30 s deadline fails the test if it never does).
+	pings := 0
+	for {
+		op, _, err := raw.frame()
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("the server kept a silent client for 30 s (%d pings)", pings)
+		}
+		if err != nil || op == 0x8 {
+			break
+		}
+		if op == 0x9 {
+			pings++
+		}
+	}
+	if pings == 0 {
+		t.Fatal("closed without a ping")
+	}
+	got, err := c.PTY(ctxT(t), p.ID)
+	if err != nil || got.Status != wire.PTYRunning {
+		t.Fatalf("after the drop: %+v, %v; want the terminal running", got, err)
+	}
+	if err := c.InputPTY(ctxT(t), p.ID, []byte("echo after-$((2+2))\n")); err != nil {
+		t.Fatal(err)
+	}
+	// Resume where the dropped client stopped: only new output follows.
+	conn, err := c.ConnectPTY(ctxT(t), p.ID, raw.n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	out, err := readOutput(conn, "after-4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out, "before-2") {
+		t.Fatalf("resumed output repeats what the dropped client read:\n%s", out)
 	}
 }
