@@ -52,10 +52,10 @@ func argValue(ctx *gsql.Context, v driver.Value) (val interface{}, typ gsql.Type
 		}
 		return x, types.Uint64, true
 	case float64:
-		// The chain formats it and parses it back: exact for finite values.
-		// -0 takes the chain too: an INSERT through the engine stores 0
-		// (for reasons not traced), an UPDATE -0.
-		if math.IsNaN(x) || math.IsInf(x, 0) || (x == 0 && math.Signbit(x)) {
+		// The chain formats it and parses it back: exact for finite values,
+		// -0 included (an INSERT stores 0 for it because plan.Values
+		// normalizes it, which shapeRows repeats; see normalizeNegativeZero).
+		if math.IsNaN(x) || math.IsInf(x, 0) {
 			return nil, nil, false
 		}
 		return x, types.Float64, true

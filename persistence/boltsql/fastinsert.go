@@ -280,11 +280,30 @@ func shapeRows(ctx *gsql.Context, s *insertShape, sch gsql.Schema, pos []int, ar
 			if !ok {
 				return nil, false
 			}
-			row[pos[j]] = val
+			row[pos[j]] = normalizeNegativeZero(val)
 		}
 		rows[i] = row
 	}
 	return rows, true
+}
+
+// normalizeNegativeZero is rowexec.normalizeNegativeZeros, which
+// rowexec.ProjectRow applies to every value plan.Values yields: a float -0
+// reaches the column conversion as +0 (so an INSERT stores 0 where an
+// UPDATE, whose SET values skip ProjectRow, stores -0). Only float values
+// are touched; a string "-0" still converts to -0.
+func normalizeNegativeZero(v interface{}) interface{} {
+	switch x := v.(type) {
+	case float64:
+		if x == 0 {
+			return float64(0)
+		}
+	case float32:
+		if x == 0 {
+			return float32(0)
+		}
+	}
+	return v
 }
 
 // insertRow is rowexec.insertIter.Next for a plain INSERT: nullability,
