@@ -359,6 +359,8 @@ func (s *Server) connectPTY(w http.ResponseWriter, r *http.Request) {
 			defer cancel()
 			go s.ptyInput(conn, id, cancel)
 			s.ptyWrite(ctx, conn, rd)
+			// Close writes a close frame: bound it too.
+			_ = conn.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
 		},
 	}
 	ws.ServeHTTP(liveWriter{w, 2 * s.cfg.PTYPing}, r)
