@@ -36,7 +36,7 @@
 //	GET|POST /api/pty, GET|PUT|DELETE /api/pty/{id}   sessionrt: terminals (OpenCode's pty routes; see pty.go)
 //	POST /api/pty/{id}/input                          sessionrt: type {data} or {base64}
 //	GET  /api/pty/{id}/output?after                   sessionrt: SSE output by byte offset, then pty.exited
-//	GET  /api/pty/{id}/connect?after                  WebSocket: frames in are input, binary out is output
+//	GET  /api/pty/{id}/connect?after                  WebSocket: frames in are input, binary out is output; pings every Config.PTYPing, a client silent for two is closed (the terminal keeps running)
 //
 // Every route needs "Authorization: Bearer <Config.Token>" (Insecure admits
 // loopback clients without it). Bodies are limited (Config.MaxBodyBytes) and
