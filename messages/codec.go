@@ -5,6 +5,8 @@ import (
 	"sync"
 
 	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/sessionrt/sessionrt/internal/msgpackw"
 )
 
 // Hand-written msgpack encoders for the events a tool turn writes,
@@ -21,233 +23,142 @@ import (
 // handEncoded is an event with a hand-written encoder; Registry.Marshal
 // uses it when present and the reflection encoding otherwise.
 type handEncoded interface {
-	encodeMsgpack(w *fieldWriter)
+	encodeMsgpack(w *msgpackw.Writer)
 }
 
-func (p PromptAdmitted) encodeMsgpack(w *fieldWriter) {
-	w.mapLen(3)
-	w.str("id", p.MessageID)
-	w.key("pr")
-	w.prompt(p.Prompt)
-	w.str("dl", string(p.Delivery))
+func (p PromptAdmitted) encodeMsgpack(w *msgpackw.Writer) {
+	w.MapLen(3)
+	w.Str("id", p.MessageID)
+	w.Key("pr")
+	writePrompt(w, p.Prompt)
+	w.Str("dl", string(p.Delivery))
 }
 
-func (p PromptPromoted) encodeMsgpack(w *fieldWriter) {
-	w.mapLen(1)
-	w.key("ids")
-	w.strings(p.MessageIDs)
+func (p PromptPromoted) encodeMsgpack(w *msgpackw.Writer) {
+	w.MapLen(1)
+	w.Key("ids")
+	w.Strings(p.MessageIDs)
 }
 
-func (c ContextUpdated) encodeMsgpack(w *fieldWriter) {
-	w.mapLen(count(c.MessageID != "", true, true))
-	w.optStr("id", c.MessageID)
-	w.str("t", c.Text)
-	w.bin("s", c.Snapshot)
+func (c ContextUpdated) encodeMsgpack(w *msgpackw.Writer) {
+	w.MapLen(msgpackw.Count(c.MessageID != "", true, true))
+	w.OptStr("id", c.MessageID)
+	w.Str("t", c.Text)
+	w.Bin("s", c.Snapshot)
 }
 
-func (t TurnStarted) encodeMsgpack(w *fieldWriter) {
-	w.mapLen(3)
-	w.str("am", t.AssistantMessageID)
-	w.str("ag", t.Agent)
-	w.key("m")
-	w.model(t.Model)
+func (t TurnStarted) encodeMsgpack(w *msgpackw.Writer) {
+	w.MapLen(3)
+	w.Str("am", t.AssistantMessageID)
+	w.Str("ag", t.Agent)
+	w.Key("m")
+	WriteModelRef(w, t.Model)
 }
 
-func (t TurnEnded) encodeMsgpack(w *fieldWriter) {
-	w.mapLen(count(true, true, true, len(t.ProviderMetadata) > 0))
-	w.str("am", t.AssistantMessageID)
-	w.str("fr", t.FinishReason)
-	w.key("u")
-	w.usage(t.Usage)
-	w.optBin("pm", t.ProviderMetadata)
+func (t TurnEnded) encodeMsgpack(w *msgpackw.Writer) {
+	w.MapLen(msgpackw.Count(true, true, true, len(t.ProviderMetadata) > 0))
+	w.Str("am", t.AssistantMessageID)
+	w.Str("fr", t.FinishReason)
+	w.Key("u")
+	WriteUsage(w, t.Usage)
+	w.OptBin("pm", t.ProviderMetadata)
 }
 
-func (t TurnFailed) encodeMsgpack(w *fieldWriter) {
-	w.mapLen(3)
-	w.str("am", t.AssistantMessageID)
-	w.str("k", t.ErrorKind)
-	w.str("msg", t.Message)
+func (t TurnFailed) encodeMsgpack(w *msgpackw.Writer) {
+	w.MapLen(3)
+	w.Str("am", t.AssistantMessageID)
+	w.Str("k", t.ErrorKind)
+	w.Str("msg", t.Message)
 }
 
-func (t TextEnded) encodeMsgpack(w *fieldWriter) {
-	w.partEnded(t.AssistantMessageID, t.Text, t.ProviderMetadata)
+func (t TextEnded) encodeMsgpack(w *msgpackw.Writer) {
+	writePartEnded(w, t.AssistantMessageID, t.Text, t.ProviderMetadata)
 }
 
-func (r ReasoningEnded) encodeMsgpack(w *fieldWriter) {
-	w.partEnded(r.AssistantMessageID, r.Text, r.ProviderMetadata)
+func (r ReasoningEnded) encodeMsgpack(w *msgpackw.Writer) {
+	writePartEnded(w, r.AssistantMessageID, r.Text, r.ProviderMetadata)
 }
 
-func (t ToolCalled) encodeMsgpack(w *fieldWriter) {
-	w.mapLen(count(true, true, true, true, true, len(t.ProviderMetadata) > 0))
-	w.str("am", t.AssistantMessageID)
-	w.str("c", t.CallID)
-	w.str("tl", t.Tool)
-	w.bin("in", t.Input)
-	w.str("ag", t.Agent)
-	w.optBin("pm", t.ProviderMetadata)
+func (t ToolCalled) encodeMsgpack(w *msgpackw.Writer) {
+	w.MapLen(msgpackw.Count(true, true, true, true, true, len(t.ProviderMetadata) > 0))
+	w.Str("am", t.AssistantMessageID)
+	w.Str("c", t.CallID)
+	w.Str("tl", t.Tool)
+	w.Bin("in", t.Input)
+	w.Str("ag", t.Agent)
+	w.OptBin("pm", t.ProviderMetadata)
 }
 
-func (t ToolSucceeded) encodeMsgpack(w *fieldWriter) {
-	w.mapLen(count(true, true, true, len(t.Structured) > 0, t.ManagedPath != "", t.Lossy, len(t.ProviderMetadata) > 0))
-	w.str("am", t.AssistantMessageID)
-	w.str("c", t.CallID)
-	w.str("o", t.Output)
-	w.optBin("st", t.Structured)
-	w.optStr("mp", t.ManagedPath)
-	w.flag("l", t.Lossy)
-	w.optBin("pm", t.ProviderMetadata)
+func (t ToolSucceeded) encodeMsgpack(w *msgpackw.Writer) {
+	w.MapLen(msgpackw.Count(true, true, true, len(t.Structured) > 0, t.ManagedPath != "", t.Lossy, len(t.ProviderMetadata) > 0))
+	w.Str("am", t.AssistantMessageID)
+	w.Str("c", t.CallID)
+	w.Str("o", t.Output)
+	w.OptBin("st", t.Structured)
+	w.OptStr("mp", t.ManagedPath)
+	w.Flag("l", t.Lossy)
+	w.OptBin("pm", t.ProviderMetadata)
 }
 
-func (t ToolFailed) encodeMsgpack(w *fieldWriter) {
-	w.mapLen(3)
-	w.str("am", t.AssistantMessageID)
-	w.str("c", t.CallID)
-	w.str("e", t.Error)
+func (t ToolFailed) encodeMsgpack(w *msgpackw.Writer) {
+	w.MapLen(3)
+	w.Str("am", t.AssistantMessageID)
+	w.Str("c", t.CallID)
+	w.Str("e", t.Error)
 }
 
-func (Idle) encodeMsgpack(w *fieldWriter) { w.mapLen(0) }
+func (Idle) encodeMsgpack(w *msgpackw.Writer) { w.MapLen(0) }
 
-func count(present ...bool) int {
-	n := 0
-	for _, p := range present {
-		if p {
-			n++
-		}
-	}
-	return n
+// WriteModelRef writes a ModelRef (no omitempty fields: always both).
+func WriteModelRef(w *msgpackw.Writer, m ModelRef) {
+	w.MapLen(2)
+	w.Str("p", m.Provider)
+	w.Str("id", m.ID)
 }
 
-// fieldWriter writes map entries, keeping the first error.
-type fieldWriter struct {
-	e   *msgpack.Encoder
-	err error
-}
-
-func (w *fieldWriter) mapLen(n int) {
-	if w.err == nil {
-		w.err = w.e.EncodeMapLen(n)
-	}
-}
-
-func (w *fieldWriter) key(k string) { w.string(k) }
-
-func (w *fieldWriter) string(s string) {
-	if w.err == nil {
-		w.err = w.e.EncodeString(s)
-	}
-}
-
-func (w *fieldWriter) bytes(b []byte) {
-	if w.err == nil {
-		w.err = w.e.EncodeBytes(b) // nil encodes as nil, like the library
-	}
-}
-
-func (w *fieldWriter) int64(n int64) {
-	if w.err == nil {
-		w.err = w.e.EncodeInt64(n) // the library's int64 field encoding without UseCompactInts
-	}
-}
-
-// str and bin write a field that is always present.
-func (w *fieldWriter) str(k, s string) {
-	w.key(k)
-	w.string(s)
-}
-
-func (w *fieldWriter) bin(k string, b []byte) {
-	w.key(k)
-	w.bytes(b)
-}
-
-// optStr, optBin and flag write an omitempty field when it is not empty.
-func (w *fieldWriter) optStr(k, s string) {
-	if s != "" {
-		w.str(k, s)
-	}
-}
-
-func (w *fieldWriter) optBin(k string, b []byte) {
-	if len(b) > 0 {
-		w.bin(k, b)
-	}
-}
-
-func (w *fieldWriter) flag(k string, b bool) {
-	if b {
-		w.key(k)
-		if w.err == nil {
-			w.err = w.e.EncodeBool(true)
-		}
-	}
-}
-
-// strings writes a []string as the library does: nil as nil, else an array.
-func (w *fieldWriter) strings(ss []string) {
-	if ss == nil {
-		if w.err == nil {
-			w.err = w.e.EncodeNil()
-		}
-		return
-	}
-	if w.err == nil {
-		w.err = w.e.EncodeArrayLen(len(ss))
-	}
-	for _, s := range ss {
-		w.string(s)
-	}
-}
-
-func (w *fieldWriter) model(m ModelRef) {
-	w.mapLen(2)
-	w.str("p", m.Provider)
-	w.str("id", m.ID)
-}
-
-// usage writes a Usage (every field omitempty; an empty one is an empty map).
-func (w *fieldWriter) usage(u Usage) {
-	w.mapLen(count(u.InputTokens != 0, u.OutputTokens != 0, u.ReasoningTokens != 0, u.CacheReadTokens != 0, u.CacheWriteTokens != 0))
+// WriteUsage writes a Usage (every field omitempty; an empty one is an
+// empty map).
+func WriteUsage(w *msgpackw.Writer, u Usage) {
+	w.MapLen(msgpackw.Count(u.InputTokens != 0, u.OutputTokens != 0, u.ReasoningTokens != 0, u.CacheReadTokens != 0, u.CacheWriteTokens != 0))
 	for _, f := range [...]struct {
 		k string
 		v int64
 	}{{"in", u.InputTokens}, {"out", u.OutputTokens}, {"rs", u.ReasoningTokens}, {"cr", u.CacheReadTokens}, {"cw", u.CacheWriteTokens}} {
 		if f.v != 0 {
-			w.key(f.k)
-			w.int64(f.v)
+			w.Key(f.k)
+			w.Int64(f.v)
 		}
 	}
 }
 
-func (w *fieldWriter) prompt(p Prompt) {
-	w.mapLen(count(true, len(p.Attachments) > 0))
-	w.str("t", p.Text)
+func writePrompt(w *msgpackw.Writer, p Prompt) {
+	w.MapLen(msgpackw.Count(true, len(p.Attachments) > 0))
+	w.Str("t", p.Text)
 	if len(p.Attachments) == 0 {
 		return
 	}
-	w.key("a")
-	if w.err == nil {
-		w.err = w.e.EncodeArrayLen(len(p.Attachments))
-	}
+	w.Key("a")
+	w.ArrayLen(len(p.Attachments))
 	for i := range p.Attachments {
-		w.attachment(&p.Attachments[i])
+		writeAttachment(w, &p.Attachments[i])
 	}
 }
 
-func (w *fieldWriter) attachment(a *Attachment) {
-	w.mapLen(count(true, a.Name != "", a.MediaType != "", a.URI != "", len(a.Data) > 0))
-	w.str("k", a.Kind)
-	w.optStr("n", a.Name)
-	w.optStr("mt", a.MediaType)
-	w.optStr("u", a.URI)
-	w.optBin("d", a.Data)
+func writeAttachment(w *msgpackw.Writer, a *Attachment) {
+	w.MapLen(msgpackw.Count(true, a.Name != "", a.MediaType != "", a.URI != "", len(a.Data) > 0))
+	w.Str("k", a.Kind)
+	w.OptStr("n", a.Name)
+	w.OptStr("mt", a.MediaType)
+	w.OptStr("u", a.URI)
+	w.OptBin("d", a.Data)
 }
 
-// partEnded writes TextEnded and ReasoningEnded (same shape).
-func (w *fieldWriter) partEnded(am, text string, pm []byte) {
-	w.mapLen(count(true, true, len(pm) > 0))
-	w.str("am", am)
-	w.str("t", text)
-	w.optBin("pm", pm)
+// writePartEnded writes TextEnded and ReasoningEnded (same shape).
+func writePartEnded(w *msgpackw.Writer, am, text string, pm []byte) {
+	w.MapLen(msgpackw.Count(true, true, len(pm) > 0))
+	w.Str("am", am)
+	w.Str("t", text)
+	w.OptBin("pm", pm)
 }
 
 // marshaler is a pooled encoder with its buffer: Marshal copies the bytes
@@ -256,7 +167,7 @@ func (w *fieldWriter) partEnded(am, text string, pm []byte) {
 type marshaler struct {
 	buf bytes.Buffer
 	enc *msgpack.Encoder
-	w   fieldWriter // pooled too: passed to an interface method, it would escape
+	w   msgpackw.Writer // pooled too: passed to an interface method, it would escape
 }
 
 var marshalers = sync.Pool{New: func() any {
@@ -275,9 +186,9 @@ func marshal(e Event) ([]byte, error) {
 	m.enc.Reset(&m.buf)
 	var err error
 	if h, ok := e.(handEncoded); ok {
-		m.w = fieldWriter{e: m.enc}
+		m.w = msgpackw.Writer{Enc: m.enc}
 		h.encodeMsgpack(&m.w)
-		err = m.w.err
+		err = m.w.Err
 	} else {
 		err = m.enc.Encode(e)
 	}
