@@ -70,10 +70,10 @@ type ConsulConfig struct {
 	TTL     time.Duration // service TTL; default 3 s
 }
 
-// EtcdConfig configures the etcd provider (compiled in, not exercised by tests).
+// EtcdConfig configures the etcd provider (exercised by api/e2e's etcd test).
 type EtcdConfig struct {
 	Endpoints   []string      // default 127.0.0.1:2379
-	BaseKey     string        // key prefix; default "/sessionrt"
+	BaseKey     string        // key prefix; default "/sessionrt". Members are leased keys BaseKey/Name/Name@ID.
 	DialTimeout time.Duration // default 5 s
 }
 
@@ -185,7 +185,7 @@ func newProvider(system *actor.ActorSystem, cfg Config, kinds []string) (pcluste
 	case Consul:
 		return newConsul(cfg.Consul)
 	case Etcd:
-		return newEtcd(cfg.Etcd)
+		return newEtcd(cfg.Name, cfg.Etcd)
 	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"path"
 	"time"
 
 	"github.com/asynkron/protoactor-go/cluster/clusterproviders/consul"
@@ -27,8 +28,8 @@ func newConsul(c ConsulConfig) (*consul.Provider, error) {
 }
 
 // newEtcd builds the etcd provider: each member keeps a leased key under
-// BaseKey and watches the prefix.
-func newEtcd(c EtcdConfig) (*etcd.Provider, error) {
+// BaseKey/name and watches the prefix.
+func newEtcd(name string, c EtcdConfig) (*etcd.Provider, error) {
 	if len(c.Endpoints) == 0 {
 		c.Endpoints = []string{"127.0.0.1:2379"}
 	}
@@ -38,7 +39,12 @@ func newEtcd(c EtcdConfig) (*etcd.Provider, error) {
 	if c.DialTimeout <= 0 {
 		c.DialTimeout = 5 * time.Second
 	}
-	p, err := etcd.NewWithConfig(c.BaseKey, clientv3.Config{Endpoints: c.Endpoints, DialTimeout: c.DialTimeout})
+	// The provider keys a member BaseKey/name/name@id and watches the bare
+	// prefix BaseKey/name, which also matches BaseKey/name2/…: cluster "a"
+	// would take the members of cluster "ab" for its own. Under its own
+	// directory the cluster's prefix is BaseKey/name/name, which no other
+	// cluster's keys start with.
+	p, err := etcd.NewWithConfig(path.Join(c.BaseKey, name), clientv3.Config{Endpoints: c.Endpoints, DialTimeout: c.DialTimeout})
 	if err != nil {
 		return nil, fmt.Errorf("cluster etcd provider at %v: %w", c.Endpoints, err)
 	}
