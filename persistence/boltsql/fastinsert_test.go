@@ -2,7 +2,6 @@ package boltsql
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"runtime"
 	"strings"
@@ -71,25 +70,19 @@ func fastInsertCases() []fastInsertCase {
 	}
 }
 
+// The tables of the insert differential tests (TestFastInsertWarningsMatchEngine too).
+const (
+	fastInsertDDL = `CREATE TABLE ft (id BIGINT NOT NULL, name VARCHAR(8) NOT NULL, n INT, flag BOOL,
+		body LONGBLOB, at DATETIME(6) NOT NULL, d DECIMAL(10,2), PRIMARY KEY (id), UNIQUE KEY un (name))`
+	fastInsertBlobDDL = `CREATE TABLE fb (k VARBINARY(6) NOT NULL, v LONGBLOB NOT NULL, u VARBINARY(4), PRIMARY KEY (k), UNIQUE KEY uu (u))`
+)
+
 // TestFastInsertMatchesEngine runs the same statements with the insert fast
 // path and through go-mysql-server alone: errors (code and message), rows
 // affected, ROW_COUNT() and the table contents must be identical.
 func TestFastInsertMatchesEngine(t *testing.T) {
-	fast, slow := openTest(t, Options{NoSync: true}), openTest(t, Options{NoSync: true})
-	slow.noFastInsert = true
+	fast, slow, conns := openDifferential(t, func(e *Engine) { e.noFastInsert = true }, fastInsertDDL, fastInsertBlobDDL)
 	ctx := context.Background()
-	conns := map[*Engine]*sql.Conn{}
-	for _, e := range []*Engine{fast, slow} {
-		c, err := e.DB().Conn(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		conns[e] = c
-		mustExec(t, e.DB(), `CREATE TABLE ft (id BIGINT NOT NULL, name VARCHAR(8) NOT NULL, n INT, flag BOOL,
-			body LONGBLOB, at DATETIME(6) NOT NULL, d DECIMAL(10,2), PRIMARY KEY (id), UNIQUE KEY un (name))`)
-		mustExec(t, e.DB(), `CREATE TABLE fb (k VARBINARY(6) NOT NULL, v LONGBLOB NOT NULL, u VARBINARY(4), PRIMARY KEY (k), UNIQUE KEY uu (u))`)
-	}
 	outcome := func(e *Engine, c fastInsertCase) string {
 		before := e.fastInserts.Load()
 		res, err := conns[e].ExecContext(ctx, c.q, c.args...)

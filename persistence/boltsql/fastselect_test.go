@@ -176,21 +176,9 @@ func selectOutcomeThen(ctx context.Context, c *sql.Conn, after, q string, args .
 // column names, values with their Go types, ROW_COUNT() and FOUND_ROWS()
 // must be identical.
 func TestFastSelectMatchesEngine(t *testing.T) {
-	fast, slow := openTest(t, Options{NoSync: true}), openTest(t, Options{NoSync: true})
-	slow.noFastSelect = true
+	fast, slow, conns := openDifferential(t, func(e *Engine) { e.noFastSelect = true },
+		append([]string{fastSelectDDL, fastSelectKeysDDL, fastSelectStrKeyDDL}, fastSelectSeed...)...)
 	ctx := context.Background()
-	conns := map[*Engine]*sql.Conn{}
-	for _, e := range []*Engine{fast, slow} {
-		c, err := e.DB().Conn(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		conns[e] = c
-		for _, q := range append([]string{fastSelectDDL, fastSelectKeysDDL, fastSelectStrKeyDDL}, fastSelectSeed...) {
-			mustExec(t, e.DB(), q)
-		}
-	}
 	check := func(q string, args []any, wantFast bool) string {
 		t.Helper()
 		var outs [2]string

@@ -2,7 +2,6 @@ package boltsql
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"runtime"
 	"strings"
@@ -139,24 +138,9 @@ func fastUpdateCases() []fastUpdateCase {
 // affected, ROW_COUNT(), FOUND_ROWS() and the tables' contents (read
 // through their indexes too) must be identical.
 func TestFastUpdateMatchesEngine(t *testing.T) {
-	fast, slow := openTest(t, Options{NoSync: true}), openTest(t, Options{NoSync: true})
-	slow.noFastUpdate = true
+	fast, slow, conns := openDifferential(t, func(e *Engine) { e.noFastUpdate = true },
+		append([]string{fastUpdateDDL, fastUpdateKeysDDL, fastUpdateStrKeyDDL}, fastUpdateSeed...)...)
 	ctx := context.Background()
-	conns := map[*Engine]*sql.Conn{}
-	for _, e := range []*Engine{fast, slow} {
-		c, err := e.DB().Conn(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		conns[e] = c
-		mustExec(t, e.DB(), fastUpdateDDL)
-		mustExec(t, e.DB(), fastUpdateKeysDDL)
-		mustExec(t, e.DB(), fastUpdateStrKeyDDL)
-		for _, q := range fastUpdateSeed {
-			mustExec(t, e.DB(), q)
-		}
-	}
 	outcome := func(e *Engine, c fastUpdateCase) string {
 		before := e.fastUpdates.Load()
 		res, err := conns[e].ExecContext(ctx, c.q, c.args...)

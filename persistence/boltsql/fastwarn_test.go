@@ -15,22 +15,10 @@ import (
 // after each: the fast path must drop the previous statement's warnings
 // and keep any its own conversions raise exactly as go-mysql-server does.
 func TestFastInsertWarningsMatchEngine(t *testing.T) {
-	fast, slow := openTest(t, Options{NoSync: true}), openTest(t, Options{NoSync: true})
-	slow.noFastInsert = true
+	fast, slow, conns := openDifferential(t, func(e *Engine) { e.noFastInsert = true },
+		fastInsertDDL, fastInsertBlobDDL,
+		`CREATE TABLE fz (id BIGINT NOT NULL PRIMARY KEY, f DOUBLE, r FLOAT, m DECIMAL(5,2), u TINYINT UNSIGNED, s CHAR(2), j JSON)`)
 	ctx := context.Background()
-	conns := map[*Engine]*sql.Conn{}
-	for _, e := range []*Engine{fast, slow} {
-		c, err := e.DB().Conn(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		conns[e] = c
-		mustExec(t, e.DB(), `CREATE TABLE ft (id BIGINT NOT NULL, name VARCHAR(8) NOT NULL, n INT, flag BOOL,
-			body LONGBLOB, at DATETIME(6) NOT NULL, d DECIMAL(10,2), PRIMARY KEY (id), UNIQUE KEY un (name))`)
-		mustExec(t, e.DB(), `CREATE TABLE fb (k VARBINARY(6) NOT NULL, v LONGBLOB NOT NULL, u VARBINARY(4), PRIMARY KEY (k), UNIQUE KEY uu (u))`)
-		mustExec(t, e.DB(), `CREATE TABLE fz (id BIGINT NOT NULL PRIMARY KEY, f DOUBLE, r FLOAT, m DECIMAL(5,2), u TINYINT UNSIGNED, s CHAR(2), j JSON)`)
-	}
 	warnings := func(c *sql.Conn) string {
 		rows, err := c.QueryContext(ctx, "SHOW WARNINGS")
 		if err != nil {

@@ -1,6 +1,7 @@
 package boltsql
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"testing"
@@ -16,6 +17,30 @@ func openTest(t *testing.T, opts Options) *Engine {
 	}
 	t.Cleanup(func() { e.Close() })
 	return e
+}
+
+// openDifferential opens the two engines of a differential test, slow with
+// a fast path turned off by off, runs the statements in setup on both, and
+// returns a connection to each (closed at cleanup): a session's state
+// (warnings, ROW_COUNT(), sql_mode) lives on its connection, so each engine's
+// statements must all go through the same one.
+func openDifferential(t *testing.T, off func(*Engine), setup ...string) (fast, slow *Engine, conns map[*Engine]*sql.Conn) {
+	t.Helper()
+	fast, slow = openTest(t, Options{NoSync: true}), openTest(t, Options{NoSync: true})
+	off(slow)
+	conns = map[*Engine]*sql.Conn{}
+	for _, e := range []*Engine{fast, slow} {
+		c, err := e.DB().Conn(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		conns[e] = c
+		for _, q := range setup {
+			mustExec(t, e.DB(), q)
+		}
+	}
+	return fast, slow, conns
 }
 
 func mustExec(t *testing.T, db interface {
