@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -159,70 +160,6 @@ func parseError(b []byte) (typ, msg string) {
 	return e.Error.Type, e.Error.Message
 }
 
-// wire types of the request body.
-
-type wireRequest struct {
-	Model         string          `json:"model"`
-	MaxTokens     int             `json:"max_tokens"`
-	Stream        bool            `json:"stream"`
-	System        []wireBlock     `json:"system,omitempty"`
-	Messages      []wireMessage   `json:"messages"`
-	Tools         []wireTool      `json:"tools,omitempty"`
-	ToolChoice    *wireToolChoice `json:"tool_choice,omitempty"`
-	Thinking      *wireThinking   `json:"thinking,omitempty"`
-	Temperature   *float64        `json:"temperature,omitempty"`
-	TopP          *float64        `json:"top_p,omitempty"`
-	StopSequences []string        `json:"stop_sequences,omitempty"`
-}
-
-type wireMessage struct {
-	Role    string      `json:"role"`
-	Content []wireBlock `json:"content"`
-}
-
-// wireBlock is any content block; unused fields are omitted.
-type wireBlock struct {
-	Type         string          `json:"type"`
-	Text         string          `json:"text,omitempty"`
-	Thinking     string          `json:"thinking,omitempty"`
-	Signature    string          `json:"signature,omitempty"`
-	Data         string          `json:"data,omitempty"`
-	ID           string          `json:"id,omitempty"`
-	Name         string          `json:"name,omitempty"`
-	Input        json.RawMessage `json:"input,omitempty"`
-	ToolUseID    string          `json:"tool_use_id,omitempty"`
-	Content      string          `json:"content,omitempty"`
-	IsError      bool            `json:"is_error,omitempty"`
-	Source       *wireSource     `json:"source,omitempty"`
-	CacheControl *cacheControl   `json:"cache_control,omitempty"`
-}
-
-type wireSource struct {
-	Type      string `json:"type"`
-	MediaType string `json:"media_type"`
-	Data      string `json:"data"`
-}
-
-type cacheControl struct {
-	Type string `json:"type"`
-}
-
-type wireTool struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description,omitempty"`
-	InputSchema json.RawMessage `json:"input_schema"`
-}
-
-type wireToolChoice struct {
-	Type                   string `json:"type"`
-	DisableParallelToolUse bool   `json:"disable_parallel_tool_use,omitempty"`
-}
-
-type wireThinking struct {
-	Type         string `json:"type"`
-	BudgetTokens int    `json:"budget_tokens"`
-}
-
 // objectSchema is sent for a tool without a schema.
 const objectSchema = `{"type":"object","properties":{}}`
 
@@ -247,325 +184,245 @@ func thinkingBudget(o provider.Options) int {
 // Encode returns the JSON request body for req (exported for tests and
 // benchmarks of the encoding alone).
 func (a *Adapter) Encode(req *provider.Request) ([]byte, error) {
+	return a.appendBody(make([]byte, 0, bodySize(req)), req)
+}
+
+// bodySize estimates the encoded size of req, so that the body is written
+// without growing its buffer.
+func bodySize(req *provider.Request) int {
+	size := len(req.System) + 1024
+	for i := range req.Messages {
+		m := &req.Messages[i]
+		size += len(m.Text) + 64
+		for _, r := range m.Reasoning {
+			size += len(r.Text) + len(r.Signature) + len(r.Redacted) + 64
+		}
+		for _, c := range m.ToolCalls {
+			size += len(c.ID) + len(c.Name) + len(c.Args) + 64
+		}
+		if r := m.ToolResult; r != nil {
+			size += len(r.CallID) + len(r.Output) + 64
+		}
+		for _, at := range m.Attachments {
+			size += len(at.Name) + (len(at.Data)+2)/3*4 + 64
+		}
+	}
+	for _, t := range req.Tools {
+		size += len(t.Name) + len(t.Description) + len(t.Schema) + 64
+	}
+	return size
+}
+
+// appendBody appends the JSON request body for req to dst, written from req
+// directly with internal/jsonw (no reflection and no intermediate wire
+// structs; raw schemas and inputs copied as they are — Validate checked
+// them). Wire fields replace computed ones of the same name and come last,
+// sorted.
+func (a *Adapter) appendBody(dst []byte, req *provider.Request) ([]byte, error) {
 	if err := req.Validate(); err != nil {
 		if pe, ok := err.(*provider.Error); ok {
 			pe.Provider = Kind
 		}
 		return nil, err
 	}
-	w := wireRequest{
-		Model:         req.Model.Model,
-		MaxTokens:     req.Controls.MaxOutputTokens,
-		Stream:        true,
-		Temperature:   req.Controls.Temperature,
-		TopP:          req.Controls.TopP,
-		StopSequences: req.Controls.Stop,
+	c := &req.Controls
+	maxTokens := c.MaxOutputTokens
+	if maxTokens <= 0 {
+		maxTokens = a.cfg.DefaultMaxTokens
 	}
-	if w.MaxTokens <= 0 {
-		w.MaxTokens = a.cfg.DefaultMaxTokens
+	temperature, topP := c.Temperature, c.TopP
+	budget := thinkingBudget(req.Options)
+	if budget > 0 && unsignedToolTurn(req.Messages) {
+		budget = 0
 	}
-	if req.System != "" {
-		w.System = []wireBlock{{Type: "text", Text: req.System, CacheControl: &cacheControl{Type: "ephemeral"}}}
-	}
-	msgs, usedTools, err := encodeMessages(req.Messages)
-	if err != nil {
-		return nil, err
-	}
-	if b := thinkingBudget(req.Options); b > 0 && !unsignedToolTurn(msgs) {
-		// budget_tokens must be below max_tokens and at least 1024.
-		if b > w.MaxTokens-minThinkingBudget {
-			b = w.MaxTokens - minThinkingBudget
-		}
-		if b >= minThinkingBudget {
-			w.Thinking = &wireThinking{Type: "enabled", BudgetTokens: b}
-			// Extended thinking refuses modified temperature and top_p < 0.95.
-			w.Temperature = nil
-			if w.TopP != nil && *w.TopP < 0.95 {
-				w.TopP = nil
-			}
+	// budget_tokens must be below max_tokens and at least 1024.
+	budget = min(budget, maxTokens-minThinkingBudget)
+	if budget >= minThinkingBudget {
+		// Extended thinking refuses modified temperature and top_p < 0.95.
+		temperature = nil
+		if topP != nil && *topP < 0.95 {
+			topP = nil
 		}
 	}
-	w.Messages = msgs
-	if !a.cfg.NoConversationCache {
-		markLastBlock(w.Messages)
-	}
-	for _, t := range req.Tools {
-		schema := t.Schema
-		if len(schema) == 0 {
-			schema = json.RawMessage(objectSchema)
-		}
-		w.Tools = append(w.Tools, wireTool{Name: t.Name, Description: t.Description, InputSchema: schema})
-		delete(usedTools, t.Name)
-	}
-	if len(req.Tools) == 0 && len(usedTools) > 0 {
-		// The API refuses tool_use/tool_result blocks without tool
-		// definitions; on a turn sent without tools (the last allowed step),
-		// declare the tools the history used and forbid calling them.
-		for _, name := range sortedKeys(usedTools) {
-			w.Tools = append(w.Tools, wireTool{Name: name, InputSchema: json.RawMessage(objectSchema)})
-		}
-		w.ToolChoice = &wireToolChoice{Type: "none"}
-	} else if len(w.Tools) > 0 {
-		if req.ToolChoice == provider.ToolChoiceNone {
-			w.ToolChoice = &wireToolChoice{Type: "none"}
-		} else {
-			w.ToolChoice = &wireToolChoice{Type: "auto"}
-			if p := req.Options.ParallelToolCalls; p != nil && !*p {
-				w.ToolChoice.DisableParallelToolUse = true
-			}
-		}
-	}
-	return w.write(req.Wire), nil
-}
 
-// write renders the body with internal/jsonw (no reflection, raw schemas and
-// inputs copied as they are — Validate checked them). Wire fields replace
-// computed ones of the same name and come last, sorted.
-func (r *wireRequest) write(wire map[string]json.RawMessage) []byte {
-	size := 1024
-	for _, b := range r.System {
-		size += len(b.Text)
-	}
-	for _, m := range r.Messages {
-		for _, b := range m.Content {
-			size += len(b.Text) + len(b.Content) + len(b.Thinking) + len(b.Input) + 64
-			if b.Source != nil {
-				size += len(b.Source.Data)
-			}
-		}
-	}
-	for _, t := range r.Tools {
-		size += len(t.Description) + len(t.InputSchema) + 64
-	}
-	w := jsonw.Writer{B: make([]byte, 0, size)}
-	own := func(k string) bool { _, over := wire[k]; return !over }
+	w := jsonw.Writer{B: dst}
+	own := func(k string) bool { _, over := req.Wire[k]; return !over }
 	w.Open('{')
 	w.Key("model")
-	w.Str(r.Model)
+	w.Str(req.Model.Model)
 	if own("max_tokens") {
 		w.Key("max_tokens")
-		w.Int(r.MaxTokens)
+		w.Int(maxTokens)
 	}
 	w.Key("stream")
 	w.Bool(true)
-	if len(r.System) > 0 && own("system") {
+	if req.System != "" && own("system") {
 		w.Key("system")
 		w.Open('[')
-		for i := range r.System {
-			writeBlock(&w, &r.System[i])
-		}
+		w.Open('{')
+		w.Key("type")
+		w.Str("text")
+		w.Key("text")
+		w.Str(req.System)
+		writeCacheControl(&w)
+		w.Close('}')
 		w.Close(']')
 	}
 	w.Key("messages")
-	w.Open('[')
-	for _, m := range r.Messages {
-		w.Open('{')
-		w.Key("role")
-		w.Str(m.Role)
-		w.Key("content")
-		w.Open('[')
-		for i := range m.Content {
-			writeBlock(&w, &m.Content[i])
-		}
-		w.Close(']')
-		w.Close('}')
+	if err := a.writeMessages(&w, req.Messages); err != nil {
+		return nil, err
 	}
-	w.Close(']')
-	if len(r.Tools) > 0 && own("tools") {
-		w.Key("tools")
-		w.Open('[')
-		for _, t := range r.Tools {
-			w.Open('{')
-			w.Key("name")
-			w.Str(t.Name)
-			if t.Description != "" {
-				w.Key("description")
-				w.Str(t.Description)
-			}
-			w.Key("input_schema")
-			w.Raw(t.InputSchema)
-			w.Close('}')
-		}
-		w.Close(']')
-	}
-	if tc := r.ToolChoice; tc != nil && own("tool_choice") {
-		w.Key("tool_choice")
-		w.Open('{')
-		w.Key("type")
-		w.Str(tc.Type)
-		if tc.DisableParallelToolUse {
-			w.Key("disable_parallel_tool_use")
-			w.Bool(true)
-		}
-		w.Close('}')
-	}
-	if th := r.Thinking; th != nil && own("thinking") {
+	writeTools(&w, req, own)
+	if budget >= minThinkingBudget && own("thinking") {
 		w.Key("thinking")
 		w.Open('{')
 		w.Key("type")
-		w.Str(th.Type)
+		w.Str("enabled")
 		w.Key("budget_tokens")
-		w.Int(th.BudgetTokens)
+		w.Int(budget)
 		w.Close('}')
 	}
-	if r.Temperature != nil && own("temperature") {
+	if temperature != nil && own("temperature") {
 		w.Key("temperature")
-		w.Float(*r.Temperature)
+		w.Float(*temperature)
 	}
-	if r.TopP != nil && own("top_p") {
+	if topP != nil && own("top_p") {
 		w.Key("top_p")
-		w.Float(*r.TopP)
+		w.Float(*topP)
 	}
-	if len(r.StopSequences) > 0 && own("stop_sequences") {
+	if len(c.Stop) > 0 && own("stop_sequences") {
 		w.Key("stop_sequences")
 		w.Open('[')
-		for _, s := range r.StopSequences {
+		for _, s := range c.Stop {
 			w.Str(s)
 		}
 		w.Close(']')
 	}
-	for _, k := range sortedKeys(wire) {
-		w.Key(k)
-		w.Raw(wire[k])
-	}
-	w.Close('}')
-	return w.B
-}
-
-func writeBlock(w *jsonw.Writer, b *wireBlock) {
-	w.Open('{')
-	w.Key("type")
-	w.Str(b.Type)
-	switch b.Type {
-	case "text":
-		w.Key("text")
-		w.Str(b.Text)
-	case "thinking":
-		w.Key("thinking")
-		w.Str(b.Thinking)
-		w.Key("signature")
-		w.Str(b.Signature)
-	case "redacted_thinking":
-		w.Key("data")
-		w.Str(b.Data)
-	case "tool_use":
-		w.Key("id")
-		w.Str(b.ID)
-		w.Key("name")
-		w.Str(b.Name)
-		w.Key("input")
-		w.Raw(b.Input)
-	case "tool_result":
-		w.Key("tool_use_id")
-		w.Str(b.ToolUseID)
-		w.Key("content")
-		w.Str(b.Content)
-		if b.IsError {
-			w.Key("is_error")
-			w.Bool(true)
+	if len(req.Wire) > 0 {
+		for _, k := range sortedKeys(req.Wire) {
+			w.Key(k)
+			w.Raw(req.Wire[k])
 		}
-	case "image", "document":
-		w.Key("source")
-		w.Open('{')
-		w.Key("type")
-		w.Str(b.Source.Type)
-		w.Key("media_type")
-		w.Str(b.Source.MediaType)
-		w.Key("data")
-		w.Str(b.Source.Data)
-		w.Close('}')
-	}
-	if b.CacheControl != nil {
-		w.Key("cache_control")
-		w.Open('{')
-		w.Key("type")
-		w.Str(b.CacheControl.Type)
-		w.Close('}')
 	}
 	w.Close('}')
+	return w.B, nil
 }
 
-// encodeMessages lowers the history: consecutive user-side entries (user
-// text, tool results, mid-conversation system messages, which have no native
-// chronological role here and become <system-update> user text) merge into
-// one user message with tool_result blocks first, as the API requires. It
-// returns the tool names the history uses.
-func encodeMessages(hist []provider.Message) ([]wireMessage, map[string]bool, error) {
-	out := make([]wireMessage, 0, len(hist))
-	used := map[string]bool{}
-	callNames := map[string]string{}
-	var results, rest []wireBlock
-	flushUser := func() {
-		if len(results)+len(rest) == 0 {
+func writeCacheControl(w *jsonw.Writer) {
+	w.Key("cache_control")
+	w.RawString(`{"type":"ephemeral"}`)
+}
+
+// writeTools writes the tool definitions and tool_choice.
+func writeTools(w *jsonw.Writer, req *provider.Request, own func(string) bool) {
+	if len(req.Tools) == 0 {
+		// The API refuses tool_use/tool_result blocks without tool
+		// definitions; on a turn sent without tools (the last allowed step),
+		// declare the tools the history used and forbid calling them.
+		used := usedTools(req.Messages)
+		if len(used) == 0 {
 			return
 		}
-		content := make([]wireBlock, 0, len(results)+len(rest))
-		content = append(append(content, results...), rest...)
-		out = append(out, wireMessage{Role: "user", Content: content})
-		results, rest = results[:0], rest[:0] // content holds copies
+		if own("tools") {
+			w.Key("tools")
+			w.Open('[')
+			for _, name := range used {
+				writeTool(w, name, "", nil)
+			}
+			w.Close(']')
+		}
+		if own("tool_choice") {
+			w.Key("tool_choice")
+			w.RawString(`{"type":"none"}`)
+		}
+		return
 	}
+	if own("tools") {
+		w.Key("tools")
+		w.Open('[')
+		for i := range req.Tools {
+			t := &req.Tools[i]
+			writeTool(w, t.Name, t.Description, t.Schema)
+		}
+		w.Close(']')
+	}
+	if !own("tool_choice") {
+		return
+	}
+	w.Key("tool_choice")
+	switch {
+	case req.ToolChoice == provider.ToolChoiceNone:
+		w.RawString(`{"type":"none"}`)
+	case req.Options.ParallelToolCalls != nil && !*req.Options.ParallelToolCalls:
+		w.RawString(`{"type":"auto","disable_parallel_tool_use":true}`)
+	default:
+		w.RawString(`{"type":"auto"}`)
+	}
+}
+
+func writeTool(w *jsonw.Writer, name, description string, schema []byte) {
+	w.Open('{')
+	w.Key("name")
+	w.Str(name)
+	if description != "" {
+		w.Key("description")
+		w.Str(description)
+	}
+	w.Key("input_schema")
+	if len(schema) == 0 {
+		w.RawString(objectSchema)
+	} else {
+		w.Raw(schema)
+	}
+	w.Close('}')
+}
+
+// usedTools returns the sorted names of the tools the history calls (every
+// call's name: a tool result only ever names a call made before it).
+func usedTools(hist []provider.Message) []string {
+	var names []string
 	for i := range hist {
-		m := &hist[i]
-		switch m.Role {
-		case provider.RoleUser:
-			if m.Text != "" {
-				rest = append(rest, wireBlock{Type: "text", Text: m.Text})
-			}
-			for _, at := range m.Attachments {
-				b, err := encodeAttachment(at)
-				if err != nil {
-					return nil, nil, &provider.Error{Kind: provider.KindInvalidRequest, Provider: Kind, Message: fmt.Sprintf("message %d: %v", i, err)}
-				}
-				rest = append(rest, b)
-			}
-		case provider.RoleSystem:
-			rest = append(rest, wireBlock{Type: "text", Text: provider.WrapSystemUpdate(m.Text)})
-		case provider.RoleTool:
-			r := m.ToolResult
-			text := r.Output
-			if text == "" {
-				// Empty content with is_error is refused; say what happened.
-				text = "(no output)"
-			}
-			if name := callNames[r.CallID]; name != "" {
-				used[name] = true
-			}
-			results = append(results, wireBlock{Type: "tool_result", ToolUseID: r.CallID, Content: text, IsError: r.IsError})
-		case provider.RoleAssistant:
-			content := make([]wireBlock, 0, len(m.Reasoning)+1+len(m.ToolCalls))
-			for _, r := range m.Reasoning {
-				// Signatures only verify with the provider that made them;
-				// unsigned reasoning (e.g. from an OpenAI-compatible model
-				// before a switch) is not replayable as a thinking block.
-				switch {
-				case r.Provider != Kind && r.Provider != "":
-				case r.Redacted != "":
-					content = append(content, wireBlock{Type: "redacted_thinking", Data: r.Redacted})
-				case r.Signature != "":
-					content = append(content, wireBlock{Type: "thinking", Thinking: r.Text, Signature: r.Signature})
-				}
-			}
-			if m.Text != "" {
-				content = append(content, wireBlock{Type: "text", Text: m.Text})
-			}
-			for _, c := range m.ToolCalls {
-				args := c.Args
-				if len(bytes.TrimSpace(args)) == 0 {
-					args = json.RawMessage("{}")
-				}
-				callNames[c.ID] = c.Name
-				used[c.Name] = true
-				content = append(content, wireBlock{Type: "tool_use", ID: c.ID, Name: c.Name, Input: args})
-			}
-			if len(content) == 0 {
-				continue // an empty assistant turn is refused by the API
-			}
-			flushUser()
-			out = append(out, wireMessage{Role: "assistant", Content: content})
+		if hist[i].Role != provider.RoleAssistant {
+			continue
+		}
+		for _, c := range hist[i].ToolCalls {
+			names = append(names, c.Name)
 		}
 	}
-	flushUser()
-	return out, used, nil
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
+// replayed is the block type a reasoning entry is sent back as, or "" when it
+// is not. Signatures only verify with the provider that made them; unsigned
+// reasoning (e.g. from an OpenAI-compatible model before a switch) is not
+// replayable as a thinking block.
+func replayed(r *provider.Reasoning) string {
+	switch {
+	case r.Provider != Kind && r.Provider != "":
+	case r.Redacted != "":
+		return "redacted_thinking"
+	case r.Signature != "":
+		return "thinking"
+	}
+	return ""
+}
+
+// startsWithThinking reports whether assistant message m is sent with a
+// thinking block first.
+func startsWithThinking(m *provider.Message) bool {
+	for i := range m.Reasoning {
+		if replayed(&m.Reasoning[i]) != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// emptyAssistant reports whether assistant message m has no block to send (an
+// empty assistant turn is refused by the API, so it is skipped).
+func emptyAssistant(m *provider.Message) bool {
+	return m.Text == "" && len(m.ToolCalls) == 0 && !startsWithThinking(m)
 }
 
 // unsignedToolTurn reports whether the latest assistant message calls tools
@@ -573,51 +430,243 @@ func encodeMessages(hist []provider.Message) ([]wireMessage, map[string]bool, er
 // refuses such a history (the tool loop in progress must keep its signed
 // thinking), which happens after a switch from another provider's model;
 // that turn is then sent without thinking, which the API allows.
-func unsignedToolTurn(msgs []wireMessage) bool {
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role != "assistant" {
+func unsignedToolTurn(hist []provider.Message) bool {
+	for i := len(hist) - 1; i >= 0; i-- {
+		m := &hist[i]
+		if m.Role != provider.RoleAssistant || emptyAssistant(m) {
 			continue
 		}
-		c := msgs[i].Content
-		hasTool := false
-		for _, b := range c {
-			hasTool = hasTool || b.Type == "tool_use"
-		}
-		return hasTool && c[0].Type != "thinking" && c[0].Type != "redacted_thinking"
+		return len(m.ToolCalls) > 0 && !startsWithThinking(m)
 	}
 	return false
 }
 
-// markLastBlock sets the conversation cache breakpoint on the last block of
-// the last message that can carry one.
-func markLastBlock(msgs []wireMessage) {
-	if len(msgs) == 0 {
-		return
-	}
-	c := msgs[len(msgs)-1].Content
-	for i := len(c) - 1; i >= 0; i-- {
-		if t := c[i].Type; t != "thinking" && t != "redacted_thinking" {
-			c[i].CacheControl = &cacheControl{Type: "ephemeral"}
-			return
-		}
-	}
+// blockWriter writes content blocks and remembers where the last one ends,
+// for the conversation cache breakpoint.
+type blockWriter struct {
+	w        *jsonw.Writer
+	lastEnd  int  // offset of the closing brace of the last block written
+	markable bool // the last block may carry cache_control (not thinking)
 }
 
-func encodeAttachment(at provider.Attachment) (wireBlock, error) {
+func (bw *blockWriter) open(typ string) {
+	bw.w.Open('{')
+	bw.w.Key("type")
+	bw.w.Str(typ)
+}
+
+func (bw *blockWriter) close(markable bool) {
+	bw.w.Close('}')
+	bw.lastEnd, bw.markable = len(bw.w.B)-1, markable
+}
+
+func (bw *blockWriter) text(s string) {
+	bw.open("text")
+	bw.w.Key("text")
+	bw.w.Str(s)
+	bw.close(true)
+}
+
+// writeMessages lowers the history: consecutive user-side entries (user
+// text, tool results, mid-conversation system messages, which have no native
+// chronological role here and become <system-update> user text) merge into
+// one user message with tool_result blocks first, as the API requires. The
+// last block of the last message that can carry one gets the conversation
+// cache breakpoint, unless the config disables it.
+func (a *Adapter) writeMessages(w *jsonw.Writer, hist []provider.Message) error {
+	bw := blockWriter{w: w, lastEnd: -1}
+	w.Open('[')
+	for i := 0; i < len(hist); {
+		m := &hist[i]
+		if m.Role == provider.RoleAssistant {
+			if !emptyAssistant(m) {
+				writeAssistant(&bw, m)
+			}
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(hist) && (hist[j].Role != provider.RoleAssistant || emptyAssistant(&hist[j])) {
+			j++
+		}
+		if err := writeUser(&bw, hist, i, j); err != nil {
+			return err
+		}
+		i = j
+	}
+	if bw.markable && !a.cfg.NoConversationCache {
+		insertCacheControl(w, bw.lastEnd)
+	}
+	w.Close(']')
+	return nil
+}
+
+// cacheMark is the cache breakpoint set in a block written already.
+const cacheMark = `,"cache_control":{"type":"ephemeral"}`
+
+// insertCacheControl inserts cacheMark before the brace at end, which closes
+// the last block: only the message's closing "]}" follows it, so the move is
+// a few bytes.
+func insertCacheControl(w *jsonw.Writer, end int) {
+	n := len(w.B)
+	w.B = append(w.B, cacheMark...)
+	copy(w.B[end+len(cacheMark):], w.B[end:n])
+	copy(w.B[end:], cacheMark)
+}
+
+func writeAssistant(bw *blockWriter, m *provider.Message) {
+	w := bw.w
+	w.Open('{')
+	w.Key("role")
+	w.Str("assistant")
+	w.Key("content")
+	w.Open('[')
+	for i := range m.Reasoning {
+		r := &m.Reasoning[i]
+		switch typ := replayed(r); typ {
+		case "redacted_thinking":
+			bw.open(typ)
+			w.Key("data")
+			w.Str(r.Redacted)
+			bw.close(false)
+		case "thinking":
+			bw.open(typ)
+			w.Key("thinking")
+			w.Str(r.Text)
+			w.Key("signature")
+			w.Str(r.Signature)
+			bw.close(false)
+		}
+	}
+	if m.Text != "" {
+		bw.text(m.Text)
+	}
+	for i := range m.ToolCalls {
+		c := &m.ToolCalls[i]
+		bw.open("tool_use")
+		w.Key("id")
+		w.Str(c.ID)
+		w.Key("name")
+		w.Str(c.Name)
+		w.Key("input")
+		if len(bytes.TrimSpace(c.Args)) == 0 {
+			w.RawString("{}")
+		} else {
+			w.Raw(c.Args)
+		}
+		bw.close(true)
+	}
+	w.Close(']')
+	w.Close('}')
+}
+
+// writeUser writes the user-side entries hist[i:j] as one user message, tool
+// results first; it writes nothing when they have no block.
+func writeUser(bw *blockWriter, hist []provider.Message, i, j int) error {
+	if !userBlocks(hist[i:j]) {
+		return nil
+	}
+	w := bw.w
+	w.Open('{')
+	w.Key("role")
+	w.Str("user")
+	w.Key("content")
+	w.Open('[')
+	for k := i; k < j; k++ {
+		if hist[k].Role != provider.RoleTool {
+			continue
+		}
+		r := hist[k].ToolResult
+		text := r.Output
+		if text == "" {
+			// Empty content with is_error is refused; say what happened.
+			text = "(no output)"
+		}
+		bw.open("tool_result")
+		w.Key("tool_use_id")
+		w.Str(r.CallID)
+		w.Key("content")
+		w.Str(text)
+		if r.IsError {
+			w.Key("is_error")
+			w.Bool(true)
+		}
+		bw.close(true)
+	}
+	for k := i; k < j; k++ {
+		m := &hist[k]
+		switch m.Role {
+		case provider.RoleUser:
+			if m.Text != "" {
+				bw.text(m.Text)
+			}
+			for _, at := range m.Attachments {
+				if err := writeAttachment(bw, at); err != nil {
+					return &provider.Error{Kind: provider.KindInvalidRequest, Provider: Kind, Message: fmt.Sprintf("message %d: %v", k, err)}
+				}
+			}
+		case provider.RoleSystem:
+			bw.text(provider.WrapSystemUpdate(m.Text))
+		}
+	}
+	w.Close(']')
+	w.Close('}')
+	return nil
+}
+
+// userBlocks reports whether user-side entries have any block to send.
+func userBlocks(hist []provider.Message) bool {
+	for i := range hist {
+		m := &hist[i]
+		switch m.Role {
+		case provider.RoleUser:
+			if m.Text != "" || len(m.Attachments) > 0 {
+				return true
+			}
+		case provider.RoleSystem, provider.RoleTool:
+			return true
+		}
+	}
+	return false
+}
+
+func writeAttachment(bw *blockWriter, at provider.Attachment) error {
 	mt := strings.ToLower(at.MediaType)
 	switch {
 	case mt == "image/png" || mt == "image/jpeg" || mt == "image/gif" || mt == "image/webp":
-		return wireBlock{Type: "image", Source: &wireSource{Type: "base64", MediaType: mt, Data: base64.StdEncoding.EncodeToString(at.Data)}}, nil
+		writeSource(bw, "image", mt, at.Data)
 	case mt == "application/pdf":
-		return wireBlock{Type: "document", Source: &wireSource{Type: "base64", MediaType: mt, Data: base64.StdEncoding.EncodeToString(at.Data)}}, nil
+		writeSource(bw, "document", mt, at.Data)
 	case strings.HasPrefix(mt, "text/"):
 		text := string(at.Data)
 		if at.Name != "" {
 			text = "<file name=\"" + at.Name + "\">\n" + text + "\n</file>"
 		}
-		return wireBlock{Type: "text", Text: text}, nil
+		bw.text(text)
+	default:
+		return fmt.Errorf("attachment %q: media type %q is not supported by the anthropic adapter", at.Name, at.MediaType)
 	}
-	return wireBlock{}, fmt.Errorf("attachment %q: media type %q is not supported by the anthropic adapter", at.Name, at.MediaType)
+	return nil
+}
+
+// writeSource writes a base64 image or document block.
+func writeSource(bw *blockWriter, typ, mediaType string, data []byte) {
+	w := bw.w
+	bw.open(typ)
+	w.Key("source")
+	w.Open('{')
+	w.Key("type")
+	w.Str("base64")
+	w.Key("media_type")
+	w.Str(mediaType)
+	w.Key("data")
+	// Base64 needs no escaping: encode straight into the body, then close
+	// the string with RawString (no comma follows a key).
+	w.B = append(w.B, '"')
+	w.B = base64.StdEncoding.AppendEncode(w.B, data)
+	w.RawString(`"`)
+	w.Close('}')
+	bw.close(true)
 }
 
 func sortedKeys[V any](m map[string]V) []string {
