@@ -18,6 +18,7 @@ import (
 	"github.com/sessionrt/sessionrt/provider/internal/httpx"
 	"github.com/sessionrt/sessionrt/provider/internal/idle"
 	"github.com/sessionrt/sessionrt/provider/internal/jsonw"
+	"github.com/sessionrt/sessionrt/provider/internal/reqbody"
 )
 
 // Kind is the adapter kind stamped on errors and reasoning blocks.
@@ -90,14 +91,20 @@ func New(cfg Config) (*Adapter, error) {
 
 // Stream sends req and returns its stream of parts.
 func (a *Adapter) Stream(ctx context.Context, req *provider.Request) (provider.Stream, error) {
-	body, err := a.Encode(req)
+	// The body is written into a pooled buffer (internal/reqbody says when it
+	// is returned): it is the whole history and every tool schema, re-sent on
+	// each turn.
+	body, err := reqbody.Encode(bodySize(req), func(dst []byte) ([]byte, error) { return a.appendBody(dst, req) })
 	if err != nil {
 		return nil, err
 	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, a.endpoint, bytes.NewReader(body))
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, a.endpoint, nil)
 	if err != nil {
+		body.Release()
 		return nil, &provider.Error{Kind: provider.KindInvalidRequest, Provider: Kind, Message: "build HTTP request", Err: err}
 	}
+	body.Attach(hreq)
+	defer body.Release() // the request's bodies hold the buffer until the transport closes them
 	hreq.Header.Set("Content-Type", "application/json")
 	hreq.Header.Set("Accept", "text/event-stream")
 	hreq.Header.Set("anthropic-version", APIVersion)
