@@ -45,19 +45,7 @@ func turnRequest() *provider.Request {
 // BenchmarkStreamTurn is one provider turn through the adapter: encode the request, send
 // it (to a transport that reads and closes the body), decode a short text answer.
 func BenchmarkStreamTurn(b *testing.B) {
-	transcript, err := os.ReadFile(filepath.Join("testdata", "text.sse"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	client := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
-		io.Copy(io.Discard, r.Body)
-		r.Body.Close()
-		return sseResponse(transcript), nil
-	})}
-	a, err := New(Config{BaseURL: "http://fake/v1", HTTPClient: client})
-	if err != nil {
-		b.Fatal(err)
-	}
+	a := readingAdapter(b)
 	req, ctx := turnRequest(), context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -79,18 +67,23 @@ func BenchmarkStreamTurn(b *testing.B) {
 
 // readingAdapter sends through a transport that reads and closes every body, as a server
 // that answers after the whole request would; it reuses pooled buffers at once.
-func readingAdapter(t *testing.T) *Adapter {
+func readingAdapter(t testing.TB) *Adapter {
 	t.Helper()
 	transcript, err := os.ReadFile(filepath.Join("testdata", "text.sse"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	client := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+	return fakeAdapter(t, func(r *http.Request) (*http.Response, error) {
 		io.Copy(io.Discard, r.Body)
 		r.Body.Close()
 		return sseResponse(transcript), nil
-	})}
-	a, err := New(Config{BaseURL: "http://fake/v1", HTTPClient: client})
+	})
+}
+
+// fakeAdapter sends every request through rt instead of the network.
+func fakeAdapter(t testing.TB, rt roundTripFunc) *Adapter {
+	t.Helper()
+	a, err := New(Config{BaseURL: "http://fake/v1", HTTPClient: &http.Client{Transport: rt}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,14 +109,10 @@ func churn(t *testing.T) {
 // before reading it all): until it closes the body, no later request reuses its bytes.
 func TestBodyStaysIntactUntilTheTransportClosesIt(t *testing.T) {
 	var held io.ReadCloser
-	client := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+	a := fakeAdapter(t, func(r *http.Request) (*http.Response, error) {
 		held = r.Body
 		return sseResponse(nil), nil
-	})}
-	a, err := New(Config{BaseURL: "http://fake/v1", HTTPClient: client})
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	req := turnRequest()
 	want, err := a.Encode(req)
 	if err != nil {
@@ -146,7 +135,7 @@ func TestBodyStaysIntactUntilTheTransportClosesIt(t *testing.T) {
 // for another: that one must carry the same bytes, whatever ran in between.
 func TestGetBodyAfterCloseResendsTheSameBytes(t *testing.T) {
 	var again []byte
-	client := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+	a := fakeAdapter(t, func(r *http.Request) (*http.Response, error) {
 		r.Body.Close()
 		churn(t)
 		b, err := r.GetBody()
@@ -159,11 +148,7 @@ func TestGetBodyAfterCloseResendsTheSameBytes(t *testing.T) {
 			t.Errorf("ContentLength %d, body %d bytes", n, len(again))
 		}
 		return sseResponse(nil), nil
-	})}
-	a, err := New(Config{BaseURL: "http://fake/v1", HTTPClient: client})
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	req := turnRequest()
 	want, _ := a.Encode(req)
 	s, err := a.Stream(context.Background(), req)
