@@ -128,3 +128,27 @@ func BenchmarkMarshalToolTurn(b *testing.B) {
 		}
 	}
 }
+
+// newSession is what a new session writes before its first turn: the
+// creation and its first context epoch.
+func newSession() []Event {
+	return []Event{
+		SessionCreated{Location: "/tmp/p", Agent: "build", Model: ModelRef{Provider: "openai", ID: "gpt-5"}},
+		ContextEpochInitialized{Revision: 2, Baseline: "<env><cwd>/tmp/p</cwd><os>linux</os></env>", Snapshot: []byte(`{"cwd":"/tmp/p","os":"linux"}`), Location: "/tmp/p"},
+	}
+}
+
+// BenchmarkMarshalNewSession encodes a new session's first events (one op =
+// both).
+func BenchmarkMarshalNewSession(b *testing.B) {
+	r := SessionRegistry()
+	events := newSession()
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, e := range events {
+			if _, err := r.Marshal(e); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
