@@ -9,8 +9,10 @@ import (
 	"github.com/sessionrt/sessionrt/internal/msgpackw"
 )
 
-// Hand-written msgpack encoders for the events a tool turn writes,
-// byte-identical to the library's reflection encoding (msgpack.Marshal:
+// Hand-written msgpack encoders for the events a session writes in normal
+// operation (creation, context epochs, tool turns, permissions, switches,
+// moves, compaction, interruption), byte-identical to the library's
+// reflection encoding (msgpack.Marshal:
 // fields in declaration order as a map, empty omitempty fields left out,
 // int64 as 9 bytes, nil slices as nil). The library decides each omitempty
 // field through reflect.Value.Interface, one allocation per field per
@@ -109,6 +111,74 @@ func (t ToolFailed) encodeMsgpack(w *msgpackw.Writer) {
 
 func (Idle) encodeMsgpack(w *msgpackw.Writer) { w.MapLen(0) }
 
+func (s SessionCreated) encodeMsgpack(w *msgpackw.Writer) {
+	w.MapLen(3)
+	w.Str("loc", s.Location)
+	w.Str("ag", s.Agent)
+	w.Key("m")
+	WriteModelRef(w, s.Model)
+}
+
+func (c ContextEpochInitialized) encodeMsgpack(w *msgpackw.Writer) {
+	writeEpoch(w, c.Revision, c.Baseline, c.Snapshot, c.Location)
+}
+
+func (c ContextEpochReplaced) encodeMsgpack(w *msgpackw.Writer) {
+	writeEpoch(w, c.Revision, c.Baseline, c.Snapshot, c.Location)
+}
+
+func (c ContextEpochCleared) encodeMsgpack(w *msgpackw.Writer) { writeReason(w, c.Reason) }
+
+func (a AgentSwitched) encodeMsgpack(w *msgpackw.Writer) {
+	w.MapLen(1)
+	w.Str("ag", a.Agent)
+}
+
+func (m ModelSwitched) encodeMsgpack(w *msgpackw.Writer) {
+	w.MapLen(1)
+	w.Key("m")
+	WriteModelRef(w, m.Model)
+}
+
+func (m Moved) encodeMsgpack(w *msgpackw.Writer) {
+	w.MapLen(2)
+	w.Str("f", m.From)
+	w.Str("t", m.To)
+}
+
+func (p PermissionAsked) encodeMsgpack(w *msgpackw.Writer) {
+	w.MapLen(msgpackw.Count(true, true, true, true, len(p.Resources) > 0))
+	w.Str("id", p.RequestID)
+	w.Str("am", p.AssistantMessageID)
+	w.Str("c", p.CallID)
+	w.Str("a", p.Action)
+	if len(p.Resources) > 0 {
+		w.Key("r")
+		w.Strings(p.Resources)
+	}
+}
+
+func (p PermissionReplied) encodeMsgpack(w *msgpackw.Writer) {
+	w.MapLen(msgpackw.Count(true, true, p.Feedback != ""))
+	w.Str("id", p.RequestID)
+	w.Str("r", string(p.Reply))
+	w.OptStr("fb", p.Feedback)
+}
+
+func (c CompactionStarted) encodeMsgpack(w *msgpackw.Writer) {
+	w.MapLen(1)
+	w.Str("id", c.CompactionID)
+}
+
+func (c CompactionEnded) encodeMsgpack(w *msgpackw.Writer) {
+	w.MapLen(3)
+	w.Str("id", c.CompactionID)
+	w.Str("s", c.Summary)
+	w.Str("rc", c.RecentContext)
+}
+
+func (i Interrupted) encodeMsgpack(w *msgpackw.Writer) { writeReason(w, i.Reason) }
+
 // WriteModelRef writes a ModelRef (no omitempty fields: always both).
 func WriteModelRef(w *msgpackw.Writer, m ModelRef) {
 	w.MapLen(2)
@@ -151,6 +221,24 @@ func writeAttachment(w *msgpackw.Writer, a *Attachment) {
 	w.OptStr("mt", a.MediaType)
 	w.OptStr("u", a.URI)
 	w.OptBin("d", a.Data)
+}
+
+// writeEpoch writes ContextEpochInitialized and ContextEpochReplaced (same
+// shape, no omitempty fields).
+func writeEpoch(w *msgpackw.Writer, rev int64, baseline string, snap []byte, loc string) {
+	w.MapLen(4)
+	w.Key("rev")
+	w.Int64(rev)
+	w.Str("b", baseline)
+	w.Bin("s", snap)
+	w.Str("loc", loc)
+}
+
+// writeReason writes ContextEpochCleared and Interrupted (one omitempty
+// reason).
+func writeReason(w *msgpackw.Writer, r string) {
+	w.MapLen(msgpackw.Count(r != ""))
+	w.OptStr("r", r)
 }
 
 // writePartEnded writes TextEnded and ReasoningEnded (same shape).

@@ -69,8 +69,8 @@ func TestMarshalEqualsTheLibrarysReflection(t *testing.T) {
 	}
 }
 
-func TestToolTurnEventsAreHandEncoded(t *testing.T) {
-	for _, e := range toolTurn() {
+func TestSessionEventsAreHandEncoded(t *testing.T) {
+	for _, e := range append(toolTurn(), operation()...) {
 		if _, ok := e.(handEncoded); !ok {
 			t.Errorf("%T has no hand-written encoder", e)
 		}
@@ -90,6 +90,18 @@ func TestMarshalResultsDoNotShareTheBuffer(t *testing.T) {
 	}
 	if !bytes.Equal(a, keep) {
 		t.Fatalf("first payload changed to %x", a)
+	}
+}
+
+// operation is every other event a session writes in normal operation:
+// its creation, context epochs, permissions, switches, a move, compaction
+// and interruption. Only the tool-input and tool-progress events remain on
+// the reflection path.
+func operation() []Event {
+	return []Event{
+		SessionCreated{}, ContextEpochInitialized{}, ContextEpochReplaced{}, ContextEpochCleared{},
+		PermissionAsked{}, PermissionReplied{}, AgentSwitched{}, ModelSwitched{}, Moved{},
+		CompactionStarted{}, CompactionEnded{}, Interrupted{}, TurnFailed{}, ReasoningEnded{}, ToolFailed{},
 	}
 }
 
