@@ -32,6 +32,36 @@ func freePorts(t *testing.T, n int) []int {
 	return ports
 }
 
+// answers counts the assistant messages with content that c serves for session
+// id: one per answered prompt, whichever member ran the turn.
+func answers(ctx context.Context, t *testing.T, c *client.Client, id string) int {
+	t.Helper()
+	msgs, err := c.Messages(ctx, id, client.MessagesOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, m := range msgs.Data {
+		if m.Type == "assistant" && len(m.Content) > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// checkFailover waits out the turn prompted through survivor c after the
+// other member was killed, and checks that c serves both answers of session
+// id: the one from before the kill and the one after.
+func checkFailover(ctx context.Context, t *testing.T, c *client.Client, id string) {
+	t.Helper()
+	if err := c.Wait(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if n := answers(ctx, t, c, id); n != 2 {
+		t.Fatalf("answers after the failover: %d, want 2 (none lost, none repeated)", n)
+	}
+}
+
 // Two `sessionrt serve --cluster-member` processes on one MariaDB journal: a session
 // created through one member is prompted and answered through the other, and when
 // the first is SIGKILLed the survivor serves it on. (Members run without -race, as
@@ -78,22 +108,8 @@ func TestServeAsClusterMembers(t *testing.T) {
 			t.Fatalf("wait after %q: %v", text, err)
 		}
 	}
-	answers := func(c *client.Client) int {
-		t.Helper()
-		msgs, err := c.Messages(ctx, s.ID, client.MessagesOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		n := 0
-		for _, m := range msgs.Data {
-			if m.Type == "assistant" && len(m.Content) > 0 {
-				n++
-			}
-		}
-		return n
-	}
 	ask(c1, "hello through the other member")
-	if n := answers(c0); n != 1 {
+	if n := answers(ctx, t, c0, s.ID); n != 1 {
 		t.Fatalf("answers seen through m0 after a prompt through m1: %d, want 1", n)
 	}
 
@@ -108,10 +124,5 @@ func TestServeAsClusterMembers(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	if err := c1.Wait(ctx, s.ID); err != nil {
-		t.Fatal(err)
-	}
-	if n := answers(c1); n != 2 {
-		t.Fatalf("answers after the failover: %d, want 2 (none lost, none repeated)", n)
-	}
+	checkFailover(ctx, t, c1, s.ID)
 }

@@ -105,27 +105,13 @@ func TestServeAsClusterMembersThroughEtcd(t *testing.T) {
 	if err != nil {
 		t.Fatalf("create through m0: %v", err)
 	}
-	answers := func(c *client.Client) int {
-		t.Helper()
-		msgs, err := c.Messages(ctx, s.ID, client.MessagesOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		n := 0
-		for _, m := range msgs.Data {
-			if m.Type == "assistant" && len(m.Content) > 0 {
-				n++
-			}
-		}
-		return n
-	}
 	if _, err := c1.Prompt(ctx, s.ID, wire.PromptRequest{Prompt: &wire.Prompt{Text: "hello through the other member"}}); err != nil {
 		t.Fatalf("prompt through m1: %v", err)
 	}
 	if err := c1.Wait(ctx, s.ID); err != nil {
 		t.Fatal(err)
 	}
-	if n := answers(c0); n != 1 {
+	if n := answers(ctx, t, c0, s.ID); n != 1 {
 		t.Fatalf("answers seen through m0 after a prompt through m1: %d, want 1", n)
 	}
 
@@ -135,10 +121,5 @@ func TestServeAsClusterMembersThroughEtcd(t *testing.T) {
 	if _, err := c1.Prompt(ctx, s.ID, wire.PromptRequest{ID: "msg_after_kill", Prompt: &wire.Prompt{Text: "still there?"}}); err != nil {
 		t.Fatalf("prompt through m1 after m0 died: %v", err)
 	}
-	if err := c1.Wait(ctx, s.ID); err != nil {
-		t.Fatal(err)
-	}
-	if n := answers(c1); n != 2 {
-		t.Fatalf("answers after the failover: %d, want 2 (none lost, none repeated)", n)
-	}
+	checkFailover(ctx, t, c1, s.ID)
 }
