@@ -132,27 +132,10 @@ type fastInsertResult struct {
 // execInsert runs an eligible INSERT shape with args on the session of ctx.
 func (e *Engine) execInsert(ctx *gsql.Context, sess *Session, s *insertShape, args []driver.NamedValue) fastInsertResult {
 	var none fastInsertResult
-	if len(args) != s.nargs {
+	if !positional(args, s.nargs) || !ownTxn(ctx, true) {
 		return none
 	}
-	for i, a := range args {
-		if a.Name != "" || a.Ordinal != i+1 {
-			return none
-		}
-	}
-	if cur := ctx.GetTransaction(); cur != nil {
-		if t, ok := cur.(*txn); !ok || t.readOnly {
-			return none // a read-only transaction's error is go-mysql-server's to give
-		}
-	}
-	db := s.db
-	if db == "" {
-		db = ctx.GetCurrentDatabase()
-	}
-	if db == "" || strings.EqualFold(db, "information_schema") {
-		return none
-	}
-	ti := e.lookupTable(db, s.table)
+	ti := e.statementTable(ctx, s.db, s.table)
 	if ti == nil || ti.autoIncCol >= 0 {
 		return none
 	}
@@ -174,15 +157,8 @@ func (e *Engine) execInsert(ctx *gsql.Context, sess *Session, s *insertShape, ar
 	// (it binds the statement once to prepare it and again to run it); once
 	// is MySQL's count.
 	gsql.IncrementStatusVariable(ctx, "Com_insert", 1)
-	if err := sess.ValidateSession(ctx); err != nil {
+	if err := beginStatement(ctx, sess); err != nil {
 		return fastInsertResult{handled: true, err: err}
-	}
-	if ctx.GetTransaction() == nil {
-		tx, err := sess.StartTransaction(ctx, gsql.ReadWrite)
-		if err != nil {
-			return fastInsertResult{handled: true, err: err}
-		}
-		ctx.SetTransaction(tx)
 	}
 	ctx.ClearWarnings()
 	autoCommit, err := plan.IsSessionAutocommit(ctx)
@@ -210,14 +186,7 @@ func (e *Engine) execInsert(ctx *gsql.Context, sess *Session, s *insertShape, ar
 	if err == nil {
 		ctx.SetLastQueryInfoInt(gsql.RowCount, n)
 	}
-	// TransactionCommittingIter.Close: an autocommit statement commits,
-	// after a failed statement too (its changes are discarded by then).
-	var commitErr error
-	if tx := ctx.GetTransaction(); tx != nil && !ctx.GetIgnoreAutoCommit() && autoCommit {
-		if commitErr = sess.CommitTransaction(ctx, tx); commitErr == nil {
-			ctx.SetTransaction(nil)
-		}
-	}
+	commitErr := commitAutocommit(ctx, sess, autoCommit)
 	if err == nil {
 		err = commitErr
 	}

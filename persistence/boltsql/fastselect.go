@@ -4,7 +4,6 @@ import (
 	"database/sql/driver"
 	"errors"
 	"io"
-	"strings"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/plan"
@@ -122,18 +121,8 @@ type fastSelectResult struct {
 // execSelect runs an eligible SELECT shape with args on the session of ctx.
 func (e *Engine) execSelect(ctx *gsql.Context, sess *Session, s *selectShape, args []driver.NamedValue) fastSelectResult {
 	var none fastSelectResult
-	if len(args) != s.where.nargs {
+	if !positional(args, s.where.nargs) || !ownTxn(ctx, false) {
 		return none
-	}
-	for i, a := range args {
-		if a.Name != "" || a.Ordinal != i+1 {
-			return none
-		}
-	}
-	if cur := ctx.GetTransaction(); cur != nil {
-		if _, ok := cur.(*txn); !ok {
-			return none
-		}
 	}
 	if v, err := ctx.GetSessionVariable(ctx, "sql_select_limit"); err != nil {
 		return none
@@ -145,14 +134,7 @@ func (e *Engine) execSelect(ctx *gsql.Context, sess *Session, s *selectShape, ar
 			return none // the planner would add its own LIMIT
 		}
 	}
-	db := s.where.db
-	if db == "" {
-		db = ctx.GetCurrentDatabase()
-	}
-	if db == "" || strings.EqualFold(db, "information_schema") {
-		return none
-	}
-	ti := e.lookupTable(db, s.where.table)
+	ti := e.statementTable(ctx, s.where.db, s.where.table)
 	if ti == nil || ti.primary == nil {
 		return none
 	}
@@ -195,26 +177,14 @@ func (e *Engine) execSelect(ctx *gsql.Context, sess *Session, s *selectShape, ar
 	if !ok {
 		return none
 	}
-	newWarnings := ctx.Session.Warnings()[numPrevWarnings:]
-	ctx.ClearWarnings()
-	for i := len(newWarnings) - 1; i >= 0; i-- {
-		ctx.Session.Warn(newWarnings[i])
-	}
+	keepBindingWarnings(ctx, numPrevWarnings)
 
 	// go-mysql-server's steps for this plan: validate the session, begin
 	// the transaction, read the range, filter, project, commit an
 	// autocommit statement when its iterator closes.
-	if err := sess.ValidateSession(ctx); err != nil {
+	if err := beginStatement(ctx, sess); err != nil {
 		e.countSelect(ctx)
 		return fastSelectResult{handled: true, err: err}
-	}
-	if ctx.GetTransaction() == nil {
-		tx, err := sess.StartTransaction(ctx, gsql.ReadWrite)
-		if err != nil {
-			e.countSelect(ctx)
-			return fastSelectResult{handled: true, err: err}
-		}
-		ctx.SetTransaction(tx)
 	}
 	autoCommit, err := plan.IsSessionAutocommit(ctx)
 	if err != nil {
@@ -246,12 +216,7 @@ func (e *Engine) execSelect(ctx *gsql.Context, sess *Session, s *selectShape, ar
 	// failed read too.
 	ctx.SetLastQueryInfoInt(gsql.RowCount, -1)
 	ctx.SetLastQueryInfoInt(gsql.FoundRows, int64(len(out)))
-	var commitErr error
-	if tx := ctx.GetTransaction(); tx != nil && !ctx.GetIgnoreAutoCommit() && autoCommit {
-		if commitErr = sess.CommitTransaction(ctx, tx); commitErr == nil {
-			ctx.SetTransaction(nil)
-		}
-	}
+	commitErr := commitAutocommit(ctx, sess, autoCommit)
 	// A read error reaches the engine's caller from the first Next, a
 	// commit error from Close.
 	return fastSelectResult{handled: true, names: names, rows: out, nextErr: err, closeErr: commitErr}

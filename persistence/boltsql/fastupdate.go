@@ -461,27 +461,10 @@ func pointKeyValue(ctx *gsql.Context, col *gsql.Column, expanded *expression.Lit
 // execUpdate runs an eligible UPDATE shape with args on the session of ctx.
 func (e *Engine) execUpdate(ctx *gsql.Context, sess *Session, s *updateShape, args []driver.NamedValue) fastInsertResult {
 	var none fastInsertResult
-	if len(args) != s.nargs {
+	if !positional(args, s.nargs) || !ownTxn(ctx, true) {
 		return none
 	}
-	for i, a := range args {
-		if a.Name != "" || a.Ordinal != i+1 {
-			return none
-		}
-	}
-	if cur := ctx.GetTransaction(); cur != nil {
-		if t, ok := cur.(*txn); !ok || t.readOnly {
-			return none // a read-only transaction's error is go-mysql-server's to give
-		}
-	}
-	db := s.db
-	if db == "" {
-		db = ctx.GetCurrentDatabase()
-	}
-	if db == "" || strings.EqualFold(db, "information_schema") {
-		return none
-	}
-	ti := e.lookupTable(db, s.table)
+	ti := e.statementTable(ctx, s.db, s.table)
 	if ti == nil || ti.primary == nil {
 		return none
 	}
@@ -498,26 +481,14 @@ func (e *Engine) execUpdate(ctx *gsql.Context, sess *Session, s *updateShape, ar
 	if !ok {
 		return none
 	}
-	newWarnings := ctx.Session.Warnings()[numPrevWarnings:]
-	ctx.ClearWarnings()
-	for i := len(newWarnings) - 1; i >= 0; i-- {
-		ctx.Session.Warn(newWarnings[i])
-	}
+	keepBindingWarnings(ctx, numPrevWarnings)
 
 	// From here on the steps are go-mysql-server's for this plan: begin
 	// the transaction, take the updater (the writer), read the range, filter,
 	// apply SET, write changed rows, count, commit an autocommit statement.
-	if err := sess.ValidateSession(ctx); err != nil {
+	if err := beginStatement(ctx, sess); err != nil {
 		e.countUpdate(ctx)
 		return fastInsertResult{handled: true, err: err}
-	}
-	if ctx.GetTransaction() == nil {
-		tx, err := sess.StartTransaction(ctx, gsql.ReadWrite)
-		if err != nil {
-			e.countUpdate(ctx)
-			return fastInsertResult{handled: true, err: err}
-		}
-		ctx.SetTransaction(tx)
 	}
 	autoCommit, err := plan.IsSessionAutocommit(ctx)
 	if err != nil {
@@ -570,14 +541,7 @@ func (e *Engine) execUpdate(ctx *gsql.Context, sess *Session, s *updateShape, ar
 		ctx.SetLastQueryInfoInt(gsql.FoundRows, matched)
 		ctx.SetLastQueryInfoInt(gsql.RowCount, affected)
 	}
-	// TransactionCommittingIter.Close: an autocommit statement commits,
-	// after a failed statement too (its changes are discarded by then).
-	var commitErr error
-	if tx := ctx.GetTransaction(); tx != nil && !ctx.GetIgnoreAutoCommit() && autoCommit {
-		if commitErr = sess.CommitTransaction(ctx, tx); commitErr == nil {
-			ctx.SetTransaction(nil)
-		}
-	}
+	commitErr := commitAutocommit(ctx, sess, autoCommit)
 	if err == nil {
 		err = commitErr
 	}
