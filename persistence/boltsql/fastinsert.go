@@ -174,15 +174,7 @@ func (e *Engine) execInsert(ctx *gsql.Context, sess *Session, s *insertShape, ar
 		}
 		n++
 	}
-	if err == nil {
-		err = ctx.Err()
-	}
-	if err != nil {
-		_ = ed.DiscardChanges(ctx, err)
-	} else {
-		err = ed.StatementComplete(ctx)
-	}
-	_ = ed.Close(ctx)
+	err = endEdit(ctx, ed, err)
 	if err == nil {
 		ctx.SetLastQueryInfoInt(gsql.RowCount, n)
 	}

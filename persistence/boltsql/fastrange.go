@@ -296,17 +296,9 @@ func (e *Engine) readRange(ctx *gsql.Context, ti *tableInfo, pr *preparedRange, 
 	if pr.empty || pr.limit == 0 {
 		return nil, false, nil
 	}
-	t, err := txnOf(ctx)
-	if err != nil {
-		return nil, false, err
-	}
-	btx, err := t.readTx(ctx)
-	if err != nil {
-		return nil, false, err
-	}
-	data := btx.Bucket(ti.dataBucket)
+	data, err := readData(ctx, ti)
 	if data == nil {
-		return nil, false, nil // the table's storage is gone: the scan finds nothing
+		return nil, false, err // no bucket: the table's storage is gone, the scan finds nothing
 	}
 	// Every key in the span starts with the same encoded prefix, and the
 	// encoding is injective, so every row holds the same values in the

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
+	bolt "go.etcd.io/bbolt"
 )
 
 // Steps every fast path (fastinsert.go, fastupdate.go, fastselect.go)
@@ -91,4 +92,35 @@ func commitAutocommit(ctx *gsql.Context, sess *Session, autoCommit bool) error {
 	}
 	ctx.SetTransaction(nil)
 	return nil
+}
+
+// endEdit ends a statement's edits as the engine's iterators do: a
+// cancelled or failed statement discards them, a good one completes; the
+// editor is closed either way. It returns the statement's error.
+func endEdit(ctx *gsql.Context, ed *editor, err error) error {
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		_ = ed.DiscardChanges(ctx, err)
+	} else {
+		err = ed.StatementComplete(ctx)
+	}
+	_ = ed.Close(ctx)
+	return err
+}
+
+// readData is the table's data bucket in the statement's read view (the
+// write transaction once the statement holds the writer); nil with a nil
+// error when the table's storage is gone.
+func readData(ctx *gsql.Context, ti *tableInfo) (*bolt.Bucket, error) {
+	t, err := txnOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	btx, err := t.readTx(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return btx.Bucket(ti.dataBucket), nil
 }

@@ -524,15 +524,7 @@ func (e *Engine) execUpdate(ctx *gsql.Context, sess *Session, s *updateShape, ar
 			changed = 1
 		}
 	}
-	if err == nil {
-		err = ctx.Err()
-	}
-	if err != nil {
-		_ = ed.DiscardChanges(ctx, err)
-	} else {
-		err = ed.StatementComplete(ctx)
-	}
-	_ = ed.Close(ctx)
+	err = endEdit(ctx, ed, err)
 	affected := changed
 	if ctx.Client().Capabilities&mysql.CapabilityClientFoundRows != 0 {
 		affected = matched
@@ -562,17 +554,9 @@ func (e *Engine) countUpdate(ctx *gsql.Context) {
 // updater holds the writer).
 // Only the columns need marks are decoded (all when it is nil).
 func (e *Engine) readPoint(ctx *gsql.Context, ti *tableInfo, key []byte, need []bool) (gsql.Row, bool, error) {
-	t, err := txnOf(ctx)
-	if err != nil {
-		return nil, false, err
-	}
-	btx, err := t.readTx(ctx)
-	if err != nil {
-		return nil, false, err
-	}
-	data := btx.Bucket(ti.dataBucket)
+	data, err := readData(ctx, ti)
 	if data == nil {
-		return nil, false, nil // the table's storage is gone: the scan finds nothing
+		return nil, false, err // no bucket: the table's storage is gone, the scan finds nothing
 	}
 	v := data.Get(key)
 	if v == nil {
