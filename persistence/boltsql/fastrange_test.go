@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 )
 
 const (
@@ -376,53 +375,8 @@ func BenchmarkRangeSelect(b *testing.B) {
 // read-write transaction waits for the writer like the engine's; the
 // lock-wait error reaches the caller where the engine's does.
 func TestFastRangeLockWaitMatchesEngine(t *testing.T) {
-	opts := Options{NoSync: true, LockWaitTimeout: 50 * time.Millisecond}
-	fast, slow := openTest(t, opts), openTest(t, opts)
-	slow.noFastSelect = true
-	ctx := context.Background()
-	var outs [2]string
-	for i, e := range []*Engine{fast, slow} {
-		mustExec(t, e.DB(), rangeEventsDDL)
-		mustExec(t, e.DB(), "INSERT INTO ev VALUES ('s1', 1, 'a', NULL, NULL), ('s1', 2, 'b', 2, 'p')")
-		holder, err := e.DB().Conn(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer holder.Close()
-		c, err := e.DB().Conn(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		for _, q := range []string{"START TRANSACTION", "INSERT INTO ev VALUES ('s1', 3, 'c', NULL, NULL)"} {
-			if _, err := holder.ExecContext(ctx, q); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if _, err := c.ExecContext(ctx, "START TRANSACTION"); err != nil {
-			t.Fatal(err)
-		}
-		before := e.fastSelects.Load()
-		out, err := selectOutcome(ctx, c, replayEvents, "s1", 0, 10)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if took := e.fastSelects.Load() - before; (took == 1) != (e == fast) {
-			t.Fatalf("fast path ran %d times", took)
-		}
-		outs[i] = out
-		if _, err := holder.ExecContext(ctx, "COMMIT"); err != nil {
-			t.Fatal(err)
-		}
-		out, err = selectOutcome(ctx, c, replayEvents, "s1", 0, 10)
-		if err != nil {
-			t.Fatal(err)
-		}
-		outs[i] += " | " + out
-		if _, err := c.ExecContext(ctx, "COMMIT"); err != nil {
-			t.Fatal(err)
-		}
-	}
+	outs := lockWaitOutcomes(t, rangeEventsDDL, "INSERT INTO ev VALUES ('s1', 1, 'a', NULL, NULL), ('s1', 2, 'b', 2, 'p')",
+		"INSERT INTO ev VALUES ('s1', 3, 'c', NULL, NULL)", replayEvents, []any{"s1", 0, 10}, []any{"s1", 0, 10})
 	if outs[0] != outs[1] {
 		t.Fatalf("lock wait:\n fast path: %s\n engine:    %s", outs[0], outs[1])
 	}

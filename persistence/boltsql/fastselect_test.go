@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 )
 
 const (
@@ -431,54 +430,8 @@ func BenchmarkPointSelect(b *testing.B) {
 // lock-wait error reaches the caller where the engine's would, from the
 // first row, not from Query.
 func TestFastSelectLockWaitMatchesEngine(t *testing.T) {
-	opts := Options{NoSync: true, LockWaitTimeout: 50 * time.Millisecond}
-	fast, slow := openTest(t, opts), openTest(t, opts)
-	slow.noFastSelect = true
-	ctx := context.Background()
-	var outs [2]string
-	for i, e := range []*Engine{fast, slow} {
-		mustExec(t, e.DB(), fastSelectKeysDDL)
-		mustExec(t, e.DB(), "INSERT INTO sk VALUES ('s1', 1, 5, 1, NULL)")
-		holder, err := e.DB().Conn(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer holder.Close()
-		c, err := e.DB().Conn(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		for _, q := range []string{"START TRANSACTION", "INSERT INTO sk VALUES ('s2', 1, 0, 1, NULL)"} {
-			if _, err := holder.ExecContext(ctx, q); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if _, err := c.ExecContext(ctx, "START TRANSACTION"); err != nil {
-			t.Fatal(err)
-		}
-		before := e.fastSelects.Load()
-		out, err := selectOutcome(ctx, c, streamHead, "s1", 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if took := e.fastSelects.Load() - before; (took == 1) != (e == fast) {
-			t.Fatalf("fast path ran %d times", took)
-		}
-		outs[i] = out
-		if _, err := holder.ExecContext(ctx, "COMMIT"); err != nil {
-			t.Fatal(err)
-		}
-		// The transaction goes on and now reads, the writer being free.
-		out, err = selectOutcome(ctx, c, streamHead, "s2", 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		outs[i] += " | " + out
-		if _, err := c.ExecContext(ctx, "COMMIT"); err != nil {
-			t.Fatal(err)
-		}
-	}
+	outs := lockWaitOutcomes(t, fastSelectKeysDDL, "INSERT INTO sk VALUES ('s1', 1, 5, 1, NULL)",
+		"INSERT INTO sk VALUES ('s2', 1, 0, 1, NULL)", streamHead, []any{"s1", 1}, []any{"s2", 1})
 	if outs[0] != outs[1] {
 		t.Fatalf("lock wait:\n fast path: %s\n engine:    %s", outs[0], outs[1])
 	}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"testing"
+	"time"
 
 	mysqldriver "github.com/go-sql-driver/mysql"
 )
@@ -103,3 +104,61 @@ const eventsDDL = `CREATE TABLE IF NOT EXISTS events (
 	PRIMARY KEY (session_id, seq),
 	KEY by_kind (kind)
 )`
+
+// lockWaitOutcomes runs the same read on an engine with the fast SELECT path
+// and on one without: in an explicit read-write transaction while another
+// transaction holds the writer (having run hold), then again once that one
+// committed. It returns each engine's two outcomes joined by " | ", and
+// fails unless the fast path ran exactly once, on the fast engine.
+func lockWaitOutcomes(t *testing.T, ddl, seed, hold, query string, first, second []any) [2]string {
+	t.Helper()
+	opts := Options{NoSync: true, LockWaitTimeout: 50 * time.Millisecond}
+	fast, slow := openTest(t, opts), openTest(t, opts)
+	slow.noFastSelect = true
+	ctx := context.Background()
+	var outs [2]string
+	for i, e := range []*Engine{fast, slow} {
+		mustExec(t, e.DB(), ddl)
+		mustExec(t, e.DB(), seed)
+		holder, err := e.DB().Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer holder.Close()
+		c, err := e.DB().Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		for _, q := range []string{"START TRANSACTION", hold} {
+			if _, err := holder.ExecContext(ctx, q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := c.ExecContext(ctx, "START TRANSACTION"); err != nil {
+			t.Fatal(err)
+		}
+		before := e.fastSelects.Load()
+		out, err := selectOutcome(ctx, c, query, first...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if took := e.fastSelects.Load() - before; (took == 1) != (e == fast) {
+			t.Fatalf("fast path ran %d times", took)
+		}
+		outs[i] = out
+		if _, err := holder.ExecContext(ctx, "COMMIT"); err != nil {
+			t.Fatal(err)
+		}
+		// The transaction goes on and now reads, the writer being free.
+		out, err = selectOutcome(ctx, c, query, second...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs[i] += " | " + out
+		if _, err := c.ExecContext(ctx, "COMMIT"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return outs
+}
