@@ -38,7 +38,8 @@
 //	GET  /api/pty/{id}/output?after                   sessionrt: SSE output by byte offset, then pty.exited
 //	GET  /api/pty/{id}/connect?after                  WebSocket: frames in are input, binary out is output; pings every Config.PTYPing, a client silent for two is closed (the terminal keeps running)
 //
-// Every route needs "Authorization: Bearer <Config.Token>" (Insecure admits
+// Every route needs "Authorization: Bearer <Config.Token>", or HTTP Basic
+// with the token as password (OpenCode's clients; any user name) (Insecure admits
 // loopback clients without it). Bodies are limited (Config.MaxBodyBytes) and
 // decoded strictly: unknown fields, malformed JSON, wrong types and trailing
 // data get a 400 whose InvalidRequestError names the field. Runtime errors

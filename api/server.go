@@ -228,7 +228,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.authorized(r) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="sessionrt"`)
 		writeError(w, http.StatusUnauthorized, wire.Error{Tag: wire.TagUnauthorized,
-			Message: "missing or wrong bearer token: send Authorization: Bearer <token> (SESSIONRT_TOKEN or the token file in the server's data directory)"})
+			Message: "missing or wrong token: send Authorization: Bearer <token>, or HTTP Basic with the token as password (OpenCode's OPENCODE_SERVER_PASSWORD); the token is SESSIONRT_TOKEN or the token file in the server's data directory"})
 		return
 	}
 	if o := r.Header.Get("Origin"); o != "" && !sameOrigin(o, r.Host) {
@@ -254,6 +254,13 @@ func sameOrigin(origin, host string) bool {
 func (s *Server) authorized(r *http.Request) bool {
 	if s.cfg.Token != "" {
 		if tok, ok := bearer(r); ok && subtle.ConstantTimeCompare([]byte(tok), []byte(s.cfg.Token)) == 1 {
+			return true
+		}
+		// OpenCode's clients (opencode attach, run --attach) send only HTTP
+		// Basic: OPENCODE_SERVER_USERNAME (default "opencode") and
+		// OPENCODE_SERVER_PASSWORD. The password is the secret; the user
+		// name names no account here, so any is accepted.
+		if _, pass, ok := r.BasicAuth(); ok && subtle.ConstantTimeCompare([]byte(pass), []byte(s.cfg.Token)) == 1 {
 			return true
 		}
 	}

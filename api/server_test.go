@@ -146,6 +146,34 @@ func TestEveryRouteRefusesMissingOrWrongToken(t *testing.T) {
 	}
 }
 
+// OpenCode's own clients authenticate only with HTTP Basic:
+// opencode:$OPENCODE_SERVER_PASSWORD.
+func TestBasicAuthWithTheTokenAsPasswordIsAccepted(t *testing.T) {
+	rt := apitest.Start(t, apitest.Options{})
+	status := func(user, pass string) int {
+		req, _ := http.NewRequest("GET", rt.URL+"/api/health", nil)
+		req.SetBasicAuth(user, pass)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := status("opencode", rt.Token); code != http.StatusOK {
+		t.Fatalf("Basic opencode:<token>: %d, want 200", code)
+	}
+	if code := status("someone", rt.Token); code != http.StatusOK {
+		t.Fatalf("Basic with another user name and the token: %d, want 200 (OPENCODE_SERVER_USERNAME may be anything)", code)
+	}
+	if code := status("opencode", "wrong"); code != http.StatusUnauthorized {
+		t.Fatalf("Basic with a wrong password: %d, want 401", code)
+	}
+	if code := status(rt.Token, ""); code != http.StatusUnauthorized {
+		t.Fatalf("Basic with the token as user name and no password: %d, want 401", code)
+	}
+}
+
 func TestInsecureAdmitsLoopbackWithoutToken(t *testing.T) {
 	rt := apitest.Start(t, apitest.Options{API: func(c *api.Config) { c.Token, c.Insecure = "", true }})
 	if code, _ := raw(t, rt, "GET", "/api/session", "", true); code != http.StatusOK {
