@@ -23,6 +23,6 @@ func TestTurnsAfterAFinishedStreamReuseTheConnection(t *testing.T) {
 			}
 			return a
 		},
-		Drained: func(s provider.Stream) <-chan struct{} { return s.(*stream).drained },
+		Drained: func(s provider.Stream) <-chan struct{} { return s.(*stream).Drained() },
 	})
 }

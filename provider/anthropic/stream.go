@@ -4,16 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/sessionrt/sessionrt/provider"
-	"github.com/sessionrt/sessionrt/provider/internal/httpx"
-	"github.com/sessionrt/sessionrt/provider/internal/idle"
 	"github.com/sessionrt/sessionrt/provider/internal/jsonscan"
 	"github.com/sessionrt/sessionrt/provider/internal/sse"
 )
@@ -68,13 +63,10 @@ type block struct {
 	open  bool
 }
 
+// stream decodes one Messages SSE response body into parts (the sse.Stream
+// shell does the reading, queueing and closing).
 type stream struct {
-	ctx  context.Context
-	body io.ReadCloser
-	rd   *sse.Reader
-
-	queue []provider.Part
-	qi    int
+	sse.Stream
 
 	blocks     []block
 	reasonings int
@@ -83,22 +75,15 @@ type stream struct {
 	cacheRead  int
 	cacheWrite int
 	finish     provider.FinishReason
-	done       bool
-	err        error
 
 	sc jsonscan.Scanner
 	e  event
-
-	closeOnce sync.Once
-	closed    atomic.Bool
-	// finished: the last event was read, so Close drains the body's end to
-	// keep the connection (Close may run on another goroutine than Next).
-	finished atomic.Bool
-	drained  <-chan struct{} // set by Close when it drains; closed when done
 }
 
 func newStream(ctx context.Context, body io.ReadCloser) *stream {
-	return &stream{ctx: ctx, body: body, rd: sse.NewReader(body)}
+	s := &stream{}
+	s.Init(ctx, Kind, body, s)
+	return s
 }
 
 // NewStreamForTest decodes body as a Messages SSE stream; it exists for
@@ -107,76 +92,18 @@ func NewStreamForTest(ctx context.Context, body io.ReadCloser) provider.Stream {
 	return newStream(ctx, body)
 }
 
-func (s *stream) Close() error {
-	s.closed.Store(true)
-	s.closeOnce.Do(func() {
-		if s.finished.Load() {
-			s.drained = httpx.DrainCloseInBackground(s.body)
-			return
-		}
-		s.body.Close()
-	})
-	return nil
+// EndOfBody finishes a turn whose message_delta carried the stop reason: only
+// message_stop was lost.
+func (s *stream) EndOfBody() bool {
+	if s.finish == "" {
+		return false
+	}
+	s.finalize()
+	return true
 }
 
-func (s *stream) Next() (provider.Part, error) {
-	for {
-		if s.qi < len(s.queue) {
-			p := s.queue[s.qi]
-			s.qi++
-			return p, nil
-		}
-		s.queue, s.qi = s.queue[:0], 0
-		if s.err != nil {
-			return provider.Part{}, s.err
-		}
-		if s.done {
-			return provider.Part{}, io.EOF
-		}
-		if err := s.step(); err != nil {
-			s.err = err
-			s.Close()
-		}
-		if s.err != nil || s.done {
-			// step is not called again: the read buffer can serve another stream.
-			s.rd.Release()
-			s.finished.Store(s.err == nil)
-		}
-	}
-}
-
-func (s *stream) step() error {
-	ev, err := s.rd.Next()
-	if err != nil {
-		if s.ctx.Err() != nil {
-			return provider.TransportError(s.ctx, Kind, "read stream", err)
-		}
-		if s.closed.Load() {
-			return &provider.Error{Kind: provider.KindInterrupted, Provider: Kind, Message: "stream closed", Err: err}
-		}
-		if ib, ok := s.body.(*idle.Body); ok && ib.Expired() {
-			return &provider.Error{Kind: provider.KindRetryable, Provider: Kind,
-				Message: fmt.Sprintf("no data from the provider for too long after %d bytes", s.rd.BytesRead()), Err: err}
-		}
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			if s.finish != "" {
-				// message_delta carried the stop reason; only message_stop
-				// was lost.
-				s.finalize()
-				return nil
-			}
-			return &provider.Error{Kind: provider.KindRetryable, Provider: Kind,
-				Message: fmt.Sprintf("stream cut before its finish after %d bytes", s.rd.BytesRead()),
-				Snippet: provider.Quote(s.rd.Partial()), Err: io.ErrUnexpectedEOF}
-		}
-		if errors.Is(err, sse.ErrEventTooLarge) {
-			return &provider.Error{Kind: provider.KindMalformed, Provider: Kind, Message: "read stream", Err: err}
-		}
-		return provider.TransportError(s.ctx, Kind, fmt.Sprintf("read stream after %d bytes", s.rd.BytesRead()), err)
-	}
-	if len(ev.Data) == 0 {
-		return nil
-	}
+// Event decodes one Messages event and queues its parts.
+func (s *stream) Event(ev sse.Event) error {
 	e := &s.e
 	if !decodeEventFast(&s.sc, ev.Data, e) {
 		*e = event{}
@@ -191,10 +118,10 @@ func (s *stream) step() error {
 			return provider.Malformed(Kind, "message_start without a message", ev.Data, nil)
 		}
 		if e.Message.ID != "" {
-			s.queue = append(s.queue, provider.Part{Kind: provider.PartMetadata, Key: provider.MetaResponseID, Text: e.Message.ID})
+			s.Emit(provider.Part{Kind: provider.PartMetadata, Key: provider.MetaResponseID, Text: e.Message.ID})
 		}
 		if e.Message.Model != "" {
-			s.queue = append(s.queue, provider.Part{Kind: provider.PartMetadata, Key: provider.MetaModel, Text: e.Message.Model})
+			s.Emit(provider.Part{Kind: provider.PartMetadata, Key: provider.MetaModel, Text: e.Message.Model})
 		}
 		s.usage(e.Message.Usage)
 	case "content_block_start":
@@ -271,25 +198,25 @@ func (s *stream) blockStart(e *event, data []byte) error {
 	switch cb.Type {
 	case "text":
 		if cb.Text != "" {
-			s.queue = append(s.queue, provider.Part{Kind: provider.PartText, Text: cb.Text})
+			s.Emit(provider.Part{Kind: provider.PartText, Text: cb.Text})
 		}
 	case "thinking":
 		b.index = s.reasonings
 		s.reasonings++
 		if cb.Thinking != "" {
-			s.queue = append(s.queue, provider.Part{Kind: provider.PartReasoning, Index: b.index, Text: cb.Thinking})
+			s.Emit(provider.Part{Kind: provider.PartReasoning, Index: b.index, Text: cb.Thinking})
 		}
 	case "redacted_thinking":
 		b.index = s.reasonings
 		s.reasonings++
-		s.queue = append(s.queue, provider.Part{Kind: provider.PartMetadata, Key: provider.MetaReasoningRedacted, Index: b.index, Text: cb.Data})
+		s.Emit(provider.Part{Kind: provider.PartMetadata, Key: provider.MetaReasoningRedacted, Index: b.index, Text: cb.Data})
 	case "tool_use":
 		if cb.ID == "" || cb.Name == "" {
 			return provider.Malformed(Kind, "tool_use block without id or name", data, nil)
 		}
 		b.index, b.id, b.name = s.calls, cb.ID, cb.Name
 		s.calls++
-		s.queue = append(s.queue, provider.Part{Kind: provider.PartToolInputStart, Index: b.index, ID: b.id, Name: b.name})
+		s.Emit(provider.Part{Kind: provider.PartToolInputStart, Index: b.index, ID: b.id, Name: b.name})
 	}
 	return nil
 }
@@ -306,17 +233,17 @@ func (s *stream) blockDelta(e *event, data []byte) error {
 	switch d.Type {
 	case "text_delta":
 		if d.Text != "" {
-			s.queue = append(s.queue, provider.Part{Kind: provider.PartText, Text: d.Text})
+			s.Emit(provider.Part{Kind: provider.PartText, Text: d.Text})
 		}
 	case "thinking_delta":
 		if d.Thinking != "" {
-			s.queue = append(s.queue, provider.Part{Kind: provider.PartReasoning, Index: b.index, Text: d.Thinking})
+			s.Emit(provider.Part{Kind: provider.PartReasoning, Index: b.index, Text: d.Thinking})
 		}
 	case "signature_delta":
 		if b.kind != "thinking" {
 			return provider.Malformed(Kind, "signature_delta outside a thinking block", data, nil)
 		}
-		s.queue = append(s.queue, provider.Part{Kind: provider.PartMetadata, Key: provider.MetaReasoningSignature, Index: b.index, Text: d.Signature})
+		s.Emit(provider.Part{Kind: provider.PartMetadata, Key: provider.MetaReasoningSignature, Index: b.index, Text: d.Signature})
 	case "input_json_delta":
 		if b.kind != "tool_use" {
 			// Server tools stream input too; only client tool calls matter here.
@@ -324,7 +251,7 @@ func (s *stream) blockDelta(e *event, data []byte) error {
 		}
 		if d.PartialJSON != "" {
 			b.args = append(b.args, d.PartialJSON...)
-			s.queue = append(s.queue, provider.Part{Kind: provider.PartToolInputDelta, Index: b.index, ID: b.id, Text: d.PartialJSON})
+			s.Emit(provider.Part{Kind: provider.PartToolInputDelta, Index: b.index, ID: b.id, Text: d.PartialJSON})
 		}
 	}
 	return nil
@@ -346,21 +273,20 @@ func (s *stream) blockStop(e *event, data []byte) error {
 	if !jsonscan.Valid(args) {
 		return provider.Malformed(Kind, fmt.Sprintf("tool call %s (%s) input is not valid JSON", b.id, b.name), args, nil)
 	}
-	s.queue = append(s.queue, provider.Part{Kind: provider.PartToolCall, Index: b.index, ID: b.id, Name: b.name, Args: json.RawMessage(bytes.Clone(args))})
+	s.Emit(provider.Part{Kind: provider.PartToolCall, Index: b.index, ID: b.id, Name: b.name, Args: json.RawMessage(bytes.Clone(args))})
 	b.args = nil
 	return nil
 }
 
 func (s *stream) finalize() {
-	s.queue = append(s.queue,
-		provider.Part{Kind: provider.PartUsage, Usage: provider.Usage{
-			InputTokens:      s.in + s.cacheRead + s.cacheWrite,
-			OutputTokens:     s.out,
-			CacheReadTokens:  s.cacheRead,
-			CacheWriteTokens: s.cacheWrite,
-		}},
-		provider.Part{Kind: provider.PartFinish, Finish: s.finish})
-	s.done = true
+	s.Emit(provider.Part{Kind: provider.PartUsage, Usage: provider.Usage{
+		InputTokens:      s.in + s.cacheRead + s.cacheWrite,
+		OutputTokens:     s.out,
+		CacheReadTokens:  s.cacheRead,
+		CacheWriteTokens: s.cacheWrite,
+	}})
+	s.Emit(provider.Part{Kind: provider.PartFinish, Finish: s.finish})
+	s.Finish()
 }
 
 func mapStop(r string) (provider.FinishReason, bool) {

@@ -19,6 +19,6 @@ func TestTurnsAfterAFinishedStreamReuseTheConnection(t *testing.T) {
 		Open: func(t *testing.T, url string, client *http.Client) provider.Provider {
 			return newAdapter(t, url, func(c *Config) { c.HTTPClient = client })
 		},
-		Drained: func(s provider.Stream) <-chan struct{} { return s.(*stream).drained },
+		Drained: func(s provider.Stream) <-chan struct{} { return s.(*stream).Drained() },
 	})
 }

@@ -4,16 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/sessionrt/sessionrt/provider"
-	"github.com/sessionrt/sessionrt/provider/internal/httpx"
-	"github.com/sessionrt/sessionrt/provider/internal/idle"
 	"github.com/sessionrt/sessionrt/provider/internal/jsonscan"
 	"github.com/sessionrt/sessionrt/provider/internal/sse"
 )
@@ -72,35 +67,24 @@ type callState struct {
 	complete bool
 }
 
-// stream decodes one SSE response body into parts.
+// stream decodes one Chat Completions SSE response body into parts (the
+// sse.Stream shell does the reading, queueing and closing).
 type stream struct {
-	ctx  context.Context
-	body io.ReadCloser
-	rd   *sse.Reader
-
-	queue []provider.Part
-	qi    int
+	sse.Stream
 
 	calls    []callState
 	finish   provider.FinishReason
 	usage    *provider.Usage
 	metaSent bool
-	done     bool
-	err      error
 
 	sc jsonscan.Scanner
 	c  chunk
-
-	closeOnce sync.Once
-	closed    atomic.Bool
-	// finished: the last event was read, so Close drains the body's end to
-	// keep the connection (Close may run on another goroutine than Next).
-	finished atomic.Bool
-	drained  <-chan struct{} // set by Close when it drains; closed when done
 }
 
 func newStream(ctx context.Context, body io.ReadCloser) *stream {
-	return &stream{ctx: ctx, body: body, rd: sse.NewReader(body)}
+	s := &stream{}
+	s.Init(ctx, Kind, body, s)
+	return s
 }
 
 // NewStreamForTest decodes body as a Chat Completions SSE stream; it exists
@@ -109,77 +93,19 @@ func NewStreamForTest(ctx context.Context, body io.ReadCloser) provider.Stream {
 	return newStream(ctx, body)
 }
 
-func (s *stream) Close() error {
-	s.closed.Store(true)
-	s.closeOnce.Do(func() {
-		if s.finished.Load() {
-			s.drained = httpx.DrainCloseInBackground(s.body)
-			return
-		}
-		s.body.Close()
-	})
-	return nil
+// EndOfBody finishes a turn whose finish_reason arrived: some compatible
+// servers end the body without "data: [DONE]".
+func (s *stream) EndOfBody() bool {
+	if s.finish == "" {
+		return false
+	}
+	s.finalize()
+	return true
 }
 
-func (s *stream) Next() (provider.Part, error) {
-	for {
-		if s.qi < len(s.queue) {
-			p := s.queue[s.qi]
-			s.qi++
-			return p, nil
-		}
-		s.queue, s.qi = s.queue[:0], 0
-		if s.err != nil {
-			return provider.Part{}, s.err
-		}
-		if s.done {
-			return provider.Part{}, io.EOF
-		}
-		if err := s.step(); err != nil {
-			s.err = err
-			s.Close()
-		}
-		if s.err != nil || s.done {
-			// step is not called again: the read buffer can serve another stream.
-			s.rd.Release()
-			s.finished.Store(s.err == nil)
-		}
-	}
-}
-
-// step reads one event and queues its parts, or returns the terminal error.
-func (s *stream) step() error {
-	ev, err := s.rd.Next()
-	if err != nil {
-		if s.ctx.Err() != nil {
-			return provider.TransportError(s.ctx, Kind, "read stream", err)
-		}
-		if s.closed.Load() {
-			return &provider.Error{Kind: provider.KindInterrupted, Provider: Kind, Message: "stream closed", Err: err}
-		}
-		if ib, ok := s.body.(*idle.Body); ok && ib.Expired() {
-			return &provider.Error{Kind: provider.KindRetryable, Provider: Kind,
-				Message: fmt.Sprintf("no data from the provider for too long after %d bytes", s.rd.BytesRead()), Err: err}
-		}
-		if (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)) && s.finish != "" {
-			// Some compatible servers end the body without "data: [DONE]".
-			s.finalize()
-			return nil
-		}
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return &provider.Error{Kind: provider.KindRetryable, Provider: Kind,
-				Message: fmt.Sprintf("stream cut before its finish after %d bytes", s.rd.BytesRead()),
-				Snippet: provider.Quote(s.rd.Partial()), Err: io.ErrUnexpectedEOF}
-		}
-		if errors.Is(err, sse.ErrEventTooLarge) {
-			return &provider.Error{Kind: provider.KindMalformed, Provider: Kind, Message: "read stream", Err: err}
-		}
-		return provider.TransportError(s.ctx, Kind, fmt.Sprintf("read stream after %d bytes", s.rd.BytesRead()), err)
-	}
+// Event decodes one chunk (or in-stream error) and queues its parts.
+func (s *stream) Event(ev sse.Event) error {
 	data := ev.Data
-	if len(data) == 0 {
-		return nil
-	}
 	if string(data) == "[DONE]" {
 		if s.finish == "" {
 			return provider.Malformed(Kind, "stream ended ([DONE]) without a finish_reason", data, nil)
@@ -203,10 +129,10 @@ func (s *stream) step() error {
 	if !s.metaSent && (c.ID != "" || c.Model != "") {
 		s.metaSent = true
 		if c.ID != "" {
-			s.queue = append(s.queue, provider.Part{Kind: provider.PartMetadata, Key: provider.MetaResponseID, Text: c.ID})
+			s.Emit(provider.Part{Kind: provider.PartMetadata, Key: provider.MetaResponseID, Text: c.ID})
 		}
 		if c.Model != "" {
-			s.queue = append(s.queue, provider.Part{Kind: provider.PartMetadata, Key: provider.MetaModel, Text: c.Model})
+			s.Emit(provider.Part{Kind: provider.PartMetadata, Key: provider.MetaModel, Text: c.Model})
 		}
 	}
 	if c.Usage != nil {
@@ -234,13 +160,13 @@ func (s *stream) step() error {
 func (s *stream) choice(ch *choice, data []byte) error {
 	d := &ch.Delta
 	if r := d.ReasoningContent + d.Reasoning; r != "" {
-		s.queue = append(s.queue, provider.Part{Kind: provider.PartReasoning, Text: r})
+		s.Emit(provider.Part{Kind: provider.PartReasoning, Text: r})
 	}
 	if d.Content != "" {
-		s.queue = append(s.queue, provider.Part{Kind: provider.PartText, Text: d.Content})
+		s.Emit(provider.Part{Kind: provider.PartText, Text: d.Content})
 	}
 	if d.Refusal != "" {
-		s.queue = append(s.queue, provider.Part{Kind: provider.PartText, Text: d.Refusal})
+		s.Emit(provider.Part{Kind: provider.PartText, Text: d.Refusal})
 	}
 	for _, tc := range d.ToolCalls {
 		slot := -1
@@ -281,11 +207,11 @@ func (s *stream) choice(ch *choice, data []byte) error {
 				return provider.Malformed(Kind, "tool call without a function name", data, nil)
 			}
 			s.calls = append(s.calls, callState{wireIndex: tc.Index, id: id, name: tc.Function.Name})
-			s.queue = append(s.queue, provider.Part{Kind: provider.PartToolInputStart, Index: slot, ID: id, Name: tc.Function.Name})
+			s.Emit(provider.Part{Kind: provider.PartToolInputStart, Index: slot, ID: id, Name: tc.Function.Name})
 		}
 		if a := tc.Function.Arguments; a != "" {
 			s.calls[slot].args = append(s.calls[slot].args, a...)
-			s.queue = append(s.queue, provider.Part{Kind: provider.PartToolInputDelta, Index: slot, ID: s.calls[slot].id, Text: a})
+			s.Emit(provider.Part{Kind: provider.PartToolInputDelta, Index: slot, ID: s.calls[slot].id, Text: a})
 		}
 	}
 	if ch.FinishReason != nil && *ch.FinishReason != "" && s.finish == "" {
@@ -319,15 +245,15 @@ func (s *stream) completeCall(j int) {
 		args = json.RawMessage("{}")
 	}
 	c.complete = true
-	s.queue = append(s.queue, provider.Part{Kind: provider.PartToolCall, Index: j, ID: c.id, Name: c.name, Args: args})
+	s.Emit(provider.Part{Kind: provider.PartToolCall, Index: j, ID: c.id, Name: c.name, Args: args})
 }
 
 func (s *stream) finalize() {
 	if s.usage != nil {
-		s.queue = append(s.queue, provider.Part{Kind: provider.PartUsage, Usage: *s.usage})
+		s.Emit(provider.Part{Kind: provider.PartUsage, Usage: *s.usage})
 	}
-	s.queue = append(s.queue, provider.Part{Kind: provider.PartFinish, Finish: s.finish})
-	s.done = true
+	s.Emit(provider.Part{Kind: provider.PartFinish, Finish: s.finish})
+	s.Finish()
 }
 
 func mapFinish(r string) (provider.FinishReason, bool) {

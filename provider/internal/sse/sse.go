@@ -31,6 +31,25 @@ var bufs = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, bufSize) 
 type Event struct {
 	Name []byte
 	Data []byte
+	// Fields are the event's field lines the spec does not define (it says to
+	// ignore them), in order. Some servers report failures in one: llama.cpp
+	// builds of 2025 end a failed stream with "error: {…}" and no data line.
+	Fields []Field
+}
+
+// Field is a field line other than data, event, id and retry.
+type Field struct {
+	Name, Value []byte
+}
+
+// Field returns the value of the event's first field line called name.
+func (e *Event) Field(name string) ([]byte, bool) {
+	for i := range e.Fields {
+		if string(e.Fields[i].Name) == name {
+			return e.Fields[i].Value, true
+		}
+	}
+	return nil, false
 }
 
 // Reader reads events from a body.
@@ -40,17 +59,38 @@ type Reader struct {
 	data []byte
 	line []byte
 	n    int64
+	// other holds the current event's other field lines; allocated on the
+	// first one, as well-behaved servers send none.
+	other *otherFields
 	// lastPartial is the line being read when the body ended, quoted in
 	// errors about a cut stream.
 	lastPartial []byte
 }
 
+// otherFields holds field lines back to back in buf: marks[i] is where field
+// i's name ends and its value starts, ends[i] where its value ends. fields is
+// built from them at dispatch.
+type otherFields struct {
+	buf    []byte
+	marks  []int
+	ends   []int
+	fields []Field
+}
+
 // NewReader returns a Reader over body. Call Release when done with it to
 // let the next Reader reuse its buffer.
 func NewReader(body io.Reader) *Reader {
+	r := &Reader{}
+	r.Reset(body)
+	return r
+}
+
+// Reset makes r read body with a pooled buffer, as NewReader does (for a
+// Reader held by value).
+func (r *Reader) Reset(body io.Reader) {
 	br := bufs.Get().(*bufio.Reader)
 	br.Reset(body)
-	return &Reader{r: br}
+	*r = Reader{r: br}
 }
 
 // Release returns the read buffer for reuse; Next then returns ErrReleased.
@@ -83,6 +123,9 @@ func (r *Reader) Next() (Event, error) {
 	}
 	r.name = r.name[:0]
 	r.data = r.data[:0]
+	if o := r.other; o != nil {
+		o.buf, o.marks, o.ends = o.buf[:0], o.marks[:0], o.ends[:0]
+	}
 	hasData, pending := false, false
 	for {
 		line, err := r.readLine()
@@ -94,8 +137,8 @@ func (r *Reader) Next() (Event, error) {
 			return Event{}, err
 		}
 		if len(line) == 0 {
-			if hasData || len(r.name) > 0 {
-				return Event{Name: r.name, Data: r.data}, nil
+			if hasData || len(r.name) > 0 || (r.other != nil && len(r.other.ends) > 0) {
+				return Event{Name: r.name, Data: r.data, Fields: r.otherFields()}, nil
 			}
 			pending = false
 			continue
@@ -123,9 +166,38 @@ func (r *Reader) Next() (Event, error) {
 			hasData = true
 		case "event":
 			r.name = append(r.name[:0], value...)
+		case "id", "retry":
+			// Irrelevant to a single-request stream.
+		default:
+			if r.other == nil {
+				r.other = &otherFields{}
+			}
+			o := r.other
+			if len(o.buf)+len(line) > MaxEvent {
+				return Event{}, fmt.Errorf("%w (more than %d bytes)", ErrEventTooLarge, MaxEvent)
+			}
+			o.buf = append(o.buf, field...)
+			o.marks = append(o.marks, len(o.buf))
+			o.buf = append(o.buf, value...)
+			o.ends = append(o.ends, len(o.buf))
 		}
-		// "id" and "retry" are irrelevant to a single-request stream.
 	}
+}
+
+// otherFields returns the current event's other field lines (nil when none,
+// which is every event of a well-behaved server).
+func (r *Reader) otherFields() []Field {
+	o := r.other
+	if o == nil || len(o.ends) == 0 {
+		return nil
+	}
+	o.fields = o.fields[:0]
+	start := 0
+	for i, end := range o.ends {
+		o.fields = append(o.fields, Field{Name: o.buf[start:o.marks[i]], Value: o.buf[o.marks[i]:end]})
+		start = end
+	}
+	return o.fields
 }
 
 // readLine returns one line without its terminator (\n, \r\n). At the end of

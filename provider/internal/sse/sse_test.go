@@ -119,3 +119,29 @@ func BenchmarkReaderPerStream(b *testing.B) {
 		r.Release()
 	}
 }
+
+// The spec says to ignore unknown fields, but llama.cpp builds of 2025 report a
+// failed stream only in one ("error: {…}" then "data: [DONE]"): the reader keeps
+// them for the adapter, and an event made only of them is still dispatched.
+func TestUnknownFieldLinesAreKeptWithTheirEvent(t *testing.T) {
+	r := NewReader(strings.NewReader("error: {\"code\":400}\n\ndata: [DONE]\n\nevent: x\nfoo:bar\ndata: 1\nbaz\n\n"))
+	ev, err := r.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := ev.Field("error"); !ok || string(v) != `{"code":400}` || len(ev.Data) != 0 || len(ev.Fields) != 1 {
+		t.Fatalf("event %+v", ev)
+	}
+	if ev, err = r.Next(); err != nil || string(ev.Data) != "[DONE]" || ev.Fields != nil {
+		t.Fatalf("event %+v, err %v", ev, err)
+	}
+	ev, err = r.Next()
+	if err != nil || string(ev.Data) != "1" || len(ev.Fields) != 2 ||
+		string(ev.Fields[0].Name) != "foo" || string(ev.Fields[0].Value) != "bar" ||
+		string(ev.Fields[1].Name) != "baz" || len(ev.Fields[1].Value) != 0 {
+		t.Fatalf("event %+v, err %v", ev, err)
+	}
+	if _, ok := ev.Field("error"); ok {
+		t.Fatal("an absent field was found")
+	}
+}
