@@ -38,6 +38,26 @@
 //	GET  /api/pty/{id}/output?after                   sessionrt: SSE output by byte offset, then pty.exited
 //	GET  /api/pty/{id}/connect?after                  WebSocket: frames in are input, binary out is output; pings every Config.PTYPing, a client silent for two is closed (the terminal keeps running)
 //
+// OpenCode's V1 routes, for its own clients (`opencode attach URL`, the TUI,
+// and `opencode run --attach URL`): a second projection of the same journal
+// in the shapes of opencode serve 1.18.33 (v1*.go). Writes go through the
+// same Sessions door as V2; part IDs sort in display order and are derived
+// from the journal, so a list and the live events agree.
+//
+//	GET  /session?directory&search&limit | POST /session  V1 sessions (no child sessions)
+//	GET  /session/{id} | /session/status | /session/{id}/children
+//	GET  /session/{id}/message?limit&before | /message/{messageID}   messages with parts
+//	POST /session/{id}/message                        synchronous prompt: the last assistant message
+//	POST /session/{id}/prompt_async | /abort | /command   204 | true | 400 naming the configured commands
+//	GET  /session/{id}/todo | /diff                   [] (no todo tool, no snapshots)
+//	GET  /permission | POST /permission/{requestID}/reply | POST /session/{id}/permissions/{requestID}
+//	GET  /question | POST /question/{requestID}/reply|reject   [] | 404 (no question tool)
+//	GET  /event?directory                             SSE: V1 bus (message.updated, message.part.updated/delta, session.status, …)
+//	GET  /global/event                                SSE: the same, each wrapped {directory, payload}
+//	GET  /path | /project/current | /config | /config/providers | /provider | /agent | /command   from Config.Catalog
+//	GET  /lsp | /mcp | /formatter | /vcs | /experimental/… | /provider/auth   honest empty answers
+//	PATCH|DELETE /session/{id}, …/fork|share|revert|shell   501 naming what sessionrt does not do
+//
 // Every route needs "Authorization: Bearer <Config.Token>", or HTTP Basic
 // with the token as password (OpenCode's clients; any user name) (Insecure admits
 // loopback clients without it). Bodies are limited (Config.MaxBodyBytes) and

@@ -91,6 +91,10 @@ type Config struct {
 	WriteTimeout time.Duration
 	// Logger receives server-side failures (5xx); default discards.
 	Logger *slog.Logger
+	// Catalog answers what OpenCode's V1 clients list for a directory
+	// (agents, providers and models, commands, defaults); default: the
+	// built-in "build" agent and no providers.
+	Catalog func(ctx context.Context, directory string) Catalog
 }
 
 func (c *Config) withDefaults() error {
@@ -210,6 +214,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/session/{sessionID}/trace", s.trace)
 	m.HandleFunc("GET /api/event", s.globalEvents)
 	s.ptyRoutes()
+	s.v1Routes()
 	// OpenCode routes sessionrt has no behaviour for yet: a clear 501, not a 404.
 	m.HandleFunc("POST /api/session/{sessionID}/permission", s.notImplemented("asking for a permission from outside a tool call"))
 	m.HandleFunc("POST /api/session/{sessionID}/revert/stage", s.notImplemented("revert"))
