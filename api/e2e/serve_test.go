@@ -90,8 +90,14 @@ func env(extra ...string) []string {
 // its own, and waits for its "serving" line.
 func serve(t *testing.T, bin, data string, args ...string) *server {
 	t.Helper()
+	return serveEnv(t, bin, data, nil, args...)
+}
+
+// serveEnv is serve with extra environment variables (later ones win).
+func serveEnv(t *testing.T, bin, data string, extraEnv []string, args ...string) *server {
+	t.Helper()
 	cmd := exec.Command(bin, append([]string{"--data", data, "serve", "--listen", "127.0.0.1:0"}, args...)...)
-	cmd.Env = env()
+	cmd.Env = env(extraEnv...)
 	cmd.Stderr = io.Discard
 	out, err := cmd.StdoutPipe()
 	if err != nil {

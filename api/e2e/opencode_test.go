@@ -1,0 +1,272 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// OpenCodeVersion is the opencode-ai release whose own clients (the TUI,
+// `opencode attach`, and `opencode run --attach`) these tests drive.
+const OpenCodeVersion = "1.18.33"
+
+// opencodeBin finds the opencode binary of the opencode-ai npm package:
+// SESSIONRT_OPENCODE_DIR, else <tmp>/sessionrt-opencode (where .ci/run
+// installs it), installing it there with npm when missing. It skips, saying
+// why, when neither works.
+func opencodeBin(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("SESSIONRT_OPENCODE_DIR")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "sessionrt-opencode")
+	}
+	bin := filepath.Join(dir, "node_modules", "opencode-linux-x64", "bin", "opencode")
+	if _, err := os.Stat(bin); err == nil {
+		return bin
+	}
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		t.Skipf("SKIP (loud): opencode-ai@%s is not installed in %s and there is no npm to install it: run npm install --prefix %s opencode-ai@%s", OpenCodeVersion, dir, dir, OpenCodeVersion)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, npm, "install", "--prefix", dir, "--no-audit", "--no-fund", "--silent", "opencode-ai@"+OpenCodeVersion).CombinedOutput()
+	if err != nil {
+		t.Skipf("SKIP (loud): cannot install opencode-ai@%s into %s (offline?): %v\n%s", OpenCodeVersion, dir, err, out)
+	}
+	if _, err := os.Stat(bin); err != nil {
+		t.Skipf("SKIP (loud): opencode-ai@%s installed no linux-x64 binary at %s (another platform?)", OpenCodeVersion, bin)
+	}
+	return bin
+}
+
+// The fake model's script, keyed on the conversation: a first turn that
+// says a sentence and calls bash, an answer once the tool result is back,
+// and a stream that never ends on its own when the prompt says "slow".
+const (
+	fakeToolCommand = `printf 'tool-%s\n' output-marker`
+	fakeToolOutput  = "tool-output-marker"
+	fakeAnswer      = "The answer is forty-two."
+)
+
+// fakeOpenAI is an OpenAI-compatible Chat Completions server (streaming).
+func fakeOpenAI(t *testing.T) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/chat/completions" {
+			http.NotFound(w, r)
+			return
+		}
+		var req struct {
+			Messages []struct {
+				Role    string          `json:"role"`
+				Content json.RawMessage `json:"content"`
+			} `json:"messages"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.Messages) == 0 {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			return
+		}
+		user := ""
+		for _, m := range req.Messages {
+			if m.Role == "user" {
+				user = string(m.Content)
+			}
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fl := w.(http.Flusher)
+		send := func(delta map[string]any, finish any) bool {
+			b, _ := json.Marshal(map[string]any{"id": "chatcmpl-fake", "object": "chat.completion.chunk", "model": "fake",
+				"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}})
+			if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
+				return false
+			}
+			fl.Flush()
+			return r.Context().Err() == nil
+		}
+		switch {
+		case req.Messages[len(req.Messages)-1].Role == "tool":
+			for _, p := range []string{"The answer ", "is forty-", "two."} {
+				send(map[string]any{"content": p}, nil)
+			}
+			send(map[string]any{}, "stop")
+		case strings.Contains(user, "slow"):
+			for i := 0; i < 6000; i++ {
+				if !send(map[string]any{"content": fmt.Sprintf("word%d ", i)}, nil) {
+					return
+				}
+				select {
+				case <-r.Context().Done():
+					return
+				case <-time.After(50 * time.Millisecond):
+				}
+			}
+			send(map[string]any{}, "stop")
+		default:
+			args, _ := json.Marshal(map[string]string{"command": fakeToolCommand, "description": "print the marker"})
+			send(map[string]any{"content": "Let me check."}, nil)
+			send(map[string]any{"tool_calls": []any{map[string]any{"index": 0, "id": "call_1", "type": "function",
+				"function": map[string]any{"name": "bash", "arguments": string(args)}}}}, nil)
+			send(map[string]any{}, "tool_calls")
+		}
+		fmt.Fprint(w, "data: [DONE]\n\n")
+		fl.Flush()
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/v1"
+}
+
+// serveFake starts sessionrt serve on the fake model.
+func serveFake(t *testing.T, bin, model string, args ...string) *server {
+	t.Helper()
+	return serveEnv(t, bin, t.TempDir(), []string{"OPENAI_BASE_URL=" + model, "OPENAI_API_KEY=fake", "SESSIONRT_MODEL=openai/fake"}, args...)
+}
+
+// opencodeEnv is an isolated environment for OpenCode's clients: a fresh
+// HOME, no auto-update, an empty models catalog (nothing fetched), and the
+// server's token as OPENCODE_SERVER_PASSWORD.
+func opencodeEnv(t *testing.T) []string {
+	t.Helper()
+	home := t.TempDir()
+	models := filepath.Join(home, "models.json")
+	if err := os.WriteFile(models, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "XDG_") || strings.HasPrefix(k, "OPENCODE") || k == "HOME" {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, "HOME="+home, "OPENCODE_DISABLE_AUTOUPDATE=1", "OPENCODE_MODELS_PATH="+models, "OPENCODE_SERVER_PASSWORD="+token)
+}
+
+// `opencode run --attach URL "…"` prints the tool call and the answer and
+// exits 0, authenticated by OPENCODE_SERVER_PASSWORD alone.
+func TestOpenCodeRunAttach(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary and OpenCode")
+	}
+	oc := opencodeBin(t)
+	srv := serveFake(t, build(t), fakeOpenAI(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	project := t.TempDir()
+	cmd := exec.CommandContext(ctx, oc, "run", "--attach", srv.url, "--dir", project, "use the tool")
+	cmd.Env = opencodeEnv(t)
+	cmd.Dir = project
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	out := stdout.String() + stderr.String()
+	if err != nil {
+		t.Fatalf("opencode run --attach: %v\n%s", err, out)
+	}
+	for _, want := range []string{fakeToolCommand, fakeToolOutput, "Let me check.", fakeAnswer} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("opencode run --attach printed no %q:\n%s", want, out)
+		}
+	}
+	t.Logf("opencode run --attach:\n%s", out)
+}
+
+// tui is OpenCode's TUI (opencode attach URL) in a tmux server of its own.
+type tui struct {
+	t    *testing.T
+	sock string
+}
+
+func startTUI(t *testing.T, oc, url string) *tui {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("SKIP (loud): no tmux to run OpenCode's TUI in (apt-get install tmux)")
+	}
+	u := &tui{t: t, sock: fmt.Sprintf("sessionrt-e2e-%d-%d", os.Getpid(), time.Now().UnixNano())}
+	project := t.TempDir()
+	args := []string{"-L", u.sock, "-f", "/dev/null", "new-session", "-d", "-x", "160", "-y", "50", "--", oc, "attach", url, "--dir", project}
+	cmd := exec.Command("tmux", args...)
+	cmd.Env = opencodeEnv(t)
+	cmd.Dir = project
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("tmux new-session: %v\n%s", err, out)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("TUI screen at the end:\n%s", u.screen())
+		}
+		_ = exec.Command("tmux", "-L", u.sock, "kill-server").Run()
+	})
+	return u
+}
+
+func (u *tui) screen() string {
+	out, _ := exec.Command("tmux", "-L", u.sock, "capture-pane", "-p").Output()
+	return string(out)
+}
+
+func (u *tui) keys(keys ...string) {
+	u.t.Helper()
+	if out, err := exec.Command("tmux", append([]string{"-L", u.sock, "send-keys"}, keys...)...).CombinedOutput(); err != nil {
+		u.t.Fatalf("tmux send-keys %q: %v\n%s", keys, err, out)
+	}
+}
+
+// waitFor polls the screen until every want shows (progress, not time:
+// the limit only bounds a hang).
+func (u *tui) waitFor(limit time.Duration, want ...string) string {
+	u.t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		s := u.screen()
+		missing := ""
+		for _, w := range want {
+			if !strings.Contains(s, w) {
+				missing = w
+				break
+			}
+		}
+		if missing == "" {
+			return s
+		}
+		if time.Now().After(deadline) {
+			u.t.Fatalf("the TUI did not show %q within %s; screen:\n%s", missing, limit, s)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// OpenCode's TUI attached to sessionrt: a typed prompt shows the tool's
+// output and the answer; Esc Esc interrupts a stream that would not end.
+func TestOpenCodeTUI(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary and OpenCode")
+	}
+	oc := opencodeBin(t)
+	srv := serveFake(t, build(t), fakeOpenAI(t))
+	u := startTUI(t, oc, srv.url)
+	u.waitFor(90*time.Second, "Ask anything")
+	u.keys("-l", "use the tool")
+	u.keys("Enter")
+	screen := u.waitFor(60*time.Second, fakeToolOutput, fakeAnswer)
+	t.Logf("TUI after a prompt:\n%s", screen)
+
+	u.keys("-l", "be slow")
+	u.keys("Enter")
+	u.waitFor(60*time.Second, "word3 ")
+	// The first Esc arms the interrupt, the second one sends it.
+	u.keys("Escape")
+	u.waitFor(30*time.Second, "esc again to interrupt")
+	u.keys("Escape")
+	u.waitFor(30*time.Second, "interrupted")
+}
