@@ -10,7 +10,9 @@
 // an *[Error] whose [Kind] tells the caller what to do: retry, compact on
 // context overflow, stop.
 //
-// Start with request.go and part.go, then errors.go. [Retry] wraps a Provider
+// Start with request.go and part.go, then errors.go and classify.go (Rules:
+// what the servers of each provider family send when they fail, and what it
+// means, each row citing its source). [Retry] wraps a Provider
 // with the backoff policy (only before output was yielded). [Accumulator]
 // folds parts into the assistant message to record.
 //

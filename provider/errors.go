@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -23,8 +21,9 @@ const (
 	KindContextOverflow
 	// KindRateLimited: HTTP 429 or a rate-limit error; retry after RetryAfter.
 	KindRateLimited
-	// KindRetryable: transient failure (5xx, overloaded, network error, a
-	// stream cut before its finish); the same request may succeed later.
+	// KindRetryable: the connection or the stream failed (network error, a
+	// stream cut before its finish, a silent connection); the same request
+	// may succeed later.
 	KindRetryable
 	// KindContentFilter: the provider refused the request or output on
 	// content-policy grounds.
@@ -40,7 +39,19 @@ const (
 	// unknown finish reason, tool arguments that are not JSON). Snippet
 	// quotes the offending bytes.
 	KindMalformed
+	// KindQuotaExhausted: the account's credit or quota is used up (HTTP 402,
+	// insufficient_quota, a credit balance too low); waiting will not cure it.
+	KindQuotaExhausted
+	// KindOverloaded: the server is busy or still loading (Anthropic's 529,
+	// a 503); the same request may succeed after a pause.
+	KindOverloaded
+	// KindServerError: the provider failed while handling the request (HTTP
+	// 5xx, an error event inside a stream); the same request may succeed.
+	KindServerError
 )
+
+// lastKind is the highest Kind (ParseKind's range).
+const lastKind = KindServerError
 
 func (k Kind) String() string {
 	switch k {
@@ -62,13 +73,19 @@ func (k Kind) String() string {
 		return "interrupted"
 	case KindMalformed:
 		return "malformed"
+	case KindQuotaExhausted:
+		return "quota_exhausted"
+	case KindOverloaded:
+		return "overloaded"
+	case KindServerError:
+		return "server_error"
 	}
 	return "kind(" + strconv.Itoa(int(k)) + ")"
 }
 
 // ParseKind is the inverse of Kind.String (used by scripts and configs).
 func ParseKind(s string) (Kind, bool) {
-	for k := KindContextOverflow; k <= KindMalformed; k++ {
+	for k := KindContextOverflow; k <= lastKind; k++ {
 		if k.String() == s {
 			return k, true
 		}
@@ -87,6 +104,9 @@ var (
 	ErrAuth            = errors.New("authentication failed")
 	ErrInterrupted     = errors.New("interrupted")
 	ErrMalformed       = errors.New("malformed provider stream")
+	ErrQuotaExhausted  = errors.New("quota exhausted")
+	ErrOverloaded      = errors.New("provider overloaded")
+	ErrServerError     = errors.New("provider server error")
 )
 
 func (k Kind) sentinel() error {
@@ -107,6 +127,12 @@ func (k Kind) sentinel() error {
 		return ErrInterrupted
 	case KindMalformed:
 		return ErrMalformed
+	case KindQuotaExhausted:
+		return ErrQuotaExhausted
+	case KindOverloaded:
+		return ErrOverloaded
+	case KindServerError:
+		return ErrServerError
 	}
 	return nil
 }
@@ -116,9 +142,12 @@ type Error struct {
 	Kind Kind
 	// Provider is the adapter kind ("openai", "anthropic", "scripted").
 	Provider string
-	// Status is the HTTP status, 0 when none.
+	// Status is the HTTP status (for an error inside a stream, the status its
+	// body names, as llama.cpp and OpenRouter do), 0 when none.
 	Status int
-	// Code is the provider's error type/code (e.g. "context_length_exceeded").
+	// Type and Code are the provider's error type and code, as it sent them
+	// (e.g. "invalid_request_error", "context_length_exceeded").
+	Type string
 	Code string
 	// Message is the provider's (or our) human-readable message.
 	Message string
@@ -140,8 +169,13 @@ func (e *Error) Error() string {
 	if e.Status != 0 {
 		fmt.Fprintf(&b, " (HTTP %d)", e.Status)
 	}
-	if e.Code != "" {
+	switch {
+	case e.Type != "" && e.Code != "" && e.Type != e.Code:
+		fmt.Fprintf(&b, " [%s/%s]", e.Type, e.Code)
+	case e.Code != "":
 		fmt.Fprintf(&b, " [%s]", e.Code)
+	case e.Type != "":
+		fmt.Fprintf(&b, " [%s]", e.Type)
 	}
 	if e.Message != "" {
 		b.WriteString(": ")
@@ -167,7 +201,13 @@ func (e *Error) Unwrap() error { return e.Err }
 func (e *Error) Is(target error) bool { return target != nil && target == e.Kind.sentinel() }
 
 // Retryable says whether the same request may succeed later.
-func (e *Error) Retryable() bool { return e.Kind == KindRateLimited || e.Kind == KindRetryable }
+func (e *Error) Retryable() bool {
+	switch e.Kind {
+	case KindRateLimited, KindRetryable, KindOverloaded, KindServerError:
+		return true
+	}
+	return false
+}
 
 // KindOf returns the Kind of err (KindUnknown when err is not an *Error).
 func KindOf(err error) Kind {
@@ -203,95 +243,6 @@ func Quote(b []byte) string {
 // Malformed builds a KindMalformed error quoting the offending bytes.
 func Malformed(provider, what string, b []byte, cause error) *Error {
 	return &Error{Kind: KindMalformed, Provider: provider, Message: what, Snippet: Quote(b), Err: cause}
-}
-
-// overflowPatterns (compiled once, never modified; a *regexp.Regexp is safe
-// for concurrent use) are context-overflow messages of known providers and
-// OpenAI-compatible servers; a 400 whose message matches one is
-// KindContextOverflow whatever its code says.
-var overflowPatterns = regexp.MustCompile(`(?i)` + strings.Join([]string{
-	`prompt is too long`,                     // Anthropic
-	`exceeds the context window`,             // OpenAI
-	`maximum context length is \d+`,          // OpenAI, vLLM, DeepSeek, OpenRouter
-	`context[_ ]length[_ ]exceeded`,          // OpenAI code, generic
-	`exceeds the available context size`,     // llama.cpp server
-	`greater than the context length`,        // LM Studio
-	`input is too long for requested model`,  // Bedrock
-	`input token count.*exceeds the maximum`, // Gemini
-	`maximum prompt length is \d+`,           // xAI
-	`reduce the length of the messages`,      // Groq
-	`context window exceeds limit`,           // MiniMax
-	`exceeded model token limit`,             // Kimi
-	`exceeds? (the )?(model'?s? )?context`,   // Ollama and others
-	`request exceeds the maximum context`,    // generic
-	`prompt too long`,                        // generic
-	`exceed_context_size_error`,              // llama.cpp error type
-	`model_context_window_exceeded`,          // Anthropic stop reason text
-}, "|"))
-
-// IsOverflowMessage reports whether a provider error message says the
-// context window was exceeded.
-func IsOverflowMessage(s string) bool { return overflowPatterns.MatchString(s) }
-
-// ClassifyHTTP classifies an HTTP error response by status, provider error
-// code and message, and the Retry-After headers.
-func ClassifyHTTP(provider string, status int, code, message string, h http.Header, now time.Time) *Error {
-	e := &Error{Provider: provider, Status: status, Code: code, Message: message, RetryAfter: RetryAfter(h, now)}
-	lc := strings.ToLower(code)
-	switch {
-	case status != http.StatusTooManyRequests && (IsOverflowMessage(message) || IsOverflowMessage(code)),
-		status == http.StatusRequestEntityTooLarge:
-		e.Kind = KindContextOverflow
-	case strings.Contains(lc, "content_filter") || strings.Contains(lc, "content_policy"):
-		e.Kind = KindContentFilter
-	case lc == "insufficient_quota" || lc == "billing_error":
-		// A 429 that waiting will not cure.
-		e.Kind = KindInvalidRequest
-	case status == http.StatusTooManyRequests || lc == "rate_limit_error" || lc == "rate_limit_exceeded":
-		e.Kind = KindRateLimited
-	case status == http.StatusUnauthorized || status == http.StatusForbidden ||
-		lc == "authentication_error" || lc == "permission_error" || lc == "invalid_api_key":
-		e.Kind = KindAuth
-	case status >= 500 || status == http.StatusRequestTimeout || status == http.StatusConflict ||
-		lc == "overloaded_error" || lc == "api_error" || lc == "server_error":
-		e.Kind = KindRetryable
-	case status >= 400:
-		e.Kind = KindInvalidRequest
-	default:
-		// An error event inside a 200 stream with no recognised code: the
-		// provider failed mid-turn; the same request may well succeed.
-		e.Kind = KindRetryable
-	}
-	return e
-}
-
-// RetryAfter reads retry-after-ms, then retry-after (seconds or an HTTP date).
-// It returns 0 when absent or unparseable.
-func RetryAfter(h http.Header, now time.Time) time.Duration {
-	if h == nil {
-		return 0
-	}
-	if v := h.Get("Retry-After-Ms"); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
-			return time.Duration(ms * float64(time.Millisecond))
-		}
-	}
-	v := h.Get("Retry-After")
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil {
-		if s <= 0 {
-			return 0
-		}
-		return time.Duration(s * float64(time.Second))
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		if d := t.Sub(now); d > 0 {
-			return d
-		}
-	}
-	return 0
 }
 
 // TransportError classifies an error from sending a request or reading its

@@ -3,7 +3,6 @@ package provider_test
 import (
 	"context"
 	"errors"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -95,37 +94,6 @@ func TestRetryWaitIsInterruptedByCancel(t *testing.T) {
 	}
 	if time.Since(start) > time.Second {
 		t.Fatalf("cancelled retry waited %s", time.Since(start))
-	}
-}
-
-func TestClassifyHTTP(t *testing.T) {
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	h := http.Header{}
-	h.Set("Retry-After", now.Add(30*time.Second).Format(http.TimeFormat))
-	cases := []struct {
-		status    int
-		code, msg string
-		hdr       http.Header
-		kind      provider.Kind
-	}{
-		{400, "invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum", nil, provider.KindContextOverflow},
-		{400, "", "Input is too long for requested model", nil, provider.KindContextOverflow},
-		{400, "", "trying to keep the first 5000 tokens when context the overflows; greater than the context length", nil, provider.KindContextOverflow},
-		{429, "rate_limit_exceeded", "Rate limit reached on tokens per min", h, provider.KindRateLimited},
-		{403, "permission_error", "no access", nil, provider.KindAuth},
-		{404, "not_found_error", "model: claude-9", nil, provider.KindInvalidRequest},
-		{503, "", "upstream unavailable", nil, provider.KindRetryable},
-		{0, "overloaded_error", "Overloaded", nil, provider.KindRetryable},
-		{400, "content_filter", "filtered", nil, provider.KindContentFilter},
-	}
-	for _, c := range cases {
-		e := provider.ClassifyHTTP("x", c.status, c.code, c.msg, c.hdr, now)
-		if e.Kind != c.kind {
-			t.Errorf("%d %s %q: kind %s, want %s", c.status, c.code, c.msg, e.Kind, c.kind)
-		}
-	}
-	if e := provider.ClassifyHTTP("x", 429, "", "", h, now); e.RetryAfter != 30*time.Second {
-		t.Errorf("HTTP-date Retry-After = %s", e.RetryAfter)
 	}
 }
 

@@ -124,26 +124,30 @@ func (a *Adapter) Stream(ctx context.Context, req *provider.Request) (provider.S
 		if rerr != nil && ctx.Err() != nil {
 			return nil, provider.TransportError(ctx, Kind, "read error response", rerr)
 		}
-		typ, msg := parseError(b)
-		if msg == "" {
-			msg = strings.TrimSpace(string(b))
-			if len(msg) > provider.MaxSnippet {
-				msg = provider.Quote(b)
+		f := parseError(b)
+		if f.Message == "" {
+			f.Message = strings.TrimSpace(string(b))
+			if len(f.Message) > provider.MaxSnippet {
+				f.Message = provider.Quote(b)
 			}
-			if msg == "" {
-				msg = http.StatusText(resp.StatusCode)
+			if f.Message == "" {
+				f.Message = http.StatusText(resp.StatusCode)
 			}
 		}
-		return nil, provider.ClassifyHTTP(Kind, resp.StatusCode, typ, msg, resp.Header, a.cfg.Now())
+		f.Status, f.Header = resp.StatusCode, resp.Header
+		return nil, provider.Classify(Kind, f, a.cfg.Now())
 	}
 	if ct := resp.Header.Get("Content-Type"); strings.HasPrefix(ct, "application/json") {
 		// A 200 with a JSON body: an error some gateways send with status
 		// 200, or a server that ignored "stream": true. Never a stream.
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		if code, msg := parseError(b); msg != "" {
-			e := provider.ClassifyHTTP(Kind, resp.StatusCode, code, msg, resp.Header, a.cfg.Now())
-			if e.Kind == provider.KindRetryable && code == "" {
+		if f := parseError(b); f.Message != "" {
+			f.Header = resp.Header
+			e := provider.Classify(Kind, f, a.cfg.Now())
+			if e.Kind == provider.KindServerError && f.Type == "" {
+				// Nothing says the server failed: it answered, with an error
+				// about the request.
 				e.Kind = provider.KindInvalidRequest
 			}
 			return nil, e
@@ -153,8 +157,9 @@ func (a *Adapter) Stream(ctx context.Context, req *provider.Request) (provider.S
 	return newStream(ctx, idle.Wrap(resp.Body, a.cfg.IdleTimeout)), nil
 }
 
-// parseError reads {"type":"error","error":{"type":..,"message":..}}.
-func parseError(b []byte) (typ, msg string) {
+// parseError reads {"type":"error","error":{"type":..,"message":..}}, the
+// error of an HTTP response and of an error event.
+func parseError(b []byte) provider.Failure {
 	var e struct {
 		Error struct {
 			Type    string `json:"type"`
@@ -162,9 +167,9 @@ func parseError(b []byte) (typ, msg string) {
 		} `json:"error"`
 	}
 	if json.Unmarshal(b, &e) != nil {
-		return "", ""
+		return provider.Failure{}
 	}
-	return e.Error.Type, e.Error.Message
+	return provider.Failure{Type: e.Error.Type, Message: e.Error.Message}
 }
 
 // objectSchema is sent for a tool without a schema.

@@ -266,8 +266,8 @@ func TestHTTPErrorsAreClassified(t *testing.T) {
 		{"invalid request", 400, "error_400.json", nil, provider.KindInvalidRequest, 0},
 		{"bad key", 401, "error_401.json", nil, provider.KindAuth, 0},
 		{"rate limit", 429, "error_429.json", map[string]string{"Retry-After": "17", "anthropic-ratelimit-input-tokens-remaining": "0"}, provider.KindRateLimited, 17 * time.Second},
-		{"overloaded", 529, "error_529.json", nil, provider.KindRetryable, 0},
-		{"api error", 500, "error_500.json", nil, provider.KindRetryable, 0},
+		{"overloaded", 529, "error_529.json", nil, provider.KindOverloaded, 0},
+		{"api error", 500, "error_500.json", nil, provider.KindServerError, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -277,7 +277,7 @@ func TestHTTPErrorsAreClassified(t *testing.T) {
 			if !errors.As(err, &pe) || pe.Kind != c.kind || pe.Status != c.status || pe.RetryAfter != c.retryAfter {
 				t.Fatalf("err = %v, want kind %s status %d retry-after %s", err, c.kind, c.status, c.retryAfter)
 			}
-			if pe.Message == "" || pe.Code == "" {
+			if pe.Message == "" || pe.Type == "" {
 				t.Errorf("error lacks the provider's message or type: %+v", pe)
 			}
 		})
@@ -301,7 +301,7 @@ func TestOverloadedErrorEventBeforeOutputIsRetried(t *testing.T) {
 	})
 	// Without retry: the error event is classified.
 	_, err := collect(t, newAdapter(t, srv.URL), basicRequest())
-	if !errors.Is(err, provider.ErrRetryable) || !strings.Contains(err.Error(), "overloaded_error") {
+	if !errors.Is(err, provider.ErrOverloaded) || !strings.Contains(err.Error(), "overloaded_error") {
 		t.Fatalf("err = %v", err)
 	}
 	mu.Lock()

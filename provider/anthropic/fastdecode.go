@@ -38,8 +38,6 @@ func decodeEventFast(sc *jsonscan.Scanner, data []byte, e *event) bool {
 			err = decodeDelta(sc, e)
 		case "usage":
 			e.Usage, err = decodeUsage(sc)
-		case "error":
-			err = decodeError(sc, e)
 		default:
 			err = sc.Skip()
 		}
@@ -213,26 +211,4 @@ func decodeUsage(sc *jsonscan.Scanner) (*wireUsage, error) {
 		return sc.Skip()
 	})
 	return u, err
-}
-
-func decodeError(sc *jsonscan.Scanner, e *event) error {
-	if sc.Null() {
-		return nil
-	}
-	er := &struct {
-		Type    string `json:"type"`
-		Message string `json:"message"`
-	}{}
-	e.Error = er
-	return sc.Object(func(key []byte) (err error) {
-		switch string(key) {
-		case "type":
-			er.Type, err = sc.String()
-		case "message":
-			er.Message, err = sc.String()
-		default:
-			err = sc.Skip()
-		}
-		return err
-	})
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/sessionrt/sessionrt/provider"
@@ -40,10 +41,6 @@ type event struct {
 		StopReason  *string `json:"stop_reason"`
 	} `json:"delta"`
 	Usage *wireUsage `json:"usage"`
-	Error *struct {
-		Type    string `json:"type"`
-		Message string `json:"message"`
-	} `json:"error"`
 }
 
 type wireUsage struct {
@@ -105,6 +102,9 @@ func (s *stream) EndOfBody() bool {
 // Event decodes one Messages event and queues its parts.
 func (s *stream) Event(ev sse.Event) error {
 	e := &s.e
+	if string(ev.Name) == "error" {
+		return streamError(ev.Data)
+	}
 	if !decodeEventFast(&s.sc, ev.Data, e) {
 		*e = event{}
 		if err := json.Unmarshal(ev.Data, e); err != nil {
@@ -145,18 +145,28 @@ func (s *stream) Event(ev sse.Event) error {
 		}
 		s.finalize()
 	case "error":
-		typ, msg := "", ""
-		if e.Error != nil {
-			typ, msg = e.Error.Type, e.Error.Message
-		}
-		pe := provider.ClassifyHTTP(Kind, 0, typ, msg, nil, time.Time{})
-		pe.Snippet = provider.Quote(ev.Data)
-		return pe
+		return streamError(ev.Data)
 	default:
 		// New event types may be added to the API; ignoring them is the
 		// documented way to stay compatible.
 	}
 	return nil
+}
+
+// streamError classifies an error event ("event: error", or an "error" data
+// event), whose data is the error body of an HTTP response.
+func streamError(data []byte) *provider.Error {
+	f := parseError(data)
+	if f.Message == "" {
+		f.Message = strings.TrimSpace(string(data))
+		if len(f.Message) > provider.MaxSnippet {
+			f.Message = provider.Quote(data)
+		}
+	}
+	f.InStream = true
+	e := provider.Classify(Kind, f, time.Time{})
+	e.Snippet = provider.Quote(data)
+	return e
 }
 
 func (s *stream) usage(u *wireUsage) {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -148,9 +149,12 @@ func (a *Adapter) Stream(ctx context.Context, req *provider.Request) (provider.S
 		// 200, or a server that ignored "stream": true. Never a stream.
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		if code, msg := parseErrorBody(b); msg != "" {
-			e := provider.ClassifyHTTP(Kind, resp.StatusCode, code, msg, resp.Header, a.cfg.Now())
-			if e.Kind == provider.KindRetryable && code == "" {
+		if f, ok := parseErrorBody(b); ok && f.Message != "" {
+			f.Header = resp.Header
+			e := provider.Classify(Kind, f, a.cfg.Now())
+			if e.Kind == provider.KindServerError && f.Status == 0 && f.Type == "" && f.Code == "" {
+				// Nothing says the server failed: it answered, with an error
+				// about the request.
 				e.Kind = provider.KindInvalidRequest
 			}
 			return nil, e
@@ -166,55 +170,79 @@ func (a *Adapter) httpError(ctx context.Context, resp *http.Response) error {
 	if err != nil && ctx.Err() != nil {
 		return provider.TransportError(ctx, Kind, "read error response", err)
 	}
-	code, msg := parseErrorBody(b)
-	if msg == "" {
-		msg = strings.TrimSpace(string(b))
-		if len(msg) > provider.MaxSnippet {
-			msg = provider.Quote(b)
+	f, _ := parseErrorBody(b)
+	if f.Message == "" {
+		f.Message = strings.TrimSpace(string(b))
+		if len(f.Message) > provider.MaxSnippet {
+			f.Message = provider.Quote(b)
 		}
-		if msg == "" {
-			msg = http.StatusText(resp.StatusCode)
+		if f.Message == "" {
+			f.Message = http.StatusText(resp.StatusCode)
 		}
 	}
-	return provider.ClassifyHTTP(Kind, resp.StatusCode, code, msg, resp.Header, a.cfg.Now())
+	f.Status, f.Header = resp.StatusCode, resp.Header
+	return provider.Classify(Kind, f, a.cfg.Now())
 }
 
-// errorBody covers OpenAI's {"error":{...}} and the flat {"error":"..."}
-// of some compatible servers.
-type errorBody struct {
-	Error json.RawMessage `json:"error"`
-	// Some servers put message/type/code at the top level.
-	Message string          `json:"message"`
-	Type    string          `json:"type"`
-	Code    json.RawMessage `json:"code"`
+// streamError classifies an error that arrived inside a 200 stream: a chunk
+// with an "error" member, an "error" event, or llama.cpp's "error:" line.
+func streamError(data []byte) *provider.Error {
+	f, _ := parseErrorBody(data)
+	if f.Message == "" {
+		f.Message = strings.TrimSpace(string(data))
+		if len(f.Message) > provider.MaxSnippet {
+			f.Message = provider.Quote(data)
+		}
+	}
+	f.InStream = true
+	e := provider.Classify(Kind, f, time.Time{})
+	e.Snippet = provider.Quote(data)
+	return e
 }
 
+// errorObject is the error of OpenAI and the compatible servers, which all
+// vary it: {"error":{"message","type","code"}} (OpenAI, Groq, Ollama, vLLM
+// from 0.10), "code" a number (llama.cpp, OpenRouter) or a numeric string
+// (Azure), {"error":"text"} (LM Studio, vLLM's 401), the members at the top
+// level (vLLM before 0.10, llama.cpp's "error:" line), or both (LM Studio's
+// error event).
 type errorObject struct {
+	Error   json.RawMessage `json:"error"`
 	Message string          `json:"message"`
 	Type    string          `json:"type"`
 	Code    json.RawMessage `json:"code"`
 }
 
-// parseErrorBody extracts (code, message) from an error payload; code is the
-// error's code when it has one, else its type.
-func parseErrorBody(b []byte) (code, msg string) {
-	var eb errorBody
-	if json.Unmarshal(b, &eb) != nil {
-		return "", ""
+// parseErrorBody reads a failure from an error payload; ok is false when b is
+// not a JSON object.
+func parseErrorBody(b []byte) (f provider.Failure, ok bool) {
+	var top errorObject
+	if json.Unmarshal(b, &top) != nil {
+		return f, false
 	}
-	obj := errorObject{Message: eb.Message, Type: eb.Type, Code: eb.Code}
-	if len(eb.Error) > 0 {
-		if eb.Error[0] == '"' {
-			json.Unmarshal(eb.Error, &obj.Message)
-		} else {
-			json.Unmarshal(eb.Error, &obj)
+	obj := top
+	if len(top.Error) > 0 {
+		switch top.Error[0] {
+		case '"':
+			json.Unmarshal(top.Error, &obj.Message)
+		case '{':
+			var inner errorObject
+			if json.Unmarshal(top.Error, &inner) == nil {
+				obj = inner
+				if obj.Message == "" {
+					obj.Message = top.Message
+				}
+			}
 		}
 	}
-	code = rawString(obj.Code)
-	if code == "" {
-		code = obj.Type
+	f.Message, f.Type = obj.Message, obj.Type
+	code := rawString(obj.Code)
+	if n, err := strconv.Atoi(code); err == nil && n >= 100 && n <= 599 {
+		f.Status = n // a status, not a code (llama.cpp, OpenRouter, Azure)
+	} else {
+		f.Code = code
 	}
-	return code, obj.Message
+	return f, true
 }
 
 // rawString renders a JSON string or number code as text ("" for null).

@@ -316,8 +316,8 @@ func TestHTTPErrorsAreClassified(t *testing.T) {
 		{"bad key", 401, "error_401.json", nil, provider.KindAuth, 0, "Incorrect API key"},
 		{"rate limit seconds", 429, "error_429.json", map[string]string{"Retry-After": "3"}, provider.KindRateLimited, 3 * time.Second, "Rate limit reached"},
 		{"rate limit ms", 429, "error_429.json", map[string]string{"Retry-After-Ms": "2400", "Retry-After": "3"}, provider.KindRateLimited, 2400 * time.Millisecond, "TPM"},
-		{"quota is not retryable", 429, "error_quota.json", nil, provider.KindInvalidRequest, 0, "quota"},
-		{"server error", 500, "error_500.json", nil, provider.KindRetryable, 0, "server had an error"},
+		{"quota is not retryable", 429, "error_quota.json", nil, provider.KindQuotaExhausted, 0, "quota"},
+		{"server error", 500, "error_500.json", nil, provider.KindServerError, 0, "server had an error"},
 		{"azure content filter", 400, "error_content_filter.json", nil, provider.KindContentFilter, 0, "content management policy"},
 	}
 	for _, c := range cases {
@@ -344,7 +344,7 @@ func TestGatewayErrorWithHTMLBodyIsRetryable(t *testing.T) {
 		io.WriteString(w, "<html><body><h1>502 Bad Gateway</h1></body></html>")
 	})
 	_, err := collect(t, newAdapter(t, srv.URL), basicRequest())
-	if !errors.Is(err, provider.ErrRetryable) || !strings.Contains(err.Error(), "502 Bad Gateway") {
+	if !errors.Is(err, provider.ErrServerError) || !strings.Contains(err.Error(), "502 Bad Gateway") {
 		t.Fatalf("err = %v", err)
 	}
 }
@@ -352,7 +352,7 @@ func TestGatewayErrorWithHTMLBodyIsRetryable(t *testing.T) {
 func TestErrorEventInsideStreamIsClassified(t *testing.T) {
 	srv := newServer(t, replay(t, "stream_error.sse"))
 	_, err := collect(t, newAdapter(t, srv.URL), basicRequest())
-	if provider.KindOf(err) != provider.KindRetryable || !strings.Contains(err.Error(), "server had an error") {
+	if provider.KindOf(err) != provider.KindServerError || !strings.Contains(err.Error(), "server had an error") {
 		t.Fatalf("err = %v", err)
 	}
 }

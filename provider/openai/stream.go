@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/sessionrt/sessionrt/provider"
 	"github.com/sessionrt/sessionrt/provider/internal/jsonscan"
@@ -106,6 +105,10 @@ func (s *stream) EndOfBody() bool {
 // Event decodes one chunk (or in-stream error) and queues its parts.
 func (s *stream) Event(ev sse.Event) error {
 	data := ev.Data
+	if string(ev.Name) == "error" {
+		// LM Studio's "event: error", llama.cpp's "error:" line.
+		return streamError(data)
+	}
 	if string(data) == "[DONE]" {
 		if s.finish == "" {
 			return provider.Malformed(Kind, "stream ended ([DONE]) without a finish_reason", data, nil)
@@ -121,10 +124,7 @@ func (s *stream) Event(ev sse.Event) error {
 		}
 	}
 	if len(c.Error) > 0 && string(c.Error) != "null" {
-		code, msg := parseErrorBody(data)
-		e := provider.ClassifyHTTP(Kind, 0, code, msg, nil, time.Time{})
-		e.Snippet = provider.Quote(data)
-		return e
+		return streamError(data)
 	}
 	if !s.metaSent && (c.ID != "" || c.Model != "") {
 		s.metaSent = true
