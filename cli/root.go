@@ -43,6 +43,7 @@ type CLI struct {
 	Serve      ServeCmd      `cmd:"" help:"Run the runtime: journal, actors and the HTTP API."`
 	Session    SessionCmd    `cmd:"" help:"Create, prompt and inspect sessions on a running server."`
 	Permission PermissionCmd `cmd:"" help:"List and answer a session's permission requests."`
+	Config     ConfigCmd     `cmd:"" help:"Show the OpenCode configuration (opencode.json[c]) of a Location."`
 	Trace      TraceCmd      `cmd:"" help:"Inspect a session's spans from the server's span store."`
 	PTY        PTYCmd        `cmd:"" name:"pty" help:"Open, list and kill terminals on a running server."`
 	Chaos      ChaosCmd      `cmd:"" help:"Run the fault-injection suites (actor kills, process kills) and check the journal's invariants."`
