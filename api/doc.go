@@ -59,15 +59,17 @@
 //	PATCH|DELETE /session/{id}, …/fork|share|revert|shell   501 naming what sessionrt does not do
 //
 // Every route needs "Authorization: Bearer <Config.Token>", or HTTP Basic
-// with the token as password (OpenCode's clients; any user name) (Insecure admits
-// loopback clients without it). Bodies are limited (Config.MaxBodyBytes) and
+// with the token as password (OpenCode's clients; any user name) (Insecure
+// admits loopback clients without it). A request without the token must
+// name the server in its Host (its address, a loopback address, localhost or
+// one of Config.Hosts), against DNS rebinding; browser pages of other origins
+// are refused unless Config.CORSOrigins names them (access.go). Bodies are limited (Config.MaxBodyBytes) and
 // decoded strictly: unknown fields, malformed JSON, wrong types and trailing
 // data get a 400 whose InvalidRequestError names the field. Runtime errors
 // map by code: invalid 400, not found 404, conflict 409, backlog 429,
 // fenced 503. Mount with http.Server.RegisterOnShutdown(server.Close) so
 // Shutdown does not wait for open event streams; Close also kills the
-// terminals (Config.Locations), and PTY routes refuse browser requests
-// from other origins.
+// terminals (Config.Locations).
 //
 // The package owns HTTP concerns only: authentication, size limits, strict
 // decoding, error mapping and the wire shapes (package wire, shared with the

@@ -2,15 +2,11 @@ package api
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
-	"net/url"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -74,6 +70,16 @@ type Config struct {
 	// (requests from elsewhere still need it). Meant for a server bound
 	// to 127.0.0.1 on a single-user machine.
 	Insecure bool
+	// Hosts are names, besides the address a request arrives on, loopback
+	// addresses and localhost, that a request without a token may send as
+	// Host (e.g. "devbox.lan"). Any other name is refused: a web page can
+	// rebind its own name to this server's address (DNS rebinding).
+	Hosts []string
+	// CORSOrigins are the browser origins ("https://app.example") allowed
+	// to call the API from their pages: they get CORS headers and their
+	// preflights answered. Every other origin but the server's own is
+	// refused. They still need the token unless Insecure.
+	CORSOrigins []string
 
 	// DefaultLocation is the directory of sessions created without one.
 	// Default: the process's working directory.
@@ -145,12 +151,14 @@ func (c *Config) withDefaults() error {
 
 // Server is the HTTP handler of the API.
 type Server struct {
-	cfg  Config
-	mux  *http.ServeMux
-	base context.Context
-	stop context.CancelFunc
-	once sync.Once
-	ptys *ptys.Hub // nil without Config.Locations
+	cfg     Config
+	hosts   map[string]bool // Config.Hosts, lower case
+	origins map[string]bool // Config.CORSOrigins, canonical
+	mux     *http.ServeMux
+	base    context.Context
+	stop    context.CancelFunc
+	once    sync.Once
+	ptys    *ptys.Hub // nil without Config.Locations
 }
 
 // New builds the handler. Mount it at the root of an http.Server, and call
@@ -160,8 +168,12 @@ func New(cfg Config) (*Server, error) {
 	if err := cfg.withDefaults(); err != nil {
 		return nil, err
 	}
+	hosts, origins, err := cfg.accessLists()
+	if err != nil {
+		return nil, err
+	}
 	base, stop := context.WithCancel(context.Background())
-	s := &Server{cfg: cfg, mux: http.NewServeMux(), base: base, stop: stop}
+	s := &Server{cfg: cfg, hosts: hosts, origins: origins, mux: http.NewServeMux(), base: base, stop: stop}
 	if cfg.Locations != nil {
 		hub, err := ptys.New(ptys.Config{Locations: cfg.Locations, Scrollback: cfg.PTYScrollback, Logger: cfg.Logger})
 		if err != nil {
@@ -228,66 +240,15 @@ func (s *Server) routes() {
 	})
 }
 
-// ServeHTTP authenticates, bounds the body and routes.
+// ServeHTTP checks the doors (access.go), bounds the body and routes.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !s.authorized(r) {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="sessionrt"`)
-		writeError(w, http.StatusUnauthorized, wire.Error{Tag: wire.TagUnauthorized,
-			Message: "missing or wrong token: send Authorization: Bearer <token>, or HTTP Basic with the token as password (OpenCode's OPENCODE_SERVER_PASSWORD); the token is SESSIONRT_TOKEN or the token file in the server's data directory"})
-		return
-	}
-	if o := r.Header.Get("Origin"); o != "" && !sameOrigin(o, r.Host) {
-		writeError(w, http.StatusForbidden, wire.Error{Tag: wire.TagUnauthorized,
-			Message: fmt.Sprintf("requests from origin %q are refused (not this server's %q)", o, r.Host)})
+	if !s.admit(w, r) {
 		return
 	}
 	if r.Body != nil {
 		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
 	}
 	s.mux.ServeHTTP(w, r)
-}
-
-// sameOrigin reports whether a browser's Origin names this server. Other origins are
-// refused on every route: with Insecure no token is asked, so a page the user visits
-// could otherwise post a prompt (a "simple" text/plain request needs no preflight) and
-// start tool turns through their loopback.
-func sameOrigin(origin, host string) bool {
-	u, err := url.Parse(origin)
-	return err == nil && strings.EqualFold(u.Host, host)
-}
-
-func (s *Server) authorized(r *http.Request) bool {
-	if s.cfg.Token != "" {
-		if tok, ok := bearer(r); ok && subtle.ConstantTimeCompare([]byte(tok), []byte(s.cfg.Token)) == 1 {
-			return true
-		}
-		// OpenCode's clients (opencode attach, run --attach) send only HTTP
-		// Basic: OPENCODE_SERVER_USERNAME (default "opencode") and
-		// OPENCODE_SERVER_PASSWORD. The password is the secret; the user
-		// name names no account here, so any is accepted.
-		if _, pass, ok := r.BasicAuth(); ok && subtle.ConstantTimeCompare([]byte(pass), []byte(s.cfg.Token)) == 1 {
-			return true
-		}
-	}
-	return s.cfg.Insecure && loopback(r.RemoteAddr)
-}
-
-func bearer(r *http.Request) (string, bool) {
-	h := r.Header.Get("Authorization")
-	const p = "Bearer "
-	if len(h) > len(p) && strings.EqualFold(h[:len(p)], p) {
-		return strings.TrimSpace(h[len(p):]), true
-	}
-	return "", false
-}
-
-func loopback(remote string) bool {
-	host, _, err := net.SplitHostPort(remote)
-	if err != nil {
-		host = remote
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 func (s *Server) notImplemented(what string) http.HandlerFunc {

@@ -26,6 +26,8 @@ import (
 type ServeCmd struct {
 	Listen    string            `help:"HTTP address to listen on." default:"127.0.0.1:4096" env:"SESSIONRT_LISTEN"`
 	Insecure  bool              `help:"Serve without a bearer token (only allowed on a loopback address)."`
+	AllowHost []string          `help:"A name, besides the listen address, loopback addresses and localhost, that requests without a token may send as Host (repeatable); any other is refused, against DNS rebinding." placeholder:"NAME" env:"SESSIONRT_ALLOW_HOST"`
+	CORS      []string          `name:"cors" help:"A browser origin (scheme://host[:port]) whose pages may call the API (repeatable); other origins are refused." placeholder:"ORIGIN" env:"SESSIONRT_CORS"`
 	Recovery  string            `help:"What to do with sessions found mid-drain at start-up: resume (once, telling the model) or interrupt." enum:"resume,interrupt" default:"resume"`
 	Owner     string            `help:"Name of this process in journal ownership records (default host:pid)."`
 	Grace     time.Duration     `help:"On SIGINT/SIGTERM, how long drains may run to their next safe boundary." default:"10s"`
@@ -95,7 +97,7 @@ func (c *ServeCmd) Run(g *Globals) error {
 		sessions = router
 		fmt.Fprintf(g.out(), "cluster member %s of %s (actor address %s)\n", c.Cluster.Member, c.Cluster.Name, m.Address())
 	}
-	handler, err := apiHandler(n, sessions, token, c.Insecure)
+	handler, err := apiHandler(n, sessions, api.Config{Token: token, Insecure: c.Insecure, Hosts: c.AllowHost, CORSOrigins: c.CORS})
 	if err != nil {
 		ln.Close()
 		return err

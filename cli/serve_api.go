@@ -11,10 +11,13 @@ import (
 )
 
 // apiHandler mounts the HTTP API of a node; sessions is the node's own
-// facade, or a cluster router in cluster mode.
-func apiHandler(n *node.Node, sessions api.Sessions, token string, insecure bool) (*api.Server, error) {
-	return api.New(api.Config{Sessions: sessions, Journal: n.Journal, Bus: n.Bus, Telemetry: n.Telemetry, Locations: n.Locations,
-		Token: token, Insecure: insecure, Logger: n.Config.Logger, Catalog: nodeCatalog(n)})
+// facade, or a cluster router in cluster mode. access holds who may come in
+// (Token, Insecure, Hosts, CORSOrigins); the rest is the node's.
+func apiHandler(n *node.Node, sessions api.Sessions, access api.Config) (*api.Server, error) {
+	cfg := access
+	cfg.Sessions, cfg.Journal, cfg.Bus, cfg.Telemetry, cfg.Locations, cfg.Logger = sessions, n.Journal, n.Bus, n.Telemetry, n.Locations, n.Config.Logger
+	cfg.Catalog = nodeCatalog(n)
+	return api.New(cfg)
 }
 
 // nodeCatalog lists the node's agents and configured providers for

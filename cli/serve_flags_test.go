@@ -33,6 +33,32 @@ func TestServePprofServesProfiles(t *testing.T) {
 	}
 }
 
+func TestServePprofRefusesReboundHosts(t *testing.T) {
+	addr, stop, err := servePprof("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	req, _ := http.NewRequest("GET", "http://"+addr+"/debug/pprof/heap", nil)
+	req.Host = "rebind.evil.example"
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("pprof with Host %s: %d, want 403", req.Host, resp.StatusCode)
+	}
+}
+
+func TestServeRefusesABadCORSOrigin(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run([]string{"--data", t.TempDir(), "serve", "--listen", "127.0.0.1:0", "--cors", "app.example"}, &out, &errb)
+	if code == 0 || !strings.Contains(errb.String(), `CORS origin "app.example"`) {
+		t.Fatalf("exit %d, stderr %q: want a refusal naming the origin", code, errb.String())
+	}
+}
+
 func TestServeClusterMemberRefusesAnUnsharedJournal(t *testing.T) {
 	var out, errb bytes.Buffer
 	code := run([]string{"--data", t.TempDir(), "serve", "--cluster-member", "m1", "--cluster-peers", "127.0.0.1:1", "--cluster-health", "1"}, &out, &errb)

@@ -6,11 +6,13 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"time"
+
+	"github.com/sessionrt/sessionrt/api"
 )
 
 // servePprof serves net/http/pprof on a loopback address until the returned stop is
 // called, and says where it listens. Profiles show memory contents and call stacks, so like --insecure it is
-// refused on any other address.
+// refused on any other address, and requests naming another host (DNS rebinding) are refused.
 func servePprof(addr string) (bound string, stop func(), err error) {
 	if !loopback(addr) {
 		return "", nil, fmt.Errorf("--pprof is only allowed on a loopback address, not %s", addr)
@@ -25,7 +27,7 @@ func servePprof(addr string) (bound string, stop func(), err error) {
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: api.LocalOnly(mux), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	return ln.Addr().String(), func() { _ = srv.Close() }, nil
 }
