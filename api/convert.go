@@ -337,15 +337,15 @@ func eventData(d fields, ev messages.Event) fields {
 		return append(d, field{"assistantMessageID", e.AssistantMessageID}, field{"agent", e.Agent}, field{"model", toModel(e.Model)})
 	case messages.TurnEnded:
 		u := e.Usage
-		return append(d, field{"assistantMessageID", e.AssistantMessageID}, field{"finish", e.FinishReason},
+		return append(d, field{"assistantMessageID", e.AssistantMessageID}, field{"finish", e.FinishReason}, field{"cost", 0.0},
 			field{"tokens", wire.Tokens{Input: float64(u.InputTokens), Output: float64(u.OutputTokens), Reasoning: float64(u.ReasoningTokens),
 				Cache: wire.CacheTokens{Read: float64(u.CacheReadTokens), Write: float64(u.CacheWriteTokens)}}})
 	case messages.TurnFailed:
 		return append(d, field{"assistantMessageID", e.AssistantMessageID}, field{"error", wire.ErrorDetail{Type: "unknown", Message: e.Message, Kind: e.ErrorKind}})
 	case messages.TextEnded:
-		return append(d, field{"assistantMessageID", e.AssistantMessageID}, field{"text", e.Text})
+		return append(d, field{"assistantMessageID", e.AssistantMessageID}, field{"textID", textID(e.AssistantMessageID)}, field{"text", e.Text})
 	case messages.ReasoningEnded:
-		return append(d, field{"assistantMessageID", e.AssistantMessageID}, field{"text", e.Text})
+		return append(d, field{"assistantMessageID", e.AssistantMessageID}, field{"reasoningID", reasoningID(e.AssistantMessageID)}, field{"text", e.Text})
 	case messages.ToolInputStarted:
 		return append(d, field{"assistantMessageID", e.AssistantMessageID}, field{"callID", e.CallID}, field{"name", e.Tool})
 	case messages.ToolInputEnded:
@@ -357,7 +357,8 @@ func eventData(d fields, ev messages.Event) fields {
 		return append(d, field{"assistantMessageID", e.AssistantMessageID}, field{"callID", e.CallID}, field{"title", e.Title}, field{"metadata", jsonObject(e.Metadata)})
 	case messages.ToolSucceeded:
 		d = append(d, field{"assistantMessageID", e.AssistantMessageID}, field{"callID", e.CallID},
-			field{"content", []wire.ToolContent{{Type: "text", Text: e.Output}}}, field{"structured", jsonObject(e.Structured)}, field{"lossy", e.Lossy})
+			field{"content", []wire.ToolContent{{Type: "text", Text: e.Output}}}, field{"structured", jsonObject(e.Structured)}, field{"lossy", e.Lossy},
+			field{"provider", providerNotExecuted})
 		if e.ManagedPath != "" {
 			d = append(d, field{"outputPaths", []string{e.ManagedPath}})
 		}
@@ -416,10 +417,16 @@ func toDelta(d messages.Delta, now time.Time) wire.Event {
 	if !ok {
 		name = "session.next." + string(d.Kind) + ".delta"
 	}
-	var arr [5]field
+	var arr [6]field
 	data := append(arr[:0], field{"timestamp", millis(now)}, field{"sessionID", d.SessionID}, field{"assistantMessageID", d.AssistantMessageID}, field{"delta", d.Text})
 	if d.CallID != "" {
 		data = append(data, field{"callID", d.CallID})
+	}
+	switch d.Kind {
+	case messages.TextDelta:
+		data = append(data, field{"textID", textID(d.AssistantMessageID)})
+	case messages.ReasoningDelta:
+		data = append(data, field{"reasoningID", reasoningID(d.AssistantMessageID)})
 	}
 	b, _ := appendFields(nil, data)
 	return wire.Event{ID: messages.NewID("evt"), Type: name, Data: b}

@@ -38,6 +38,13 @@
 //	GET  /api/pty/{id}/output?after                   sessionrt: SSE output by byte offset, then pty.exited
 //	GET  /api/pty/{id}/connect?after                  WebSocket: frames in are input, binary out is output; pings every Config.PTYPing, a client silent for two is closed (the terminal keeps running)
 //
+// Both V2 streams open every streamed block as OpenCode's wire does:
+// session.next.text.started (and reasoning.started) with the textID that the
+// deltas and the durable text.ended repeat, tool.input.started/ended before
+// tool.called. These opening events are derived (no durable position, no SSE
+// id), written just before the block's first delta or its durable end
+// (blocks.go).
+//
 // OpenCode's V1 routes, for its own clients (`opencode attach URL`, the TUI,
 // and `opencode run --attach URL`): a second projection of the same journal
 // in the shapes of opencode serve 1.18.33 (v1*.go). Writes go through the

@@ -147,6 +147,7 @@ func (s *Server) sessionEvents(w http.ResponseWriter, r *http.Request) {
 	st := s.startSSE(w)
 	beat := time.NewTicker(s.cfg.Heartbeat)
 	defer beat.Stop()
+	open := blocks{}
 	for {
 		select {
 		case <-ctx.Done():
@@ -155,12 +156,17 @@ func (s *Server) sessionEvents(w http.ResponseWriter, r *http.Request) {
 			if st.comment("ping") != nil || st.flush() != nil {
 				return
 			}
-		case it, open := <-items:
-			if !open {
+		case it, more := <-items:
+			if !more {
 				return
 			}
 			now := time.Now()
 			for _, env := range it.envs {
+				for _, ev := range open.beforeDurable(env, now) {
+					if st.event("", ev) != nil {
+						return
+					}
+				}
 				if st.durable(strconv.FormatInt(env.Seq, 10), env, now) != nil {
 					return
 				}
@@ -211,6 +217,7 @@ func (s *Server) globalEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	lastSeq := map[string]int64{}
+	open := blocks{}
 	beat := time.NewTicker(s.cfg.Heartbeat)
 	defer beat.Stop()
 	for {
@@ -221,8 +228,8 @@ func (s *Server) globalEvents(w http.ResponseWriter, r *http.Request) {
 			if st.comment("ping") != nil || st.flush() != nil {
 				return
 			}
-		case item, open := <-sub.C():
-			if !open {
+		case item, more := <-sub.C():
+			if !more {
 				if errors.Is(sub.Err(), actors.ErrSlowSubscriber) {
 					data, _ := json.Marshal(wire.Cut{Message: sub.Err().Error(), LastSeq: lastSeq})
 					_ = st.event("", wire.Event{ID: messages.NewID("evt"), Type: wire.EventCut, Data: data})
@@ -231,12 +238,23 @@ func (s *Server) globalEvents(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			var err error
+			now := time.Now()
 			switch {
 			case item.Event != nil:
-				err = st.durable("", *item.Event, time.Now())
+				for _, ev := range open.beforeDurable(*item.Event, now) {
+					if err = st.event("", ev); err != nil {
+						return
+					}
+				}
+				err = st.durable("", *item.Event, now)
 				lastSeq[item.SessionID] = max(lastSeq[item.SessionID], item.Event.Seq)
 			case item.Delta != nil:
-				err = st.event("", toDelta(*item.Delta, time.Now()))
+				for _, ev := range open.beforeDelta(*item.Delta, now) {
+					if err = st.event("", ev); err != nil {
+						return
+					}
+				}
+				err = st.event("", toDelta(*item.Delta, now))
 			default:
 				continue
 			}

@@ -25,6 +25,16 @@ import (
 )
 
 // readUntil reads events until one has seq >= last, returning the seqs seen.
+// opening reports a derived event that opens a streamed block (text,
+// reasoning, tool input) just before the durable event that ends it.
+func opening(ev wire.Event) bool {
+	switch ev.Type {
+	case "session.next.text.started", "session.next.reasoning.started", "session.next.tool.input.started", "session.next.tool.input.ended":
+		return ev.Durable == nil
+	}
+	return false
+}
+
 func readUntil(t *testing.T, st *client.Stream, last int64) []int64 {
 	t.Helper()
 	var seqs []int64
@@ -32,6 +42,12 @@ func readUntil(t *testing.T, st *client.Stream, last int64) []int64 {
 		ev, err := st.Next()
 		if err != nil {
 			t.Fatalf("stream ended after %v: %v", seqs, err)
+		}
+		if opening(ev.Event) {
+			if ev.ID != "" {
+				t.Fatalf("opening event %s carries SSE id %q: a reconnect would skip the durable event it opens", ev.Event.Type, ev.ID)
+			}
+			continue
 		}
 		if ev.Event.Durable == nil {
 			t.Fatalf("session stream item without a durable seq: %+v", ev)
@@ -168,6 +184,9 @@ func TestLastEventIDResumesWithNoGapOrDuplicateWhilePromptsRace(t *testing.T) {
 			ev, err := st.Next()
 			if err != nil {
 				t.Fatal(err)
+			}
+			if opening(ev.Event) {
+				continue
 			}
 			seqs = append(seqs, ev.Event.Durable.Seq)
 			last = ev.Event.Durable.Seq

@@ -45,6 +45,50 @@ func sdkDir(t *testing.T) string {
 	return dir
 }
 
+type wireEvent struct {
+	Type   string
+	Seq    int64
+	TextID string
+}
+
+// checkTextBlock asserts that evs open the text block before its deltas and
+// end, all under one textID, and that the durable events are contiguous
+// from first.
+func checkTextBlock(t *testing.T, name string, evs []wireEvent, first int64, wantDeltas bool) {
+	t.Helper()
+	started, deltas, ended := -1, 0, -1
+	id := ""
+	next := first
+	for i, ev := range evs {
+		switch ev.Type {
+		case "session.next.text.started":
+			if started >= 0 || ev.TextID == "" || ev.Seq != 0 {
+				t.Fatalf("%s: text.started at %d: %+v", name, i, evs)
+			}
+			started, id = i, ev.TextID
+			continue
+		case "session.next.text.delta":
+			if started < 0 || ev.TextID != id {
+				t.Fatalf("%s: text.delta at %d before text.started or with another textID: %+v", name, i, evs)
+			}
+			deltas++
+			continue
+		case "session.next.text.ended":
+			if started < 0 || ev.TextID != id {
+				t.Fatalf("%s: text.ended at %d without text.started or with another textID: %+v", name, i, evs)
+			}
+			ended = i
+		}
+		if ev.Seq != next {
+			t.Fatalf("%s: event %d has seq %d, want %d: %+v", name, i, ev.Seq, next, evs)
+		}
+		next++
+	}
+	if ended < 0 || (wantDeltas && deltas == 0) {
+		t.Fatalf("%s: ended at %d, %d deltas: %+v", name, ended, deltas, evs)
+	}
+}
+
 type driveResult struct {
 	SDKVersion string `json:"sdkVersion"`
 	Health     struct{ Healthy bool }
@@ -60,10 +104,8 @@ type driveResult struct {
 		SessionID   string
 		Delivery    string
 	}
-	Events []struct {
-		Type string
-		Seq  int64
-	}
+	Events   []wireEvent
+	Live     []wireEvent
 	Messages []struct {
 		Type string
 		Text string
@@ -124,20 +166,22 @@ func TestOpenCodeSDKDrivesASession(t *testing.T) {
 	if res.Admitted.SessionID != id || res.Admitted.AdmittedSeq < 2 || !strings.HasPrefix(res.Admitted.ID, "msg_") || res.Admitted.Delivery != "steer" {
 		t.Fatalf("prompt receipt: %+v", res.Admitted)
 	}
-	// The event stream replayed seq 1 and tailed the rest, in order, to idle.
-	for i, ev := range res.Events {
-		if ev.Seq != int64(i+1) {
-			t.Fatalf("event %d has seq %d: %+v", i, ev.Seq, res.Events)
-		}
-	}
+	// The event stream replayed seq 1 and tailed the rest, in order, to idle;
+	// the text block was opened before its end, under one textID.
+	checkTextBlock(t, "session stream", res.Events, 1, false)
 	if n := len(res.Events); n < 5 || res.Events[0].Type != "session.next.created" || res.Events[n-1].Type != "session.next.idle" {
 		t.Fatalf("events: %+v", res.Events)
 	}
+	// The global stream adds the live deltas, under the same textID.
+	if len(res.Live) == 0 {
+		t.Fatal("no live events of the second prompt")
+	}
+	checkTextBlock(t, "global stream", res.Live, res.Live[0].Seq, true)
 	if len(res.Messages) != 2 || res.Messages[0].Type != "user" || res.Messages[0].Text != "hello from the sdk" ||
 		res.Messages[1].Type != "assistant" || res.Messages[1].Text != "hi from sessionrt" {
 		t.Fatalf("messages: %+v", res.Messages)
 	}
-	if len(res.HistorySeqs) != len(res.Events) {
+	if len(res.HistorySeqs) != len(res.Events)-1 { // the stream's text.started is derived, not history
 		t.Fatalf("history has %d events, the stream %d", len(res.HistorySeqs), len(res.Events))
 	}
 	if res.Permissions == nil || len(res.Permissions) != 0 || res.Questions == nil || len(res.Questions) != 0 || res.Active == nil {

@@ -38,7 +38,7 @@ const { stream } = await v2.session.events({ sessionID, after: 0 }, { signal: ab
 const events = []
 const reading = (async () => {
   for await (const ev of stream) {
-    events.push({ type: ev.type, seq: ev.durable?.seq })
+    events.push({ type: ev.type, seq: ev.durable?.seq ?? 0, textID: ev.data?.textID ?? "" })
     if (ev.type === "session.next.idle") break
   }
 })()
@@ -76,6 +76,23 @@ for await (const ev of sub.stream) {
   break
 }
 live.abort()
+
+// Live: a second prompt as the global stream shows it, its text block
+// opened (text.started) and its deltas and end naming the same textID.
+const live2 = new AbortController()
+const sub2 = await v2.event.subscribe({ signal: live2.signal, sseMaxRetryAttempts: 1 })
+const it = sub2.stream[Symbol.asyncIterator]()
+await it.next() // server.connected: subscribed before the prompt
+await v2.session.prompt({ sessionID, prompt: { text: "again" } })
+out.live = []
+for (;;) {
+  const { value: ev, done } = await it.next()
+  if (done) break
+  if (ev.data?.sessionID !== sessionID) continue
+  out.live.push({ type: ev.type, seq: ev.durable?.seq ?? 0, textID: ev.data?.textID ?? "" })
+  if (ev.type === "session.next.idle") break
+}
+live2.abort()
 
 // Errors come back typed: an unknown session is a 404 SessionNotFoundError.
 try {
