@@ -80,8 +80,15 @@ type Part struct {
 	Finish FinishReason
 }
 
-// Usage is token accounting of one turn. InputTokens counts all input tokens,
-// including those read from or written to the cache.
+// Usage is token accounting of one turn, with one meaning whatever the
+// provider (the adapters convert what each one reports):
+//   - InputTokens counts every input token, those read from and written to
+//     the prompt cache included (Anthropic reports them apart; the adapter
+//     adds them), and CacheReadTokens and CacheWriteTokens are those parts;
+//   - OutputTokens counts every generated token, reasoning included (xAI's
+//     completion_tokens leave reasoning out, unlike OpenAI's, DeepSeek's and
+//     Groq's; the adapter adds it back), and ReasoningTokens is the part
+//     spent reasoning, 0 when the provider does not say.
 type Usage struct {
 	InputTokens      int `json:"input_tokens"`
 	OutputTokens     int `json:"output_tokens"`

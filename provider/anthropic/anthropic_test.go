@@ -539,3 +539,38 @@ func TestServerToolBlocksAndUnknownEventsAreSkipped(t *testing.T) {
 		t.Fatalf("message %+v usage %+v (server tools are not client tool calls)", m, acc.Usage)
 	}
 }
+
+// Programmatic tool calling gives a tool call's whole input at
+// content_block_start, with no input_json_delta; a block whose input streams
+// starts with {} (here with spaces) and takes the deltas.
+func TestToolInputGivenWholeAtBlockStart(t *testing.T) {
+	srv := newServer(t, replay(t, "tool_input_whole.sse"))
+	parts, err := collect(t, newAdapter(t, srv.URL), basicRequest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc := accumulate(parts)
+	calls := acc.Message().ToolCalls
+	if len(calls) != 2 || string(calls[0].Args) != `{"player":"one"}` || calls[0].ID != "toolu_A" ||
+		string(calls[1].Args) != `{"player":"two"}` || acc.Finish != provider.FinishToolCalls {
+		t.Fatalf("calls %+v finish %q (%s)", calls, acc.Finish, kinds(parts))
+	}
+	if k := kinds(parts); k != "metadata,metadata,tool-input-start,tool-input-delta,tool-call,tool-input-start,tool-input-delta,tool-input-delta,tool-call,usage,finish" {
+		t.Fatalf("parts %s", k)
+	}
+}
+
+// A message_start may already hold the tool call and the stop reason, with
+// message_stop right after: the call and the finish are yielded.
+func TestMessageStartHoldingTheWholeTurn(t *testing.T) {
+	srv := newServer(t, replay(t, "message_start_whole.sse"))
+	parts, err := collect(t, newAdapter(t, srv.URL), basicRequest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc := accumulate(parts)
+	calls := acc.Message().ToolCalls
+	if acc.Message().Text != "Rolling." || len(calls) != 1 || calls[0].ID != "toolu_C" || calls[0].Name != "roll" || string(calls[0].Args) != `{"player":"two"}` || acc.Finish != provider.FinishToolCalls {
+		t.Fatalf("calls %+v finish %q (%s)", calls, acc.Finish, kinds(parts))
+	}
+}

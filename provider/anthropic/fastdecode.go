@@ -37,7 +37,10 @@ func decodeEventFast(sc *jsonscan.Scanner, data []byte, e *event) bool {
 		case "delta":
 			err = decodeDelta(sc, e)
 		case "usage":
-			e.Usage, err = decodeUsage(sc)
+			if !sc.Null() {
+				e.Usage = &e.store.usage
+				err = decodeUsage(sc, e.Usage)
+			}
 		default:
 			err = sc.Skip()
 		}
@@ -80,6 +83,16 @@ func internType(sc *jsonscan.Scanner) (string, error) {
 		return "ping", nil
 	case "message_delta":
 		return "message_delta", nil
+	case "end_turn":
+		return "end_turn", nil
+	case "message_start":
+		return "message_start", nil
+	case "message_stop":
+		return "message_stop", nil
+	case "stop_sequence":
+		return "stop_sequence", nil
+	case "max_tokens":
+		return "max_tokens", nil
 	}
 	return string(b), nil
 }
@@ -88,11 +101,7 @@ func decodeMessage(sc *jsonscan.Scanner, e *event) error {
 	if sc.Null() {
 		return nil
 	}
-	m := &struct {
-		ID    string     `json:"id"`
-		Model string     `json:"model"`
-		Usage *wireUsage `json:"usage"`
-	}{}
+	m := &e.store.message
 	e.Message = m
 	return sc.Object(func(key []byte) (err error) {
 		switch string(key) {
@@ -100,8 +109,24 @@ func decodeMessage(sc *jsonscan.Scanner, e *event) error {
 			m.ID, err = sc.String()
 		case "model":
 			m.Model, err = sc.String()
+		case "content":
+			if !sc.Null() {
+				m.Content = []contentBlock{}
+				err = sc.Array(func() error {
+					m.Content = append(m.Content, contentBlock{})
+					return decodeBlock(sc, &m.Content[len(m.Content)-1])
+				})
+			}
+		case "stop_reason":
+			if !sc.Null() {
+				e.store.stop, err = internType(sc)
+				m.StopReason = &e.store.stop
+			}
 		case "usage":
-			m.Usage, err = decodeUsage(sc)
+			if !sc.Null() {
+				m.Usage = &e.store.mUsag
+				err = decodeUsage(sc, m.Usage)
+			}
 		default:
 			err = sc.Skip()
 		}
@@ -113,15 +138,11 @@ func decodeContentBlock(sc *jsonscan.Scanner, e *event) error {
 	if sc.Null() {
 		return nil
 	}
-	cb := &struct {
-		Type     string `json:"type"`
-		ID       string `json:"id"`
-		Name     string `json:"name"`
-		Text     string `json:"text"`
-		Thinking string `json:"thinking"`
-		Data     string `json:"data"`
-	}{}
-	e.ContentBlock = cb
+	e.ContentBlock = &e.store.block
+	return decodeBlock(sc, e.ContentBlock)
+}
+
+func decodeBlock(sc *jsonscan.Scanner, cb *contentBlock) error {
 	return sc.Object(func(key []byte) (err error) {
 		switch string(key) {
 		case "type":
@@ -134,8 +155,15 @@ func decodeContentBlock(sc *jsonscan.Scanner, e *event) error {
 			cb.Text, err = sc.String()
 		case "thinking":
 			cb.Thinking, err = sc.String()
+		case "signature":
+			cb.Signature, err = sc.String()
 		case "data":
 			cb.Data, err = sc.String()
+		case "input":
+			var raw []byte
+			if raw, err = sc.Raw(); err == nil {
+				err = cb.Input.UnmarshalJSON(raw)
+			}
 		default:
 			err = sc.Skip()
 		}
@@ -147,14 +175,7 @@ func decodeDelta(sc *jsonscan.Scanner, e *event) error {
 	if sc.Null() {
 		return nil
 	}
-	d := &struct {
-		Type        string  `json:"type"`
-		Text        string  `json:"text"`
-		Thinking    string  `json:"thinking"`
-		Signature   string  `json:"signature"`
-		PartialJSON string  `json:"partial_json"`
-		StopReason  *string `json:"stop_reason"`
-	}{}
+	d := &e.store.delta
 	e.Delta = d
 	return sc.Object(func(key []byte) (err error) {
 		switch string(key) {
@@ -170,9 +191,8 @@ func decodeDelta(sc *jsonscan.Scanner, e *event) error {
 			d.PartialJSON, err = sc.String()
 		case "stop_reason":
 			if !sc.Null() {
-				var s string
-				s, err = sc.String()
-				d.StopReason = &s
+				e.store.stop, err = internType(sc)
+				d.StopReason = &e.store.stop
 			}
 		default:
 			err = sc.Skip()
@@ -181,34 +201,35 @@ func decodeDelta(sc *jsonscan.Scanner, e *event) error {
 	})
 }
 
-func decodeUsage(sc *jsonscan.Scanner) (*wireUsage, error) {
-	if sc.Null() {
-		return nil, nil
-	}
-	u := &wireUsage{}
-	intp := func(dst **int) error {
+// decodeUsage reads a usage object into u.
+func decodeUsage(sc *jsonscan.Scanner, u *wireUsage) error {
+	opt := func(dst *optInt) (err error) {
+		*dst = optInt{}
 		if sc.Null() {
 			return nil
 		}
-		v, err := sc.Int()
-		if err != nil {
-			return err
-		}
-		*dst = &v
-		return nil
+		dst.V, err = sc.Int()
+		dst.Set = err == nil
+		return err
 	}
-	err := sc.Object(func(key []byte) error {
+	return sc.Object(func(key []byte) error {
 		switch string(key) {
 		case "input_tokens":
-			return intp(&u.InputTokens)
+			return opt(&u.InputTokens)
 		case "output_tokens":
-			return intp(&u.OutputTokens)
+			return opt(&u.OutputTokens)
 		case "cache_creation_input_tokens":
-			return intp(&u.CacheCreationInputTokens)
+			return opt(&u.CacheCreationInputTokens)
 		case "cache_read_input_tokens":
-			return intp(&u.CacheReadInputTokens)
+			return opt(&u.CacheReadInputTokens)
+		case "output_tokens_details":
+			return sc.Object(func(key []byte) error {
+				if string(key) == "thinking_tokens" {
+					return opt(&u.OutputTokensDetails.ThinkingTokens)
+				}
+				return sc.Skip()
+			})
 		}
 		return sc.Skip()
 	})
-	return u, err
 }

@@ -16,38 +16,104 @@ import (
 
 // event is any Messages streaming event; fields not in a given type stay zero.
 type event struct {
-	Type    string `json:"type"`
-	Index   int    `json:"index"`
-	Message *struct {
-		ID    string     `json:"id"`
-		Model string     `json:"model"`
-		Usage *wireUsage `json:"usage"`
-	} `json:"message"`
-	ContentBlock *struct {
-		Type string `json:"type"`
-		ID   string `json:"id"`
-		Name string `json:"name"`
-		Text string `json:"text"`
-		// Thinking is usually empty at start; Data is a redacted block's payload.
-		Thinking string `json:"thinking"`
-		Data     string `json:"data"`
-	} `json:"content_block"`
-	Delta *struct {
-		Type        string  `json:"type"`
-		Text        string  `json:"text"`
-		Thinking    string  `json:"thinking"`
-		Signature   string  `json:"signature"`
-		PartialJSON string  `json:"partial_json"`
-		StopReason  *string `json:"stop_reason"`
-	} `json:"delta"`
-	Usage *wireUsage `json:"usage"`
+	Type         string        `json:"type"`
+	Index        int           `json:"index"`
+	Message      *message      `json:"message"`
+	ContentBlock *contentBlock `json:"content_block"`
+	Delta        *delta        `json:"delta"`
+	Usage        *wireUsage    `json:"usage"`
+
+	// store is where the fast decoder puts what the fields above point to,
+	// so that an event allocates none of them (the event is reused).
+	store struct {
+		message      message
+		block        contentBlock
+		delta        delta
+		usage, mUsag wireUsage
+		stop         string
+	}
 }
 
+// delta is content_block_delta's or message_delta's delta.
+type delta struct {
+	Type        string  `json:"type"`
+	Text        string  `json:"text"`
+	Thinking    string  `json:"thinking"`
+	Signature   string  `json:"signature"`
+	PartialJSON string  `json:"partial_json"`
+	StopReason  *string `json:"stop_reason"`
+}
+
+// message is message_start's message. Its content is usually empty; with
+// programmatic tool calling it may hold a whole tool call, and stop_reason
+// be set already, message_stop following at once.
+type message struct {
+	ID         string         `json:"id"`
+	Model      string         `json:"model"`
+	Content    []contentBlock `json:"content"`
+	StopReason *string        `json:"stop_reason"`
+	Usage      *wireUsage     `json:"usage"`
+}
+
+// contentBlock is content_block_start's block, or a whole block of
+// message_start's content.
+type contentBlock struct {
+	Type string `json:"type"`
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	Text string `json:"text"`
+	// Thinking is usually empty at start; Data is a redacted block's payload.
+	Thinking  string `json:"thinking"`
+	Signature string `json:"signature"`
+	Data      string `json:"data"`
+	Input     input  `json:"input"`
+}
+
+// input is a tool_use block's input as given at its start: nil for the "{}"
+// of a block whose input then streams as input_json_delta events, the whole
+// input when none follow (programmatic tool calling sends it this way).
+type input []byte
+
+func (in *input) UnmarshalJSON(b []byte) error {
+	*in = nil
+	if !emptyObject(b) && string(b) != "null" {
+		*in = bytes.Clone(b)
+	}
+	return nil
+}
+
+// emptyObject reports whether b is {} (spaces allowed).
+func emptyObject(b []byte) bool {
+	b = bytes.TrimSpace(b)
+	return len(b) >= 2 && b[0] == '{' && b[len(b)-1] == '}' && len(bytes.TrimSpace(b[1:len(b)-1])) == 0
+}
+
+// wireUsage is a usage object; message_delta's repeats only what changed.
 type wireUsage struct {
-	InputTokens              *int `json:"input_tokens"`
-	OutputTokens             *int `json:"output_tokens"`
-	CacheCreationInputTokens *int `json:"cache_creation_input_tokens"`
-	CacheReadInputTokens     *int `json:"cache_read_input_tokens"`
+	InputTokens              optInt `json:"input_tokens"`
+	OutputTokens             optInt `json:"output_tokens"`
+	CacheCreationInputTokens optInt `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     optInt `json:"cache_read_input_tokens"`
+	// OutputTokensDetails.ThinkingTokens is the part of output_tokens spent
+	// thinking (sent by newer models).
+	OutputTokensDetails struct {
+		ThinkingTokens optInt `json:"thinking_tokens"`
+	} `json:"output_tokens_details"`
+}
+
+// optInt is a count that may be absent or null.
+type optInt struct {
+	V   int
+	Set bool
+}
+
+func (o *optInt) UnmarshalJSON(b []byte) error {
+	*o = optInt{}
+	if string(b) == "null" {
+		return nil
+	}
+	o.Set = true
+	return json.Unmarshal(b, &o.V)
 }
 
 // block tracks one open content block by its wire index.
@@ -57,6 +123,7 @@ type block struct {
 	id    string
 	name  string
 	args  []byte
+	start input // a tool_use block's input given whole at its start
 	open  bool
 }
 
@@ -71,6 +138,7 @@ type stream struct {
 	in, out    int
 	cacheRead  int
 	cacheWrite int
+	thinking   int
 	finish     provider.FinishReason
 
 	sc jsonscan.Scanner
@@ -124,6 +192,7 @@ func (s *stream) Event(ev sse.Event) error {
 			s.Emit(provider.Part{Kind: provider.PartMetadata, Key: provider.MetaModel, Text: e.Message.Model})
 		}
 		s.usage(e.Message.Usage)
+		return s.startContent(e.Message, ev.Data)
 	case "content_block_start":
 		return s.blockStart(e, ev.Data)
 	case "content_block_delta":
@@ -174,18 +243,75 @@ func (s *stream) usage(u *wireUsage) {
 		return
 	}
 	// message_delta usage is cumulative; take the latest value given.
-	if u.InputTokens != nil {
-		s.in = *u.InputTokens
+	if u.InputTokens.Set {
+		s.in = u.InputTokens.V
 	}
-	if u.OutputTokens != nil {
-		s.out = *u.OutputTokens
+	if u.OutputTokens.Set {
+		s.out = u.OutputTokens.V
 	}
-	if u.CacheReadInputTokens != nil {
-		s.cacheRead = *u.CacheReadInputTokens
+	if u.CacheReadInputTokens.Set {
+		s.cacheRead = u.CacheReadInputTokens.V
 	}
-	if u.CacheCreationInputTokens != nil {
-		s.cacheWrite = *u.CacheCreationInputTokens
+	if u.CacheCreationInputTokens.Set {
+		s.cacheWrite = u.CacheCreationInputTokens.V
 	}
+	if t := u.OutputTokensDetails.ThinkingTokens; t.Set {
+		s.thinking = t.V
+	}
+}
+
+// startContent yields the blocks a message_start already holds, whole, and
+// takes its stop reason (programmatic tool calling: the turn may end with
+// message_stop right after).
+func (s *stream) startContent(m *message, data []byte) error {
+	for i := range m.Content {
+		cb := &m.Content[i]
+		switch cb.Type {
+		case "text":
+			if cb.Text != "" {
+				s.Emit(provider.Part{Kind: provider.PartText, Text: cb.Text})
+			}
+		case "thinking":
+			idx := s.reasonings
+			s.reasonings++
+			if cb.Thinking != "" {
+				s.Emit(provider.Part{Kind: provider.PartReasoning, Index: idx, Text: cb.Thinking})
+			}
+			if cb.Signature != "" {
+				s.Emit(provider.Part{Kind: provider.PartMetadata, Key: provider.MetaReasoningSignature, Index: idx, Text: cb.Signature})
+			}
+		case "redacted_thinking":
+			s.Emit(provider.Part{Kind: provider.PartMetadata, Key: provider.MetaReasoningRedacted, Index: s.reasonings, Text: cb.Data})
+			s.reasonings++
+		case "tool_use":
+			if cb.ID == "" || cb.Name == "" {
+				return provider.Malformed(Kind, "tool_use block without id or name", data, nil)
+			}
+			idx := s.calls
+			s.calls++
+			s.Emit(provider.Part{Kind: provider.PartToolInputStart, Index: idx, ID: cb.ID, Name: cb.Name})
+			s.toolCall(idx, cb.ID, cb.Name, cb.Input)
+		}
+	}
+	if m.StopReason != nil {
+		f, ok := mapStop(*m.StopReason)
+		if !ok {
+			return provider.Malformed(Kind, "unknown stop_reason", []byte(*m.StopReason), nil)
+		}
+		s.finish = f
+	}
+	return nil
+}
+
+// toolCall yields a tool call whose input was given whole (nil: none), as
+// one input delta and the call.
+func (s *stream) toolCall(idx int, id, name string, in input) {
+	args := json.RawMessage("{}")
+	if len(in) > 0 {
+		args = json.RawMessage(in)
+		s.Emit(provider.Part{Kind: provider.PartToolInputDelta, Index: idx, ID: id, Text: string(in)})
+	}
+	s.Emit(provider.Part{Kind: provider.PartToolCall, Index: idx, ID: id, Name: name, Args: args})
 }
 
 func (s *stream) blockAt(i int, data []byte) (*block, error) {
@@ -224,7 +350,7 @@ func (s *stream) blockStart(e *event, data []byte) error {
 		if cb.ID == "" || cb.Name == "" {
 			return provider.Malformed(Kind, "tool_use block without id or name", data, nil)
 		}
-		b.index, b.id, b.name = s.calls, cb.ID, cb.Name
+		b.index, b.id, b.name, b.start = s.calls, cb.ID, cb.Name, cb.Input
 		s.calls++
 		s.Emit(provider.Part{Kind: provider.PartToolInputStart, Index: b.index, ID: b.id, Name: b.name})
 	}
@@ -278,7 +404,11 @@ func (s *stream) blockStop(e *event, data []byte) error {
 	}
 	args := b.args
 	if len(bytes.TrimSpace(args)) == 0 {
-		args = []byte("{}")
+		// No input_json_delta came: the input, if any, was given whole at
+		// the start (programmatic tool calling).
+		s.toolCall(b.index, b.id, b.name, b.start)
+		b.start = nil
+		return nil
 	}
 	if !jsonscan.Valid(args) {
 		return provider.Malformed(Kind, fmt.Sprintf("tool call %s (%s) input is not valid JSON", b.id, b.name), args, nil)
@@ -294,6 +424,7 @@ func (s *stream) finalize() {
 		OutputTokens:     s.out,
 		CacheReadTokens:  s.cacheRead,
 		CacheWriteTokens: s.cacheWrite,
+		ReasoningTokens:  s.thinking,
 	}})
 	s.Emit(provider.Part{Kind: provider.PartFinish, Finish: s.finish})
 	s.Finish()

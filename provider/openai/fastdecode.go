@@ -70,11 +70,7 @@ func decodeChoice(sc *jsonscan.Scanner, ch *choice) error {
 		case "index":
 			ch.Index, err = sc.Int()
 		case "finish_reason":
-			if !sc.Null() {
-				var f string
-				f, err = sc.String()
-				ch.FinishReason = &f
-			}
+			ch.FinishReason, err = finishReason(sc)
 		case "delta":
 			err = decodeDelta(sc, &ch.Delta)
 		default:
@@ -88,7 +84,7 @@ func decodeDelta(sc *jsonscan.Scanner, d *delta) error {
 	return sc.Object(func(key []byte) (err error) {
 		switch string(key) {
 		case "content":
-			d.Content, err = sc.String()
+			err = decodeContent(sc, &d.Content)
 		case "reasoning_content":
 			d.ReasoningContent, err = sc.String()
 		case "reasoning":
@@ -102,6 +98,65 @@ func decodeDelta(sc *jsonscan.Scanner, d *delta) error {
 		}
 		return err
 	})
+}
+
+// decodeContent reads delta.content, a string or typed parts (see content).
+func decodeContent(sc *jsonscan.Scanner, c *content) (err error) {
+	if sc.Peek() != '[' {
+		c.Text, err = sc.String()
+		return err
+	}
+	return sc.Array(func() error {
+		var typ, text, thinking string
+		err := sc.Object(func(key []byte) (err error) {
+			switch string(key) {
+			case "type":
+				typ, err = sc.String()
+			case "text":
+				text, err = sc.String()
+			case "thinking":
+				thinking, err = textParts(sc)
+			default:
+				err = sc.Skip()
+			}
+			return err
+		})
+		switch typ {
+		case "text":
+			c.Text += text
+		case "thinking":
+			c.Thinking += thinking
+		}
+		return err
+	})
+}
+
+// textParts reads a string, or an array of {"type":"text","text":…} parts
+// joined.
+func textParts(sc *jsonscan.Scanner) (string, error) {
+	if sc.Peek() != '[' {
+		return sc.String()
+	}
+	var out string
+	err := sc.Array(func() error {
+		var typ, text string
+		err := sc.Object(func(key []byte) (err error) {
+			switch string(key) {
+			case "type":
+				typ, err = sc.String()
+			case "text":
+				text, err = sc.String()
+			default:
+				err = sc.Skip()
+			}
+			return err
+		})
+		if typ == "text" {
+			out += text
+		}
+		return err
+	})
+	return out, err
 }
 
 func decodeToolCalls(sc *jsonscan.Scanner, d *delta) error {
@@ -138,11 +193,33 @@ func decodeFunction(sc *jsonscan.Scanner, tc *toolCallDelta) error {
 	})
 }
 
+// finishReason reads a finish reason ("" for null), returning constants for
+// the usual ones so the last chunk allocates nothing for it.
+func finishReason(sc *jsonscan.Scanner) (string, error) {
+	if sc.Null() {
+		return "", nil
+	}
+	b, err := sc.Bytes()
+	if err != nil {
+		return "", err
+	}
+	switch string(b) {
+	case "stop":
+		return "stop", nil
+	case "tool_calls":
+		return "tool_calls", nil
+	case "length":
+		return "length", nil
+	}
+	return string(b), nil
+}
+
 func decodeUsage(sc *jsonscan.Scanner, c *chunk) error {
 	if sc.Null() {
 		return nil
 	}
-	u := &wireUsage{}
+	c.usage = wireUsage{}
+	u := &c.usage
 	c.Usage = u
 	return sc.Object(func(key []byte) (err error) {
 		switch string(key) {
@@ -150,20 +227,12 @@ func decodeUsage(sc *jsonscan.Scanner, c *chunk) error {
 			u.PromptTokens, err = sc.Int()
 		case "completion_tokens":
 			u.CompletionTokens, err = sc.Int()
+		case "total_tokens":
+			u.TotalTokens, err = sc.Int()
 		case "prompt_tokens_details":
-			if !sc.Null() {
-				u.PromptTokensDetails = &struct {
-					CachedTokens int `json:"cached_tokens"`
-				}{}
-				err = intField(sc, "cached_tokens", &u.PromptTokensDetails.CachedTokens)
-			}
+			err = intField(sc, "cached_tokens", &u.PromptTokensDetails.CachedTokens)
 		case "completion_tokens_details":
-			if !sc.Null() {
-				u.CompletionTokensDetails = &struct {
-					ReasoningTokens int `json:"reasoning_tokens"`
-				}{}
-				err = intField(sc, "reasoning_tokens", &u.CompletionTokensDetails.ReasoningTokens)
-			}
+			err = intField(sc, "reasoning_tokens", &u.CompletionTokensDetails.ReasoningTokens)
 		default:
 			err = sc.Skip()
 		}
@@ -171,7 +240,8 @@ func decodeUsage(sc *jsonscan.Scanner, c *chunk) error {
 	})
 }
 
-// intField reads an object, storing the integer field name into dst.
+// intField reads an object (null reads as empty), storing the integer field
+// name into dst.
 func intField(sc *jsonscan.Scanner, name string, dst *int) error {
 	return sc.Object(func(key []byte) (err error) {
 		if string(key) == name {

@@ -658,3 +658,61 @@ func TestSilentConnectionEndsWithARetryableError(t *testing.T) {
 		t.Errorf("parts = %v", parts)
 	}
 }
+
+// Mistral's Magistral sends delta.content as typed parts: text parts are the
+// answer, thinking parts (a string or text parts) reasoning; others are skipped.
+func TestTypedContentPartsAreTextAndReasoning(t *testing.T) {
+	srv := newServer(t, replay(t, "typed_content.sse"))
+	parts, err := collect(t, newAdapter(t, srv.URL), basicRequest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := accumulate(parts).Message()
+	if m.Text != "4!" || len(m.Reasoning) != 1 || m.Reasoning[0].Text != "Two plus two is four." {
+		t.Fatalf("text %q reasoning %+v", m.Text, m.Reasoning)
+	}
+}
+
+// Usage means the same whatever the server: output counts reasoning, which
+// xAI leaves out of completion_tokens (its total says so).
+func TestOutputTokensIncludeReasoningWhateverTheServerCounts(t *testing.T) {
+	for file, want := range map[string]provider.Usage{
+		"reasoning_excluded.sse":    {InputTokens: 12, OutputTokens: 342, CacheReadTokens: 11, ReasoningTokens: 340},
+		"reasoning_both_fields.sse": {InputTokens: 5, OutputTokens: 3, ReasoningTokens: 1},
+	} {
+		srv := newServer(t, replay(t, file))
+		parts, err := collect(t, newAdapter(t, srv.URL), basicRequest())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := accumulate(parts).Usage; got != want {
+			t.Errorf("%s: usage %+v, want %+v", file, got, want)
+		}
+	}
+}
+
+// vLLM and others may send the same reasoning text in reasoning_content and
+// reasoning: it is reasoning once.
+func TestReasoningSentInBothFieldsIsSaidOnce(t *testing.T) {
+	srv := newServer(t, replay(t, "reasoning_both_fields.sse"))
+	parts, err := collect(t, newAdapter(t, srv.URL), basicRequest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := accumulate(parts).Message(); len(m.Reasoning) != 1 || m.Reasoning[0].Text != "Hmm" || m.Text != "ok" {
+		t.Fatalf("%+v", m)
+	}
+}
+
+// OpenRouter ends a failed turn with finish_reason "error"; without an error
+// member it is still a server error, not an unknown finish reason.
+func TestFinishReasonErrorIsAServerError(t *testing.T) {
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "data: {\"id\":\"g\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"},\"finish_reason\":\"error\"}]}\n\n")
+	})
+	_, err := collect(t, newAdapter(t, srv.URL), basicRequest())
+	if provider.KindOf(err) != provider.KindServerError {
+		t.Fatalf("err = %v", err)
+	}
+}

@@ -19,22 +19,80 @@ type chunk struct {
 	Choices []choice        `json:"choices"`
 	Usage   *wireUsage      `json:"usage"`
 	Error   json.RawMessage `json:"error"`
+
+	// usage is where the fast decoder puts what Usage points to, so a chunk
+	// allocates none of it (the chunk is reused).
+	usage wireUsage
 }
 
 type choice struct {
-	Index        int     `json:"index"`
-	Delta        delta   `json:"delta"`
-	FinishReason *string `json:"finish_reason"`
+	Index int   `json:"index"`
+	Delta delta `json:"delta"`
+	// FinishReason is "" until the last chunk (null and absent alike).
+	FinishReason string `json:"finish_reason"`
 }
 
 type delta struct {
-	Content string `json:"content"`
-	// ReasoningContent is DeepSeek/vLLM/llama.cpp's field; Reasoning is
-	// OpenRouter/Ollama's.
+	Content content `json:"content"`
+	// ReasoningContent is DeepSeek/vLLM/llama.cpp/xAI/Qwen's field;
+	// Reasoning is OpenRouter/Ollama/Groq's.
 	ReasoningContent string          `json:"reasoning_content"`
 	Reasoning        string          `json:"reasoning"`
 	Refusal          string          `json:"refusal"`
 	ToolCalls        []toolCallDelta `json:"tool_calls"`
+}
+
+// content is delta.content: a string, or an array of typed parts (Mistral's
+// Magistral: {"type":"text","text":…} and {"type":"thinking","thinking":[text
+// parts]}), whose text parts are the answer and thinking parts reasoning.
+type content struct {
+	Text, Thinking string
+}
+
+// contentPart is one typed part; thinking is a string or text parts.
+type contentPart struct {
+	Type     string          `json:"type"`
+	Text     string          `json:"text"`
+	Thinking json.RawMessage `json:"thinking"`
+}
+
+func (c *content) UnmarshalJSON(b []byte) error {
+	*c = content{}
+	if len(b) == 0 || b[0] != '[' {
+		if string(b) == "null" {
+			return nil
+		}
+		return json.Unmarshal(b, &c.Text)
+	}
+	var parts []contentPart
+	if err := json.Unmarshal(b, &parts); err != nil {
+		return err
+	}
+	for _, p := range parts {
+		switch p.Type {
+		case "text":
+			c.Text += p.Text
+		case "thinking":
+			if len(p.Thinking) > 0 && p.Thinking[0] == '"' {
+				var t string
+				if err := json.Unmarshal(p.Thinking, &t); err != nil {
+					return err
+				}
+				c.Thinking += t
+				continue
+			}
+			var inner []contentPart
+			if err := json.Unmarshal(p.Thinking, &inner); err != nil && string(p.Thinking) != "null" {
+				return err
+			}
+			for _, t := range inner {
+				if t.Type == "text" {
+					c.Thinking += t.Text
+				}
+			}
+		}
+	}
+	return nil
 }
 
 type toolCallDelta struct {
@@ -49,10 +107,11 @@ type toolCallDelta struct {
 type wireUsage struct {
 	PromptTokens        int `json:"prompt_tokens"`
 	CompletionTokens    int `json:"completion_tokens"`
-	PromptTokensDetails *struct {
+	TotalTokens         int `json:"total_tokens"`
+	PromptTokensDetails struct {
 		CachedTokens int `json:"cached_tokens"`
 	} `json:"prompt_tokens_details"`
-	CompletionTokensDetails *struct {
+	CompletionTokensDetails struct {
 		ReasoningTokens int `json:"reasoning_tokens"`
 	} `json:"completion_tokens_details"`
 }
@@ -136,14 +195,7 @@ func (s *stream) Event(ev sse.Event) error {
 		}
 	}
 	if c.Usage != nil {
-		u := provider.Usage{InputTokens: c.Usage.PromptTokens, OutputTokens: c.Usage.CompletionTokens}
-		if d := c.Usage.PromptTokensDetails; d != nil {
-			u.CacheReadTokens = d.CachedTokens
-		}
-		if d := c.Usage.CompletionTokensDetails; d != nil {
-			u.ReasoningTokens = d.ReasoningTokens
-		}
-		s.usage = &u
+		s.usage = usage(c.Usage)
 	}
 	for i := range c.Choices {
 		ch := &c.Choices[i]
@@ -157,13 +209,32 @@ func (s *stream) Event(ev sse.Event) error {
 	return nil
 }
 
+// usage reads a usage object (the last one sent counts: some servers send
+// a growing one on every chunk) in provider.Usage's meaning.
+func usage(w *wireUsage) *provider.Usage {
+	u := provider.Usage{InputTokens: w.PromptTokens, OutputTokens: w.CompletionTokens,
+		CacheReadTokens: w.PromptTokensDetails.CachedTokens, ReasoningTokens: w.CompletionTokensDetails.ReasoningTokens}
+	// OpenAI, DeepSeek and Groq count reasoning in completion_tokens; xAI
+	// does not (its total is prompt + completion + reasoning): add it.
+	if r := u.ReasoningTokens; r > 0 && w.TotalTokens == u.InputTokens+u.OutputTokens+r {
+		u.OutputTokens += r
+	}
+	return &u
+}
+
 func (s *stream) choice(ch *choice, data []byte) error {
 	d := &ch.Delta
-	if r := d.ReasoningContent + d.Reasoning; r != "" {
+	r := d.ReasoningContent
+	if d.Reasoning != r {
+		// A server sending the same text in both fields says it once.
+		r += d.Reasoning
+	}
+	r += d.Content.Thinking
+	if r != "" {
 		s.Emit(provider.Part{Kind: provider.PartReasoning, Text: r})
 	}
-	if d.Content != "" {
-		s.Emit(provider.Part{Kind: provider.PartText, Text: d.Content})
+	if d.Content.Text != "" {
+		s.Emit(provider.Part{Kind: provider.PartText, Text: d.Content.Text})
 	}
 	if d.Refusal != "" {
 		s.Emit(provider.Part{Kind: provider.PartText, Text: d.Refusal})
@@ -214,10 +285,16 @@ func (s *stream) choice(ch *choice, data []byte) error {
 			s.Emit(provider.Part{Kind: provider.PartToolInputDelta, Index: slot, ID: s.calls[slot].id, Text: a})
 		}
 	}
-	if ch.FinishReason != nil && *ch.FinishReason != "" && s.finish == "" {
-		f, ok := mapFinish(*ch.FinishReason)
+	if ch.FinishReason != "" && s.finish == "" {
+		if ch.FinishReason == "error" {
+			// OpenRouter ends a turn its upstream failed this way (with an
+			// error member, classified before; here without one).
+			return &provider.Error{Kind: provider.KindServerError, Provider: Kind,
+				Message: `the provider ended the turn with finish_reason "error"`, Snippet: provider.Quote(data)}
+		}
+		f, ok := mapFinish(ch.FinishReason)
 		if !ok {
-			return provider.Malformed(Kind, "unknown finish_reason", []byte(*ch.FinishReason), nil)
+			return provider.Malformed(Kind, "unknown finish_reason", []byte(ch.FinishReason), nil)
 		}
 		for j := range s.calls {
 			if c := &s.calls[j]; !c.complete {
@@ -260,7 +337,7 @@ func mapFinish(r string) (provider.FinishReason, bool) {
 	switch r {
 	case "stop", "eos", "end_turn":
 		return provider.FinishStop, true
-	case "length", "max_tokens":
+	case "length", "max_tokens", "model_context_window_exceeded":
 		return provider.FinishLength, true
 	case "tool_calls", "function_call":
 		return provider.FinishToolCalls, true

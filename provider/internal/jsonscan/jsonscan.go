@@ -129,6 +129,16 @@ func (s *Scanner) Key() ([]byte, error) {
 	return k, nil
 }
 
+// Peek returns the first byte of the next value without consuming it (0 at
+// the end of the input): '[' tells an array from a string.
+func (s *Scanner) Peek() byte {
+	s.ws()
+	if s.i >= len(s.b) {
+		return 0
+	}
+	return s.b[s.i]
+}
+
 // Null consumes a null if one is next.
 func (s *Scanner) Null() bool {
 	s.ws()

@@ -106,3 +106,18 @@ func TestNestingLimitMatchesEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+func TestPeekLooksAtTheNextValueWithoutConsumingIt(t *testing.T) {
+	var s Scanner
+	s.Reset([]byte(`  ["a"] `))
+	if s.Peek() != '[' || s.Peek() != '[' {
+		t.Fatal("peek moved or missed the array")
+	}
+	var got []string
+	if err := s.Array(func() error { v, err := s.String(); got = append(got, v); return err }); err != nil || len(got) != 1 {
+		t.Fatalf("%v %q", err, got)
+	}
+	if s.Peek() != 0 {
+		t.Fatal("peek past the end")
+	}
+}
