@@ -131,7 +131,7 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 
 	providers, defaultModel := cfg.Providers, cfg.DefaultModel
 	if providers == nil {
-		reg, err := catalog.Open(catalog.OpenConfig{Getenv: cfg.Getenv})
+		reg, err := catalog.Open(catalog.OpenConfig{Getenv: cfg.Getenv, Logger: cfg.Logger})
 		if err != nil {
 			return n, fmt.Errorf("providers: %w", err)
 		}

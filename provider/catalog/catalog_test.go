@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/sessionrt/sessionrt/provider"
 )
@@ -269,5 +272,86 @@ func TestOpenLoadsTheCatalogNamedBySESSIONRT_CATALOG(t *testing.T) {
 	}
 	if _, err := Open(OpenConfig{Getenv: env(map[string]string{"SESSIONRT_CATALOG": "testdata/missing.json"})}); err == nil || !strings.Contains(err.Error(), "SESSIONRT_CATALOG") {
 		t.Errorf("missing catalog err = %v", err)
+	}
+}
+
+// Every failed turn is logged with its class and the provider's own message,
+// and every retried attempt with its class, attempt and delay.
+func TestFailedTurnsAndRetriesAreLoggedWithClassAndMessage(t *testing.T) {
+	var mu sync.Mutex
+	n := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		n++
+		first := n == 1
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		if first {
+			w.WriteHeader(503)
+			io.WriteString(w, `{"error":{"code":503,"message":"Loading model","type":"unavailable_error"}}`)
+			return
+		}
+		w.WriteHeader(500)
+		io.WriteString(w, `{"error":{"code":500,"message":"Context size has been exceeded.","type":"server_error"}}`)
+	}))
+	defer srv.Close()
+	var logs strings.Builder
+	var lmu sync.Mutex
+	log := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+		lmu.Lock()
+		defer lmu.Unlock()
+		return logs.Write(p)
+	}), nil))
+	r, err := Open(OpenConfig{Getenv: env(map[string]string{"OPENAI_BASE_URL": srv.URL + "/v1", "SESSIONRT_MODEL": "openai/local"}),
+		Logger: log, Retry: provider.RetryConfig{Sleep: func(context.Context, time.Duration) error { return nil }}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.Stream(context.Background(), &provider.Request{Messages: []provider.Message{{Role: provider.RoleUser, Text: "hi"}}})
+	if !errors.Is(err, provider.ErrContextOverflow) {
+		t.Fatalf("err = %v", err)
+	}
+	lmu.Lock()
+	out := logs.String()
+	lmu.Unlock()
+	for _, want := range []string{
+		`msg="provider attempt failed, retrying" class=overloaded message="Loading model" status=503 type=unavailable_error attempt=2 delay=2s`,
+		`level=WARN msg="provider turn failed" provider=openai model=local class=context_overflow message="Context size has been exceeded." status=500 type=server_error`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// A turn that fails inside its stream is logged once, when the error ends it.
+func TestAFailureInsideTheStreamIsLoggedOnce(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "error: {\"code\":400,\"message\":\"the request exceeds the available context size. try increasing the context size or enable context shift\",\"type\":\"invalid_request_error\"}\n\ndata: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	var logs strings.Builder
+	r, err := Open(OpenConfig{Getenv: env(map[string]string{"OPENAI_BASE_URL": srv.URL + "/v1", "SESSIONRT_MODEL": "openai/local"}),
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := r.Stream(context.Background(), &provider.Request{Messages: []provider.Message{{Role: provider.RoleUser, Text: "hi"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for range 2 {
+		if _, err := s.Next(); !errors.Is(err, provider.ErrContextOverflow) {
+			t.Fatalf("err = %v", err)
+		}
+	}
+	if n := strings.Count(logs.String(), `class=context_overflow message="the request exceeds the available context size. try increasing the context size or enable context shift" status=400 type=invalid_request_error`); n != 1 {
+		t.Fatalf("%d log lines:\n%s", n, logs.String())
 	}
 }

@@ -2,10 +2,14 @@ package catalog
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/sessionrt/sessionrt/provider"
 	"github.com/sessionrt/sessionrt/provider/anthropic"
@@ -26,6 +30,11 @@ type OpenConfig struct {
 	Retry provider.RetryConfig
 	// NoRetry disables the retry wrapper (the caller retries itself).
 	NoRetry bool
+	// Logger, when set, gets a line for every failed turn and every retried
+	// attempt: the error's class, the provider's own message, its status,
+	// type and code (operators see why a session stopped without reading
+	// the journal).
+	Logger *slog.Logger
 }
 
 // Registry is the configured provider set. It is itself a provider.Provider:
@@ -36,6 +45,7 @@ type Registry struct {
 	mux        *provider.Mux
 	retrying   provider.Provider
 	defaultRef provider.ModelRef
+	log        *slog.Logger
 }
 
 // Open builds the providers the environment configures. Variables read:
@@ -110,10 +120,21 @@ func Open(cfg OpenConfig) (*Registry, error) {
 		cc.Providers[id] = p
 		providers[id] = ad
 	}
-	r := &Registry{catalog: cc, mux: provider.NewMux(providers)}
+	r := &Registry{catalog: cc, mux: provider.NewMux(providers), log: cfg.Logger}
 	r.retrying = r.mux
 	if !cfg.NoRetry {
-		r.retrying = provider.Retry(r.mux, cfg.Retry)
+		rc := cfg.Retry
+		if r.log != nil {
+			onRetry := rc.OnRetry
+			rc.OnRetry = func(attempt int, delay time.Duration, err error) {
+				r.log.LogAttrs(context.Background(), slog.LevelInfo, "provider attempt failed, retrying",
+					append(failureAttrs(err), slog.Int("attempt", attempt), slog.Duration("delay", delay))...)
+				if onRetry != nil {
+					onRetry(attempt, delay, err)
+				}
+			}
+		}
+		r.retrying = provider.Retry(r.mux, rc)
 	}
 	def, err := r.pickDefault(getenv("SESSIONRT_MODEL"))
 	if err != nil {
@@ -228,7 +249,73 @@ func (r *Registry) Stream(ctx context.Context, req *provider.Request) (provider.
 	}
 	m, err := r.Model(req.Model)
 	if err != nil {
-		return nil, &provider.Error{Kind: provider.KindInvalidRequest, Message: "model " + req.Model.String(), Err: err}
+		err := &provider.Error{Kind: provider.KindInvalidRequest, Message: "model " + req.Model.String(), Err: err}
+		r.logFailure(req.Model, err)
+		return nil, err
 	}
-	return r.retrying.Stream(ctx, Apply(m, req))
+	s, err := r.retrying.Stream(ctx, Apply(m, req))
+	if err != nil {
+		r.logFailure(req.Model, err)
+		return nil, err
+	}
+	if r.log == nil {
+		return s, nil
+	}
+	return &loggedStream{Stream: s, r: r, model: req.Model}, nil
+}
+
+// loggedStream logs the error that ends its turn.
+type loggedStream struct {
+	provider.Stream
+	r      *Registry
+	model  provider.ModelRef
+	logged bool
+}
+
+func (s *loggedStream) Next() (provider.Part, error) {
+	p, err := s.Stream.Next()
+	if err != nil && err != io.EOF && !s.logged {
+		s.logged = true
+		s.r.logFailure(s.model, err)
+	}
+	return p, err
+}
+
+// logFailure logs a turn's terminal error: a warning, or a note when the
+// caller interrupted the turn.
+func (r *Registry) logFailure(ref provider.ModelRef, err error) {
+	if r.log == nil {
+		return
+	}
+	level := slog.LevelWarn
+	if provider.KindOf(err) == provider.KindInterrupted {
+		level = slog.LevelInfo
+	}
+	attrs := append([]slog.Attr{slog.String("provider", ref.Provider), slog.String("model", ref.Model)}, failureAttrs(err)...)
+	r.log.LogAttrs(context.Background(), level, "provider turn failed", attrs...)
+}
+
+// failureAttrs describes err: its class and the provider's own words.
+func failureAttrs(err error) []slog.Attr {
+	var pe *provider.Error
+	if !errors.As(err, &pe) {
+		return []slog.Attr{slog.String("class", provider.KindUnknown.String()), slog.String("error", err.Error())}
+	}
+	attrs := []slog.Attr{slog.String("class", pe.Kind.String()), slog.String("message", pe.Message)}
+	if pe.Status != 0 {
+		attrs = append(attrs, slog.Int("status", pe.Status))
+	}
+	if pe.Type != "" {
+		attrs = append(attrs, slog.String("type", pe.Type))
+	}
+	if pe.Code != "" {
+		attrs = append(attrs, slog.String("code", pe.Code))
+	}
+	if pe.RetryAfter > 0 {
+		attrs = append(attrs, slog.Duration("retry_after", pe.RetryAfter))
+	}
+	if pe.Err != nil {
+		attrs = append(attrs, slog.String("cause", pe.Err.Error()))
+	}
+	return attrs
 }
