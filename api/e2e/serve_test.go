@@ -96,9 +96,15 @@ func serve(t *testing.T, bin, data string, args ...string) *server {
 // serveEnv is serve with extra environment variables (later ones win).
 func serveEnv(t *testing.T, bin, data string, extraEnv []string, args ...string) *server {
 	t.Helper()
+	return serveWith(t, bin, data, extraEnv, io.Discard, args...)
+}
+
+// serveWith is serveEnv writing the server's log (stderr) to stderr.
+func serveWith(t *testing.T, bin, data string, extraEnv []string, stderr io.Writer, args ...string) *server {
+	t.Helper()
 	cmd := exec.Command(bin, append([]string{"--data", data, "serve", "--listen", "127.0.0.1:0"}, args...)...)
 	cmd.Env = env(extraEnv...)
-	cmd.Stderr = io.Discard
+	cmd.Stderr = stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
