@@ -159,6 +159,9 @@ type Server struct {
 	stop    context.CancelFunc
 	once    sync.Once
 	ptys    *ptys.Hub // nil without Config.Locations
+	// v1Watchers are the open V1 event streams, told of the sessions the
+	// V1 routes touch (v1stream.go).
+	v1Watchers v1Watchers
 }
 
 // New builds the handler. Mount it at the root of an http.Server, and call

@@ -169,6 +169,7 @@ func (s *Server) v1CreateSession(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, info.Session.ID, err)
 		return
 	}
+	s.v1Watchers.notify(sess)
 	writeJSON(w, http.StatusOK, s.v1Info(r.Context(), sess))
 }
 
@@ -177,6 +178,7 @@ func (s *Server) v1GetSession(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	s.v1Watchers.notify(sess)
 	writeJSON(w, http.StatusOK, s.v1Info(r.Context(), sess))
 }
 
@@ -320,6 +322,7 @@ func (s *Server) v1Messages(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	s.v1Watchers.notify(sess)
 	msgs, err := s.v1History(r.Context(), sess.ID)
 	if err != nil {
 		s.fail(w, r, sess.ID, err)
@@ -456,6 +459,7 @@ func (s *Server) v1Admit(w http.ResponseWriter, r *http.Request) (persistence.Se
 		return sess, nil, false
 	}
 	ctx := r.Context()
+	s.v1Watchers.notify(sess) // before the admission: the streams follow the turn from its first event
 	if req.Agent != "" && req.Agent != sess.Agent {
 		if _, err := s.cfg.Sessions.SwitchAgent(ctx, sess.ID, req.Agent); err != nil {
 			s.fail(w, r, sess.ID, err)

@@ -94,8 +94,8 @@ type v1PermissionReplied struct {
 // from events that carry only a delta or a result.
 type v1Turn struct {
 	info       v1AssistantInfo
-	textStart  int64 // 0 until the text part was announced
-	reasonOpen int64
+	textStart  int64 // 0 until the text part was announced, -1 once ended
+	reasonOpen int64 // the same for reasoning
 	tools      map[string]*v1Call
 }
 
@@ -117,6 +117,7 @@ type v1Sess struct {
 	parent    string // the last promoted user message
 	prompts   map[string]messages.Prompt
 	turns     map[string]*v1Turn
+	ended     map[string]bool // turns ended since the last idle: late deltas are dropped
 }
 
 // v1Translator turns the runtime's live items (durable events and deltas)
@@ -144,7 +145,7 @@ func (t *v1Translator) session(id string) *v1Sess {
 				*s = found
 			}
 		}
-		s.prompts, s.turns = map[string]messages.Prompt{}, map[string]*v1Turn{}
+		s.prompts, s.turns, s.ended = map[string]messages.Prompt{}, map[string]*v1Turn{}, map[string]bool{}
 		t.sessions[id] = s
 	}
 	return s
@@ -168,6 +169,7 @@ func (t *v1Translator) busy(id string, s *v1Sess, out []v1Event) []v1Event {
 func (t *v1Translator) idle(id string, s *v1Sess, out []v1Event) []v1Event {
 	s.busy = false
 	clear(s.turns)
+	clear(s.ended)
 	return append(out,
 		newV1Event("session.status", v1StatusProps{SessionID: id, Status: v1Status{Type: "idle"}}),
 		newV1Event("session.idle", v1SessionProps{SessionID: id}))
@@ -246,24 +248,27 @@ func (t *v1Translator) durable(id string, s *v1Sess, ev messages.Event, ms int64
 	case messages.TurnStarted:
 		out = t.busy(id, s, out)
 		tr := t.turn(id, s, e.AssistantMessageID, ms)
-		tr.info.Agent, tr.info.Mode = e.Agent, e.Agent
+		// A delta that overtook this event may have opened the turn first.
+		tr.info.ParentID, tr.info.Agent, tr.info.Mode = s.parent, e.Agent, e.Agent
 		tr.info.ModelID, tr.info.ProviderID = e.Model.ID, e.Model.Provider
 		out = append(out, t.message(id, tr.info),
 			t.part(id, v1Part{ID: v1PartID(e.AssistantMessageID, v1PartStep), SessionID: id, MessageID: e.AssistantMessageID, Type: "step-start"}, ms))
 	case messages.TextEnded:
 		tr := t.turn(id, s, e.AssistantMessageID, ms)
 		start := tr.textStart
-		if start == 0 {
+		if start <= 0 {
 			start = ms
 		}
+		tr.textStart = -1 // ended: a late delta is dropped
 		out = append(out, t.part(id, v1Part{ID: v1PartID(e.AssistantMessageID, v1PartText), SessionID: id, MessageID: e.AssistantMessageID,
 			Type: "text", Text: strPtr(e.Text), Time: &v1PartTime{Start: start, End: ms}}, ms))
 	case messages.ReasoningEnded:
 		tr := t.turn(id, s, e.AssistantMessageID, ms)
 		start := tr.reasonOpen
-		if start == 0 {
+		if start <= 0 {
 			start = ms
 		}
+		tr.reasonOpen = -1
 		out = append(out, t.part(id, v1Part{ID: v1PartID(e.AssistantMessageID, v1PartReasoning), SessionID: id, MessageID: e.AssistantMessageID,
 			Type: "reasoning", Text: strPtr(e.Text), Time: &v1PartTime{Start: start, End: ms}}, ms))
 	case messages.ToolCalled:
@@ -305,6 +310,7 @@ func (t *v1Translator) durable(id string, s *v1Sess, ev messages.Event, ms int64
 				Reason: e.FinishReason, Cost: &cost, Tokens: &tok}, ms),
 			t.message(id, tr.info))
 		delete(s.turns, e.AssistantMessageID)
+		s.ended[e.AssistantMessageID] = true
 	case messages.TurnFailed:
 		tr := t.turn(id, s, e.AssistantMessageID, ms)
 		tr.info.Time.Completed, tr.info.Error, tr.info.Finish = ms, v1TurnError(e.ErrorKind, e.Message), "error"
@@ -313,6 +319,7 @@ func (t *v1Translator) durable(id string, s *v1Sess, ev messages.Event, ms int64
 			out = append(out, newV1Event("session.error", v1ErrorProps{SessionID: id, Error: tr.info.Error}))
 		}
 		delete(s.turns, e.AssistantMessageID)
+		s.ended[e.AssistantMessageID] = true
 	case messages.CompactionEnded:
 		out = append(out, newV1Event("session.compacted", v1SessionProps{SessionID: id}))
 	case messages.Interrupted, messages.Idle:
@@ -351,11 +358,17 @@ func (t *v1Translator) delta(d messages.Delta, now time.Time) []v1Event {
 		return nil
 	}
 	s := t.session(d.SessionID)
+	if s.ended[d.AssistantMessageID] {
+		return nil
+	}
 	ms := v1Millis(now)
 	tr := t.turn(d.SessionID, s, d.AssistantMessageID, ms)
 	open := &tr.textStart
 	if d.Kind == messages.ReasoningDelta {
 		open = &tr.reasonOpen
+	}
+	if *open < 0 {
+		return nil // the block's durable end was written: it has the whole text
 	}
 	partID := v1PartID(d.AssistantMessageID, suffix)
 	var out []v1Event

@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"sync"
 	"time"
 
+	"github.com/sessionrt/sessionrt/actors"
 	"github.com/sessionrt/sessionrt/api/wire"
+	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/persistence"
 )
 
@@ -34,9 +37,17 @@ func (s *Server) v1GlobalEvents(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// v1Stream subscribes to the live bus and writes each item as V1 events
-// ("data: {json}" frames, as OpenCode's server writes them) for the sessions
-// whose directory passes keep.
+// v1Stream writes V1 events ("data: {json}" frames, as OpenCode's server
+// writes them) for the sessions whose directory passes keep.
+//
+// A session's durable events come from a journal tail, not from the live
+// bus: in a cluster the session's actor may run on another member, whose
+// bus this process never sees, and after a failover on this one. A stream
+// tails a session from the moment it sees it (on the bus, or touched
+// through this server's V1 routes, see v1Watch) until it goes idle; the bus
+// still brings the live-only deltas of the sessions running here. Before a
+// batch from a tail, the deltas already queued on the bus are written, so a
+// block's deltas never follow its durable end.
 func (s *Server) v1Stream(w http.ResponseWriter, r *http.Request, keep func(dir string) bool, wrap func(dir string, ev v1Event) any) {
 	if s.cfg.Bus == nil {
 		writeError(w, http.StatusServiceUnavailable, wire.Error{Tag: wire.TagServiceUnavailable, Service: "live bus",
@@ -47,7 +58,44 @@ func (s *Server) v1Stream(w http.ResponseWriter, r *http.Request, keep func(dir 
 	defer cancel()
 	sub := s.cfg.Bus.Subscribe("", s.cfg.EventBuffer)
 	defer sub.Close()
+	watch := s.v1Watchers.add()
+	defer s.v1Watchers.remove(watch)
 	tr := newV1Translator(func(id string) (v1Sess, bool) { return s.v1Lookup(ctx, id) })
+
+	type tailBatch struct {
+		id   string
+		envs []messages.Envelope
+		err  error
+	}
+	batches := make(chan tailBatch, 16)
+	tails := map[string]context.CancelFunc{}
+	defer func() {
+		for _, stop := range tails {
+			stop()
+		}
+	}()
+	// follow starts tailing a session after seq (its last seq this stream
+	// wrote, else after): once per session until it goes idle.
+	follow := func(id string, after int64) {
+		if _, ok := tails[id]; ok || !keep(tr.directory(id)) {
+			return
+		}
+		after = max(after, tr.session(id).lastSeq)
+		tctx, stop := context.WithCancel(ctx)
+		tails[id] = stop
+		go func() {
+			for envs, err := range s.cfg.Journal.EventBatches(tctx, id, after) {
+				select {
+				case batches <- tailBatch{id, envs, err}:
+				case <-tctx.Done():
+					return
+				}
+				if err != nil {
+					return
+				}
+			}
+		}()
+	}
 
 	st := s.startSSE(w)
 	write := func(dir string, ev v1Event) error {
@@ -56,6 +104,36 @@ func (s *Server) v1Stream(w http.ResponseWriter, r *http.Request, keep func(dir 
 			return err
 		}
 		return st.write(append(append(st.buf[:0], "data: "...), b...))
+	}
+	emit := func(item actors.Live) error {
+		evs := tr.translate(item, time.Now())
+		if len(evs) == 0 {
+			return nil
+		}
+		dir := tr.directory(item.SessionID)
+		if !keep(dir) {
+			return nil
+		}
+		for _, ev := range evs {
+			if err := write(dir, ev); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	// live handles one bus item: deltas are written, a durable event only
+	// starts the session's tail (which writes it).
+	live := func(item actors.Live) error {
+		if item.Event != nil {
+			follow(item.SessionID, item.Event.Seq-1)
+			return nil
+		}
+		if _, ok := tails[item.SessionID]; !ok {
+			if sess, err := s.cfg.Journal.Session(ctx, item.SessionID); err == nil {
+				follow(item.SessionID, sess.LastSeq)
+			}
+		}
+		return emit(item)
 	}
 	if write("", newV1Event("server.connected", struct{}{})) != nil || st.flush() != nil {
 		return
@@ -70,30 +148,89 @@ func (s *Server) v1Stream(w http.ResponseWriter, r *http.Request, keep func(dir 
 			if write("", newV1Event("server.heartbeat", struct{}{})) != nil || st.flush() != nil {
 				return
 			}
+		case w := <-watch:
+			follow(w.id, w.after)
 		case item, open := <-sub.C():
 			if !open {
 				// Cut for falling behind: the client reconnects and re-reads
 				// the sessions' messages, as after any reconnect.
 				return
 			}
-			evs := tr.translate(item, time.Now())
-			if len(evs) == 0 {
-				continue
+			if live(item) != nil {
+				return
 			}
-			dir := tr.directory(item.SessionID)
-			if !keep(dir) {
-				continue
+			if len(sub.C()) == 0 && st.flush() != nil {
+				return
 			}
-			for _, ev := range evs {
-				if write(dir, ev) != nil {
+		case b := <-batches:
+			for queued := len(sub.C()); queued > 0; queued-- {
+				if item, open := <-sub.C(); !open || live(item) != nil {
 					return
 				}
 			}
-			if len(sub.C()) == 0 {
-				if st.flush() != nil {
+			for i := range b.envs {
+				if emit(actors.Live{SessionID: b.id, Event: &b.envs[i]}) != nil {
 					return
 				}
+				switch b.envs[i].Event.(type) {
+				case messages.Idle, messages.Interrupted:
+					if stop, ok := tails[b.id]; ok { // idle: stop polling it
+						stop()
+						delete(tails, b.id)
+					}
+				}
 			}
+			if b.err != nil && ctx.Err() == nil {
+				s.cfg.Logger.Error("api V1 event stream: journal tail failed", "session", b.id, "err", b.err)
+				delete(tails, b.id)
+			}
+			if st.flush() != nil {
+				return
+			}
+		}
+	}
+}
+
+// v1Watchers tells the open V1 streams about sessions the V1 routes touch,
+// so that a stream follows a session whose actor runs on another member.
+type v1Watchers struct {
+	mu   sync.Mutex
+	subs map[chan v1Watch]struct{}
+}
+
+// v1Watch names a session and the seq it had when a route touched it: the
+// stream follows it from there.
+type v1Watch struct {
+	id    string
+	after int64
+}
+
+func (w *v1Watchers) add() chan v1Watch {
+	ch := make(chan v1Watch, 64)
+	w.mu.Lock()
+	if w.subs == nil {
+		w.subs = map[chan v1Watch]struct{}{}
+	}
+	w.subs[ch] = struct{}{}
+	w.mu.Unlock()
+	return ch
+}
+
+func (w *v1Watchers) remove(ch chan v1Watch) {
+	w.mu.Lock()
+	delete(w.subs, ch)
+	w.mu.Unlock()
+}
+
+// notify never blocks: a stream that is behind misses the hint, and sees
+// the session when it next reads its messages or meets it on the bus.
+func (w *v1Watchers) notify(sess persistence.Session) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for ch := range w.subs {
+		select {
+		case ch <- v1Watch{sess.ID, sess.LastSeq}:
+		default:
 		}
 	}
 }

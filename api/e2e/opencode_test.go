@@ -10,9 +10,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sessionrt/sessionrt/internal/testdb"
 )
 
 // OpenCodeVersion is the opencode-ai release whose own clients (the TUI,
@@ -58,9 +64,31 @@ const (
 	fakeAnswer      = "The answer is forty-two."
 )
 
+// fakeModel is the fake model's state the failover test watches: the
+// prompts with "failover" in them are held open the first time (until the
+// member streaming them dies) and answered after.
+type fakeModel struct {
+	failovers atomic.Int32
+	held      chan struct{} // closed when the first failover stream is open
+	heldOnce  sync.Once
+}
+
+const fakeResumed = "Resumed after the failover."
+
 // fakeOpenAI is an OpenAI-compatible Chat Completions server (streaming).
 func fakeOpenAI(t *testing.T) string {
 	t.Helper()
+	return newFakeModel(t).url
+}
+
+type fakeServer struct {
+	*fakeModel
+	url string
+}
+
+func newFakeModel(t *testing.T) fakeServer {
+	t.Helper()
+	fm := &fakeModel{held: make(chan struct{})}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/v1/chat/completions" {
 			http.NotFound(w, r)
@@ -76,10 +104,10 @@ func fakeOpenAI(t *testing.T) string {
 			http.Error(w, "bad request", http.StatusBadRequest)
 			return
 		}
-		user := ""
+		user := "" // every user message: a resumed turn may end with the runtime's restart note
 		for _, m := range req.Messages {
 			if m.Role == "user" {
-				user = string(m.Content)
+				user += string(m.Content)
 			}
 		}
 		w.Header().Set("Content-Type", "text/event-stream")
@@ -98,6 +126,15 @@ func fakeOpenAI(t *testing.T) string {
 			for _, p := range []string{"The answer ", "is forty-", "two."} {
 				send(map[string]any{"content": p}, nil)
 			}
+			send(map[string]any{}, "stop")
+		case strings.Contains(user, "failover"):
+			if fm.failovers.Add(1) == 1 {
+				send(map[string]any{"content": "working on it "}, nil)
+				fm.heldOnce.Do(func() { close(fm.held) })
+				<-r.Context().Done() // until the member streaming it dies
+				return
+			}
+			send(map[string]any{"content": fakeResumed}, nil)
 			send(map[string]any{}, "stop")
 		case strings.Contains(user, "slow"):
 			for i := 0; i < 6000; i++ {
@@ -122,7 +159,7 @@ func fakeOpenAI(t *testing.T) string {
 		fl.Flush()
 	}))
 	t.Cleanup(srv.Close)
-	return srv.URL + "/v1"
+	return fakeServer{fm, srv.URL + "/v1"}
 }
 
 // serveFake starts sessionrt serve on the fake model.
@@ -187,15 +224,15 @@ type tui struct {
 	sock string
 }
 
-func startTUI(t *testing.T, oc, url string) *tui {
+func startTUI(t *testing.T, oc, url string, args ...string) *tui {
 	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("SKIP (loud): no tmux to run OpenCode's TUI in (apt-get install tmux)")
 	}
 	u := &tui{t: t, sock: fmt.Sprintf("sessionrt-e2e-%d-%d", os.Getpid(), time.Now().UnixNano())}
 	project := t.TempDir()
-	args := []string{"-L", u.sock, "-f", "/dev/null", "new-session", "-d", "-x", "160", "-y", "50", "--", oc, "attach", url, "--dir", project}
-	cmd := exec.Command("tmux", args...)
+	tmux := append([]string{"-L", u.sock, "-f", "/dev/null", "new-session", "-d", "-x", "160", "-y", "50", "--", oc, "attach", url, "--dir", project}, args...)
+	cmd := exec.Command("tmux", tmux...)
 	cmd.Env = opencodeEnv(t)
 	cmd.Dir = project
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -269,4 +306,94 @@ func TestOpenCodeTUI(t *testing.T) {
 	u.waitFor(30*time.Second, "esc again to interrupt")
 	u.keys("Escape")
 	u.waitFor(30*time.Second, "interrupted")
+}
+
+// The TUI attached to member A of a two-member cluster, its session hosted
+// on member B: B is SIGKILLed while it streams the turn, the session
+// resumes on A, and the TUI shows the answer without help.
+func TestOpenCodeTUIAcrossAClusterFailover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary and OpenCode")
+	}
+	oc := opencodeBin(t)
+	bin := build(t)
+	db := testdb.MariaDB(t)
+	journal := fmt.Sprintf("mysql://root@%s/%s", db.Addr, db.Name)
+	ports := freePorts(t, 2)
+	peers := fmt.Sprintf("127.0.0.1:%d,127.0.0.1:%d", ports[0], ports[1])
+	model := newFakeModel(t)
+	member := func(i int) *server {
+		return serveEnv(t, bin, t.TempDir(), []string{"OPENAI_BASE_URL=" + model.url, "OPENAI_API_KEY=fake", "SESSIONRT_MODEL=openai/fake"},
+			"--journal", journal, "--cluster-member", fmt.Sprintf("m%d", i), "--cluster-name", "e2e-tui", "--cluster-peers", peers,
+			"--cluster-health", fmt.Sprint(ports[i]))
+	}
+	a, b := member(0), member(1)
+	project := t.TempDir()
+
+	// A session created through A whose grain disthash places on B.
+	where := func(id string) string {
+		out, err := exec.Command(bin, "cluster", "--peers", peers, "--name", "e2e-tui", "--expect", "2", "where", id).Output()
+		if err != nil {
+			return ""
+		}
+		return strings.TrimSpace(string(out))
+	}
+	members, err := exec.Command(bin, "cluster", "--peers", peers, "--name", "e2e-tui", "--expect", "2", "--wait", "30s", "--json", "members").Output()
+	if err != nil {
+		t.Fatalf("cluster members: %v", err)
+	}
+	var ms []struct {
+		Address string
+		Kinds   []string
+	}
+	if err := json.Unmarshal(members, &ms); err != nil || len(ms) != 2 {
+		t.Fatalf("cluster members: %s %v", members, err)
+	}
+	onB := "" // B's address: the member that pins Location kind location@m1
+	for _, m := range ms {
+		if slices.Contains(m.Kinds, "location@m1") {
+			onB = m.Address
+		}
+	}
+	if onB == "" {
+		t.Fatalf("no member hosts location@m1: %s", members)
+	}
+	sessionID := ""
+	for try := 0; try < 40 && sessionID == ""; try++ {
+		req, _ := http.NewRequest("POST", a.url+"/session", strings.NewReader("{}"))
+		req.SetBasicAuth("opencode", token)
+		req.Header.Set("x-opencode-directory", project)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sess struct{ ID string }
+		_ = json.NewDecoder(resp.Body).Decode(&sess)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			time.Sleep(200 * time.Millisecond) // the topology may still be forming
+			continue
+		}
+		if where(sess.ID) == onB {
+			sessionID = sess.ID
+		}
+	}
+	if sessionID == "" {
+		t.Fatal("no session created through A was placed on B in 40 tries")
+	}
+
+	u := startTUI(t, oc, a.url, "--session", sessionID)
+	u.waitFor(90*time.Second, "fake OpenAI")
+	u.keys("-l", "failover please")
+	u.keys("Enter")
+	select {
+	case <-model.held:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("B never streamed the turn; screen:\n%s", u.screen())
+	}
+	// The turn shows on A from the journal (B's live deltas stay on B's bus).
+	u.waitFor(30*time.Second, "Build · fake")
+	_ = b.cmd.Process.Signal(syscall.SIGKILL)
+	screen := u.waitFor(120*time.Second, fakeResumed)
+	t.Logf("TUI on A after B died mid-turn:\n%s", screen)
 }
