@@ -7,5 +7,7 @@
 // registry bounds), an optional structured value and an optional managed output path of
 // its own. A tool never bounds its final output and never touches actors or the
 // journal. Filesystem tools resolve paths with Resolve, which refuses absolute paths,
-// `..` escapes and symlink escapes.
+// `..` escapes and symlink escapes; glob and grep walk with walkFiles, which puts
+// every file they visit through the same authority (contain), so a symlink leading
+// outside the Location is skipped, never read.
 package tools

@@ -23,9 +23,9 @@ func (e *PathError) Unwrap() error { return ErrOutsideLocation }
 
 // Resolve maps a path given by the model to an absolute path inside root (absolute,
 // symlinks resolved). It refuses absolute paths, paths that climb out with "..", and
-// paths whose existing part resolves through a symlink to outside root. The target
-// itself need not exist (apply_patch adds files): the deepest existing ancestor is
-// resolved and the rest appended.
+// paths that resolve through a symlink to outside root. The target itself need not
+// exist (apply_patch adds files): the deepest existing ancestor is resolved and the
+// rest appended.
 func Resolve(root, p string) (string, error) {
 	if p == "" {
 		p = "."
@@ -37,35 +37,59 @@ func Resolve(root, p string) (string, error) {
 	if clean == ".." || strings.HasPrefix(clean, "../") {
 		return "", &PathError{p, "it escapes the Location with .."}
 	}
-	abs := filepath.Join(root, clean)
+	return contain(root, filepath.Join(root, clean), p)
+}
+
+// contain is the path authority every file tool shares (Resolve for the model's
+// paths, walkFiles for each file a search visits): abs's real path, when it lies
+// inside root; a PathError naming shown otherwise.
+func contain(root, abs, shown string) (string, error) {
 	real, err := realPath(abs)
 	if err != nil {
-		return "", fmt.Errorf("resolve %q: %w", p, err)
+		return "", fmt.Errorf("resolve %q: %w", shown, err)
 	}
 	if !within(root, real) {
-		return "", &PathError{p, fmt.Sprintf("a symlink leads outside the Location to %s", real)}
+		return "", &PathError{shown, fmt.Sprintf("a symlink leads outside the Location to %s", real)}
 	}
 	return real, nil
 }
 
-// realPath resolves symlinks of the deepest existing ancestor of abs.
+// maxLinks bounds the dangling symlinks realPath follows by hand (the kernel's
+// own limit is 40).
+const maxLinks = 40
+
+// realPath resolves the symlinks of abs's deepest existing ancestor. A dangling
+// symlink on the way is followed to where it points (a file created through it
+// would land there), so a link towards a missing outside file resolves outside.
 func realPath(abs string) (string, error) {
-	rest := ""
-	cur := abs
-	for {
-		real, err := filepath.EvalSymlinks(cur)
-		if err == nil {
-			return filepath.Join(real, rest), nil
+	for hops := 0; ; hops++ {
+		rest := ""
+		cur := abs
+		for {
+			real, err := filepath.EvalSymlinks(cur)
+			if err == nil {
+				return filepath.Join(real, rest), nil
+			}
+			if !errors.Is(err, os.ErrNotExist) {
+				return "", err
+			}
+			if target, lerr := os.Readlink(cur); lerr == nil {
+				if hops == maxLinks {
+					return "", fmt.Errorf("%s: too many levels of symbolic links", abs)
+				}
+				if !filepath.IsAbs(target) {
+					target = filepath.Join(filepath.Dir(cur), target)
+				}
+				abs = filepath.Join(target, rest)
+				break // resolve the link's target from the top
+			}
+			parent := filepath.Dir(cur)
+			if parent == cur {
+				return abs, nil
+			}
+			rest = filepath.Join(filepath.Base(cur), rest)
+			cur = parent
 		}
-		if !errors.Is(err, os.ErrNotExist) {
-			return "", err
-		}
-		parent := filepath.Dir(cur)
-		if parent == cur {
-			return abs, nil
-		}
-		rest = filepath.Join(filepath.Base(cur), rest)
-		cur = parent
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 
 	"github.com/sessionrt/sessionrt/toolactors/schema"
 )
@@ -66,8 +67,8 @@ func (g *Glob) Run(ctx context.Context, call Call) (Result, error) {
 		return Result{}, err
 	}
 	var out SearchOutput
-	err = walk(ctx, root, func(path string, d fs.DirEntry) bool {
-		if d.IsDir() || !re.MatchString(Rel(root, path)) {
+	err = walkFiles(ctx, call.Dir, root, func(path, _ string) bool {
+		if !re.MatchString(Rel(root, path)) {
 			return true
 		}
 		if len(out.Matches) == g.cfg.SearchLimit {
@@ -131,7 +132,7 @@ func (g *Grep) Run(ctx context.Context, call Call) (Result, error) {
 		}
 	}
 	var root string
-	base := call.Dir
+	base := call.Dir // the tree the walk stays in, and paths are shown from
 	if filepath.IsAbs(in.Path) && call.ManagedDir != "" && filepath.Dir(filepath.Clean(in.Path)) == filepath.Clean(call.ManagedDir) &&
 		strings.HasPrefix(filepath.Base(in.Path), "tool_") {
 		root, base = filepath.Clean(in.Path), filepath.Clean(call.ManagedDir)
@@ -142,14 +143,11 @@ func (g *Grep) Run(ctx context.Context, call Call) (Result, error) {
 		return Result{}, err
 	}
 	var out SearchOutput
-	err = walk(ctx, root, func(path string, d fs.DirEntry) bool {
-		if d.IsDir() {
-			return true
-		}
+	err = walkFiles(ctx, base, root, func(path, real string) bool {
 		if inc != nil && !inc.MatchString(Rel(root, path)) && !inc.MatchString(filepath.Base(path)) {
 			return true
 		}
-		return grepFile(path, Rel(base, path), re, &out, g.cfg.SearchLimit)
+		return grepFile(real, Rel(base, path), re, &out, g.cfg.SearchLimit)
 	})
 	if err != nil {
 		return Result{}, err
@@ -157,9 +155,11 @@ func (g *Grep) Run(ctx context.Context, call Call) (Result, error) {
 	return Result{Title: in.Pattern, Text: searchText(out, "matches", g.cfg.SearchLimit), Structured: out}, nil
 }
 
-// grepFile appends matching lines; false stops the walk (limit reached).
+// grepFile appends matching lines; false stops the walk (limit reached). path is
+// the file's real path: O_NOFOLLOW refuses it if it was swapped for a symlink
+// since walkFiles resolved it.
 func grepFile(path, shown string, re *regexp.Regexp, out *SearchOutput, limit int) bool {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		return true // unreadable files are skipped, as grep -s does
 	}
@@ -188,9 +188,13 @@ func grepFile(path, shown string, re *regexp.Regexp, out *SearchOutput, limit in
 	return true
 }
 
-// walk visits root (a file or a directory tree), skipping .git, not following
-// symlinked directories; visit returning false stops the walk.
-func walk(ctx context.Context, root string, visit func(path string, d fs.DirEntry) bool) error {
+// walkFiles visits the regular files of root (a file or a directory tree inside
+// dir), skipping .git and not descending into symlinked directories. Each file is
+// resolved through contain, the authority read uses: a symlink is followed only to
+// a regular file inside dir, and one that leads outside is skipped. visit gets the
+// path as walked (for display and matching) and the real path to open; false stops
+// the walk.
+func walkFiles(ctx context.Context, dir, root string, visit func(path, real string) bool) error {
 	stop := fmt.Errorf("stop")
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -202,10 +206,25 @@ func walk(ctx context.Context, root string, visit func(path string, d fs.DirEntr
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if d.IsDir() && d.Name() == ".git" && path != root {
-			return filepath.SkipDir
+		if d.IsDir() {
+			if d.Name() == ".git" && path != root {
+				return filepath.SkipDir
+			}
+			return nil
 		}
-		if !visit(path, d) {
+		real := path // reached through real directories under a resolved root
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			if real, err = contain(dir, path, path); err != nil {
+				return nil
+			}
+			if st, err := os.Stat(real); err != nil || !st.Mode().IsRegular() {
+				return nil
+			}
+		case !d.Type().IsRegular():
+			return nil // sockets, fifos, devices: nothing to search
+		}
+		if !visit(path, real) {
 			return stop
 		}
 		return nil

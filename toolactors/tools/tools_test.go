@@ -383,3 +383,57 @@ func TestDefinitionBuiltOnce(t *testing.T) {
 		t.Errorf("no input: %s", got)
 	}
 }
+
+// grep and glob see a file through the same authority as read: a symlink
+// is followed only to a regular file inside the Location; one leading
+// outside (or dangling towards outside) is skipped, never read.
+func TestGlobAndGrepSkipSymlinksLeadingOutside(t *testing.T) {
+	dir, outside := location(t), location(t)
+	write(t, outside, "secret.txt", "needle: the outside secret\n")
+	write(t, outside, "deep/more.txt", "needle: deeper secret\n")
+	write(t, dir, "in/real.txt", "needle: inside\n")
+	links := map[string]string{
+		"leak.txt":        filepath.Join(outside, "secret.txt"),
+		"in/rel-leak.txt": "../../" + filepath.Base(outside) + "/secret.txt",
+		"outdir":          outside,
+		"chain.txt":       "leak.txt",
+		"dangling.txt":    filepath.Join(outside, "not-yet.txt"),
+		"alias.txt":       "in/real.txt",
+		"passwd.txt":      "/etc/passwd",
+	}
+	for name, target := range links {
+		if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := Config{}.withDefaults()
+	c := Call{Dir: dir}
+	for _, p := range []string{"leak.txt", "in/rel-leak.txt", "chain.txt", "passwd.txt", "dangling.txt"} {
+		if _, err := run(t, &Read{cfg: cfg}, c, ReadInput{Path: p}); !errors.Is(err, ErrOutsideLocation) {
+			t.Errorf("read %s: %v, want a refusal (the authority grep and glob must share)", p, err)
+		}
+	}
+	res, err := run(t, &Grep{cfg: cfg}, c, GrepInput{Pattern: "needle|root:"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(res.Structured.(SearchOutput).Matches, ","); got != "alias.txt:1: needle: inside,in/real.txt:1: needle: inside" {
+		t.Errorf("grep: %q, want only the Location's file (itself and its inside alias)", got)
+	}
+	res, err = run(t, &Glob{cfg: cfg}, c, GlobInput{Pattern: "**/*.txt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(res.Structured.(SearchOutput).Matches, ","); got != "alias.txt,in/real.txt" {
+		t.Errorf("glob: %q, want the Location's files only", got)
+	}
+	res, err = run(t, &Grep{cfg: cfg}, c, GrepInput{Pattern: "needle", Path: "in"})
+	if err != nil || strings.Join(res.Structured.(SearchOutput).Matches, ",") != "in/real.txt:1: needle: inside" {
+		t.Errorf("grep in/: %v %+v", err, res.Structured)
+	}
+	for _, p := range []string{"leak.txt", "outdir", "dangling.txt"} {
+		if _, err := run(t, &Grep{cfg: cfg}, c, GrepInput{Pattern: "needle", Path: p}); !errors.Is(err, ErrOutsideLocation) {
+			t.Errorf("grep path %s: %v, want a refusal", p, err)
+		}
+	}
+}
