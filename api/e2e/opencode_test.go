@@ -18,7 +18,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessionrt/sessionrt/actors"
+	"github.com/sessionrt/sessionrt/api"
+	"github.com/sessionrt/sessionrt/api/apitest"
 	"github.com/sessionrt/sessionrt/internal/testdb"
+	"github.com/sessionrt/sessionrt/provider"
+	"github.com/sessionrt/sessionrt/provider/scripted"
+	"github.com/sessionrt/sessionrt/toolactors/permission"
 )
 
 // OpenCodeVersion is the opencode-ai release whose own clients (the TUI,
@@ -192,6 +198,7 @@ func opencodeEnv(t *testing.T) []string {
 // `opencode run --attach URL "…"` prints the tool call and the answer and
 // exits 0, authenticated by OPENCODE_SERVER_PASSWORD alone.
 func TestOpenCodeRunAttach(t *testing.T) {
+	t.Parallel() // the OpenCode tests overlap: most of their time is the client starting
 	if testing.Short() {
 		t.Skip("builds and runs the binary and OpenCode")
 	}
@@ -226,6 +233,13 @@ type tui struct {
 
 func startTUI(t *testing.T, oc, url string, args ...string) *tui {
 	t.Helper()
+	return startTUIWith(t, oc, url, token, args...)
+}
+
+// startTUIWith runs opencode attach url with password as
+// OPENCODE_SERVER_PASSWORD.
+func startTUIWith(t *testing.T, oc, url, password string, args ...string) *tui {
+	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("SKIP (loud): no tmux to run OpenCode's TUI in (apt-get install tmux)")
 	}
@@ -233,7 +247,7 @@ func startTUI(t *testing.T, oc, url string, args ...string) *tui {
 	project := t.TempDir()
 	tmux := append([]string{"-L", u.sock, "-f", "/dev/null", "new-session", "-d", "-x", "160", "-y", "50", "--", oc, "attach", url, "--dir", project}, args...)
 	cmd := exec.Command("tmux", tmux...)
-	cmd.Env = opencodeEnv(t)
+	cmd.Env = append(opencodeEnv(t), "OPENCODE_SERVER_PASSWORD="+password)
 	cmd.Dir = project
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("tmux new-session: %v\n%s", err, out)
@@ -286,6 +300,7 @@ func (u *tui) waitFor(limit time.Duration, want ...string) string {
 // OpenCode's TUI attached to sessionrt: a typed prompt shows the tool's
 // output and the answer; Esc Esc interrupts a stream that would not end.
 func TestOpenCodeTUI(t *testing.T) {
+	t.Parallel() // the OpenCode tests overlap: most of their time is the client starting
 	if testing.Short() {
 		t.Skip("builds and runs the binary and OpenCode")
 	}
@@ -396,4 +411,41 @@ func TestOpenCodeTUIAcrossAClusterFailover(t *testing.T) {
 	_ = b.cmd.Process.Signal(syscall.SIGKILL)
 	screen := u.waitFor(120*time.Second, fakeResumed)
 	t.Logf("TUI on A after B died mid-turn:\n%s", screen)
+}
+
+// A permission that asks, answered from the TUI: the runtime runs in this
+// process (apitest: the real node and API handler on a loopback server,
+// a scripted model) with a "build" agent whose rules ask for every tool,
+// since `sessionrt serve` reads no permission configuration yet (#16).
+func TestOpenCodeTUIAnswersAPermission(t *testing.T) {
+	t.Parallel() // the OpenCode tests overlap: most of their time is the client starting
+	if testing.Short() {
+		t.Skip("runs OpenCode")
+	}
+	oc := opencodeBin(t)
+	rt := apitest.Start(t, apitest.Options{
+		Agents: map[string]actors.Agent{"build": {Rules: []permission.Rule{{Action: "*", Resource: "*", Effect: permission.Ask}}}},
+		Turns: func(req *provider.Request, n int) (scripted.Turn, error) {
+			if req.Messages[len(req.Messages)-1].Role == provider.RoleTool {
+				return scripted.Turn{Text: fakeAnswer}, nil
+			}
+			args, _ := json.Marshal(map[string]string{"command": fakeToolCommand, "description": "print the marker"})
+			return scripted.Turn{ToolCalls: []scripted.ToolCall{{Name: "bash", Args: args}}}, nil
+		},
+		API: func(c *api.Config) {
+			c.Catalog = func(context.Context, string) api.Catalog {
+				m := apitest.Model
+				return api.Catalog{DefaultAgent: "build", DefaultModel: m, Agents: []api.CatalogAgent{{Name: "build", Mode: "primary"}},
+					Providers: []api.CatalogProvider{{ID: m.Provider, Models: []api.CatalogModel{{ID: m.ID, Context: 100000, Output: 4096, Tools: true}}}}}
+			}
+		},
+	})
+	u := startTUIWith(t, oc, rt.URL, rt.Token)
+	u.waitFor(90*time.Second, "Ask anything")
+	u.keys("-l", "use the tool")
+	u.keys("Enter")
+	u.waitFor(60*time.Second, "Permission required", "Allow once")
+	u.keys("Enter") // the first option: allow once
+	screen := u.waitFor(60*time.Second, fakeToolOutput, fakeAnswer)
+	t.Logf("TUI after allowing the tool once:\n%s", screen)
 }
