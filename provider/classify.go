@@ -27,12 +27,38 @@ type Failure struct {
 	InStream bool
 }
 
+// BodyMessage is the message to report for an error whose body holds none
+// the adapter can read: the body itself (quoted when long), or for an empty
+// one the status text.
+func BodyMessage(body []byte, status int) string {
+	msg := strings.TrimSpace(string(body))
+	if len(msg) > MaxSnippet {
+		return Quote(body)
+	}
+	if msg == "" {
+		return http.StatusText(status)
+	}
+	return msg
+}
+
 // Classify returns the *Error for f: its Kind is that of the first row of
 // Rules matching f, and RetryAfter is the delay the provider asked for.
 func Classify(provider string, f Failure, now time.Time) *Error {
 	e := &Error{Provider: provider, Status: f.Status, Type: f.Type, Code: f.Code, Message: f.Message,
 		RetryAfter: Delay(f, now)}
 	e.Kind = Rules[match(&f, e.RetryAfter > 0)].Kind
+	return e
+}
+
+// ClassifyInStream classifies f, an error that arrived inside a 200 event
+// stream as the event's data, which the error quotes.
+func ClassifyInStream(provider string, f Failure, data []byte) *Error {
+	if f.Message == "" {
+		f.Message = BodyMessage(data, 0)
+	}
+	f.InStream = true
+	e := Classify(provider, f, time.Time{})
+	e.Snippet = Quote(data)
 	return e
 }
 

@@ -126,13 +126,7 @@ func (a *Adapter) Stream(ctx context.Context, req *provider.Request) (provider.S
 		}
 		f := parseError(b)
 		if f.Message == "" {
-			f.Message = strings.TrimSpace(string(b))
-			if len(f.Message) > provider.MaxSnippet {
-				f.Message = provider.Quote(b)
-			}
-			if f.Message == "" {
-				f.Message = http.StatusText(resp.StatusCode)
-			}
+			f.Message = provider.BodyMessage(b, resp.StatusCode)
 		}
 		f.Status, f.Header = resp.StatusCode, resp.Header
 		return nil, provider.Classify(Kind, f, a.cfg.Now())

@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
-	"time"
 
 	"github.com/sessionrt/sessionrt/provider"
 	"github.com/sessionrt/sessionrt/provider/internal/jsonscan"
@@ -225,17 +223,7 @@ func (s *stream) Event(ev sse.Event) error {
 // streamError classifies an error event ("event: error", or an "error" data
 // event), whose data is the error body of an HTTP response.
 func streamError(data []byte) *provider.Error {
-	f := parseError(data)
-	if f.Message == "" {
-		f.Message = strings.TrimSpace(string(data))
-		if len(f.Message) > provider.MaxSnippet {
-			f.Message = provider.Quote(data)
-		}
-	}
-	f.InStream = true
-	e := provider.Classify(Kind, f, time.Time{})
-	e.Snippet = provider.Quote(data)
-	return e
+	return provider.ClassifyInStream(Kind, parseError(data), data)
 }
 
 func (s *stream) usage(u *wireUsage) {

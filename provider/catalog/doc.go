@@ -7,5 +7,7 @@
 // Built-in defaults cover OpenAI, Anthropic and the scripted demo; a JSON
 // file adds providers (e.g. a local Ollama or vLLM server) and models or
 // overrides built-in entries. The catalog holds no secrets: API keys come
-// from environment variables named by the provider entry.
+// from environment variables named by the provider entry. The Registry logs
+// every failed turn and retried attempt with its class and the provider's
+// own message when given a logger.
 package catalog

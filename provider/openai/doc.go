@@ -3,7 +3,11 @@
 // servers (Ollama, vLLM, llama.cpp, LM Studio, OpenRouter, …).
 //
 // It owns the wire encoding of a provider.Request and the decoding of
-// chat.completion.chunk events into provider parts; it must not decide
-// anything about sessions (retries live in provider.Retry, catalog lookups in
-// provider/catalog).
+// chat.completion.chunk events into provider parts, with what the compatible
+// servers vary: delta.content as a string or typed parts, reasoning in
+// reasoning_content or reasoning, usage on its own chunk or on every chunk,
+// error bodies of every shape (parseErrorBody) and errors inside the stream
+// (an error chunk, an "error" event, llama.cpp's "error:" line), which
+// provider.Classify classifies. It must not decide anything about sessions
+// (retries live in provider.Retry, catalog lookups in provider/catalog).
 package openai

@@ -172,13 +172,7 @@ func (a *Adapter) httpError(ctx context.Context, resp *http.Response) error {
 	}
 	f, _ := parseErrorBody(b)
 	if f.Message == "" {
-		f.Message = strings.TrimSpace(string(b))
-		if len(f.Message) > provider.MaxSnippet {
-			f.Message = provider.Quote(b)
-		}
-		if f.Message == "" {
-			f.Message = http.StatusText(resp.StatusCode)
-		}
+		f.Message = provider.BodyMessage(b, resp.StatusCode)
 	}
 	f.Status, f.Header = resp.StatusCode, resp.Header
 	return provider.Classify(Kind, f, a.cfg.Now())
@@ -188,16 +182,7 @@ func (a *Adapter) httpError(ctx context.Context, resp *http.Response) error {
 // with an "error" member, an "error" event, or llama.cpp's "error:" line.
 func streamError(data []byte) *provider.Error {
 	f, _ := parseErrorBody(data)
-	if f.Message == "" {
-		f.Message = strings.TrimSpace(string(data))
-		if len(f.Message) > provider.MaxSnippet {
-			f.Message = provider.Quote(data)
-		}
-	}
-	f.InStream = true
-	e := provider.Classify(Kind, f, time.Time{})
-	e.Snippet = provider.Quote(data)
-	return e
+	return provider.ClassifyInStream(Kind, f, data)
 }
 
 // errorObject is the error of OpenAI and the compatible servers, which all
