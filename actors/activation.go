@@ -140,6 +140,19 @@ func (a *activations) acquireWatched(id string) (*actor.PID, <-chan struct{}, er
 	return pid, e.gone, nil
 }
 
+// acquireLive is acquireWatched for an activation that is already live; it
+// never spawns one (ok false when none is).
+func (a *activations) acquireLive(id string) (*actor.PID, <-chan struct{}, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	e, ok := a.live[id]
+	if !ok {
+		return nil, nil, false
+	}
+	e.inflight++
+	return e.pid, e.gone, true
+}
+
 // stopped is called by an actor from its Stopped handler: its entry leaves
 // the facade and every request waiting on it is told.
 func (a *activations) stopped(id string, pid *actor.PID) {

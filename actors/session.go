@@ -96,6 +96,10 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 	case idleTick:
 		a.onIdleTick(ctx, m)
 		return
+	case *inspect:
+		// Read-only: it neither activates nor counts as activity.
+		ctx.Respond(a.inspection())
+		return
 	}
 	a.idle.touch(a.system, a.self)
 	if !a.loaded {

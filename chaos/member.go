@@ -64,6 +64,7 @@ type MemberConfig struct {
 //	GET /reply?id=S&req=R&answer=once  answer a permission request
 //	GET /interrupt?id=S          Interrupt through the cluster
 //	GET /stats                   {"fenced": appends refused to a fenced activation here}
+//	GET /inspect?id=S            what this member holds of S in memory (MemberInspection)
 //	GET /metrics                 the node's metrics, cluster members and placement included
 //
 // Tools run with SESSIONRT_MEMBER=<name> in their environment (Member sets
@@ -170,6 +171,24 @@ func Member(ctx context.Context, cfg MemberConfig, out io.Writer) error {
 	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, r *http.Request) {
 		reply(w, map[string]int64{"fenced": fenced.n.Load()}, nil)
 	})
+	mux.HandleFunc("GET /inspect", func(w http.ResponseWriter, r *http.Request) {
+		id := r.URL.Query().Get("id")
+		out := MemberInspection{Member: cfg.Name}
+		var err error
+		if out.Session, err = n.Sessions.Inspect(r.Context(), id); err != nil {
+			out.Err = err.Error()
+		}
+		calls, err := m.ProxiedCalls(r.Context())
+		if err != nil {
+			out.Err += " " + err.Error()
+		}
+		for _, c := range calls {
+			if c.Session == id {
+				out.Proxied = append(out.Proxied, c)
+			}
+		}
+		reply(w, out, nil)
+	})
 	say("READY %s %s", m.Address(), ln.Addr())
 	srv := &http.Server{Handler: mux}
 	go func() {
@@ -181,6 +200,15 @@ func Member(ctx context.Context, cfg MemberConfig, out io.Writer) error {
 		return nil
 	}
 	return err
+}
+
+// MemberInspection is one member's in-memory view of a session, for a
+// run's diagnostics when the session does not settle.
+type MemberInspection struct {
+	Member  string
+	Session *actors.Inspection    // nil: no activation of it lives here
+	Proxied []cluster.ProxiedCall // its tool calls this member waits for from another
+	Err     string                `json:",omitempty"`
 }
 
 func reply(w http.ResponseWriter, res any, err error) {

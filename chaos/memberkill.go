@@ -287,6 +287,32 @@ func RunMemberKills(ctx context.Context, cfg MemberKillConfig) (MemberKillReport
 		}
 		return nil
 	}
+	// touch waits a while for a session's drain through a live member: a
+	// caller, so a session whose host died is activated on a survivor.
+	touch := func(i int) {
+		if m := survivor(i); m != nil {
+			_ = getJSON(ctx, m.ctl, "/wait", url.Values{"id": {sids[i]}, "timeout": {"10000"}}, nil)
+		}
+	}
+	live := func() []*runMember {
+		mu.Lock()
+		defer mu.Unlock()
+		var out []*runMember
+		for _, m := range ms {
+			if !m.dead {
+				out = append(out, m)
+			}
+		}
+		return out
+	}
+	settle := func(phase string) error {
+		return settleAll(ctx, j, sids, settleStall, touch, func(stuck []string) {
+			cfg.Logf("%s: %d sessions made no progress for %v:", phase, len(stuck), settleStall)
+			for _, sid := range stuck {
+				cfg.Logf("%s", diagnose(ctx, j, live(), cfg.Data, sid))
+			}
+		})
+	}
 	// The first round's tools wait for a gate that opens only after the
 	// kill: every tool the kill affects is running when it comes, however
 	// slowly the machine gets there.
@@ -294,13 +320,19 @@ func RunMemberKills(ctx context.Context, cfg MemberKillConfig) (MemberKillReport
 	if err := os.Remove(gate); err != nil && !os.IsNotExist(err) {
 		return rep, err
 	}
+	// The callers of the first round wait for their drains through the
+	// kill (a killed member's go on through a survivor); whether a
+	// session settles is judged by the journal below, not by them.
 	firstRound := make(chan error, 1)
 	go func() {
 		firstRound <- parallel(ctx, len(sids), len(sids), func(i int) error {
 			if err := prompt(i, "msg_"+sids[i]+"_1", "gated s="+sids[i]); err != nil {
 				return err
 			}
-			return wait(i)
+			if err := wait(i); err != nil {
+				cfg.Logf("first round: %v", err)
+			}
+			return nil
 		})
 	}()
 
@@ -341,21 +373,12 @@ func RunMemberKills(ctx context.Context, cfg MemberKillConfig) (MemberKillReport
 	rep.Faults["member-sigkill"] = 1
 	cfg.Logf("member %d SIGKILLed with %d sessions mid-tool", victim.i, rep.MidToolAtKill)
 
+	// Every session settles (the killed member's resumed on survivors).
+	if err := settle("after the kill"); err != nil {
+		return rep, err
+	}
 	if err := <-firstRound; err != nil {
 		return rep, fmt.Errorf("first round: %w", err)
-	}
-	// Every session settles (the killed member's resumed on survivors).
-	if err := parallel(ctx, 16, len(sids), func(i int) error {
-		return waitUntil(ctx, 60*time.Second, func() error {
-			ok, err := settled(ctx, j, sids[i])
-			if err == nil && !ok {
-				err = fmt.Errorf("session %s not settled: %s", sids[i], describe(j, sids[i]))
-				_ = wait(i)
-			}
-			return err
-		})
-	}); err != nil {
-		return rep, err
 	}
 	rep.SessionsCompleted = len(sids)
 	// Each resumed session's first provider turn on a survivor after the kill.
@@ -391,18 +414,12 @@ func RunMemberKills(ctx context.Context, cfg MemberKillConfig) (MemberKillReport
 		if err := prompt(i, "msg_"+sids[i]+"_2", "plain s="+sids[i]); err != nil {
 			return err
 		}
-		if err := wait(i); err != nil {
-			return err
-		}
-		return waitUntil(ctx, 30*time.Second, func() error {
-			ok, err := settled(ctx, j, sids[i])
-			if err == nil && !ok {
-				err = fmt.Errorf("session %s not settled after its second prompt: %s", sids[i], describe(j, sids[i]))
-			}
-			return err
-		})
+		return nil
 	}); err != nil {
 		return rep, fmt.Errorf("second round: %w", err)
+	}
+	if err := settle("second round"); err != nil {
+		return rep, err
 	}
 	rep.SecondPromptsServed = len(sids)
 
@@ -508,16 +525,7 @@ func RunMemberKills(ctx context.Context, cfg MemberKillConfig) (MemberKillReport
 		if err := os.WriteFile(gate, nil, 0o644); err != nil {
 			return rep, err
 		}
-		if err := parallel(ctx, 16, len(sids), func(i int) error {
-			return waitUntil(ctx, 60*time.Second, func() error {
-				ok, err := settled(ctx, j, sids[i])
-				if err == nil && !ok {
-					err = fmt.Errorf("session %s not settled after the rejoin: %s", sids[i], describe(j, sids[i]))
-					_ = wait(i)
-				}
-				return err
-			})
-		}); err != nil {
+		if err := settle("after the rejoin"); err != nil {
 			return rep, err
 		}
 		// No append from a fenced owner: a moved session's gated call is
@@ -569,6 +577,105 @@ func RunMemberKills(ctx context.Context, cfg MemberKillConfig) (MemberKillReport
 		rep.problem("%d tools were running on the killed member, %d failed durably as interrupted", rep.MidToolAtKill, rep.ToolsInterrupted)
 	}
 	return rep, nil
+}
+
+// settleStall is how long a session may show no new event in the journal
+// before a settle wait gives up on it: a session waiting for a settlement
+// that cannot come shows none however loaded the machine, a slow one shows
+// some.
+const settleStall = 60 * time.Second
+
+// settleAll waits until every session of sids is settled, touching each
+// unsettled one between checks (touch blocks a while). A session whose
+// journal shows no new event for stall is stuck: once every session has
+// settled or is stuck, stuck is called with the stuck ones and the wait
+// fails.
+func settleAll(ctx context.Context, j *persistence.Journal, sids []string, stall time.Duration, touch func(i int), stuck func([]string)) error {
+	var mu sync.Mutex
+	var stalled []string
+	err := parallel(ctx, len(sids), len(sids), func(i int) error {
+		sid := sids[i]
+		last, since := int64(-1), time.Now()
+		for {
+			ok, err := settled(ctx, j, sid)
+			if err != nil || ok {
+				return err
+			}
+			s, err := j.Session(ctx, sid)
+			if err != nil {
+				return err
+			}
+			if s.LastSeq != last {
+				last, since = s.LastSeq, time.Now()
+			}
+			if time.Since(since) > stall {
+				mu.Lock()
+				stalled = append(stalled, sid)
+				mu.Unlock()
+				return fmt.Errorf("session %s: no event for %v, not settled: %s", sid, stall, describe(j, sid))
+			}
+			touch(i)
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+	})
+	if len(stalled) > 0 {
+		sort.Strings(stalled)
+		stuck(stalled)
+	}
+	return err
+}
+
+// diagnose describes why sid may not settle: what the journal shows, the
+// member disthash places it on, what each live member holds of it in
+// memory (its activation's drain and staged events, the tool calls a
+// proxy waits for) and the members' log lines naming it.
+func diagnose(ctx context.Context, j *persistence.Journal, live []*runMember, data, sid string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "session %s\n  journal: %s\n", sid, describe(j, sid))
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if len(live) > 0 {
+		var addr string
+		if err := getJSON(ctx, live[0].ctl, "/where", url.Values{"id": {sid}}, &addr); err != nil {
+			fmt.Fprintf(&b, "  placement: %v\n", err)
+		}
+		for _, m := range live {
+			if m.addr == addr {
+				fmt.Fprintf(&b, "  placed on member %d (%s)\n", m.i, addr)
+			}
+		}
+	}
+	for _, m := range live {
+		var in MemberInspection
+		if err := getJSON(ctx, m.ctl, "/inspect", url.Values{"id": {sid}}, &in); err != nil {
+			fmt.Fprintf(&b, "  member %d: %v\n", m.i, err)
+			continue
+		}
+		out, _ := json.Marshal(in)
+		fmt.Fprintf(&b, "  member %d: %s\n", m.i, out)
+	}
+	logs, _ := filepath.Glob(filepath.Join(data, "member*.log"))
+	for _, l := range logs {
+		f, err := os.Open(l)
+		if err != nil {
+			continue
+		}
+		var lines []string
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), sid) {
+				lines = append(lines, sc.Text())
+			}
+		}
+		f.Close()
+		for _, line := range lines[max(0, len(lines)-8):] {
+			fmt.Fprintf(&b, "  %s: %s\n", filepath.Base(l), line)
+		}
+	}
+	return b.String()
 }
 
 func memberDead(mu *sync.Mutex, v *runMember) bool {

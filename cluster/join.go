@@ -78,6 +78,7 @@ func Join(ctx context.Context, system *actor.ActorSystem, jc JoinConfig) (*Membe
 		return nil, err
 	}
 	placement.Attach(m)
+	m.placement = placement
 	if jc.Metrics != nil {
 		if err := m.ExportMetrics(ctx, jc.Metrics); err != nil {
 			m.Shutdown(false)

@@ -338,6 +338,7 @@ type toolProxy struct {
 
 type pendingCall struct {
 	to                     *actor.PID
+	host                   string // the address of the member the call was sent to
 	assistant, tool, agent string
 	asker                  permission.Asker   // the Session's, for the remote tool's asks
 	cancel                 context.CancelFunc // ends asks in flight when the call ends
@@ -380,7 +381,7 @@ func (p *toolProxy) Receive(ctx actor.Context) {
 			return
 		}
 		askCtx, cancel := context.WithCancel(context.Background())
-		p.calls[callKey(m.SessionID, m.CallID)] = pendingCall{to: replyTo, assistant: m.AssistantMessageID, tool: m.Tool, agent: m.Agent,
+		p.calls[callKey(m.SessionID, m.CallID)] = pendingCall{to: replyTo, host: target.Address, assistant: m.AssistantMessageID, tool: m.Tool, agent: m.Agent,
 			asker: askerIn(askCtx, m.Asker), cancel: cancel}
 		ctx.Send(target, withHeader(ctx, &actor.MessageEnvelope{Sender: ctx.Self(), Message: &RemoteExecuteTool{
 			SessionID: m.SessionID, AssistantMessageID: m.AssistantMessageID, CallID: m.CallID, Tool: m.Tool,
@@ -395,6 +396,13 @@ func (p *toolProxy) Receive(ctx actor.Context) {
 		}
 	case *RemoteAsk:
 		p.onAsk(ctx, m)
+	case *inspectProxy:
+		calls := make([]ProxiedCall, 0, len(p.calls))
+		for k, c := range p.calls {
+			session, call, _ := strings.Cut(k, "/")
+			calls = append(calls, ProxiedCall{Session: session, Call: call, Tool: c.tool, Host: c.host, Dir: p.dir})
+		}
+		ctx.Respond(calls)
 	case *toolactors.CancelTool:
 		target := p.grain()
 		if target == nil {
@@ -418,6 +426,45 @@ func (p *toolProxy) Receive(ctx actor.Context) {
 			}
 		})
 	}
+}
+
+// ProxiedCall is a tool call a proxy sent to the member holding its
+// Location and whose settlement has not come back (for diagnostics).
+type ProxiedCall struct {
+	Session, Call, Tool string
+	Dir                 string // the Location
+	Host                string // the address of the member running it
+}
+
+type inspectProxy struct{}
+
+// ProxiedCalls lists, for diagnostics, the tool calls this member's
+// proxies wait for from the members holding their Locations.
+func (m *Member) ProxiedCalls(ctx context.Context) ([]ProxiedCall, error) {
+	p := m.placement
+	if p == nil {
+		return nil, nil
+	}
+	p.mu.Lock()
+	pids := make([]*actor.PID, 0, len(p.proxies))
+	for _, pid := range p.proxies {
+		pids = append(pids, pid)
+	}
+	p.mu.Unlock()
+	var out []ProxiedCall
+	for _, pid := range pids {
+		timeout := 5 * time.Second
+		if dl, ok := ctx.Deadline(); ok {
+			timeout = time.Until(dl)
+		}
+		res, err := m.system.Root.RequestFuture(pid, &inspectProxy{}, timeout).Result()
+		if err != nil {
+			return out, fmt.Errorf("inspect tool proxy %s: %w", pid.Id, err)
+		}
+		out = append(out, res.([]ProxiedCall)...)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Session+out[i].Call < out[j].Session+out[j].Call })
+	return out, nil
 }
 
 // grain is the Location grain's PID, activated on its member (nil when no

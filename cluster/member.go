@@ -134,6 +134,7 @@ type Member struct {
 	// activated is signalled (never blocking) when a grain starts or
 	// stops here, so the placement metrics follow at once.
 	activated chan struct{}
+	placement *Placement // set by Join
 }
 
 // Start joins system to the cluster described by cfg: remote on Host:Port,

@@ -1,0 +1,80 @@
+package actors
+
+import (
+	"context"
+	"sort"
+)
+
+// Inspection is what a live Session actor holds in memory, for diagnosing
+// a session that does not progress (the journal shows what is durable;
+// this shows what the actor waits for). It is read-only and local.
+type Inspection struct {
+	Seq       int64    // the stream's last seq as this activation knows it
+	Ownership int64    // its journal ownership epoch
+	Pending   int      // inbox entries not yet promoted
+	Staged    []string // event types decided but not yet appended
+	Perms     int      // permission asks waiting for a reply
+	WakeAgain bool     // a wake arrived during the drain
+	Drain     *DrainInspection
+}
+
+// DrainInspection is the active drain: what it waits for.
+type DrainInspection struct {
+	Token       uint64
+	Busy        bool // an async step (location, observation, catalog) is outstanding
+	Carry       bool // staged events wait for the next TurnStarted
+	Interrupted bool
+	Waiters     int // Run and WaitIdle callers
+	Turn        *TurnInspection
+}
+
+// TurnInspection is the provider turn in flight.
+type TurnInspection struct {
+	AssistantID string
+	Streaming   bool
+	Unsettled   []string // call IDs whose settlement has not come back
+	Settled     []string
+}
+
+// inspect asks a live activation for its Inspection.
+type inspect struct{}
+
+// Inspect reports what the activation of id on this process holds in
+// memory, or nil when none is live here. It never activates the session.
+func (s *Sessions) Inspect(ctx context.Context, id string) (*Inspection, error) {
+	pid, gone, ok := s.rt.acts.acquireLive(id)
+	if !ok {
+		return nil, nil
+	}
+	defer s.rt.acts.release(id, pid)
+	res, err := s.rt.acts.await(ctx, pid, gone, &inspect{}, s.rt.cfg.RequestTimeout)
+	if err != nil {
+		return nil, err
+	}
+	return res.(*Inspection), nil
+}
+
+func (a *sessionActor) inspection() *Inspection {
+	in := &Inspection{Seq: a.seq, Ownership: a.ownership, Pending: len(a.pending),
+		Perms: len(a.perms), WakeAgain: a.wakeAgain}
+	for _, ev := range a.staged {
+		in.Staged = append(in.Staged, ev.EventType().Name)
+	}
+	if d := a.drain; d != nil {
+		in.Drain = &DrainInspection{Token: d.token, Busy: d.busy, Carry: d.carry, Interrupted: d.interrupted, Waiters: len(d.waiters)}
+		if t := d.turn; t != nil {
+			ti := &TurnInspection{AssistantID: t.assistantID, Streaming: t.streaming}
+			for id, c := range t.calls {
+				if c.settled {
+					ti.Settled = append(ti.Settled, id)
+				} else {
+					ti.Unsettled = append(ti.Unsettled, id)
+				}
+			}
+			sort.Strings(ti.Unsettled)
+			sort.Strings(ti.Settled)
+			in.Drain.Turn = ti
+		}
+	}
+	return in
+}
