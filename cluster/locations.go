@@ -317,7 +317,7 @@ func (p *Placement) Tools(_ context.Context, dir string, local *actor.PID) (*act
 		return pid, nil
 	}
 	props := actor.PropsFromProducer(func() actor.Actor {
-		return &toolProxy{m: p.m, kind: kind, dir: dir, local: local, calls: map[string]pendingCall{}}
+		return &toolProxy{cl: p.m, reg: p.m.cfg.Registry, log: p.m.cfg.Logger, kind: kind, dir: dir, local: local, calls: map[string]pendingCall{}}
 	}, wireProps(p.m.cfg.Registry, p.m.cfg.Logger)...)
 	pid := p.m.system.Root.Spawn(props)
 	p.proxies[key] = pid
@@ -327,13 +327,22 @@ func (p *Placement) Tools(_ context.Context, dir string, local *actor.PID) (*act
 // toolProxy stands, on the Session's member, for the tool registry of a
 // Location another member holds.
 type toolProxy struct {
-	m      *Member
+	cl     proxyCluster
+	reg    *Registry
+	log    *slog.Logger
 	kind   string
 	dir    string
 	local  *actor.PID             // this member's registry of dir: answers the catalog
 	calls  map[string]pendingCall // session/call -> the Session to settle
 	target *actor.PID
 	sub    *eventstream.Subscription
+}
+
+// proxyCluster is what a toolProxy asks of the cluster (a *Member).
+type proxyCluster interface {
+	hasMember(addr string) bool
+	hostsKind(kind string) bool
+	grainPID(identity, kind string) *actor.PID
 }
 
 type pendingCall struct {
@@ -366,7 +375,7 @@ func (p *toolProxy) Receive(ctx actor.Context) {
 	case *actor.Stopped:
 		ctx.ActorSystem().EventStream.Unsubscribe(p.sub)
 	case *topologyChanged:
-		p.onTopology(m.left)
+		p.onTopology(ctx, m.left)
 	case *toolactors.CatalogRequest:
 		ctx.Forward(p.local)
 	case *toolactors.ExecuteTool:
@@ -374,7 +383,7 @@ func (p *toolProxy) Receive(ctx actor.Context) {
 		if replyTo == nil {
 			replyTo = ctx.Sender()
 		}
-		target := p.grain()
+		target := p.grain(ctx)
 		if target == nil {
 			ctx.Send(replyTo, unavailable(m.SessionID, m.AssistantMessageID, m.CallID, m.Tool, m.Agent, toolactors.ErrorFailed,
 				fmt.Sprintf("location %s: its member is not in the cluster", p.dir)))
@@ -404,7 +413,7 @@ func (p *toolProxy) Receive(ctx actor.Context) {
 		}
 		ctx.Respond(calls)
 	case *toolactors.CancelTool:
-		target := p.grain()
+		target := p.grain(ctx)
 		if target == nil {
 			if ctx.Sender() != nil {
 				ctx.Respond(&toolactors.CancelAck{SessionID: m.SessionID, CallID: m.CallID})
@@ -415,7 +424,7 @@ func (p *toolProxy) Receive(ctx actor.Context) {
 		ctx.ReenterAfter(f, func(res any, err error) {
 			ack := &toolactors.CancelAck{SessionID: m.SessionID, CallID: m.CallID}
 			if e, ok := res.(*wirepb.Encoded); ok {
-				if d, derr := p.m.cfg.Registry.Decode(e); derr == nil {
+				if d, derr := p.reg.Decode(e); derr == nil {
 					if a, ok := d.(*toolactors.CancelAck); ok {
 						ack = a
 					}
@@ -469,32 +478,49 @@ func (m *Member) ProxiedCalls(ctx context.Context) ([]ProxiedCall, error) {
 
 // grain is the Location grain's PID, activated on its member (nil when no
 // member hosts its kind).
-func (p *toolProxy) grain() *actor.PID {
-	if p.target != nil && !p.m.hasMember(p.target.Address) {
-		p.target = nil // its member left; the topology event may still be on its way
+func (p *toolProxy) grain(ctx actor.Context) *actor.PID {
+	if p.target != nil && !p.cl.hasMember(p.target.Address) {
+		// Its member left; the topology event may still be on its way
+		// (the library updates the member list before it publishes it).
+		p.target = nil
+		p.settleGone(ctx, nil, "member list")
 	}
-	if p.target == nil && p.m.hostsKind(p.kind) {
+	if p.target == nil && p.cl.hostsKind(p.kind) {
 		// (Asking for a kind no member hosts would wait out the
 		// library's activation timeout.)
-		p.target = p.m.c.Get(p.dir, p.kind)
+		p.target = p.cl.grainPID(p.dir, p.kind)
 	}
 	return p.target
 }
 
-// onTopology forgets a grain whose member left and settles, as
-// interrupted, every call that was running there: its process is gone,
-// and the Session must not wait for a settlement that cannot come.
-func (p *toolProxy) onTopology(left map[string]bool) {
-	if p.target == nil || !incarnationGone(p.target.Address, p.m.hasMember, left) {
-		return
+// onTopology forgets a grain whose member left and settles the calls that
+// ran there.
+func (p *toolProxy) onTopology(ctx actor.Context, left map[string]bool) {
+	if p.target != nil && incarnationGone(p.target.Address, p.cl.hasMember, left) {
+		p.target = nil
 	}
-	p.target = nil
+	p.settleGone(ctx, left, "topology event")
+}
+
+// settleGone settles, as interrupted, every call whose member incarnation
+// is gone: its process is gone, and the Session must not wait for a
+// settlement that cannot come. It goes by the member each call was sent
+// to, not by the current target, which grain may have dropped already.
+func (p *toolProxy) settleGone(ctx actor.Context, left map[string]bool, noticed string) {
+	n := 0
 	for k, c := range p.calls {
+		if !incarnationGone(c.host, p.cl.hasMember, left) {
+			continue
+		}
+		delete(p.calls, k)
+		n++
 		c.cancel()
 		session, call, _ := strings.Cut(k, "/")
-		p.m.system.Root.Send(c.to, unavailable(session, c.assistant, call, c.tool, c.agent, toolactors.ErrorInterrupted, toolactors.InterruptedMessage))
+		ctx.Send(c.to, unavailable(session, c.assistant, call, c.tool, c.agent, toolactors.ErrorInterrupted, toolactors.InterruptedMessage))
 	}
-	p.calls = map[string]pendingCall{}
+	if n > 0 {
+		p.log.Warn("cluster: tool calls interrupted, the member running them is gone", "location", p.dir, "calls", n, "noticed in", noticed)
+	}
 }
 
 // incarnationGone reports whether the member incarnation at addr, which runs
@@ -517,7 +543,7 @@ func askerIn(ctx context.Context, a permission.Asker) permission.Asker {
 // onAsk asks the Session for a remote tool and answers the remote asker
 // off the mailbox (the client may take long to reply).
 func (p *toolProxy) onAsk(ctx actor.Context, m *RemoteAsk) {
-	to, system, reg := ctx.Sender(), ctx.ActorSystem(), p.m.cfg.Registry
+	to, system, reg := ctx.Sender(), ctx.ActorSystem(), p.reg
 	answer := func(r *RemoteAskReply) {
 		if to == nil {
 			return

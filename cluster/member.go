@@ -373,6 +373,10 @@ func (m *Member) hostsKind(kind string) bool {
 	return false
 }
 
+// grainPID activates identity of kind where disthash places it (nil when
+// that fails).
+func (m *Member) grainPID(identity, kind string) *actor.PID { return m.c.Get(identity, kind) }
+
 func (m *Member) hasMember(addr string) bool {
 	for _, x := range m.c.MemberList.Members().Members() {
 		if x.Address() == addr {
