@@ -215,7 +215,7 @@ func (a *sessionActor) boundary() {
 			a.endDrain(&Outcome{Err: err.Error(), Kind: errorCode(err)})
 			return
 		}
-		a.abandon("server shutting down")
+		a.abandon("server shutting down", CodeFenced)
 		return
 	}
 	step := Decide(a.boundaryState())
@@ -692,6 +692,9 @@ func (a *sessionActor) endDrain(out *Outcome) {
 	} else {
 		a.dropStaged()
 	}
+	if a.drain != d {
+		return // the append failed and stopped the activation: abandon told the callers
+	}
 	out.LastSeq = a.seq
 	a.drain = nil
 	endDrainSpan(d, out)
@@ -756,6 +759,9 @@ func (a *sessionActor) finishInterrupt() {
 	}
 	evs = append(evs, messages.Interrupted{Reason: "interrupted by client"}, messages.Idle{})
 	_ = a.append(evs...)
+	if a.drain != d {
+		return // the append failed and stopped the activation: abandon told the callers
+	}
 	a.drain = nil
 	out := &Outcome{Err: "interrupted", Kind: "interrupted", LastSeq: a.seq}
 	endDrainSpan(d, out)
@@ -770,8 +776,9 @@ func (a *sessionActor) finishInterrupt() {
 }
 
 // abandon drops the drain without writing (the actor stops or lost
-// ownership): work in flight is cancelled, callers are told.
-func (a *sessionActor) abandon(why string) {
+// ownership): work in flight is cancelled, callers are told with an
+// Outcome of kind (CodeFenced, or CodeJournal when the journal failed).
+func (a *sessionActor) abandon(why, kind string) {
 	a.dropStaged()
 	d := a.drain
 	if d == nil {
@@ -785,7 +792,7 @@ func (a *sessionActor) abandon(why string) {
 		d.compacting()
 	}
 	a.drain = nil
-	out := &Outcome{Err: why, Kind: "fenced", LastSeq: a.seq}
+	out := &Outcome{Err: why, Kind: kind, LastSeq: a.seq}
 	endDrainSpan(d, out)
 	a.drainMetrics(out)
 	a.lastOutcome = out
@@ -795,6 +802,7 @@ func (a *sessionActor) abandon(why string) {
 	for _, w := range d.interrupters {
 		a.system.Root.Send(w, &Done{LastSeq: a.seq})
 	}
+	d.waiters, d.interrupters = nil, nil
 	for id, p := range a.perms {
 		close(p.ch)
 		delete(a.perms, id)

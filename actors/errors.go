@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"context"
 	"errors"
 
 	"github.com/sessionrt/sessionrt/persistence"
@@ -14,6 +15,7 @@ const (
 	CodeBacklog  = "backlog"   // the inbox is full
 	CodeFenced   = "fenced"    // the activation lost ownership; retry
 	CodeBusy     = "busy"      // the session is running and the command needs it idle
+	CodeJournal  = "journal"   // the journal refused a write (full disk, lost database); retry later
 	CodeInternal = "internal"
 )
 
@@ -40,7 +42,23 @@ var (
 	ErrBacklog  = &CommandError{Code: CodeBacklog}
 	ErrFenced   = &CommandError{Code: CodeFenced}
 	ErrBusy     = &CommandError{Code: CodeBusy}
+	ErrJournal  = &CommandError{Code: CodeJournal}
 )
+
+// journalFailed reports an append error that is the journal's own failure
+// (the database refused or lost the write), as opposed to a refusal of
+// what was written (fenced, conflicting, an event a projection refuses,
+// one that does not encode), which would fail the same way again.
+func journalFailed(err error) bool {
+	switch {
+	case errors.Is(err, persistence.ErrFenced), errors.Is(err, persistence.ErrConflict),
+		errors.Is(err, persistence.ErrProjection), errors.Is(err, persistence.ErrInvalidEvent),
+		errors.Is(err, persistence.ErrPromptConflict), errors.Is(err, persistence.ErrBacklogFull),
+		errors.Is(err, context.Canceled):
+		return false
+	}
+	return true
+}
 
 func invalidf(msg string) error { return &CommandError{Code: CodeInvalid, Msg: msg} }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -25,6 +26,7 @@ import (
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/persistence"
 	"github.com/sessionrt/sessionrt/persistence/boltsql"
+	"github.com/sessionrt/sessionrt/persistence/journaltest"
 	"github.com/sessionrt/sessionrt/provider"
 	"github.com/sessionrt/sessionrt/provider/scripted"
 	"github.com/sessionrt/sessionrt/supervisor"
@@ -57,7 +59,9 @@ type harness struct {
 	data     string
 	loc      string
 	engine   *boltsql.Engine
-	maria    *sql.DB
+	maria    *testdb.Database
+	db       *sql.DB             // the journal's database, behind faults
+	faults   *journaltest.Faults // storage failures a test turns on
 	journal  *persistence.Journal
 	system   *actor.ActorSystem
 	locs     *supervisor.Locations
@@ -78,7 +82,7 @@ type harnessOption func(*Config)
 
 func newHarness(t *testing.T, turns func(req *provider.Request, n int) (scripted.Turn, error), opts ...harnessOption) *harness {
 	t.Helper()
-	h := &harness{t: t, data: t.TempDir(), loc: t.TempDir(), turns: turns, sources: map[string]*source{}}
+	h := &harness{t: t, data: t.TempDir(), loc: t.TempDir(), turns: turns, sources: map[string]*source{}, faults: &journaltest.Faults{}}
 	for _, k := range []string{"env", "rules"} {
 		h.sources[k] = &source{r: contextsources.Present(k + " v1")}
 	}
@@ -91,19 +95,27 @@ func (h *harness) start(opts ...harnessOption) {
 	t.Helper()
 	var err error
 	var db *sql.DB
+	// The journal's storage is reached through faults a test can turn on
+	// (a full disk, failWrites), on either backend.
+	var conn driver.Connector
 	if os.Getenv("SESSIONRT_SCENARIO_JOURNAL") == "mariadb" {
 		// The same scenarios on the second backend.
 		if h.maria == nil {
-			h.maria = testdb.MariaDB(t).DB
+			d := testdb.MariaDB(t)
+			h.maria = &d
 		}
-		db = h.maria
+		if conn, err = h.maria.Connector(); err != nil {
+			t.Fatal(err)
+		}
 	} else {
 		h.engine, err = boltsql.Open(filepath.Join(h.data, "journal"), boltsql.Options{NoSync: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		db = h.engine.DB()
+		conn = h.engine.Connector()
 	}
+	db = h.faults.DB(conn)
+	h.db = db
 	h.journal, err = persistence.Open(context.Background(), persistence.Config{DB: db})
 	if err != nil {
 		t.Fatal(err)
@@ -184,6 +196,7 @@ func (h *harness) stop() {
 	h.sessions.Stop()
 	h.locs.Stop()
 	h.journal.Close()
+	h.db.Close()
 	if h.engine != nil {
 		h.engine.Close()
 	}

@@ -7,12 +7,13 @@ import (
 	"github.com/sessionrt/sessionrt/messages"
 )
 
-// Live is one item of the live stream: a durable event just committed, or a
-// live-only Delta that is never stored.
+// Live is one item of the live stream: a durable event just committed, a
+// live-only Delta that is never stored, or a live-only session status.
 type Live struct {
 	SessionID string
 	Event     *messages.Envelope // set for durable events
 	Delta     *messages.Delta    // set for live-only fragments
+	Status    *SessionStatus     // set for live-only status notes (journal retries)
 }
 
 // ErrSlowSubscriber ends a subscription whose buffer filled up: the runtime

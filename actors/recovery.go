@@ -12,6 +12,10 @@ import (
 // resumed after its process died.
 const RestartNote = "The server restarted while you were working. Tool calls that were still running were stopped and failed with \"" + InterruptedToolError + "\"; their side effects may be partial. Continue from the conversation above."
 
+// JournalNote is the model-visible note added when a drain that a journal
+// write failure stopped is resumed.
+const JournalNote = "The journal could not store your work for a while (a write failed, e.g. on a full disk), so your work stopped until it accepted writes again. Tool calls that were still running were stopped and failed with \"" + InterruptedToolError + "\"; their side effects may be partial. Continue from the conversation above."
+
 // recoverSession asks an activation to apply the restart policy; the reply is
 // an *Outcome when resumed (after the drain) or *Done when marked interrupted.
 type recoverSession struct{ policy Recovery }
@@ -59,8 +63,9 @@ func (a *sessionActor) failLeftovers(why string) error {
 	return a.append(evs...)
 }
 
-// recoverAfterRestart applies the restart policy to a session that was mid-drain.
-func (a *sessionActor) recoverAfterRestart(policy Recovery) any {
+// recoverAfterRestart applies the restart policy to a session that was
+// mid-drain; a resumed drain starts with note for the model.
+func (a *sessionActor) recoverAfterRestart(policy Recovery, note string) any {
 	if !a.exists || a.sess.Status != persistence.StatusBusy || a.drain != nil {
 		return &Done{LastSeq: a.seq}
 	}
@@ -73,7 +78,7 @@ func (a *sessionActor) recoverAfterRestart(policy Recovery) any {
 	}
 	if a.epoch != nil {
 		// Tell the model, chronologically, without touching the baseline.
-		if err := a.append(messages.ContextUpdated{MessageID: messages.NewID("ctx"), Text: RestartNote, Snapshot: a.epoch.Snapshot}); err != nil {
+		if err := a.append(messages.ContextUpdated{MessageID: messages.NewID("ctx"), Text: note, Snapshot: a.epoch.Snapshot}); err != nil {
 			return err
 		}
 	}

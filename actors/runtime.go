@@ -149,6 +149,26 @@ type runtime struct {
 	historyLoads atomic.Int64
 	// appends counts the journal appends the Session actors made.
 	appends atomic.Int64
+	// waits resumes drains a journal failure stopped.
+	waits journalWaits
+}
+
+// ask sends msg to id's activation and waits for the reply. A fenced
+// activation has stopped and left the facade; the command is idempotent,
+// so one retry reaches a fresh activation that owns the session again.
+func (rt *runtime) ask(ctx context.Context, id string, msg any, timeout time.Duration) (any, error) {
+	if id == "" {
+		return nil, invalidf("empty session ID")
+	}
+	for attempt := 0; ; attempt++ {
+		res, err := rt.acts.request(ctx, id, msg, timeout)
+		if err != nil && (!errors.Is(err, ErrFenced) || attempt > 0) {
+			return nil, err
+		}
+		if err == nil {
+			return res, nil
+		}
+	}
 }
 
 func (rt *runtime) agent(name string) Agent {

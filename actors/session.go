@@ -80,12 +80,12 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 			a.stopping = true
 			_ = a.flush()
 		}
-		a.abandon("session actor stopping")
+		a.abandon("session actor stopping", CodeFenced)
 		return
 	case *actor.Restarting:
 		// The dying incarnation's stream and tools must not outlive it.
 		a.idle.stop()
-		a.abandon("session actor restarting")
+		a.abandon("session actor restarting", CodeFenced)
 		return
 	case *actor.Stopped:
 		a.rt.acts.stopped(a.id, a.self)
@@ -161,7 +161,7 @@ func (a *sessionActor) handle(ctx actor.Context) {
 			a.drain.manualCompaction = true
 		}
 	case *recoverSession:
-		a.respond(ctx, a.recoverAfterRestart(m.policy))
+		a.respond(ctx, a.recoverAfterRestart(m.policy, RestartNote))
 	case *midTool:
 		if d := a.drain; d != nil && d.turn != nil && d.turn.token == m.token && d.turn.unsettled > 0 {
 			a.fault(FaultMidTool)
@@ -220,14 +220,20 @@ func (a *sessionActor) activate(ctx actor.Context) error {
 	if a.exists {
 		// A previous incarnation may have died mid-turn: settle what it
 		// left before anything else can call a provider.
-		if err := a.failLeftovers("session restarted"); err != nil {
+		why, policy, note := "session restarted", a.rt.cfg.Recovery, RestartNote
+		if a.rt.waits.waitingFor(a.id) {
+			// A journal failure stopped it: it resumes whatever the
+			// restart policy, which is about restarts.
+			why, policy, note = "the journal refused a write", RecoverResume, JournalNote
+		}
+		if err := a.failLeftovers(why); err != nil {
 			return err
 		}
 		if a.sess.Status == persistence.StatusBusy {
 			// Its owner died mid-drain (this actor's previous incarnation,
 			// or another process): apply the restart policy once, now, so
 			// that no command queued behind the activation sees it idle.
-			if res, ok := a.recoverAfterRestart(a.rt.cfg.Recovery).(error); ok {
+			if res, ok := a.recoverAfterRestart(policy, note).(error); ok {
 				return res
 			}
 		}
@@ -304,6 +310,10 @@ func (a *sessionActor) append(events ...messages.Event) error {
 			a.log.Warn("session activation fenced; stopping", "session", a.id, "err", err)
 			a.stopFenced()
 			return fmt.Errorf("session %s: %w: %v", a.id, errFenced, err)
+		}
+		if journalFailed(err) && a.rt.ctx.Err() == nil {
+			a.stopJournalFailed(err)
+			return &CommandError{Code: CodeJournal, Msg: fmt.Sprintf("session %s: append: %v", a.id, err)}
 		}
 		return fmt.Errorf("session %s: append: %w", a.id, err)
 	}
@@ -435,11 +445,35 @@ func (a *sessionActor) onIdleTick(ctx actor.Context, tick idleTick) {
 	a.idle.touch(a.system, a.self)
 }
 
+// stopJournalFailed stops an activation whose append the journal refused
+// (a full disk, a lost database): it cannot know what the journal holds
+// (an ambiguous commit may even have written), so, like a fenced one, it
+// leaves the facade and stops without writing. A session that owes work —
+// its drain was running, or the journal shows it mid-drain — waits for the
+// journal (journalWaits), which resumes it as after a restart once the
+// journal accepts writes again.
+func (a *sessionActor) stopJournalFailed(err error) {
+	owed := a.drain != nil || a.sess.Status == persistence.StatusBusy
+	if owed {
+		a.log.Error("session drain stopped: the journal refused a write; it resumes once the journal accepts writes again", "session", a.id, "err", err)
+	} else {
+		a.log.Warn("session append failed: the journal refused a write", "session", a.id, "err", err)
+	}
+	a.loaded = false
+	a.abandon("journal: "+err.Error(), CodeJournal)
+	a.rt.acts.forget(a.id, a.self)
+	a.idle.stop()
+	a.system.Root.Stop(a.self)
+	if owed {
+		a.rt.waits.add(a.id, err)
+	}
+}
+
 // stopFenced stops an activation that lost ownership. It leaves the facade
 // first, so the next command activates afresh and takes ownership back.
 func (a *sessionActor) stopFenced() {
 	a.loaded = false
-	a.abandon("fenced")
+	a.abandon("fenced", CodeFenced)
 	a.rt.acts.forget(a.id, a.self)
 	a.idle.stop()
 	a.system.Root.Stop(a.self)

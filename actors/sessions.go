@@ -31,6 +31,7 @@ func NewSessions(system *actor.ActorSystem, cfg Config) (*Sessions, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	rt := &runtime{cfg: cfg, ctx: ctx, journal: cfg.Journal, bus: cfg.Bus, owner: cfg.Owner, system: system}
+	rt.waits.rt = rt
 	rt.acts = newActivations(system, "session", func(id string) *actor.Props {
 		return actor.PropsFromProducer(func() actor.Actor {
 			return &sessionActor{id: id, rt: rt, log: cfg.Logger, idle: idleTimer{after: cfg.IdleAfter}}
@@ -54,21 +55,7 @@ func (s *Sessions) Bus() *Bus { return s.rt.bus }
 func (s *Sessions) Journal() *persistence.Journal { return s.rt.journal }
 
 func (s *Sessions) ask(ctx context.Context, id string, msg any, timeout time.Duration) (any, error) {
-	if id == "" {
-		return nil, invalidf("empty session ID")
-	}
-	for attempt := 0; ; attempt++ {
-		res, err := s.rt.acts.request(ctx, id, msg, timeout)
-		// A fenced activation has stopped and left the facade; the command
-		// is idempotent, so one retry reaches a fresh activation that owns
-		// the session again.
-		if err != nil && (!errors.Is(err, ErrFenced) || attempt > 0) {
-			return nil, err
-		}
-		if err == nil {
-			return res, nil
-		}
-	}
+	return s.rt.ask(ctx, id, msg, timeout)
 }
 
 // Create makes a session (a new ID when id is empty) or returns the existing one.

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sessionrt/sessionrt/actors"
 	"github.com/sessionrt/sessionrt/api/wire"
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/persistence"
@@ -430,6 +431,17 @@ func toDelta(d messages.Delta, now time.Time) wire.Event {
 	}
 	b, _ := appendFields(nil, data)
 	return wire.Event{ID: messages.NewID("evt"), Type: name, Data: b}
+}
+
+// toStatus renders a live session status as OpenCode's session.status.
+func toStatus(sessionID string, st actors.SessionStatus) wire.Event {
+	k := wire.SessionStatusKind{Type: st.Type}
+	if st.Type == "retry" {
+		attempt, next := st.Attempt, st.Next.UnixMilli()
+		k.Attempt, k.Message, k.Next = &attempt, st.Message, &next
+	}
+	b, _ := json.Marshal(wire.SessionStatus{SessionID: sessionID, Status: k})
+	return wire.Event{ID: messages.NewID("evt"), Type: wire.EventSessionStatus, Data: b}
 }
 
 func toPermission(p persistence.Permission) wire.PermissionRequest {

@@ -28,7 +28,7 @@
 //	GET  /api/session/{id}/question                   always empty (no question tool)
 //	POST /api/session/{id}/question/{requestID}/reply|reject   404 naming the request
 //	POST /api/session/{id}/compact                    manual compaction: 204, 409 while running, 503 when it failed
-//	GET  /api/event?sessionID                         SSE: live bus; last event server.cut when cut
+//	GET  /api/event?sessionID                         SSE: live bus (session.status retry while a drain waits for the journal); last event server.cut when cut
 //	POST /api/session/{id}/run                        sessionrt: explicit run → outcome
 //	POST /api/session/{id}/move                       sessionrt: {location:{directory}}
 //	GET  /api/session/{id}/trace?format=json|text     sessionrt: stored spans or their tree

@@ -255,6 +255,8 @@ func (s *Server) globalEvents(w http.ResponseWriter, r *http.Request) {
 					}
 				}
 				err = st.event("", toDelta(*item.Delta, now))
+			case item.Status != nil:
+				err = st.event("", toStatus(item.SessionID, *item.Status))
 			default:
 				continue
 			}

@@ -211,20 +211,20 @@ func (j *Journal) Append(ctx context.Context, sessionID string, expectedSeq, own
 func (j *Journal) appendTx(ctx context.Context, sessionID string, expectedSeq, epoch int64, events []messages.Event,
 	pre func(tx *sql.Tx) (done bool, err error)) (last, atMicros int64, err error) {
 	if sessionID == "" {
-		return 0, 0, errors.New("empty session ID")
+		return 0, 0, fmt.Errorf("%w: empty session ID", ErrInvalidEvent)
 	}
 	if len(events) == 0 {
-		return 0, 0, errors.New("no events to append")
+		return 0, 0, fmt.Errorf("%w: no events to append", ErrInvalidEvent)
 	}
 	if expectedSeq < 0 {
-		return 0, 0, fmt.Errorf("negative expected seq %d", expectedSeq)
+		return 0, 0, fmt.Errorf("%w: negative expected seq %d", ErrInvalidEvent, expectedSeq)
 	}
 	// Encode before the transaction: a bad event costs no round trip.
 	payloads := make([][]byte, len(events))
 	for i, e := range events {
 		b, err := j.reg.Marshal(e)
 		if err != nil {
-			return 0, 0, fmt.Errorf("event %d: %w", i, err)
+			return 0, 0, fmt.Errorf("%w: event %d: %w", ErrInvalidEvent, i, err)
 		}
 		payloads[i] = b
 	}

@@ -23,6 +23,9 @@ var (
 	ErrBacklogFull = errors.New("inbox backlog limit reached")
 	// ErrProjection: an event breaks a projection invariant; the append was rolled back.
 	ErrProjection = errors.New("projection refused event")
+	// ErrInvalidEvent: an event (or the append's arguments) cannot be
+	// written at all, e.g. it does not encode; nothing was written.
+	ErrInvalidEvent = errors.New("invalid event")
 )
 
 // ConflictError is the ErrConflict of an append whose expected seq was

@@ -147,4 +147,23 @@ const (
 	// EventError ends a session stream the server cannot continue (an
 	// undecodable stored event); its data names the cause.
 	EventError = "server.error"
+	// EventSessionStatus is OpenCode's live-only session status; sessionrt
+	// sends it while a drain waits for its journal ({"type":"retry",
+	// "attempt","message","next"}) and once it resumed ({"type":"busy"}).
+	EventSessionStatus = "session.status"
 )
+
+// SessionStatus is the data of a session.status event.
+type SessionStatus struct {
+	SessionID string            `json:"sessionID"`
+	Status    SessionStatusKind `json:"status"`
+}
+
+// SessionStatusKind is OpenCode's SessionStatus: idle, busy, or retry with
+// the attempt count, the reason and when the next attempt is due (ms).
+type SessionStatusKind struct {
+	Type    string `json:"type"`
+	Attempt *int   `json:"attempt,omitempty"`
+	Message string `json:"message,omitempty"`
+	Next    *int64 `json:"next,omitempty"`
+}

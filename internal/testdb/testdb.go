@@ -11,6 +11,7 @@ import (
 	"context"
 	"crypto/rand"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/hex"
 	"fmt"
 	"net"
@@ -80,6 +81,16 @@ func MariaDB(t testing.TB) Database {
 		}
 	})
 	return Database{DB: db, Name: name, Addr: addr}
+}
+
+// Connector connects to the database the way DB does, for a caller that
+// wraps the driver (tests injecting storage failures).
+func (d Database) Connector() (driver.Connector, error) {
+	cfg, err := mysql.ParseDSN(dsn(d.Addr, d.Name))
+	if err != nil {
+		return nil, err
+	}
+	return mysql.NewConnector(cfg)
 }
 
 func dsn(addr, db string) string {

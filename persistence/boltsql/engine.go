@@ -3,6 +3,7 @@ package boltsql
 import (
 	"bytes"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -313,6 +314,10 @@ func (e *Engine) DB() *sql.DB {
 	})
 	return e.sqlDB
 }
+
+// Connector is the in-process connector DB is opened on, for a caller
+// that wraps it (tests injecting storage failures).
+func (e *Engine) Connector() driver.Connector { return &connector{eng: e} }
 
 // Close closes the database/sql handle, waits for the writer to finish and
 // closes the file. A transaction still holding the writer after the

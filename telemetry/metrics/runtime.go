@@ -15,6 +15,8 @@ const (
 	NameJournalAppend      = "sessionrt_journal_append_seconds"
 	NameContextObservation = "sessionrt_context_observation_seconds"
 	NameSourcesUnavailable = "sessionrt_context_source_unavailable_total"
+	NameJournalWaiting     = "sessionrt_journal_waiting_sessions"
+	NameJournalRetries     = "sessionrt_journal_retries_total"
 )
 
 // Runtime is the set of metrics the runtime records. Its methods take the label
@@ -27,12 +29,16 @@ type Runtime struct {
 	SessionsActive *Gauge
 	// JournalAppend is the latency of one journal append transaction.
 	JournalAppend *Histogram
+	// JournalWaiting counts sessions whose drain a journal failure stopped
+	// and that wait for the journal to accept writes again.
+	JournalWaiting *Gauge
 
 	drains             *CounterVec
 	turns              *CounterVec
 	toolCalls          *CounterVec
 	contextObservation *HistogramVec
 	sourcesUnavailable *CounterVec
+	journalRetries     *CounterVec
 }
 
 // NewRuntime registers the runtime metrics in reg. It fails only if reg
@@ -55,6 +61,10 @@ func NewRuntime(reg *Registry) (*Runtime, error) {
 	rt.contextObservation, err = reg.HistogramVec(NameContextObservation, "Latency of observing one context source in seconds, by source.", LatencyBuckets(), "source")
 	keep(err)
 	rt.sourcesUnavailable, err = reg.CounterVec(NameSourcesUnavailable, "Context source observations that found the source unavailable, by source.", "source")
+	keep(err)
+	rt.JournalWaiting, err = reg.Gauge(NameJournalWaiting, "Sessions whose drain a journal write failure stopped, waiting for the journal to accept writes again.")
+	keep(err)
+	rt.journalRetries, err = reg.CounterVec(NameJournalRetries, "Attempts to resume a session after a journal write failure, by result (failed: the journal still refused; resumed).", "result")
 	keep(err)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -87,6 +97,10 @@ func (r *Runtime) ContextObserved(source string, d time.Duration) {
 func (r *Runtime) SourceUnavailable(source string) {
 	mustChild(r.sourcesUnavailable.With(source)).Inc()
 }
+
+// JournalRetried counts one attempt to resume a session after a journal
+// failure: result is "failed" or "resumed".
+func (r *Runtime) JournalRetried(result string) { mustChild(r.journalRetries.With(result)).Inc() }
 
 // mustChild unwraps With for the typed methods above, whose arity is fixed
 // by construction, so the error cannot happen.
