@@ -115,6 +115,8 @@ func (h *harness) start(opts ...harnessOption) {
 		conn = h.engine.Connector()
 	}
 	db = h.faults.DB(conn)
+	db.SetMaxOpenConns(32) // as the engine's own DB and the server pool do
+	db.SetMaxIdleConns(32)
 	h.db = db
 	h.journal, err = persistence.Open(context.Background(), persistence.Config{DB: db})
 	if err != nil {

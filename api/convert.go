@@ -435,13 +435,18 @@ func toDelta(d messages.Delta, now time.Time) wire.Event {
 
 // toStatus renders a live session status as OpenCode's session.status.
 func toStatus(sessionID string, st actors.SessionStatus) wire.Event {
+	b, _ := json.Marshal(statusData(sessionID, st))
+	return wire.Event{ID: messages.NewID("evt"), Type: wire.EventSessionStatus, Data: b}
+}
+
+// statusData is a session.status event's data (the same in V1 and V2).
+func statusData(sessionID string, st actors.SessionStatus) wire.SessionStatus {
 	k := wire.SessionStatusKind{Type: st.Type}
 	if st.Type == "retry" {
 		attempt, next := st.Attempt, st.Next.UnixMilli()
 		k.Attempt, k.Message, k.Next = &attempt, st.Message, &next
 	}
-	b, _ := json.Marshal(wire.SessionStatus{SessionID: sessionID, Status: k})
-	return wire.Event{ID: messages.NewID("evt"), Type: wire.EventSessionStatus, Data: b}
+	return wire.SessionStatus{SessionID: sessionID, Status: k}
 }
 
 func toPermission(p persistence.Permission) wire.PermissionRequest {

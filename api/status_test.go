@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,5 +30,15 @@ func TestSessionStatusEventsHaveOpenCodesShape(t *testing.T) {
 	ev = toStatus("ses_1", actors.SessionStatus{Type: "busy"})
 	if string(ev.Data) != `{"sessionID":"ses_1","status":{"type":"busy"}}` {
 		t.Fatalf("busy data %s", ev.Data)
+	}
+	// The V1 stream (OpenCode's TUI) gets the same status.
+	v1 := newV1Translator(func(string) (v1Sess, bool) { return v1Sess{}, false }).translate(
+		actors.Live{SessionID: "ses_1", Status: &actors.SessionStatus{Type: "retry", Attempt: 2, Message: "m", Next: next}}, time.Now())
+	b, err := json.Marshal(v1)
+	if err != nil || len(v1) != 1 || v1[0].Type != "session.status" {
+		t.Fatalf("v1 events %s %v", b, err)
+	}
+	if want := `"properties":{"sessionID":"ses_1","status":{"type":"retry","attempt":2,"message":"m","next":1800000000123}}`; !json.Valid(b) || !strings.Contains(string(b), want) {
+		t.Fatalf("v1 event %s, want %s", b, want)
 	}
 }

@@ -180,6 +180,9 @@ func (t *v1Translator) translate(item actors.Live, now time.Time) []v1Event {
 	if item.Delta != nil {
 		return t.delta(*item.Delta, now)
 	}
+	if item.Status != nil { // a drain waiting for the journal, or resumed
+		return []v1Event{newV1Event("session.status", statusData(item.SessionID, *item.Status))}
+	}
 	if item.Event == nil {
 		return nil
 	}

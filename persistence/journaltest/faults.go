@@ -60,6 +60,8 @@ func EmbeddedWithFaults(t testing.TB) (*persistence.Journal, *Faults) {
 	}
 	f := &Faults{}
 	db := f.DB(e.Connector())
+	db.SetMaxOpenConns(32) // as the engine's own DB does
+	db.SetMaxIdleConns(32)
 	t.Cleanup(func() { db.Close(); e.Close() })
 	return open(t, persistence.Config{DB: db}), f
 }
