@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -97,6 +98,15 @@ func (s *Server) v1ListSessions(w http.ResponseWriter, r *http.Request) {
 	}
 	slices.Reverse(ids) // newest first
 	dir, search := v1Directory(r), q.Get("search")
+	var since int64 // ?start=: sessions updated at or after this time (ms), as the TUI asks
+	if v := q.Get("start"); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			badRequest(w, "start", "range", "start %q: want a time in milliseconds", v)
+			return
+		}
+		since = int64(f)
+	}
 	out := []v1Session{}
 	for _, id := range ids {
 		if len(out) == limit {
@@ -113,6 +123,9 @@ func (s *Server) v1ListSessions(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		info := s.v1Info(r.Context(), sess)
+		if info.Time.Updated < since {
+			continue
+		}
 		if search != "" && !containsFold(info.Title, search) && !containsFold(info.ID, search) {
 			continue
 		}

@@ -326,9 +326,37 @@ func TestV1RunFlowStreamsAndListsTheSameParts(t *testing.T) {
 	if v1(t, rt, "GET", "/session", "", &sessions); len(sessions) != 1 || sessions[0].ID != sess.ID || sessions[0].Title != "run it" {
 		t.Fatalf("GET /session: %+v", sessions)
 	}
+	if v1(t, rt, "GET", "/session?start=99999999999999", "", &sessions); len(sessions) != 0 {
+		t.Fatalf("GET /session?start=<future>: %+v, want none", sessions)
+	}
 	var status map[string]any
 	if v1(t, rt, "GET", "/session/status", "", &status); len(status) != 0 {
 		t.Fatalf("status of an idle server: %v, want {}", status)
+	}
+
+	// The stream forgot the idle session; a second prompt brings it back
+	// whole: the new user message, and the answers' parent.
+	v1(t, rt, "POST", "/session/"+sess.ID+"/prompt_async", `{"parts":[{"type":"text","text":"again"}]}`, nil)
+	second := v1Until(t, events, isIdle(t, sess.ID))
+	var again string
+	answered := 0
+	for _, ev := range second {
+		if ev.Type != "message.updated" {
+			continue
+		}
+		var info struct{ ID, Role, ParentID string }
+		_ = json.Unmarshal(ev.props(t).Info, &info)
+		switch {
+		case info.Role == "user":
+			again = info.ID
+		case info.ParentID != again || again == "" || again == userID:
+			t.Errorf("second prompt: assistant %s parentID %q, want the new user message %q", info.ID, info.ParentID, again)
+		default:
+			answered++
+		}
+	}
+	if answered == 0 {
+		t.Fatalf("second prompt: no assistant message on the stream: %d events", len(second))
 	}
 }
 

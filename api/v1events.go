@@ -151,6 +151,10 @@ func (t *v1Translator) session(id string) *v1Sess {
 	return s
 }
 
+// forget drops what the translator keeps of an idle session, so that a
+// long-lived stream holds only the sessions at work.
+func (t *v1Translator) forget(id string) { delete(t.sessions, id) }
+
 // directory is the Location of a session the stream has seen.
 func (t *v1Translator) directory(id string) string { return t.session(id).directory }
 

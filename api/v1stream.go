@@ -174,9 +174,12 @@ func (s *Server) v1Stream(w http.ResponseWriter, r *http.Request, keep func(dir 
 				}
 				switch b.envs[i].Event.(type) {
 				case messages.Idle, messages.Interrupted:
-					if stop, ok := tails[b.id]; ok { // idle: stop polling it
+					// Idle: stop polling it and forget it (the next sight
+					// follows it again from the seq that brings it back).
+					if stop, ok := tails[b.id]; ok {
 						stop()
 						delete(tails, b.id)
+						tr.forget(b.id)
 					}
 				}
 			}
