@@ -22,16 +22,22 @@ func (a *sessionActor) create(m *Create) any {
 	if err != nil {
 		return invalidf(err.Error())
 	}
+	setup, err := a.rt.setup(loc)
+	if err != nil {
+		return err
+	}
 	agent := m.Agent
 	if agent == "" {
-		agent = a.rt.cfg.DefaultAgent
+		agent = setup.DefaultAgent
 	}
-	if _, ok := a.rt.cfg.Agents[agent]; !ok {
-		return invalidf(fmt.Sprintf("unknown agent %q", agent))
+	if _, err := setup.agent(agent, loc); err != nil {
+		return err
 	}
 	model := m.Model
 	if model.ID == "" {
-		model = a.rt.cfg.DefaultModel
+		model = setup.DefaultModel
+	} else if err := a.rt.knownModel(model); err != nil {
+		return err
 	}
 	sess, created, err := a.rt.journal.CreateSession(a.rt.ctx, a.id, a.ownership, messages.SessionCreated{Location: loc, Agent: agent, Model: model})
 	if err != nil {
@@ -131,8 +137,12 @@ func (a *sessionActor) switchAgent(m *SwitchAgent) any {
 	if !a.exists {
 		return a.notFound()
 	}
-	if _, ok := a.rt.cfg.Agents[m.Agent]; !ok {
-		return invalidf(fmt.Sprintf("unknown agent %q", m.Agent))
+	setup, err := a.rt.setup(a.sess.Location)
+	if err != nil {
+		return err
+	}
+	if _, err := setup.agent(m.Agent, a.sess.Location); err != nil {
+		return err
 	}
 	if m.Agent != a.sess.Agent {
 		if err := a.append(messages.AgentSwitched{Agent: m.Agent}); err != nil {
@@ -148,6 +158,9 @@ func (a *sessionActor) switchModel(m *SwitchModel) any {
 	}
 	if m.Model.ID == "" || m.Model.Provider == "" {
 		return invalidf("model switch needs a provider and a model ID")
+	}
+	if err := a.rt.knownModel(m.Model); err != nil {
+		return err
 	}
 	if m.Model != a.sess.Model {
 		if err := a.append(messages.ModelSwitched{Model: m.Model}); err != nil {

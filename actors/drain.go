@@ -16,6 +16,7 @@ import (
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/provider"
 	"github.com/sessionrt/sessionrt/telemetry"
+	"github.com/sessionrt/sessionrt/toolactors/permission"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -35,10 +36,14 @@ type drain struct {
 	carry        bool // staged events wait for the next TurnStarted (set at a boundary that calls)
 	lastErr      *Outcome
 	loc          *locationPIDs
-	turn         *turn
-	spanCtx      context.Context // carries the invoke_agent span
-	span         trace.Span
-	usage        telemetry.Usage
+	// agent is the session's agent as its Location's configuration said at
+	// the drain's start or at the last boundary; a turn keeps the one it
+	// started with.
+	agent   Agent
+	turn    *turn
+	spanCtx context.Context // carries the invoke_agent span
+	span    trace.Span
+	usage   telemetry.Usage
 	// compacted: a compaction completed for the current logical turn (it
 	// is never compacted twice); compacting cancels one in flight.
 	compacted        bool
@@ -51,6 +56,7 @@ type turn struct {
 	token       uint64
 	assistantID string
 	agent       string
+	rules       []permission.Rule // the agent's rules when the turn started
 	model       messages.ModelRef
 	cancel      context.CancelFunc
 	streaming   bool
@@ -82,12 +88,19 @@ type (
 		token uint64
 		loc   *locationPIDs
 		err   error
+		agent Agent
+		// cfgErr: the Location's configuration does not give the agent.
+		cfgErr error
 	}
 	contextObserved struct {
 		token uint64
 		init  bool
 		obs   contextsources.Observation
 		err   error
+		// agent is the session's agent as configured at this boundary;
+		// cfgErr says the configuration does not give it.
+		agent  Agent
+		cfgErr error
 		// catalog is the tool catalog fetched together with the
 		// observation (nil when it was not asked for).
 		catalog *catalogLoaded
@@ -119,7 +132,11 @@ func (a *sessionActor) onDrainMessage(ctx actor.Context, msg any) {
 			a.endDrain(&Outcome{Err: m.err.Error(), Kind: "location"})
 			return
 		}
-		d.loc = m.loc
+		if m.cfgErr != nil {
+			a.endDrain(&Outcome{Err: m.cfgErr.Error(), Kind: "config"})
+			return
+		}
+		d.loc, d.agent = m.loc, m.agent
 		if d.manualCompaction {
 			a.manualCompaction()
 			return
@@ -187,10 +204,11 @@ func (a *sessionActor) startDrain(runOwed bool, waiter *actor.PID) {
 	}
 	a.drain = d
 	d.busy = true
-	token, dir := d.token, d.location
+	token, dir, agent := d.token, d.location, a.sess.Agent
 	a.async(func() any {
 		loc, err := a.rt.resolveLocation(dir)
-		return &locationResolved{token: token, loc: loc, err: err}
+		ag, cfgErr := a.rt.agentAt(dir, agent)
+		return &locationResolved{token: token, loc: loc, err: err, agent: ag, cfgErr: cfgErr}
 	}, func(err error) any { return &locationResolved{token: token, err: err} })
 }
 
@@ -260,7 +278,7 @@ func (a *sessionActor) boundaryState() Boundary {
 		Continuation: a.drain.continuation,
 		RunOwed:      a.drain.runOwed,
 		TurnsUsed:    a.drain.turnsUsed,
-		TurnLimit:    a.rt.agent(a.sess.Agent).TurnLimit,
+		TurnLimit:    a.drain.agent.TurnLimit,
 	}
 	for _, p := range a.pending {
 		dl := Steer
@@ -272,25 +290,30 @@ func (a *sessionActor) boundaryState() Boundary {
 	return b
 }
 
-// observe asks the Location for a context observation and, when a turn
-// with tools follows it, for the tool catalog at the same time: two
-// independent reads in one round trip instead of two in a row.
+// observe reads the Location's configuration for the session's agent (a
+// changed configuration takes effect here, at a boundary), then asks the
+// Location for a context observation and, when a turn with tools follows
+// it, for the tool catalog at the same time: two independent reads in one
+// round trip instead of two in a row.
 func (a *sessionActor) observe(init bool) {
 	d := a.drain
 	d.busy = true
-	token, pid, tools := d.token, d.loc.context, d.loc.tools
-	extra := a.rt.agentContext(a.sess.Agent)
-	agent := a.sess.Agent
+	token, pid, tools, dir := d.token, d.loc.context, d.loc.tools, d.location
+	agentName := a.sess.Agent
 	withCatalog := !init && !d.lastTurn
 	a.async(func() any {
+		agent, cfgErr := a.rt.agentAt(dir, agentName)
+		if cfgErr != nil {
+			return &contextObserved{token: token, init: init, cfgErr: cfgErr}
+		}
 		start := time.Now()
-		of := a.rt.requestObservation(pid, extra)
+		of := a.rt.requestObservation(pid, agent.Context)
 		var cf *actor.Future
 		if withCatalog {
-			cf = a.rt.requestCatalog(tools, agent)
+			cf = a.rt.requestCatalog(tools, agent.Rules)
 		}
 		obs, err := a.rt.observed(start, of)
-		m := &contextObserved{token: token, init: init, obs: obs, err: err}
+		m := &contextObserved{token: token, init: init, obs: obs, err: err, agent: agent}
 		if cf != nil {
 			ts, err := a.rt.cataloged(cf)
 			m.catalog = &catalogLoaded{token: token, tools: ts, err: err}
@@ -305,10 +328,15 @@ func (a *sessionActor) onContext(m *contextObserved) {
 		a.finishInterrupt()
 		return
 	}
+	if m.cfgErr != nil {
+		a.endDrain(&Outcome{Err: m.cfgErr.Error(), Kind: "config"})
+		return
+	}
 	if m.err != nil {
 		a.endDrain(&Outcome{Err: "observe context: " + m.err.Error(), Kind: "context_blocked"})
 		return
 	}
+	d.agent = m.agent
 	if a.sess.Location != d.location {
 		a.endDrain(&Outcome{Err: "session moved to " + a.sess.Location, Kind: "moved"})
 		return
@@ -422,9 +450,9 @@ func (a *sessionActor) loadCatalog() {
 		return
 	}
 	d.busy = true
-	token, pid, agent := d.token, d.loc.tools, a.sess.Agent
+	token, pid, rules := d.token, d.loc.tools, d.agent.Rules
 	a.async(func() any {
-		tools, err := a.rt.catalog(pid, agent)
+		tools, err := a.rt.catalog(pid, rules)
 		return &catalogLoaded{token: token, tools: tools, err: err}
 	}, func(err error) any { return &catalogLoaded{token: token, err: err} })
 }
@@ -473,6 +501,7 @@ func (a *sessionActor) startTurn(tools []provider.Tool) {
 		token:       nextToken(),
 		assistantID: messages.NewID("msg"),
 		agent:       a.sess.Agent,
+		rules:       d.agent.Rules,
 		model:       a.sess.Model,
 		calls:       map[string]*toolCall{},
 		streaming:   true,

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"sort"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -35,6 +37,29 @@ type Agent struct {
 	Context []contextsources.SystemContext
 }
 
+// Setup is what a Location's configuration gives its sessions: the agents
+// they may run, the one they start with, and the model they start with.
+type Setup struct {
+	Agents       map[string]Agent
+	DefaultAgent string
+	// DefaultModel is the model new sessions start with; zero means
+	// Config.DefaultModel.
+	DefaultModel messages.ModelRef
+}
+
+// agent returns the named agent, or an error naming the known ones.
+func (s Setup) agent(name, location string) (Agent, error) {
+	if a, ok := s.Agents[name]; ok {
+		return a, nil
+	}
+	names := make([]string, 0, len(s.Agents))
+	for n := range s.Agents {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return Agent{}, &CommandError{Code: CodeInvalid, Msg: fmt.Sprintf("unknown agent %q in %s (agents: %s)", name, location, strings.Join(names, ", "))}
+}
+
 // Recovery says what happens to a session found mid-drain after a restart.
 type Recovery string
 
@@ -57,9 +82,17 @@ type Config struct {
 	// Owner names this process in journal ownership records. Default: host:pid.
 	Owner string
 	// Agents by name; DefaultAgent (default "build") must be one of them.
-	// Default: a "build" agent that allows every tool.
+	// Default: a "build" agent that allows every tool. Unused when Setup
+	// is set.
 	Agents       map[string]Agent
 	DefaultAgent string
+	// Setup, when set, returns a Location's agents and defaults as its
+	// configuration says now. It is asked when a session is created or
+	// switches agent, at the start of a drain and at every safe
+	// provider-turn boundary (off the mailbox), so a changed configuration
+	// takes effect at the next turn, never in the middle of one; an error
+	// (a malformed file) ends that drain with it. It must be cheap: cache.
+	Setup        func(location string) (Setup, error)
 	DefaultModel messages.ModelRef
 	// InboxLimit refuses admissions beyond this many pending prompts. Default 1000.
 	InboxLimit int
@@ -105,8 +138,12 @@ func (c *Config) withDefaults() error {
 	if c.Agents == nil {
 		c.Agents = map[string]Agent{"build": {Rules: []permission.Rule{{Action: "*", Resource: "*", Effect: permission.Allow}}}}
 	}
-	if _, ok := c.Agents[c.DefaultAgent]; !ok {
+	if _, ok := c.Agents[c.DefaultAgent]; !ok && c.Setup == nil {
 		return fmt.Errorf("sessions: default agent %q is not configured", c.DefaultAgent)
+	}
+	if c.Setup == nil {
+		static := Setup{Agents: c.Agents, DefaultAgent: c.DefaultAgent}
+		c.Setup = func(string) (Setup, error) { return static, nil }
 	}
 	if c.InboxLimit <= 0 {
 		c.InboxLimit = 1000
@@ -171,15 +208,35 @@ func (rt *runtime) ask(ctx context.Context, id string, msg any, timeout time.Dur
 	}
 }
 
-func (rt *runtime) agent(name string) Agent {
-	if a, ok := rt.cfg.Agents[name]; ok {
-		return a
+// setup returns a Location's setup with its defaults filled in.
+func (rt *runtime) setup(location string) (Setup, error) {
+	s, err := rt.cfg.Setup(location)
+	if err != nil {
+		return Setup{}, &CommandError{Code: CodeInvalid, Msg: fmt.Sprintf("configuration of %s: %v", location, err)}
 	}
-	return rt.cfg.Agents[rt.cfg.DefaultAgent]
+	if s.DefaultModel.ID == "" {
+		s.DefaultModel = rt.cfg.DefaultModel
+	}
+	return s, nil
 }
 
-func (rt *runtime) agentContext(name string) []contextsources.SystemContext {
-	return rt.agent(name).Context
+// agentAt resolves a session's agent in its Location now. It blocks on the
+// configuration (file stats): call it off the mailbox in a drain.
+func (rt *runtime) agentAt(location, name string) (Agent, error) {
+	s, err := rt.setup(location)
+	if err != nil {
+		return Agent{}, err
+	}
+	return s.agent(name, location)
+}
+
+// knownModel refuses a model no configured provider serves, naming the
+// known ones (the Providers hook's error says which).
+func (rt *runtime) knownModel(m messages.ModelRef) error {
+	if _, err := rt.cfg.Providers(m); err != nil {
+		return &CommandError{Code: CodeInvalid, Msg: fmt.Sprintf("model %s/%s: %v", m.Provider, m.ID, err)}
+	}
+	return nil
 }
 
 func (rt *runtime) provider(m messages.ModelRef) (provider.Provider, error) {
@@ -259,12 +316,12 @@ func (rt *runtime) observed(start time.Time, f *actor.Future) (contextsources.Ob
 }
 
 // catalog blocks: call it off the mailbox.
-func (rt *runtime) catalog(pid *actor.PID, agent string) ([]provider.Tool, error) {
-	return rt.cataloged(rt.requestCatalog(pid, agent))
+func (rt *runtime) catalog(pid *actor.PID, rules []permission.Rule) ([]provider.Tool, error) {
+	return rt.cataloged(rt.requestCatalog(pid, rules))
 }
 
-func (rt *runtime) requestCatalog(pid *actor.PID, agent string) *actor.Future {
-	return rt.system.Root.RequestFuture(pid, &toolactors.CatalogRequest{Rules: rt.agent(agent).Rules}, rt.cfg.RequestTimeout)
+func (rt *runtime) requestCatalog(pid *actor.PID, rules []permission.Rule) *actor.Future {
+	return rt.system.Root.RequestFuture(pid, &toolactors.CatalogRequest{Rules: rules}, rt.cfg.RequestTimeout)
 }
 
 // cataloged waits for a requested catalog and lowers it to provider tools.

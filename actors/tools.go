@@ -31,7 +31,7 @@ func (a *sessionActor) executeTool(t *turn, c *toolCall) {
 		Input:              c.input,
 		Agent:              t.agent,
 		Dir:                d.location,
-		Rules:              a.rt.agent(t.agent).Rules,
+		Rules:              t.rules,
 		Asker:              a.asker(t.token, t.assistantID, c.id),
 		ReplyTo:            a.self,
 	}}

@@ -11,28 +11,55 @@ import (
 	"github.com/sessionrt/sessionrt/messages"
 )
 
-// Catalog is what OpenCode's V1 clients list at start-up: the agents, the
-// configured providers with their models, the commands, and the defaults.
+// Catalog is what clients list for a Location: the agents, the configured
+// providers with their models, the commands, the skills and the defaults.
 // The server reads it per request through Config.Catalog, so a changed
-// configuration shows without a restart.
+// configuration shows without a restart. V1 and V2 routes share it.
 type Catalog struct {
 	Agents       []CatalogAgent
 	Providers    []CatalogProvider
 	Commands     []CatalogCommand
+	Skills       []CatalogSkill
 	DefaultModel messages.ModelRef
 	DefaultAgent string
+	// Root is the Location's project root ("" when unknown).
+	Root string
+	// Err, when set, says the Location's configuration cannot be used (a
+	// malformed file: file:line:col); the rest then holds the defaults.
+	Err error
 }
 
 // CatalogAgent is one agent. Mode is "primary", "subagent" or "all".
 type CatalogAgent struct {
 	Name, Description, Mode string
+	// Model is the agent's own model; zero when it uses the session's.
+	Model       messages.ModelRef
+	Variant     string
+	Prompt      string
+	Color       string
+	Steps       int
+	Hidden      bool
+	Native      bool
+	Temperature *float64
+	TopP        *float64
+	// Options are the agent's provider request options (JSON values).
+	Options map[string]json.RawMessage
+	// Permissions are the agent's rules in order (the last match wins).
+	Permissions []CatalogRule
+}
+
+// CatalogRule is one permission rule.
+type CatalogRule struct {
+	Action, Resource, Effect string
 }
 
 // CatalogProvider is one configured provider and its models.
 type CatalogProvider struct {
 	ID, Name string
 	Env      []string // the environment variables that configure it
-	Models   []CatalogModel
+	// Source says where it is configured: "env", "config" or "builtin".
+	Source string
+	Models []CatalogModel
 }
 
 // CatalogModel is one model of a provider.
@@ -41,11 +68,24 @@ type CatalogModel struct {
 	Context, Output               int
 	Tools, Reasoning, Attachments bool
 	Temperature                   bool
+	// Variants are the names of the model's option sets a session may pick.
+	Variants []string
 }
 
 // CatalogCommand is one configured command (a prompt template).
 type CatalogCommand struct {
 	Name, Description, Template, Agent, Model string
+	Variant                                   string
+	Subtask                                   bool
+	// Source is the file that defines it.
+	Source string
+}
+
+// CatalogSkill is one skill found for the Location.
+type CatalogSkill struct {
+	Name, Description string
+	// Location is the skill's SKILL.md file.
+	Location string
 }
 
 // catalog is Config.Catalog's answer for a directory, or the built-in

@@ -25,6 +25,7 @@ import (
 // ServeCmd runs the runtime: the journal, the actor tree and the HTTP API.
 type ServeCmd struct {
 	Listen    string            `help:"HTTP address to listen on." default:"127.0.0.1:4096" env:"SESSIONRT_LISTEN"`
+	Config    string            `help:"An OpenCode configuration file (opencode.json[c]) read after every other one, for every Location (see sessionrt config --help)." type:"path" placeholder:"FILE"`
 	Insecure  bool              `help:"Serve without a bearer token (only allowed on a loopback address)."`
 	AllowHost []string          `help:"A name, besides the listen address, loopback addresses and localhost, that requests without a token may send as Host (repeatable); any other is refused, against DNS rebinding." placeholder:"NAME" env:"SESSIONRT_ALLOW_HOST"`
 	CORS      []string          `name:"cors" help:"A browser origin (scheme://host[:port]) whose pages may call the API (repeatable); other origins are refused." placeholder:"ORIGIN" env:"SESSIONRT_CORS"`
@@ -70,7 +71,13 @@ func (c *ServeCmd) Run(g *Globals) error {
 			return err
 		}
 	}
-	n, err := node.Start(ctx, node.Config{Data: g.Data, JournalURL: g.JournalDSN, Owner: c.Owner, Recovery: actors.Recovery(c.Recovery), Logger: log})
+	if c.Config != "" {
+		if _, err := os.Stat(c.Config); err != nil {
+			return fmt.Errorf("--config: %w", err)
+		}
+	}
+	n, err := node.Start(ctx, node.Config{Data: g.Data, JournalURL: g.JournalDSN, Owner: c.Owner, Recovery: actors.Recovery(c.Recovery), Logger: log,
+		ConfigFile: c.Config})
 	if err != nil {
 		return err
 	}

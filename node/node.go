@@ -13,6 +13,7 @@ import (
 
 	"github.com/sessionrt/sessionrt/actors"
 	"github.com/sessionrt/sessionrt/compaction"
+	"github.com/sessionrt/sessionrt/config"
 	"github.com/sessionrt/sessionrt/contextsources"
 	"github.com/sessionrt/sessionrt/contextsources/environment"
 	"github.com/sessionrt/sessionrt/contextsources/instructions"
@@ -42,9 +43,16 @@ type Config struct {
 	// benchmarks). DefaultModel then names the model sessions start with.
 	Providers    func(messages.ModelRef) (provider.Provider, error)
 	DefaultModel messages.ModelRef
-	// Getenv reads provider configuration; default os.Getenv.
+	// Getenv reads provider configuration and the variables of OpenCode's
+	// configuration files (HOME, XDG_CONFIG_HOME, OPENCODE_CONFIG, {env:…});
+	// default os.Getenv.
 	Getenv func(string) string
-	// Agents overrides the agents (default: "build", allowed every tool).
+	// ConfigFile is read after every other configuration file of each
+	// Location (serve --config).
+	ConfigFile string
+	// Agents overrides the agents every Location's configuration gives
+	// (default: OpenCode's build and plan with its default permissions,
+	// and the configured ones).
 	Agents       map[string]actors.Agent
 	DefaultAgent string
 	// IdleAfter passivates idle sessions; default 1 minute.
@@ -74,6 +82,10 @@ type Node struct {
 	Bus       *actors.Bus
 	Providers *catalog.Registry // nil when Config.Providers was given
 	Output    *managed.Store
+	// Loader reads each Location's configuration files.
+	Loader *config.Loader
+
+	configured *configured // nil when Config.Agents was given
 
 	cancel context.CancelFunc
 }
@@ -128,6 +140,12 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 		return n, fmt.Errorf("tool output store: %w", err)
 	}
 	go n.Output.Run(bg)
+	n.Loader = config.NewLoader(config.Options{Getenv: cfg.Getenv, File: cfg.ConfigFile})
+	var setup func(string) (actors.Setup, error)
+	if cfg.Agents == nil {
+		n.configured = newConfigured(n.Loader, n.Output.Dir())
+		setup = n.configured.setup
+	}
 
 	providers, defaultModel := cfg.Providers, cfg.DefaultModel
 	if providers == nil {
@@ -167,6 +185,7 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 		Owner:        cfg.Owner,
 		Agents:       cfg.Agents,
 		DefaultAgent: cfg.DefaultAgent,
+		Setup:        setup,
 		DefaultModel: defaultModel,
 		IdleAfter:    cfg.IdleAfter,
 		Recovery:     cfg.Recovery,

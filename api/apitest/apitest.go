@@ -40,6 +40,13 @@ type Options struct {
 	// API adjusts the handler's config (Sessions, Journal, Bus, Telemetry,
 	// Locations and Token are filled in).
 	API func(*api.Config)
+	// Env is the environment of the runtime's configuration (HOME,
+	// XDG_CONFIG_HOME, OPENCODE_CONFIG, {env:…}); default: HOME is a fresh
+	// temporary directory and nothing else is set, so no file of the
+	// machine's user is read.
+	Env map[string]string
+	// ConfigFile is read after every other configuration file (serve --config).
+	ConfigFile string
 	// Data and Loc, when set, are the data directory and the default Location
 	// (default: fresh temporary directories); a test restarts a runtime by
 	// stopping it and starting another on the same Data.
@@ -90,6 +97,10 @@ func Start(t testing.TB, o Options) *Runtime {
 	if err != nil {
 		t.Fatal(err)
 	}
+	env := o.Env
+	if env == nil {
+		env = map[string]string{"HOME": t.TempDir()}
+	}
 	quiet := slog.New(slog.DiscardHandler)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -99,13 +110,15 @@ func Start(t testing.TB, o Options) *Runtime {
 		DefaultModel: Model,
 		Agents:       o.Agents,
 		DefaultAgent: o.DefaultAgent,
+		Getenv:       func(k string) string { return env[k] },
+		ConfigFile:   o.ConfigFile,
 		Logger:       quiet,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := api.Config{Sessions: rt.Node.Sessions, Journal: rt.Node.Journal, Bus: rt.Node.Bus, Telemetry: rt.Node.Telemetry,
-		Locations: rt.Node.Locations, Token: Token, DefaultLocation: rt.Loc, Logger: quiet}
+		Locations: rt.Node.Locations, Token: Token, DefaultLocation: rt.Loc, Logger: quiet, Catalog: rt.Node.Catalog}
 	if o.API != nil {
 		o.API(&cfg)
 	}

@@ -1,0 +1,188 @@
+package node
+
+import (
+	"context"
+	"sort"
+	"sync"
+
+	"github.com/sessionrt/sessionrt/actors"
+	"github.com/sessionrt/sessionrt/api"
+	"github.com/sessionrt/sessionrt/config"
+	"github.com/sessionrt/sessionrt/messages"
+	"github.com/sessionrt/sessionrt/provider/catalog"
+)
+
+// located is one Location's configuration turned into what the runtime
+// uses, kept while the Loader answers with the same *config.Config.
+type located struct {
+	cfg    *config.Config
+	agents config.Agents
+	setup  actors.Setup
+	err    error
+}
+
+// configured resolves Locations' configuration for the Session runtime
+// and the API's catalog, once per change of their files.
+type configured struct {
+	loader  *config.Loader
+	managed string // the managed tool-output folder, reachable by every agent
+	mu      sync.Mutex
+	byDir   map[string]*located
+}
+
+func newConfigured(loader *config.Loader, managed string) *configured {
+	return &configured{loader: loader, managed: managed, byDir: map[string]*located{}}
+}
+
+func (c *configured) env() config.AgentEnv {
+	return config.AgentEnv{Home: c.loader.Getenv("HOME"), External: []string{c.managed}}
+}
+
+// at resolves dir: its configuration, agents and the Session runtime's
+// Setup. The configuration's error is the *config.FileError to report.
+func (c *configured) at(dir string) *located {
+	cfg, err := c.loader.Load(dir)
+	c.mu.Lock()
+	l := c.byDir[dir]
+	c.mu.Unlock()
+	if l != nil && l.cfg == cfg && cfg != nil {
+		return l
+	}
+	l = &located{cfg: cfg, err: err}
+	if err == nil {
+		l.agents, l.err = cfg.Agents(c.env())
+	}
+	if l.err == nil {
+		l.setup = setupOf(cfg, l.agents)
+	}
+	if cfg != nil {
+		c.mu.Lock()
+		c.byDir[dir] = l
+		c.mu.Unlock()
+	}
+	return l
+}
+
+// setup is the Session runtime's Setup hook.
+func (c *configured) setup(dir string) (actors.Setup, error) {
+	l := c.at(dir)
+	return l.setup, l.err
+}
+
+func setupOf(cfg *config.Config, ags config.Agents) actors.Setup {
+	s := actors.Setup{Agents: make(map[string]actors.Agent, len(ags.List)), DefaultAgent: ags.Default}
+	for _, a := range ags.List {
+		s.Agents[a.Name] = actors.Agent{TurnLimit: a.Steps, Rules: a.Rules}
+	}
+	if p, m, err := config.ParseModel(cfg.Info.Model); err == nil {
+		s.DefaultModel = messages.ModelRef{Provider: p, ID: m}
+	}
+	return s
+}
+
+// Catalog is what clients list for the Location dir (the API's V1 and V2
+// catalog routes): its agents and commands from its configuration, and the
+// configured providers and models.
+func (n *Node) Catalog(_ context.Context, dir string) api.Catalog {
+	var out api.Catalog
+	if n.configured != nil {
+		l := n.configured.at(dir)
+		out.Err = l.err
+		if l.cfg != nil {
+			out.Root = l.cfg.Root
+		}
+		if l.err == nil {
+			out.DefaultAgent = l.agents.Default
+			for _, a := range l.agents.List {
+				ca := api.CatalogAgent{Name: a.Name, Description: a.Description, Mode: a.Mode, Variant: a.Variant, Prompt: a.Prompt,
+					Color: a.Color, Steps: a.Steps, Hidden: a.Hidden, Native: a.Native, Temperature: a.Temperature, TopP: a.TopP, Options: a.Options}
+				if p, m, err := config.ParseModel(a.Model); err == nil {
+					ca.Model = messages.ModelRef{Provider: p, ID: m}
+				}
+				for _, r := range a.Rules {
+					ca.Permissions = append(ca.Permissions, api.CatalogRule{Action: r.Action, Resource: r.Resource, Effect: string(r.Effect)})
+				}
+				out.Agents = append(out.Agents, ca)
+			}
+			names := make([]string, 0, len(l.cfg.Commands))
+			for name := range l.cfg.Commands {
+				names = append(names, name)
+			}
+			sort.Strings(names)
+			for _, name := range names {
+				c := l.cfg.Commands[name]
+				out.Commands = append(out.Commands, api.CatalogCommand{Name: c.Name, Description: c.Description, Template: c.Template,
+					Agent: c.Agent, Model: c.Model, Variant: c.Variant, Subtask: c.Subtask, Source: c.Source})
+			}
+			out.DefaultModel = l.setup.DefaultModel
+		}
+	} else {
+		out.DefaultAgent = n.Config.DefaultAgent
+		if out.DefaultAgent == "" {
+			out.DefaultAgent = "build"
+		}
+		names := make([]string, 0, len(n.Config.Agents))
+		for name := range n.Config.Agents {
+			names = append(names, name)
+		}
+		if len(names) == 0 {
+			names = []string{out.DefaultAgent}
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			out.Agents = append(out.Agents, api.CatalogAgent{Name: name, Mode: "primary"})
+		}
+	}
+	n.catalogProviders(&out)
+	return out
+}
+
+func (n *Node) catalogProviders(out *api.Catalog) {
+	reg := n.Providers
+	if reg == nil {
+		if out.DefaultModel.ID == "" {
+			out.DefaultModel = n.Config.DefaultModel
+		}
+		if m := n.Config.DefaultModel; m.Provider != "" {
+			out.Providers = []api.CatalogProvider{{ID: m.Provider, Name: m.Provider, Source: "builtin", Models: []api.CatalogModel{{ID: m.ID, Name: m.ID, Tools: true, Temperature: true}}}}
+		}
+		return
+	}
+	def := reg.Default()
+	if out.DefaultModel.ID == "" {
+		out.DefaultModel = messages.ModelRef{Provider: def.Provider, ID: def.Model}
+	}
+	cat := reg.Catalog()
+	for _, id := range reg.Configured() {
+		p := cat.Providers[id]
+		cp := api.CatalogProvider{ID: id, Name: p.Name, Source: "env"}
+		if p.Kind == catalog.KindScripted {
+			cp.Source = "builtin"
+		}
+		for _, env := range []string{p.APIKeyEnv, p.BaseURLEnv} {
+			if env != "" {
+				cp.Env = append(cp.Env, env)
+			}
+		}
+		mids := make([]string, 0, len(p.Models))
+		for mid := range p.Models {
+			mids = append(mids, mid)
+		}
+		// A local server's default model may be unlisted: list it too.
+		if def.Provider == id {
+			if _, ok := p.Models[def.Model]; !ok {
+				mids = append(mids, def.Model)
+			}
+		}
+		sort.Strings(mids)
+		for _, mid := range mids {
+			m, ok := p.Models[mid]
+			if !ok {
+				m = catalog.Unlisted()
+			}
+			cp.Models = append(cp.Models, api.CatalogModel{ID: mid, Name: m.Name, Context: m.ContextWindow, Output: m.OutputLimit,
+				Tools: m.Tools, Reasoning: m.Reasoning, Attachments: m.Attachments, Temperature: true})
+		}
+		out.Providers = append(out.Providers, cp)
+	}
+}
