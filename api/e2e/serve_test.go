@@ -196,7 +196,11 @@ func TestServeAnswersTheClientTheCLIAndTheSDK(t *testing.T) {
 	}
 	for want := int64(1); want <= head.LastSeq; want++ {
 		ev, err := st.Next()
-		if err != nil || ev.Event.Durable.Seq != want {
+		if err == nil && ev.Event.Durable == nil && ev.ID == "" && strings.HasPrefix(ev.Event.Type, "session.next.") {
+			want-- // a derived opening event (text.started, tool.input.*) before its block's durable end
+			continue
+		}
+		if err != nil || ev.Event.Durable == nil || ev.Event.Durable.Seq != want {
 			t.Fatalf("event stream at %d: %+v %v", want, ev, err)
 		}
 	}
