@@ -2,9 +2,9 @@ package chaos
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
-	"time"
 
 	"github.com/sessionrt/sessionrt/persistence"
 )
@@ -110,18 +110,24 @@ func (c *Cluster) Stop() {
 	}
 }
 
-// waitTopology waits until every member sees all of ms.
+// waitTopology waits until every member sees all of ms (progress: the
+// members they see, summed).
 func waitTopology(ctx context.Context, ms []*runMember) error {
-	return waitUntil(ctx, 30*time.Second, func() error {
+	return waitProgress(ctx, progressStall, func() (int, error) {
+		seen, short := 0, ""
 		for _, m := range ms {
 			var n int
 			if err := getJSON(ctx, m.ctl, "/members", nil, &n); err != nil {
-				return err
+				return seen, err
 			}
-			if n != len(ms) {
-				return fmt.Errorf("member %d sees %d members", m.i, n)
+			seen += n
+			if n != len(ms) && short == "" {
+				short = fmt.Sprintf("member %d sees %d members", m.i, n)
 			}
 		}
-		return nil
+		if short != "" {
+			return seen, errors.New(short)
+		}
+		return seen, nil
 	})
 }

@@ -39,7 +39,10 @@ type MemberKillConfig struct {
 	// Command builds the command that runs Member with cfg (a test's
 	// member binary, or `sessionrt chaos member`).
 	Command func(cfg MemberConfig) *exec.Cmd
-	Timeout time.Duration // the whole run; default 3 minutes
+	// Timeout bounds the whole run, a backstop only: each wait inside
+	// fails once it sees no progress for a minute (progressStall,
+	// settleStall), with what it waited for. Default 10 minutes.
+	Timeout time.Duration
 	Logf    func(format string, args ...any)
 	// LocationRoots pins Locations to members (see MemberConfig); none by default.
 	LocationRoots map[string]string
@@ -125,7 +128,7 @@ func (c *MemberKillConfig) defaults() error {
 		c.Refresh = 300 * time.Millisecond
 	}
 	if c.Timeout <= 0 {
-		c.Timeout = 3 * time.Minute
+		c.Timeout = 10 * time.Minute
 	}
 	if c.Logf == nil {
 		c.Logf = func(string, ...any) {}
@@ -337,10 +340,10 @@ func RunMemberKills(ctx context.Context, cfg MemberKillConfig) (MemberKillReport
 	}()
 
 	// Kill once every affected session has started its tool.
-	if err := waitUntil(ctx, 60*time.Second, func() error {
+	if err := waitProgress(ctx, progressStall, func() (int, error) {
 		markers, err := countMarkers(loc)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		started := 0
 		for m := range markers {
@@ -350,9 +353,9 @@ func RunMemberKills(ctx context.Context, cfg MemberKillConfig) (MemberKillReport
 		}
 		rep.MidToolAtKill = started
 		if started < len(affected) {
-			return fmt.Errorf("%d of %d sessions the kill affects have started their tool", started, len(affected))
+			return started, fmt.Errorf("%d of %d sessions the kill affects have started their tool", started, len(affected))
 		}
-		return nil
+		return started, nil
 	}); err != nil {
 		return rep, err
 	}
@@ -437,10 +440,10 @@ func RunMemberKills(ctx context.Context, cfg MemberKillConfig) (MemberKillReport
 		}); err != nil {
 			return rep, fmt.Errorf("gated round: %w", err)
 		}
-		if err := waitUntil(ctx, 60*time.Second, func() error {
+		if err := waitProgress(ctx, progressStall, func() (int, error) {
 			markers, err := countMarkers(loc)
 			if err != nil {
-				return err
+				return 0, err
 			}
 			per := map[string]int{}
 			for m := range markers {
@@ -453,9 +456,9 @@ func RunMemberKills(ctx context.Context, cfg MemberKillConfig) (MemberKillReport
 				}
 			}
 			if started < len(sids) {
-				return fmt.Errorf("%d of %d sessions have started their gated tool", started, len(sids))
+				return started, fmt.Errorf("%d of %d sessions have started their gated tool", started, len(sids))
 			}
-			return nil
+			return started, nil
 		}); err != nil {
 			return rep, err
 		}
@@ -489,25 +492,43 @@ func RunMemberKills(ctx context.Context, cfg MemberKillConfig) (MemberKillReport
 		cfg.Logf("member %d rejoined; %d sessions move to it mid-tool", victim.i, len(moved))
 		// Touch each moved session through the rejoined member (its own
 		// placement is fresh; another member may still route a first call
-		// to the old activation until the library moves the grain): the
-		// activation there takes a new epoch and fails the gated call
-		// durably.
-		for _, i := range moved {
+		// to the old activation until the library moves the grain), again
+		// while its gated call is open: the activation there takes a new
+		// epoch and fails the gated call durably.
+		var touchMu sync.Mutex
+		touching := map[int]bool{}
+		touchOnRejoined := func(i int) {
+			touchMu.Lock()
+			defer touchMu.Unlock()
+			if touching[i] {
+				return
+			}
+			touching[i] = true
 			go func() {
-				_ = getJSON(ctx, r.ctl, "/wait", url.Values{"id": {sids[i]}, "timeout": {"30000"}}, nil)
+				_ = getJSON(ctx, r.ctl, "/wait", url.Values{"id": {sids[i]}, "timeout": {"10000"}}, nil)
+				touchMu.Lock()
+				delete(touching, i)
+				touchMu.Unlock()
 			}()
 		}
-		if err := waitUntil(ctx, 30*time.Second, func() error {
+		if err := waitProgress(ctx, progressStall, func() (int, error) {
+			closed, stillOpen := 0, ""
 			for _, i := range moved {
 				open, err := j.ToolCalls(ctx, sids[i], persistence.ToolPending, persistence.ToolRunning)
 				if err != nil {
-					return err
+					return closed, err
 				}
-				if len(open) > 0 {
-					return fmt.Errorf("session %s: its gated call is still open (not re-activated on the rejoined member)", sids[i])
+				if len(open) == 0 {
+					closed++
+					continue
 				}
+				stillOpen = sids[i]
+				touchOnRejoined(i)
 			}
-			return nil
+			if closed < len(moved) {
+				return closed, fmt.Errorf("%d of %d moved sessions have their gated call failed; %s's is still open (not re-activated on the rejoined member)", closed, len(moved), stillOpen)
+			}
+			return closed, nil
 		}); err != nil {
 			return rep, err
 		}
@@ -578,6 +599,12 @@ func RunMemberKills(ctx context.Context, cfg MemberKillConfig) (MemberKillReport
 	}
 	return rep, nil
 }
+
+// progressStall is how long a wait of the run may see no progress (tools
+// started, members seen, calls settled) before it fails. Waits are bounded
+// by progress, not by wall time: on a loaded machine a healthy run is slow,
+// a stuck one makes no progress.
+const progressStall = 60 * time.Second
 
 // settleStall is how long a session may show no new event in the journal
 // before a settle wait gives up on it: a session waiting for a settlement
@@ -779,18 +806,18 @@ func launchMember(cfg MemberKillConfig, mc MemberConfig, i int, logName string, 
 	return m, nil
 }
 
+// awaitReady waits until n members printed READY. A member that exits
+// first fails it at once; one that is merely slow (a loaded machine
+// starts processes slowly) is waited for as long as the run lasts.
 func awaitReady(ctx context.Context, ready <-chan error, n int) error {
-	deadline := time.After(60 * time.Second)
 	for range n {
 		select {
 		case err := <-ready:
 			if err != nil {
 				return err
 			}
-		case <-deadline:
-			return errors.New("members not ready within 60 s")
 		case <-ctx.Done():
-			return ctx.Err()
+			return fmt.Errorf("members not ready: %w", ctx.Err())
 		}
 	}
 	return nil
@@ -863,6 +890,32 @@ func retryCall(ctx context.Context, f func(attempt int) error) error {
 		}
 	}
 	return err
+}
+
+// waitProgress polls cond until it holds (returns nil). cond also returns a
+// measure of progress (how many sessions started their tool, …): the wait
+// fails once that measure has not changed for stall, or when ctx ends.
+func waitProgress(ctx context.Context, stall time.Duration, cond func() (progress int, err error)) error {
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	last, since := -1, time.Now()
+	for {
+		n, err := cond()
+		if err == nil {
+			return nil
+		}
+		if n != last {
+			last, since = n, time.Now()
+		}
+		if time.Since(since) > stall {
+			return fmt.Errorf("no progress for %v: %w", stall, err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w: %w", ctx.Err(), err)
+		case <-tick.C:
+		}
+	}
 }
 
 // waitUntil polls cond until it holds, within bounds.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"os/exec"
 	"testing"
-	"time"
 
 	"github.com/sessionrt/sessionrt/chaos"
 	"github.com/sessionrt/sessionrt/internal/testdb"
@@ -28,7 +27,6 @@ func TestAcceptanceMemberSIGKILLMidToolLosesNothing(t *testing.T) {
 		Data:       t.TempDir(),
 		JournalURL: db.URL(),
 		Sessions:   100,
-		Timeout:    3 * time.Minute,
 		Command: func(cfg chaos.MemberConfig) *exec.Cmd {
 			b, _ := json.Marshal(cfg)
 			return exec.Command(bin, string(b))
@@ -71,7 +69,6 @@ func TestMemberSIGKILLInterruptsTheToolsOfItsLocationsForSessionsOnSurvivors(t *
 		JournalURL:       db.URL(),
 		Sessions:         30,
 		LocationOnVictim: true,
-		Timeout:          2 * time.Minute,
 		Command: func(cfg chaos.MemberConfig) *exec.Cmd {
 			b, _ := json.Marshal(cfg)
 			return exec.Command(bin, string(b))
@@ -111,7 +108,6 @@ func TestRejoinedMemberFencesTheOldActivationsOfTheSessionsItTakes(t *testing.T)
 		JournalURL: db.URL(),
 		Sessions:   60,
 		Rejoin:     true,
-		Timeout:    3 * time.Minute,
 		Command: func(cfg chaos.MemberConfig) *exec.Cmd {
 			b, _ := json.Marshal(cfg)
 			return exec.Command(bin, string(b))
