@@ -37,7 +37,10 @@ func TestSessionGrainServesFromAnyMemberAndResumesOnSurvivorAfterSIGKILL(t *test
 		t.Skip("multi-process cluster test (builds a member binary, runs 3 processes, needs MariaDB)")
 	}
 	db := testdb.MariaDB(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	// A backstop for the journal reads: each step below has its own bound.
+	// (60 s for the whole test ran out at load 80 while the members were
+	// still starting: "read session: context deadline exceeded".)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	j, err := persistence.Open(ctx, persistence.Config{DB: db.DB}) // creates the schema once
 	if err != nil {
