@@ -28,6 +28,14 @@
 //	GET  /api/session/{id}/question                   always empty (no question tool)
 //	POST /api/session/{id}/question/{requestID}/reply|reject   404 naming the request
 //	POST /api/session/{id}/compact                    manual compaction: 204, 409 while running, 503 when it failed
+//	GET  /api/location?location[directory]            the Location and its project (root, ID)
+//	GET  /api/agent|model|provider[/{id}]|command|skill|reference?location[directory]
+//	                                                  the Location's catalog from its opencode.json[c] (400 naming file:line:col when malformed)
+//	GET  /api/fs/list?path | /api/fs/find?query&type&limit | /api/fs/read/{path}
+//	                                                  files inside the Location (the read tool's path authority)
+//	GET  /api/permission/request | /api/question/request?location[directory]   pending requests of the Location's sessions
+//	GET  /api/permission/saved?projectID | DELETE /api/permission/saved/{id}    saved "always" approvals
+//	GET  /api/integration                             [] (/api/integration/… log-ins and /api/credential/…: 501 naming what to configure)
 //	GET  /api/event?sessionID                         SSE: live bus (session.status retry while a drain waits for the journal); last event server.cut when cut
 //	POST /api/session/{id}/run                        sessionrt: explicit run → outcome
 //	POST /api/session/{id}/move                       sessionrt: {location:{directory}}

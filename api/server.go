@@ -229,6 +229,9 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/session/{sessionID}/trace", s.trace)
 	m.HandleFunc("GET /api/event", s.globalEvents)
 	s.ptyRoutes()
+	s.catalogRoutes()
+	s.fsRoutes()
+	s.requestRoutes()
 	s.v1Routes()
 	// OpenCode routes sessionrt has no behaviour for yet: a clear 501, not a 404.
 	m.HandleFunc("POST /api/session/{sessionID}/permission", s.notImplemented("asking for a permission from outside a tool call"))

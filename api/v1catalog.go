@@ -20,6 +20,7 @@ type Catalog struct {
 	Providers    []CatalogProvider
 	Commands     []CatalogCommand
 	Skills       []CatalogSkill
+	References   []CatalogReference
 	DefaultModel messages.ModelRef
 	DefaultAgent string
 	// Root is the Location's project root ("" when unknown).
@@ -68,8 +69,24 @@ type CatalogModel struct {
 	Context, Output               int
 	Tools, Reasoning, Attachments bool
 	Temperature                   bool
-	// Variants are the names of the model's option sets a session may pick.
-	Variants []string
+	// Variants are the model's option sets a session may pick.
+	Variants []CatalogVariant
+	// Headers and Options are sent with every request to the model.
+	Headers map[string]string
+	Options map[string]json.RawMessage
+}
+
+// CatalogVariant is a named option set of a model.
+type CatalogVariant struct {
+	ID      string
+	Options map[string]json.RawMessage
+}
+
+// CatalogReference is a named folder the read tool may read beside the
+// Location.
+type CatalogReference struct {
+	Name, Path, Description string
+	Hidden                  bool
 }
 
 // CatalogCommand is one configured command (a prompt template).
@@ -84,8 +101,8 @@ type CatalogCommand struct {
 // CatalogSkill is one skill found for the Location.
 type CatalogSkill struct {
 	Name, Description string
-	// Location is the skill's SKILL.md file.
-	Location string
+	// Location is the skill's SKILL.md file; Content its instructions.
+	Location, Content string
 }
 
 // catalog is Config.Catalog's answer for a directory, or the built-in

@@ -93,8 +93,8 @@ func loadCommands(cfg *Config) (map[string]Command, []stamp, error) {
 }
 
 // frontMatter splits a Markdown file into its front matter (flat
-// "key: value" lines between "---" lines) and its body. A file without
-// front matter is all body.
+// "key: value" lines between "---" lines; an indented line continues the
+// last value) and its body. A file without front matter is all body.
 func frontMatter(file string, b []byte) (map[string]string, string, error) {
 	meta := map[string]string{}
 	sc := bufio.NewScanner(bytes.NewReader(b))
@@ -104,6 +104,7 @@ func frontMatter(file string, b []byte) (map[string]string, string, error) {
 	}
 	offset := len(sc.Bytes()) + 1
 	line := 1
+	last := ""
 	for sc.Scan() {
 		line++
 		text := sc.Text()
@@ -117,11 +118,22 @@ func frontMatter(file string, b []byte) (map[string]string, string, error) {
 		if strings.TrimSpace(text) == "" || strings.HasPrefix(strings.TrimSpace(text), "#") {
 			continue
 		}
+		if (text[0] == ' ' || text[0] == '\t') && last != "" {
+			// A folded or indented continuation of the last value (YAML's
+			// "key: >" blocks and wrapped lines).
+			if v := meta[last]; v == "" || v == ">" || v == "|" || v == ">-" || v == "|-" {
+				meta[last] = strings.TrimSpace(text)
+			} else {
+				meta[last] = v + " " + strings.TrimSpace(text)
+			}
+			continue
+		}
 		k, v, ok := strings.Cut(text, ":")
 		if !ok {
 			return nil, "", &FileError{Path: file, Line: line, Col: 1, Msg: "front matter line is not \"key: value\""}
 		}
-		meta[strings.TrimSpace(k)] = strings.Trim(strings.TrimSpace(v), `"'`)
+		last = strings.TrimSpace(k)
+		meta[last] = strings.Trim(strings.TrimSpace(v), `"'`)
 	}
 	return nil, "", &FileError{Path: file, Line: line, Col: 1, Msg: "front matter is not closed with ---"}
 }
@@ -164,4 +176,35 @@ func (c Command) Expand(arguments string) string {
 		out += "\n\n" + arguments
 	}
 	return strings.TrimSpace(out)
+}
+
+// LocalReference is a named folder the read tool may read beside the
+// Location, resolved against the Location.
+type LocalReference struct {
+	Name, Path, Description string
+	Hidden                  bool
+}
+
+// LocalReferences lists the configuration's local references by name.
+func (c *Config) LocalReferences() []LocalReference {
+	refs := map[string]Reference{}
+	for k, v := range c.Info.Reference {
+		refs[k] = v
+	}
+	for k, v := range c.Info.References {
+		refs[k] = v
+	}
+	var out []LocalReference
+	for name, r := range refs {
+		if r.Path == "" {
+			continue
+		}
+		p := expandHome(r.Path, c.Home)
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(c.Dir, p)
+		}
+		out = append(out, LocalReference{Name: name, Path: filepath.Clean(p), Description: r.Description, Hidden: r.Hidden})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
 }

@@ -381,3 +381,48 @@ func TestCommandsFromConfigAndFiles(t *testing.T) {
 		t.Fatalf("new command file not seen: %+v", cfg.Commands)
 	}
 }
+
+func TestSkillsAreDiscoveredAsOpenCodeDoes(t *testing.T) {
+	f := newFixture(t)
+	skill := func(path, name, desc, body string) string {
+		return f.write(t, path, "---\nname: "+name+"\ndescription: >\n  "+desc+"\n  continued\n---\n"+body+"\n")
+	}
+	skill(filepath.Join(f.home, ".claude", "skills", "a", "SKILL.md"), "alpha", "global claude", "A1")
+	skill(filepath.Join(f.home, ".agents", "skills", "deep", "x", "SKILL.md"), "deep", "global agents", "D")
+	skill(filepath.Join(f.root, ".claude", "skills", "a", "SKILL.md"), "alpha", "project claude", "A2")
+	near := skill(filepath.Join(f.loc, ".opencode", "skill", "b", "SKILL.md"), "beta", "opencode folder", "B body")
+	skill(filepath.Join(f.global(), "skills", "g", "SKILL.md"), "gamma", "global config", "G")
+	skill(filepath.Join(f.root, "extra", "e", "SKILL.md"), "extra", "from skills.paths", "E")
+	f.write(t, filepath.Join(f.loc, ".opencode", "skill", "noname", "SKILL.md"), "---\ndescription: no name\n---\nx")
+	f.write(t, filepath.Join(f.root, "opencode.json"), `{"skills": {"paths": ["../extra"]}}`)
+	cfg, err := f.loader("").Load(f.loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := cfg.Skills(func(k string) string { return f.env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]Skill{}
+	var names []string
+	for _, s := range list {
+		got[s.Name] = s
+		names = append(names, s.Name)
+	}
+	if strings.Join(names, ",") != "alpha,beta,deep,extra,gamma" {
+		t.Fatalf("skills %v", names)
+	}
+	if got["alpha"].Description != "project claude continued" || got["alpha"].Content != "A2" {
+		t.Fatalf("alpha %+v: the project's should override the global one", got["alpha"])
+	}
+	if got["beta"].Location != near || got["beta"].Content != "B body" || got["beta"].Dir() != filepath.Dir(near) {
+		t.Fatalf("beta %+v", got["beta"])
+	}
+	f.env[EnvDisableClaudeCodeSkills] = "1"
+	list, _ = cfg.Skills(func(k string) string { return f.env[k] })
+	for _, s := range list {
+		if s.Name == "alpha" {
+			t.Fatal(".claude skills read with OPENCODE_DISABLE_CLAUDE_CODE_SKILLS")
+		}
+	}
+}

@@ -37,6 +37,28 @@ type Info struct {
 	DisabledProviders []string `json:"disabled_providers,omitempty"`
 	// Skills adds skill folders.
 	Skills *SkillsConfig `json:"skills,omitempty"`
+	// References name folders the read tool may read beside the Location
+	// ("reference" is the older spelling).
+	References map[string]Reference `json:"references,omitempty"`
+	Reference  map[string]Reference `json:"reference,omitempty"`
+}
+
+// Reference is a named folder: a path, or {"path", "description",
+// "hidden"}; a git repository ({"repository"}) is accepted and not used.
+type Reference struct {
+	Path        string `json:"path,omitempty"`
+	Repository  string `json:"repository,omitempty"`
+	Description string `json:"description,omitempty"`
+	Hidden      bool   `json:"hidden,omitempty"`
+}
+
+// UnmarshalJSON accepts a bare path.
+func (r *Reference) UnmarshalJSON(b []byte) error {
+	if s := bytes.TrimSpace(b); len(s) > 0 && s[0] == '"' {
+		return json.Unmarshal(s, &r.Path)
+	}
+	type plain Reference
+	return json.Unmarshal(b, (*plain)(r))
 }
 
 // AgentConfig is one agent's configuration.

@@ -51,6 +51,8 @@ type Config struct {
 	Folders []string
 	// Commands are the configured commands, by name.
 	Commands map[string]Command
+	// Home is the user's home folder ("~/" in paths).
+	Home string
 
 	stamps []stamp
 }
@@ -210,7 +212,7 @@ func (l *Loader) sources(dir, root string) (files, folders []string) {
 func (l *Loader) load(dir string) (*Config, []stamp, error) {
 	root := ProjectRoot(dir)
 	files, folders := l.sources(dir, root)
-	cfg := &Config{Dir: dir, Root: root}
+	cfg := &Config{Dir: dir, Root: root, Home: l.opts.Getenv("HOME")}
 	var stamps []stamp
 	home := l.opts.Getenv("HOME")
 	var merged *Value

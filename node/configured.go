@@ -8,8 +8,11 @@ import (
 	"github.com/sessionrt/sessionrt/actors"
 	"github.com/sessionrt/sessionrt/api"
 	"github.com/sessionrt/sessionrt/config"
+	"github.com/sessionrt/sessionrt/contextsources"
+	"github.com/sessionrt/sessionrt/contextsources/skills"
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/provider/catalog"
+	"github.com/sessionrt/sessionrt/toolactors/permission"
 )
 
 // located is one Location's configuration turned into what the runtime
@@ -53,7 +56,7 @@ func (c *configured) at(dir string) *located {
 		l.agents, l.err = cfg.Agents(c.env())
 	}
 	if l.err == nil {
-		l.setup = setupOf(cfg, l.agents)
+		l.setup, l.err = c.setupOf(cfg, l.agents)
 	}
 	if cfg != nil {
 		c.mu.Lock()
@@ -69,15 +72,45 @@ func (c *configured) setup(dir string) (actors.Setup, error) {
 	return l.setup, l.err
 }
 
-func setupOf(cfg *config.Config, ags config.Agents) actors.Setup {
+func (c *configured) setupOf(cfg *config.Config, ags config.Agents) (actors.Setup, error) {
 	s := actors.Setup{Agents: make(map[string]actors.Agent, len(ags.List)), DefaultAgent: ags.Default}
 	for _, a := range ags.List {
-		s.Agents[a.Name] = actors.Agent{TurnLimit: a.Steps, Rules: a.Rules}
+		ag := actors.Agent{TurnLimit: a.Steps, Rules: a.Rules}
+		if !permission.Hidden(a.Rules, "skill") {
+			guidance, err := skills.Context(skills.Config{Catalog: c.skillCatalog(cfg.Dir), Allowed: func(name string) bool {
+				return permission.Evaluate(a.Rules, "skill", name).Effect != permission.Deny
+			}})
+			if err != nil {
+				return s, err
+			}
+			ag.Context = []contextsources.SystemContext{guidance}
+		}
+		s.Agents[a.Name] = ag
 	}
 	if p, m, err := config.ParseModel(cfg.Info.Model); err == nil {
 		s.DefaultModel = messages.ModelRef{Provider: p, ID: m}
 	}
-	return s
+	return s, nil
+}
+
+// skillCatalog lists the Location's skills as its configuration says at
+// each observation (the skill guidance is observed at every boundary).
+func (c *configured) skillCatalog(dir string) func(context.Context) ([]skills.Skill, error) {
+	return func(context.Context) ([]skills.Skill, error) {
+		cfg, err := c.loader.Load(dir)
+		if err != nil {
+			return nil, err
+		}
+		found, err := cfg.Skills(c.loader.Getenv)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]skills.Skill, 0, len(found))
+		for _, sk := range found {
+			out = append(out, skills.Skill{Name: sk.Name, Description: sk.Description})
+		}
+		return out, nil
+	}
 }
 
 // Catalog is what clients list for the Location dir (the API's V1 and V2
@@ -115,6 +148,14 @@ func (n *Node) Catalog(_ context.Context, dir string) api.Catalog {
 					Agent: c.Agent, Model: c.Model, Variant: c.Variant, Subtask: c.Subtask, Source: c.Source})
 			}
 			out.DefaultModel = l.setup.DefaultModel
+			if found, err := l.cfg.Skills(n.configured.loader.Getenv); err == nil {
+				for _, sk := range found {
+					out.Skills = append(out.Skills, api.CatalogSkill{Name: sk.Name, Description: sk.Description, Location: sk.Location, Content: sk.Content})
+				}
+			}
+			for _, r := range l.cfg.LocalReferences() {
+				out.References = append(out.References, api.CatalogReference{Name: r.Name, Path: r.Path, Description: r.Description, Hidden: r.Hidden})
+			}
 		}
 	} else {
 		out.DefaultAgent = n.Config.DefaultAgent

@@ -163,12 +163,24 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 
 	actorLog := cfg.Logger.With("lib", "protoactor")
 	n.System = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return actorLog }))
-	out := n.Output
+	out, loader := n.Output, n.Loader
 	approvals := journalApprovals{n.Journal}
 	n.Locations, err = supervisor.New(n.System, supervisor.Config{Logger: cfg.Logger, Children: []supervisor.ChildSpec{
 		supervisor.ContextRegistryChild(contextsources.RegistryConfig{}, BuiltinContext()),
 		{Name: actors.ToolRegistryName, Props: func(dir string) *actor.Props {
-			p, err := toolactors.Props(toolactors.Config{Dir: dir, Output: out, Approvals: approvals, Logger: cfg.Logger})
+			// Saved approvals belong to the project (its root), so every
+			// Location of one repository shares them; references are read
+			// from the Location's configuration when its registry starts.
+			tc := toolactors.Config{Dir: dir, Project: config.ProjectRoot(dir), Output: out, Approvals: approvals, Logger: cfg.Logger}
+			if c, err := loader.Load(dir); err == nil {
+				for _, r := range c.LocalReferences() {
+					if tc.References == nil {
+						tc.References = map[string]string{}
+					}
+					tc.References[r.Name] = r.Path
+				}
+			}
+			p, err := toolactors.Props(tc)
 			if err != nil {
 				panic(err) // the Location's supervision reports it
 			}

@@ -82,3 +82,44 @@ func (j *Journal) Approve(ctx context.Context, project string, rules []Approval)
 		return nil
 	}, false)
 }
+
+// SavedApproval is one saved approval with its row ID and project.
+type SavedApproval struct {
+	ID      int64
+	Project string
+	Approval
+}
+
+var (
+	qAllApprovals   = stmt(`SELECT id, project, action, resource, effect FROM {project_approvals} ORDER BY id`)
+	qDeleteApproval = stmt(`DELETE FROM {project_approvals} WHERE id = ?`)
+)
+
+// SavedApprovals lists every project's saved approvals, oldest first.
+func (j *Journal) SavedApprovals(ctx context.Context) ([]SavedApproval, error) {
+	rows, err := j.db.QueryContext(ctx, j.n.q(qAllApprovals))
+	if err != nil {
+		return nil, fmt.Errorf("read saved approvals: %w", err)
+	}
+	defer rows.Close()
+	var out []SavedApproval
+	for rows.Next() {
+		var a SavedApproval
+		if err := rows.Scan(&a.ID, &a.Project, &a.Action, &a.Resource, &a.Effect); err != nil {
+			return nil, fmt.Errorf("read saved approvals: %w", err)
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// RemoveApproval deletes the saved approval id; false when there was none.
+// The next permission check of its project asks again.
+func (j *Journal) RemoveApproval(ctx context.Context, id int64) (bool, error) {
+	res, err := j.db.ExecContext(ctx, j.n.q(qDeleteApproval), id)
+	if err != nil {
+		return false, fmt.Errorf("remove saved approval %d: %w", id, err)
+	}
+	n, err := res.RowsAffected()
+	return n > 0, err
+}

@@ -276,6 +276,32 @@ func (j *Journal) PendingPermissions(ctx context.Context, sessionID string) ([]P
 	return out, rows.Err()
 }
 
+var qPendingAll = stmt(`SELECT session_id, request_id, seq, body FROM {permissions} WHERE state = 'pending' ORDER BY session_id, request_id`)
+
+// AllPendingPermissions lists every session's unanswered permission requests.
+func (j *Journal) AllPendingPermissions(ctx context.Context) ([]Permission, error) {
+	rows, err := j.db.QueryContext(ctx, j.n.q(qPendingAll))
+	if err != nil {
+		return nil, fmt.Errorf("read pending permissions: %w", err)
+	}
+	defer rows.Close()
+	var out []Permission
+	for rows.Next() {
+		var p Permission
+		var body []byte
+		if err := rows.Scan(&p.SessionID, &p.RequestID, &p.Seq, &body); err != nil {
+			return nil, fmt.Errorf("read pending permissions: %w", err)
+		}
+		sid := p.SessionID
+		if err := msgpack.Unmarshal(body, &p); err != nil {
+			return nil, fmt.Errorf("read permission %s of %s: %w", p.RequestID, sid, err)
+		}
+		p.SessionID, p.Pending = sid, true
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
 // MidDrain lists the sessions whose last drain did not end (status busy):
 // at start-up, the sessions that were mid-drain when the server stopped.
 func (j *Journal) MidDrain(ctx context.Context) ([]string, error) {

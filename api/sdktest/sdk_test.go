@@ -17,6 +17,25 @@ import (
 	"github.com/sessionrt/sessionrt/provider/scripted"
 )
 
+func writeFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
 // SDKVersion is the @opencode-ai/sdk release the test drives.
 const SDKVersion = "1.19.3"
 
@@ -127,6 +146,21 @@ type driveResult struct {
 		Tag     string
 		Message string
 	}
+	Location struct {
+		Directory string
+		Project   struct{ ID, Directory string }
+	}
+	Catalog struct {
+		Agents, Models, Providers, Commands, Skills, References []string
+		Provider                                                string
+	}
+	FS struct {
+		List, Find []string
+		Read       string
+	}
+	Requests struct {
+		Permissions, Saved, Questions []any
+	}
 }
 
 func TestOpenCodeSDKDrivesASession(t *testing.T) {
@@ -138,6 +172,14 @@ func TestOpenCodeSDKDrivesASession(t *testing.T) {
 	rt := apitest.Start(t, apitest.Options{Turns: func(req *provider.Request, n int) (scripted.Turn, error) {
 		return scripted.Turn{Text: "hi from sessionrt", Chunk: 3}, nil
 	}})
+	// The Location's configuration and files the catalog and fs calls read.
+	writeFile(t, filepath.Join(rt.Loc, "opencode.jsonc"), `{
+		// a command and an agent the SDK lists
+		"command": {"greet": {"template": "Say hello to $ARGUMENTS"}},
+		"agent": {"review": {"description": "Reviews", "mode": "primary"}},
+	}`)
+	writeFile(t, filepath.Join(rt.Loc, ".opencode", "skill", "tidy", "SKILL.md"), "---\nname: tidy\ndescription: Tidy up\n---\nTidy.\n")
+	writeFile(t, filepath.Join(rt.Loc, "hello.txt"), "hello from a file\n")
 	_, file, _, _ := runtime.Caller(0)
 	script := filepath.Join(filepath.Dir(file), "..", "testdata", "sdk", "drive.mjs")
 
@@ -192,6 +234,20 @@ func TestOpenCodeSDKDrivesASession(t *testing.T) {
 	}
 	if res.ModelAfterSwitch.ID != "other-model" || res.GlobalFirst != "server.connected" {
 		t.Fatalf("model after switch %+v, first global event %q", res.ModelAfterSwitch, res.GlobalFirst)
+	}
+	if res.Location.Directory != rt.Loc || res.Location.Project.ID == "" {
+		t.Fatalf("location %+v", res.Location)
+	}
+	cat := res.Catalog
+	if strings.Join(cat.Agents, ",") != "build,plan,review" || len(cat.Models) == 0 || strings.Join(cat.Providers, ",") != "scripted" ||
+		cat.Provider != "scripted" || strings.Join(cat.Commands, ",") != "greet" || strings.Join(cat.Skills, ",") != "tidy" || cat.References == nil {
+		t.Fatalf("catalog %+v", cat)
+	}
+	if !contains(res.FS.List, "hello.txt") || !contains(res.FS.List, ".opencode") || strings.Join(res.FS.Find, ",") != "hello.txt" || res.FS.Read != "hello from a file\n" {
+		t.Fatalf("fs %+v", res.FS)
+	}
+	if res.Requests.Permissions == nil || res.Requests.Saved == nil || res.Requests.Questions == nil {
+		t.Fatalf("requests %+v", res.Requests)
 	}
 	if res.Missing.Status != 404 || res.Missing.Tag != "SessionNotFoundError" || !strings.Contains(res.Missing.Message, "ses_missing") {
 		t.Fatalf("unknown session through the SDK: %+v", res.Missing)

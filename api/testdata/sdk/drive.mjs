@@ -94,6 +94,31 @@ for (;;) {
 }
 live2.abort()
 
+// The Location-scoped catalog, file, permission and question routes.
+const location = { directory: env("SESSIONRT_DIR") }
+out.location = (await v2.location.get({ location })).data
+const names = (r) => r.data.data.map((x) => x.id ?? x.name ?? x.path)
+out.catalog = {
+  agents: names(await v2.agent.list({ location })),
+  models: names(await v2.model.list({ location })),
+  providers: names(await v2.provider.list({ location })),
+  provider: (await v2.provider.get({ providerID: "scripted", location })).data.data.id,
+  commands: names(await v2.command.list({ location })),
+  skills: names(await v2.skill.list({ location })),
+  references: names(await v2.reference.list({ location })),
+}
+out.fs = {
+  list: names(await v2.fs.list({ location })),
+  find: names(await v2.fs.find({ location, query: "hello" })),
+  // The SDK's read names no file ("/api/fs/read/*"): give the path in the URL.
+  read: await (await v2.fs.read({ location }, { url: "/api/fs/read/hello.txt", parseAs: "stream" })).response.text(),
+}
+out.requests = {
+  permissions: (await v2.permission.request.list({ location })).data.data,
+  saved: (await v2.permission.saved.list({})).data.data,
+  questions: (await v2.question.request.list({ location })).data.data,
+}
+
 // Errors come back typed: an unknown session is a 404 SessionNotFoundError.
 try {
   await v2.session.get({ sessionID: "ses_missing" })
