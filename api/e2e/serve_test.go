@@ -169,6 +169,10 @@ func TestServeAnswersTheClientTheCLIAndTheSDK(t *testing.T) {
 
 	// The Go client: create, prompt, wait, read the answer and the events.
 	loc := t.TempDir()
+	// The SDK drive reads this file back through /api/fs (serve's own file routes).
+	if err := os.WriteFile(filepath.Join(loc, "hello.txt"), []byte("hello from a file\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	s, err := c.CreateSession(ctx, wire.CreateSessionRequest{Location: &wire.LocationRef{Directory: loc}})
 	if err != nil {
 		t.Fatal(err)
