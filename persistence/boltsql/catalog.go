@@ -86,7 +86,7 @@ func defFromSchema(id uint64, name string, s sql.PrimaryKeySchema, collation sql
 		if c.Generated != nil || c.Virtual {
 			return tableDef{}, fmt.Errorf("column %s: generated columns are not supported", c.Name)
 		}
-		cd := columnDef{Name: c.Name, Type: c.Type.String(), Nullable: c.Nullable, AutoInc: c.AutoIncrement, Comment: c.Comment, Extra: c.Extra}
+		cd := columnDef{Name: c.Name, Type: typeString(c.Type), Nullable: c.Nullable, AutoInc: c.AutoIncrement, Comment: c.Comment, Extra: c.Extra}
 		if c.Default != nil {
 			s := c.Default.String()
 			cd.Default = &s
@@ -100,12 +100,46 @@ func defFromSchema(id uint64, name string, s sql.PrimaryKeySchema, collation sql
 	return def, nil
 }
 
+// typeString is the persisted form of a column type. A type with a
+// collation names it (and its character set) even when it is the default,
+// which String() leaves out: re-parsed without it, the type's collation is
+// unspecified, and go-mysql-server's LIKE is false and COLLATE an error on
+// such a column.
+func typeString(t sql.Type) string {
+	if tc, ok := t.(sql.TypeWithCollation); ok {
+		return tc.StringWithTableCollation(sql.Collation_Unspecified)
+	}
+	return t.String()
+}
+
+// withCollation gives a re-parsed type whose collation is unspecified (a
+// definition written before typeString named it) the table's collation,
+// which is what the column had when it was created.
+func withCollation(t sql.Type, table sql.CollationID) (sql.Type, error) {
+	tc, ok := t.(sql.TypeWithCollation)
+	if !ok || tc.Collation() != sql.Collation_Unspecified {
+		return t, nil
+	}
+	return tc.WithNewCollation(table)
+}
+
 // compile turns a tableDef into the schema and key layout the engine uses.
 func compile(db string, def tableDef) (*tableInfo, error) {
 	ti := &tableInfo{db: db, def: def, autoIncCol: -1, dataBucket: dataBucketName(def.ID)}
 	sch := make(sql.Schema, len(def.Columns))
+	tableColl := sql.Collation_Default
+	if def.Collation != "" {
+		c, err := sql.ParseCollation("", def.Collation, false)
+		if err != nil {
+			return nil, fmt.Errorf("table %s: collation %q: %w", def.Name, def.Collation, err)
+		}
+		tableColl = c
+	}
 	for i, cd := range def.Columns {
 		typ, err := planbuilder.ParseColumnTypeString(cd.Type)
+		if err == nil {
+			typ, err = withCollation(typ, tableColl)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("table %s column %s: type %q: %w", def.Name, cd.Name, cd.Type, err)
 		}
