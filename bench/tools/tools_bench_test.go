@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -130,11 +131,13 @@ func Benchmark200ConcurrentEcho(b *testing.B) {
 	leaders = nil
 	mu.Unlock()
 
+	cpuBefore := childCPU(b)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		round(i)
 	}
 	b.StopTimer()
+	b.ReportMetric(float64((childCPU(b)-cpuBefore).Microseconds())/float64(200*b.N), "child-cpu-µs/call")
 
 	mu.Lock()
 	started := len(leaders)
@@ -162,6 +165,58 @@ func Benchmark200ConcurrentEcho(b *testing.B) {
 	if leakedProcs != 0 || leakedFDs > 0 {
 		b.Fatalf("leaked %d processes and %d descriptors", leakedProcs, leakedFDs)
 	}
+}
+
+// BenchmarkEchoCall: one op is one `echo` bash call through the registry actor,
+// settled, one at a time: the latency of a call, and the CPU its processes (shell and
+// watchdog) used.
+func BenchmarkEchoCall(b *testing.B) {
+	dir, err := filepath.EvalSymlinks(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	store, err := managed.New(managed.Config{Dir: filepath.Join(dir, ".out")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	props, err := toolactors.Props(toolactors.Config{Dir: dir, Output: store, Logger: quiet})
+	if err != nil {
+		b.Fatal(err)
+	}
+	sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return quiet }))
+	reg := sys.Root.Spawn(props)
+	defer sys.Root.Stop(reg)
+	rules := []permission.Rule{{Action: "*", Resource: "*", Effect: permission.Allow}}
+	input, _ := json.Marshal(map[string]any{"command": "echo hello"})
+	call := func(i int) {
+		res, err := sys.Root.RequestFuture(reg, &toolactors.ExecuteTool{
+			SessionID: "bench", CallID: fmt.Sprintf("c%d", i), Tool: "bash", Input: input, Rules: rules,
+		}, 60*time.Second).Result()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if s := res.(*toolactors.ToolSettled); s.Error != nil || !strings.HasPrefix(s.Output.Text, "hello\n") {
+			b.Fatalf("%+v %+v", s.Output, s.Error)
+		}
+	}
+	call(-1) // warm up
+	cpuBefore := childCPU(b)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		call(i)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64((childCPU(b)-cpuBefore).Microseconds())/float64(b.N), "child-cpu-µs/call")
+}
+
+// childCPU is the user+system CPU of this process's reaped descendants so far.
+func childCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func countFDs(b *testing.B) int {

@@ -1,16 +1,19 @@
 package proc
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
+
+	"github.com/sessionrt/sessionrt/toolactors/proc/reaper"
 )
 
 // Defaults.
@@ -48,16 +51,13 @@ type Outcome struct {
 	Dropped int64
 }
 
-// watchdog is the wrapper script. fd 3 is the read end of a pipe only the server
-// writes; the subshell blocks on it and kills the group (kill 0) at EOF, which happens
-// when the server process closes it or dies. The leader closes fd 3 and execs the real
-// shell, so the command never sees it.
-const watchdog = `(read _ <&3; kill -KILL 0) </dev/null >/dev/null 2>&1 &
-exec 3<&-
-exec "$0" -c "$1"`
+// watchdogBackstop bounds how long Run waits for the watchdog after telling it to kill
+// everything; it only matters if the watchdog itself is stuck.
+const watchdogBackstop = 30 * time.Second
 
-// Run runs spec and waits for the group to be gone. The error is non-nil only when the
-// command could not be started; a failing command is an Outcome with its exit code.
+// Run runs spec and waits until the command and everything it started are gone. The
+// error is non-nil only when the command could not be started; a failing command is an
+// Outcome with its exit code.
 func Run(ctx context.Context, spec Spec) (Outcome, error) {
 	if spec.Dir == "" {
 		return Outcome{}, errors.New("run command: working directory is required")
@@ -82,22 +82,37 @@ func Run(ctx context.Context, spec Spec) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, fmt.Errorf("run command: output pipe: %w", err)
 	}
-	dogR, dogW, err := os.Pipe()
+	controlR, controlW, err := os.Pipe()
 	if err != nil {
 		outR.Close()
 		outW.Close()
 		return Outcome{}, fmt.Errorf("run command: watchdog pipe: %w", err)
 	}
-	defer dogW.Close() // closing it tells the watchdog to kill what is left
+	defer controlW.Close() // closing it tells the watchdog to kill what is left
+	statusR, statusW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		controlR.Close()
+		return Outcome{}, fmt.Errorf("run command: status pipe: %w", err)
+	}
+	defer statusR.Close()
 
-	cmd := exec.Command("/bin/sh", "-c", watchdog, spec.Shell, spec.Command)
-	cmd.Dir = spec.Dir
-	cmd.Env = spec.Env
-	cmd.Stdin = nil // /dev/null
-	cmd.Stdout = outW
-	cmd.Stderr = outW
-	cmd.ExtraFiles = []*os.File{dogR}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	// The watchdog is this very binary (package reaper's init takes over when argv[0]
+	// names it); /proc/self/exe still works when the file was replaced or deleted.
+	cmd := &exec.Cmd{
+		Path: "/proc/self/exe",
+		Args: []string{reaper.Name, spec.Shell, spec.Command},
+		Dir:  spec.Dir,
+		Env:  spec.Env,
+		// Stdin nil: /dev/null.
+		Stdout:     outW,
+		Stderr:     outW,
+		ExtraFiles: []*os.File{controlR, statusW}, // fds 3 and 4, see package reaper
+		// Its own process group: a terminal's signals never reach it. No Pdeathsig:
+		// the watchdog must outlive the server long enough to kill what is left.
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+	}
 
 	capt := newCapture(spec.OutputCap)
 	copied := make(chan struct{})
@@ -106,69 +121,78 @@ func Run(ctx context.Context, spec Spec) (Outcome, error) {
 		_, _ = io.Copy(capt, outR)
 	}()
 
-	// Start and Wait on one goroutine whose OS thread stays locked until the leader is
-	// reaped: Pdeathsig is tied to the thread that forked the child.
-	type waited struct {
-		state *os.ProcessState
-		err   error
-	}
-	started := make(chan error, 1)
-	done := make(chan waited, 1)
-	go func() {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		if err := cmd.Start(); err != nil {
-			started <- err
-			return
-		}
-		started <- nil
-		err := cmd.Wait()
-		done <- waited{cmd.ProcessState, err}
-	}()
-	err = <-started
-	// The child holds its own copies; ours must close so EOF can arrive.
+	err = cmd.Start()
+	// The watchdog holds its own copies; ours must close so EOF can arrive.
 	outW.Close()
-	dogR.Close()
+	controlR.Close()
+	statusW.Close()
 	if err != nil {
 		outR.Close()
 		<-copied
-		return Outcome{}, fmt.Errorf("run command in %s: start %s: %w", spec.Dir, spec.Shell, err)
+		return Outcome{}, fmt.Errorf("run command in %s: start the tool watchdog: %w", spec.Dir, err)
 	}
-	pid := cmd.Process.Pid
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+
+	// The first status line says whether the shell runs.
+	status := bufio.NewReader(statusR)
+	line, _ := status.ReadString('\n')
+	pid, started := strings.CutPrefix(strings.TrimSuffix(line, "\n"), "pid ")
+	shellPID, convErr := strconv.Atoi(pid)
+	if !started || convErr != nil {
+		controlW.Close()
+		waitErr := <-done
+		outR.Close()
+		<-copied
+		msg, isErr := strings.CutPrefix(strings.TrimSuffix(line, "\n"), "error ")
+		if !isErr {
+			msg = fmt.Sprintf("the tool watchdog ended before the shell ran (%v)", waitErr)
+		}
+		return Outcome{}, fmt.Errorf("run command in %s: %s", spec.Dir, msg)
+	}
 	if spec.Started != nil {
-		spec.Started(pid)
+		spec.Started(shellPID)
 	}
 
-	out := Outcome{PID: pid}
-	var w waited
-	stop := false
+	out := Outcome{PID: shellPID}
+	var waitErr error
+	exited := false
 	select {
-	case w = <-done:
+	case waitErr = <-done:
+		exited = true
 	case <-ctx.Done():
-		out.Cancelled, stop = true, true
+		out.Cancelled = true
 	case <-timeout:
-		out.TimedOut, stop = true, true
+		out.TimedOut = true
 	}
-	if stop {
-		_ = syscall.Kill(-pid, syscall.SIGTERM)
+	if !exited {
+		// Politely first: the watchdog forwards SIGTERM to the command's group and to
+		// whatever left it. Then, after the grace, it kills everything.
+		_ = cmd.Process.Signal(syscall.SIGTERM)
 		grace := time.NewTimer(spec.KillGrace)
 		select {
-		case w = <-done:
+		case waitErr = <-done:
 		case <-grace.C:
-			_ = syscall.Kill(-pid, syscall.SIGKILL)
-			w = <-done
+			controlW.Close()
+			backstop := time.NewTimer(watchdogBackstop)
+			select {
+			case waitErr = <-done:
+			case <-backstop.C:
+				_ = syscall.Kill(-shellPID, syscall.SIGKILL)
+				_ = cmd.Process.Kill()
+				waitErr = <-done
+			}
+			backstop.Stop()
 		}
 		grace.Stop()
 	}
-	// The leader is gone; kill the rest of its group so no background job leaks and the
-	// output pipe reaches EOF.
-	_ = syscall.Kill(-pid, syscall.SIGKILL)
-	dogW.Close()
-	// A process that left the group (setsid) may still hold the pipe, so EOF may never
-	// come: after a bound, stop waiting for it. The bound is wall-clock and a loaded
-	// machine may not have scheduled the reader yet, so nothing already in the pipe is
-	// discarded: the reader is woken with a deadline, then the buffered rest is read
-	// without blocking.
+	controlW.Close()
+	// The watchdog has killed and reaped every descendant, so the output pipe is at
+	// EOF unless something escaped the subreaper (only a process started by another
+	// parent, e.g. through a daemon the command asked). After a bound, stop waiting for
+	// it. The bound is wall-clock and a loaded machine may not have scheduled the
+	// reader yet, so nothing already in the pipe is discarded: the reader is woken
+	// with a deadline, then the buffered rest is read without blocking.
 	drain := time.NewTimer(spec.KillGrace)
 	select {
 	case <-copied:
@@ -183,11 +207,17 @@ func Run(ctx context.Context, spec Spec) (Outcome, error) {
 	outR.Close()
 	<-copied
 
-	if w.state == nil {
-		return out, fmt.Errorf("run command in %s: wait: %w", spec.Dir, w.err)
+	// The shell's own wait status, which the watchdog reports last; without it (the
+	// watchdog was killed) the watchdog's status stands in.
+	ws, ok := reportedStatus(status)
+	if !ok {
+		if cmd.ProcessState == nil {
+			return out, fmt.Errorf("run command in %s: wait: %w", spec.Dir, waitErr)
+		}
+		ws, _ = cmd.ProcessState.Sys().(syscall.WaitStatus)
 	}
-	out.ExitCode = w.state.ExitCode()
-	if ws, ok := w.state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+	out.ExitCode = ws.ExitStatus()
+	if ws.Signaled() {
 		out.Signal = ws.Signal().String()
 	}
 	head, tail, dropped := capt.result()
@@ -198,6 +228,20 @@ func Run(ctx context.Context, spec Spec) (Outcome, error) {
 		out.Output = string(head) + string(tail)
 	}
 	return out, nil
+}
+
+// reportedStatus reads the watchdog's "status W" line.
+func reportedStatus(r *bufio.Reader) (syscall.WaitStatus, bool) {
+	line, _ := r.ReadString('\n')
+	v, ok := strings.CutPrefix(strings.TrimSuffix(line, "\n"), "status ")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(v, 10, 32)
+	if err != nil {
+		return 0, false
+	}
+	return syscall.WaitStatus(n), true
 }
 
 // Alive reports whether a process with pid exists and is not a zombie.

@@ -1,8 +1,10 @@
 package proc
 
 import (
+	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -145,5 +147,76 @@ func TestWriterThatEscapedTheGroupDoesNotHangOrLoseOutput(t *testing.T) {
 	}
 	if !strings.Contains(out.Output, "escaped\n") || !strings.Contains(out.Output, "leader\n") {
 		t.Fatalf("output %q", out.Output)
+	}
+	if !Gone(esc, 10*time.Second) {
+		t.Fatalf("the writer that left the group (%d) outlived the call", esc)
+	}
+}
+
+// escapees starts two processes that leave the command's session: one through
+// `setsid`, one as a daemon (double fork, the middle process exits at once, the
+// grandchild calls setsid). Each writes its own PID to a file (setsid, daemon), then
+// the command waits for both files and runs tail.
+func escapees(tail string) string {
+	return `setsid sh -c 'echo $$ > setsid.tmp; mv setsid.tmp setsid; exec sleep 600' & ` +
+		`sh -c 'setsid sh -c "echo \$\$ > daemon.tmp; mv daemon.tmp daemon; exec sleep 600" & exit'; ` +
+		`while [ ! -e setsid ] || [ ! -e daemon ]; do sleep 0.01; done; ` + tail
+}
+
+func TestSetsidAndDaemonsDieWithTheCall(t *testing.T) {
+	dir := t.TempDir()
+	out, err := Run(context.Background(), Spec{Command: escapees("echo done"), Dir: dir, Shell: "/bin/bash"})
+	pids := []int{readPID(t, filepath.Join(dir, "setsid")), readPID(t, filepath.Join(dir, "daemon"))}
+	t.Cleanup(func() {
+		for _, p := range pids {
+			_ = syscall.Kill(p, syscall.SIGKILL)
+		}
+	})
+	if err != nil || out.ExitCode != 0 || out.Output != "done\n" {
+		t.Fatalf("%+v %v", out, err)
+	}
+	for _, p := range pids {
+		if !Gone(p, 10*time.Second) {
+			t.Fatalf("process %d left the session and outlived the call", p)
+		}
+	}
+}
+
+// TestSetsidAndDaemonsDieWithAKilledServer re-executes this test binary as a "server"
+// whose bash call has started a setsid'd process and a daemon and is still running,
+// SIGKILLs it, and checks that the shell and both escapees die with it.
+func TestSetsidAndDaemonsDieWithAKilledServer(t *testing.T) {
+	if dir := os.Getenv("SESSIONRT_PROC_SERVER_DIR"); dir != "" {
+		_, _ = Run(context.Background(), Spec{
+			Command: escapees("echo $$ > shell.tmp; mv shell.tmp shell; exec sleep 600"), Dir: dir, Shell: "/bin/bash",
+		})
+		t.Fatal("the call ended before the server was killed")
+		return
+	}
+	dir := t.TempDir()
+	server := exec.Command(os.Args[0], "-test.run=^TestSetsidAndDaemonsDieWithAKilledServer$")
+	server.Env = append(os.Environ(), "SESSIONRT_PROC_SERVER_DIR="+dir)
+	var log bytes.Buffer
+	server.Stdout, server.Stderr = &log, &log
+	if err := server.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for _, f := range []string{"setsid", "daemon", "shell"} {
+		pids = append(pids, readPID(t, filepath.Join(dir, f)))
+	}
+	t.Cleanup(func() {
+		for _, p := range pids {
+			_ = syscall.Kill(p, syscall.SIGKILL)
+		}
+	})
+	if err := server.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = server.Wait()
+	for _, p := range pids {
+		if !Gone(p, 30*time.Second) {
+			t.Fatalf("process %d outlived the SIGKILLed server; server output:\n%s", p, log.String())
+		}
 	}
 }
