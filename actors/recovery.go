@@ -64,9 +64,17 @@ func (a *sessionActor) failLeftovers(why string) error {
 }
 
 // recoverAfterRestart applies the restart policy to a session that was
-// mid-drain; a resumed drain starts with note for the model.
+// mid-drain; a resumed drain starts with note for the model. A session that
+// was not mid-drain but holds admitted input (its owner died between the
+// receipt and the drain's start) starts its drain as a wake would: the
+// policy is about drains that were running, and this input was never
+// acted on.
 func (a *sessionActor) recoverAfterRestart(policy Recovery, note string) any {
-	if !a.exists || a.sess.Status != persistence.StatusBusy || a.drain != nil {
+	if !a.exists || a.drain != nil {
+		return &Done{LastSeq: a.seq}
+	}
+	if a.sess.Status != persistence.StatusBusy {
+		a.wake()
 		return &Done{LastSeq: a.seq}
 	}
 	if policy == RecoverInterrupt {
@@ -85,4 +93,22 @@ func (a *sessionActor) recoverAfterRestart(policy Recovery, note string) any {
 	a.sess.Status = persistence.StatusIdle
 	a.startDrain(true, nil)
 	return &Done{LastSeq: a.seq}
+}
+
+// owedWhileJournalFails hands a session to the journal waits when the
+// journal refused its activation (a full disk at start-up, a lost database
+// during a takeover) while it was asked to do owed work (a wake, start-up
+// recovery): nobody else would ask again, so the waits resume it once the
+// journal accepts writes. A wake to a session that owes nothing costs one
+// activation then.
+func (a *sessionActor) owedWhileJournalFails(msg any, err error) {
+	switch msg.(type) {
+	case *Wake, *recoverSession:
+	default:
+		return
+	}
+	if errorCode(err) == CodeJournal {
+		a.log.Error("session owes work but the journal refused its activation; it resumes once the journal accepts writes again", "session", a.id, "err", err)
+		a.rt.waits.add(a.id, err)
+	}
 }

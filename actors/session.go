@@ -104,6 +104,7 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 	a.idle.touch(a.system, a.self)
 	if !a.loaded {
 		if err := a.activate(ctx); err != nil {
+			a.owedWhileJournalFails(ctx.Message(), err)
 			a.respond(ctx, err)
 			return
 		}
@@ -210,6 +211,9 @@ func (a *sessionActor) activate(ctx actor.Context) error {
 	// (a new stream: none to read); the rest of the state is read below.
 	own, sess, found, err := a.rt.journal.AcquireSession(a.rt.ctx, a.id, a.rt.owner)
 	if err != nil {
+		if journalFailed(err) && a.rt.ctx.Err() == nil {
+			return &CommandError{Code: CodeJournal, Msg: fmt.Sprintf("session %s: acquire: %v", a.id, err)}
+		}
 		return fmt.Errorf("session %s: acquire: %w", a.id, err)
 	}
 	a.ownership, a.seq = own.Epoch, own.LastSeq

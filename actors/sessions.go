@@ -155,23 +155,34 @@ func (s *Sessions) ReplyPermission(ctx context.Context, id string, r ReplyPermis
 	return err
 }
 
-// Recover finds the sessions that were mid-drain when their owner died and
-// applies the configured policy to each (resume once, or mark interrupted).
+// Recover finds the sessions that owe work (persistence.Journal.Owed): those
+// mid-drain when their owner died, to which it applies the configured
+// policy (resume once, or mark interrupted), and those holding admitted input
+// no drain promoted (the server died between a prompt's receipt and its
+// drain's start), whose drain it starts whatever their status: a receipt
+// means the work happens without further help from the client.
 // progress, when set, is called after each session.
 func (s *Sessions) Recover(ctx context.Context, progress func(done, total int)) ([]string, error) {
-	ids, err := s.rt.journal.MidDrain(ctx)
+	ids, err := s.rt.journal.Owed(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("recover: list sessions mid-drain: %w", err)
+		return nil, fmt.Errorf("recover: list sessions that owe work: %w", err)
 	}
+	// One session failing does not hold the others back. A session the
+	// journal refused (a full disk) waits for it and resumes by itself
+	// (owedWhileJournalFails); the others are reported.
+	var errs []error
 	for i, id := range ids {
 		if _, err := s.ask(ctx, id, &recoverSession{policy: s.rt.cfg.Recovery}, s.rt.cfg.RequestTimeout); err != nil {
-			return ids[:i], fmt.Errorf("recover session %s: %w", id, err)
+			if ctx.Err() != nil {
+				return ids[:i], fmt.Errorf("recover session %s: %w", id, err)
+			}
+			errs = append(errs, fmt.Errorf("recover session %s: %w", id, err))
 		}
 		if progress != nil {
 			progress(i+1, len(ids))
 		}
 	}
-	return ids, nil
+	return ids, errors.Join(errs...)
 }
 
 // Active lists the sessions with a live activation in this process.

@@ -117,7 +117,7 @@ func Member(ctx context.Context, cfg MemberConfig, out io.Writer) error {
 		Cluster: cluster.Config{Name: "chaos", AutoManagePort: cfg.Health, Members: cfg.Members, RefreshTTL: cfg.Refresh,
 			Logger: log},
 		Sessions: n.Sessions, Locations: n.Locations, Roots: cfg.LocationRoots,
-		MidDrain: n.Journal.MidDrain, ResumeAtStart: cfg.ResumeAtStart, Tracer: n.Telemetry.TracerProvider, Metrics: n.Telemetry.Registry, Logger: log,
+		MidDrain: n.Journal.Owed, ResumeAtStart: cfg.ResumeAtStart, Tracer: n.Telemetry.TracerProvider, Metrics: n.Telemetry.Registry, Logger: log,
 	})
 	if err != nil {
 		return err

@@ -56,7 +56,7 @@ func (f *ServeClusterFlags) join(ctx context.Context, n *node.Node, log *slog.Lo
 			Logger: log,
 		},
 		Sessions: n.Sessions, Locations: n.Locations, Roots: f.Root,
-		MidDrain: n.Journal.MidDrain, ResumeAtStart: f.ResumeAtStart,
+		MidDrain: n.Journal.Owed, ResumeAtStart: f.ResumeAtStart,
 		Tracer: n.Telemetry.TracerProvider, Metrics: n.Telemetry.Registry, Logger: log,
 	})
 	if err != nil {

@@ -257,3 +257,38 @@ func TestHistoryPagingIsExclusiveAndSaysExactlyWhetherMoreRemain(t *testing.T) {
 		}
 	})
 }
+
+// TestOwedListsMidDrainAndUnpromotedSessions: Owed is what start-up
+// recovery wakes: a busy session, and an idle one holding admitted input no
+// drain promoted (killed between receipt and drain start); not an idle
+// session whose input was all promoted, nor one that never had input.
+func TestOwedListsMidDrainAndUnpromotedSessions(t *testing.T) {
+	eachBackend(t, func(t *testing.T, j *persistence.Journal) {
+		ctx := testCtx(t)
+		mustAppend(t, j, "empty", 0, 0, created("/p"))
+		mustAppend(t, j, "waiting", 0, 0, created("/p"),
+			messages.PromptAdmitted{MessageID: "w1", Prompt: messages.Prompt{Text: "one"}, Delivery: messages.Steer},
+			messages.PromptAdmitted{MessageID: "w2", Prompt: messages.Prompt{Text: "two"}, Delivery: messages.Queue})
+		mustAppend(t, j, "done", 0, 0, created("/p"),
+			messages.PromptAdmitted{MessageID: "d1", Prompt: messages.Prompt{Text: "one"}, Delivery: messages.Steer},
+			messages.PromptPromoted{MessageIDs: []string{"d1"}},
+			messages.TurnStarted{AssistantMessageID: "a1"},
+			messages.TurnEnded{AssistantMessageID: "a1"}, messages.Idle{})
+		last := mustAppend(t, j, "busy", 0, 0, created("/p"),
+			messages.PromptAdmitted{MessageID: "b1", Prompt: messages.Prompt{Text: "one"}, Delivery: messages.Steer},
+			messages.PromptPromoted{MessageIDs: []string{"b1"}},
+			messages.TurnStarted{AssistantMessageID: "a2"})
+		owed, err := j.Owed(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(owed, []string{"busy", "waiting"}) {
+			t.Fatalf("owed %v, want [busy waiting]", owed)
+		}
+		// Busy with input admitted mid-drain: listed once.
+		mustAppend(t, j, "busy", last, 0, messages.PromptAdmitted{MessageID: "b2", Prompt: messages.Prompt{Text: "two"}, Delivery: messages.Queue})
+		if owed, _ = j.Owed(ctx); !reflect.DeepEqual(owed, []string{"busy", "waiting"}) {
+			t.Fatalf("owed %v, want [busy waiting]", owed)
+		}
+	})
+}

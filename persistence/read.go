@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sort"
 
 	"github.com/vmihailenco/msgpack/v5"
 
@@ -21,6 +22,7 @@ var (
 	qPermissions  = stmt(`SELECT request_id, seq, body, state FROM {permissions} WHERE session_id = ? ORDER BY session_id, request_id`)
 	qBusy         = stmt(`SELECT session_id FROM {sessions} WHERE status = 'busy' ORDER BY session_id`)
 	qAllSessions  = stmt(`SELECT session_id FROM {streams} ORDER BY session_id`)
+	qUnpromoted   = stmt(`SELECT DISTINCT session_id FROM {session_input} WHERE promoted_seq = 0`)
 	qHistoryState = stmt(`SELECT history_seq FROM {sessions} WHERE session_id = ?`)
 )
 
@@ -311,6 +313,35 @@ func (j *Journal) MidDrain(ctx context.Context) ([]string, error) {
 // SessionIDs lists every session with a stream (created or only acquired).
 func (j *Journal) SessionIDs(ctx context.Context) ([]string, error) {
 	return j.ids(ctx, qAllSessions)
+}
+
+// Owed lists, sorted, the sessions that owe work to a client whatever their
+// status: those mid-drain (MidDrain) and those holding admitted input that no
+// drain promoted yet (a server killed between a prompt's receipt and its
+// drain's start, or a drain the journal stopped before it promoted). A
+// pending permission reply is owed only by a drain, so by a busy session.
+// Start-up recovery and a cluster member taking sessions over wake each of
+// them, so that a receipt means the work happens without further help from
+// the client.
+func (j *Journal) Owed(ctx context.Context) ([]string, error) {
+	busy, err := j.ids(ctx, qBusy)
+	if err != nil {
+		return nil, err
+	}
+	waiting, err := j.ids(ctx, qUnpromoted)
+	if err != nil {
+		return nil, err
+	}
+	seen := make(map[string]bool, len(busy)+len(waiting))
+	out := make([]string, 0, len(busy)+len(waiting))
+	for _, id := range append(busy, waiting...) {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
 }
 
 func (j *Journal) ids(ctx context.Context, q string) ([]string, error) {

@@ -1,0 +1,113 @@
+package actors
+
+import (
+	"reflect"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/sessionrt/sessionrt/messages"
+)
+
+// TestAdmittedInputIsWokenAtStartUpWhateverItsStatus: a server that dies
+// between a prompt's receipt and its drain's start leaves the session idle
+// with admitted, unpromoted input. Start-up recovery runs it: the prompt is
+// promoted exactly once and answered, without a run, a retry or another
+// prompt from the client (before: Recover listed only busy sessions, and
+// the prompt sat unpromoted until the client acted).
+func TestAdmittedInputIsWokenAtStartUpWhateverItsStatus(t *testing.T) {
+	for _, policy := range []Recovery{RecoverResume, RecoverInterrupt} {
+		t.Run(string(policy), func(t *testing.T) {
+			h := newHarness(t, text("answered"))
+			id := h.create("")
+			untouched := h.create("")
+			// Admitted, receipt given, no drain yet: the state a kill right
+			// after the receipt leaves (Resume false holds the drain back).
+			rec := h.prompt(id, "msg_owed", "do it", "", false)
+			if rec.AdmittedSeq == 0 {
+				t.Fatalf("receipt %+v", rec)
+			}
+			h.restart(func(c *Config) { c.Recovery = policy })
+			ids, err := h.sessions.Recover(h.ctx(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(ids, []string{id}) {
+				t.Fatalf("recovered %v, want only %s (not %s)", ids, id, untouched)
+			}
+			h.waitIdle(id)
+			if got, want := h.history(id), []string{"U:do it", "A:answered"}; !reflect.DeepEqual(got, want) {
+				t.Fatalf("history %v, want %v", got, want)
+			}
+			if n := strings.Count(strings.Join(h.events(id), " "), "prompt.promoted"); n != 1 {
+				t.Fatalf("promoted %d times, want once: %v", n, h.events(id))
+			}
+			if n := h.prov.Count(); n != 1 {
+				t.Fatalf("%d provider requests, want 1", n)
+			}
+			if again, _ := h.sessions.Recover(h.ctx(), nil); len(again) != 0 {
+				t.Fatalf("recovered again: %v", again)
+			}
+			h.checkReplay()
+		})
+	}
+}
+
+// TestInputAdmittedBeforeAKilledActorIsWokenAtStartUp: the session actor
+// dies right after the admission is durable (the after-admission fault
+// point), so the drain never starts; the process then stops. The next
+// start runs the prompt once.
+func TestInputAdmittedBeforeAKilledActorIsWokenAtStartUp(t *testing.T) {
+	var killed atomic.Bool
+	h := newHarness(t, text("answered"), func(c *Config) {
+		c.Faults = func(p FaultPoint, _ string) bool {
+			return p == FaultAfterAdmission && killed.CompareAndSwap(false, true)
+		}
+	})
+	id := h.create("")
+	if _, err := h.sessions.Prompt(h.ctx(), id, Prompt{MessageID: "msg_k", Prompt: messages.Prompt{Text: "go"}, Resume: true}); err == nil {
+		t.Fatal("the injected fault did not kill the admission's actor")
+	}
+	h.restart()
+	if ids, err := h.sessions.Recover(h.ctx(), nil); err != nil || !reflect.DeepEqual(ids, []string{id}) {
+		t.Fatalf("recovered %v %v, want [%s]", ids, err, id)
+	}
+	h.waitIdle(id)
+	if got, want := h.history(id), []string{"U:go", "A:answered"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("history %v, want %v", got, want)
+	}
+	if n := strings.Count(strings.Join(h.events(id), " "), "prompt.promoted"); n != 1 {
+		t.Fatalf("promoted %d times, want once: %v", n, h.events(id))
+	}
+	h.checkReplay()
+}
+
+// TestAdmittedInputWaitsForAFullDiskAtStartUp: the server dies between a
+// receipt and its drain's start, and comes back on a full disk: recovery
+// cannot take the session over (ownership is a write), so the session
+// waits for the journal, says so on the live bus, and once the disk is
+// freed its prompt is promoted once and answered without a client action
+// (before: Recover stopped at the refused session and nothing retried it).
+func TestAdmittedInputWaitsForAFullDiskAtStartUp(t *testing.T) {
+	h := newHarness(t, text("answered"))
+	id := h.create("")
+	h.prompt(id, "msg_full", "after the disk", "", false)
+	h.faults.FailWrites(nil)
+	h.restart()
+	sub := h.bus.Subscribe(id, 4096)
+	defer sub.Close()
+	if _, err := h.sessions.Recover(h.ctx(), nil); err == nil || !strings.Contains(err.Error(), "no space left on device") {
+		t.Fatalf("recover on a full disk: %v, want the disk's error", err)
+	}
+	awaitStatus(t, sub, func(s SessionStatus) bool { return s.Type == "retry" && s.Attempt >= 1 })
+	h.faults.Heal()
+	awaitStatus(t, sub, func(s SessionStatus) bool { return s.Type == "busy" })
+	h.waitIdle(id)
+	if got, want := h.history(id), []string{"U:after the disk", "A:answered"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("history %v, want %v", got, want)
+	}
+	if n := strings.Count(strings.Join(h.events(id), " "), "prompt.promoted"); n != 1 {
+		t.Fatalf("promoted %d times, want once: %v", n, h.events(id))
+	}
+	h.checkReplay()
+}
