@@ -8,10 +8,12 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/sessionrt/sessionrt/node"
 	"github.com/sessionrt/sessionrt/persistence/boltsql"
 )
 
@@ -62,8 +64,14 @@ func (c *JournalSQLCmd) Run(g *Globals) error {
 	return printRows(g.out(), rows)
 }
 
+// openEngine opens the embedded journal of the data directory (where `serve --data`
+// keeps it); a missing one is an error, never a new empty database.
 func openEngine(g *Globals) (*boltsql.Engine, error) {
-	eng, err := boltsql.Open(g.Data, boltsql.Options{})
+	dir := node.JournalDir(g.Data)
+	if _, err := os.Stat(filepath.Join(dir, boltsql.FileName)); err != nil {
+		return nil, fmt.Errorf("open journal: no journal in %s (--data names the data directory of `sessionrt serve`, which keeps its journal in DATA/journal): %w", dir, err)
+	}
+	eng, err := boltsql.Open(dir, boltsql.Options{})
 	if errors.Is(err, boltsql.ErrInUse) {
 		return nil, fmt.Errorf("%w (if `sessionrt journal serve` holds it, connect with a MySQL client instead)", err)
 	}

@@ -10,6 +10,9 @@ import (
 	"time"
 
 	_ "github.com/go-sql-driver/mysql"
+
+	"github.com/sessionrt/sessionrt/node"
+	"github.com/sessionrt/sessionrt/persistence/boltsql"
 )
 
 func sqlCmd(t *testing.T, dir, stmt string) (string, string, int) {
@@ -19,8 +22,22 @@ func sqlCmd(t *testing.T, dir, stmt string) (string, string, int) {
 	return out.String(), errb.String(), code
 }
 
-func TestJournalSQLPrintsTabSeparatedRowsWithHeader(t *testing.T) {
+// newJournal is a data directory holding an empty embedded journal where serve keeps it.
+func newJournal(t *testing.T) string {
+	t.Helper()
 	dir := t.TempDir()
+	eng, err := boltsql.Open(node.JournalDir(dir), boltsql.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestJournalSQLPrintsTabSeparatedRowsWithHeader(t *testing.T) {
+	dir := newJournal(t)
 	for _, stmt := range []string{
 		"CREATE TABLE notes (id BIGINT PRIMARY KEY, txt VARCHAR(40), extra TEXT)",
 		"INSERT INTO notes VALUES (1, 'hello', NULL), (2, 'tab\there', 'x')",
@@ -40,7 +57,7 @@ func TestJournalSQLPrintsTabSeparatedRowsWithHeader(t *testing.T) {
 }
 
 func TestJournalSQLReportsMySQLErrorAndExitsOne(t *testing.T) {
-	dir := t.TempDir()
+	dir := newJournal(t)
 	_, errs, code := sqlCmd(t, dir, "SELECT * FROM nosuch")
 	if code != 1 || !strings.Contains(errs, "1146") || !strings.Contains(errs, "nosuch") {
 		t.Fatalf("exit %d, stderr %q", code, errs)
@@ -48,7 +65,7 @@ func TestJournalSQLReportsMySQLErrorAndExitsOne(t *testing.T) {
 }
 
 func TestJournalServeAnswersMySQLClients(t *testing.T) {
-	dir := t.TempDir()
+	dir := newJournal(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"time"
 
+	"github.com/sessionrt/sessionrt/node"
 	"github.com/sessionrt/sessionrt/persistence"
 )
 
@@ -17,7 +18,7 @@ type JournalVerifyCmd struct{}
 func (c *JournalVerifyCmd) Run(g *Globals) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	j, err := persistence.OpenURL(ctx, g.Data, g.JournalDSN, true, persistence.Config{})
+	j, err := persistence.OpenURL(ctx, node.JournalDir(g.Data), g.JournalDSN, true, persistence.Config{})
 	if err != nil {
 		return err
 	}
@@ -46,7 +47,7 @@ type JournalEventsCmd struct {
 func (c *JournalEventsCmd) Run(g *Globals) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	j, err := persistence.OpenURL(ctx, g.Data, g.JournalDSN, true, persistence.Config{})
+	j, err := persistence.OpenURL(ctx, node.JournalDir(g.Data), g.JournalDSN, true, persistence.Config{})
 	if err != nil {
 		return err
 	}

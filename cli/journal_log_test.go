@@ -3,18 +3,27 @@ package cli
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/sessionrt/sessionrt/internal/testdb"
 	"github.com/sessionrt/sessionrt/messages"
+	"github.com/sessionrt/sessionrt/node"
 	"github.com/sessionrt/sessionrt/persistence"
+	"github.com/sessionrt/sessionrt/persistence/boltsql"
 	"github.com/sessionrt/sessionrt/persistence/journaltest"
 )
 
+// writeJournal writes four sessions to the journal at url, or (url empty) to the
+// embedded journal of the data directory dir, where serve keeps it.
 func writeJournal(t *testing.T, dir, url string) {
 	t.Helper()
 	ctx := context.Background()
+	if dir != "" {
+		dir = node.JournalDir(dir)
+	}
 	j, err := persistence.OpenURL(ctx, dir, url, false, persistence.Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -98,5 +107,58 @@ func TestJournalEventsStopsAtABadRowNamingIt(t *testing.T) {
 	}
 	if strings.Count(out.String(), "\n") != 1 || !strings.Contains(errb.String(), "session s1 seq 2 type session.bogus.v1") {
 		t.Fatalf("stdout %q stderr %q", out.String(), errb.String())
+	}
+}
+
+// TestJournalCommandsReadTheJournalOfServesDataDirectory runs the node `serve` runs on a
+// data directory, writes a session through it, stops it, and points every admin command
+// at the same --data: each finds that session (before, verify and events said "no
+// journal" and sql answered from a new empty database in DATA itself).
+func TestJournalCommandsReadTheJournalOfServesDataDirectory(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	n, err := node.Start(ctx, node.Config{Data: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.Journal.Append(ctx, "ses_served", 0, 0, messages.SessionCreated{Location: "/p", Agent: "build"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"journal", "verify", "--data", dir}, "1 sessions"},
+		{[]string{"journal", "events", "--data", dir, "ses_served"}, "session.created.v1"},
+		{[]string{"journal", "sql", "--data", dir, "SELECT session_id FROM sessions"}, "session_id\nses_served\n"},
+	} {
+		var out, errb bytes.Buffer
+		if code := run(c.args, &out, &errb); code != 0 || !strings.Contains(out.String(), c.want) {
+			t.Fatalf("%v: exit %d, stdout %q (want %q), stderr %q", c.args, code, out.String(), c.want, errb.String())
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, boltsql.FileName)); err == nil {
+		t.Fatalf("an admin command created a second database in %s", dir)
+	}
+}
+
+// TestJournalSQLOnAMissingJournalIsAnError: `journal sql` and `journal serve` on a data
+// directory without a journal fail naming where they looked, and create nothing.
+func TestJournalSQLOnAMissingJournalIsAnError(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"--data", dir, "journal", "sql", "SELECT 1"},
+		{"--data", dir, "journal", "serve", "--listen", "127.0.0.1:0"},
+	} {
+		var out, errb bytes.Buffer
+		if code := run(args, &out, &errb); code != 1 || !strings.Contains(errb.String(), "no journal in "+node.JournalDir(dir)) {
+			t.Fatalf("%v: exit %d, stdout %q, stderr %q", args, code, out.String(), errb.String())
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("the data directory got %v", entries)
 	}
 }

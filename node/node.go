@@ -91,6 +91,11 @@ type Node struct {
 }
 
 // Start opens and wires everything. On error, whatever was started is stopped.
+// JournalDir is where a node keeps its embedded journal inside the data directory. The
+// admin commands (`sessionrt journal …`) find it through this function too, so that
+// --data names the same directory for every command.
+func JournalDir(data string) string { return filepath.Join(data, "journal") }
+
 func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 	if cfg.Data == "" {
 		cfg.Data = "./.sessionrt"
@@ -125,7 +130,7 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 		// a safety net (each open event stream pays for every poll).
 		jcfg.PollInterval = 10 * time.Second
 	}
-	n.Journal, err = persistence.OpenURL(ctx, filepath.Join(data, "journal"), cfg.JournalURL, false, jcfg)
+	n.Journal, err = persistence.OpenURL(ctx, JournalDir(data), cfg.JournalURL, false, jcfg)
 	if err != nil {
 		return n, err
 	}
