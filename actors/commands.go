@@ -77,10 +77,29 @@ type Outcome struct {
 	// (turn failure, turn limit, context blocked, interrupted).
 	Err string
 	// Kind classifies Err: "", "provider", "turn_limit", "context_blocked",
-	// "interrupted", "moved", "fenced".
+	// "model", "compaction", "overflow", "config", "tools", "location",
+	// "internal", "interrupted", "moved", "fenced", "journal".
 	Kind string
 	// LastSeq is the stream's last seq when the drain ended.
 	LastSeq int64
+}
+
+// KindModel is the Outcome kind of a drain whose model no provider serves.
+const KindModel = "model"
+
+// failure is the durable DrainFailed event that tells the user why the
+// drain ended, or nil when it ended normally. An interrupted drain writes
+// Interrupted instead; a moved one is not a failure (the destination
+// continues), and a fenced or journal outcome cannot be written.
+func (o *Outcome) failure() *messages.DrainFailed {
+	switch o.Kind {
+	case "", "interrupted", "moved", CodeFenced, CodeJournal:
+		return nil
+	}
+	if o.Err == "" {
+		return nil
+	}
+	return &messages.DrainFailed{Kind: o.Kind, Message: o.Err}
 }
 
 // Done answers commands that have nothing else to say (Wake, Interrupt, ReplyPermission).

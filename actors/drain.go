@@ -474,7 +474,7 @@ func (a *sessionActor) startTurn(tools []provider.Tool) {
 	d := a.drain
 	prov, err := a.rt.provider(a.sess.Model)
 	if err != nil {
-		a.endDrain(&Outcome{Err: err.Error(), Kind: "provider"})
+		a.endDrain(&Outcome{Err: err.Error(), Kind: KindModel})
 		return
 	}
 	// The history as it is once the staged promotion and context update
@@ -715,7 +715,11 @@ func (a *sessionActor) endDrain(out *Outcome) {
 		out = &Outcome{}
 	}
 	if a.loaded {
-		if err := a.append(messages.Idle{}); err != nil && out.Err == "" {
+		evs := []messages.Event{messages.Idle{}}
+		if failed := out.failure(); failed != nil {
+			evs = []messages.Event{*failed, messages.Idle{}}
+		}
+		if err := a.append(evs...); err != nil && out.Err == "" {
 			out = &Outcome{Err: err.Error(), Kind: errorCode(err)}
 		}
 	} else {

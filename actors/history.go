@@ -149,7 +149,7 @@ func (a *sessionActor) applyHistory(seq int64, ev messages.Event) {
 		}
 	case messages.SessionCreated, messages.PromptAdmitted, messages.AgentSwitched, messages.ModelSwitched,
 		messages.ToolInputStarted, messages.ToolInputEnded, messages.PermissionAsked, messages.PermissionReplied,
-		messages.CompactionStarted, messages.Interrupted, messages.Idle:
+		messages.CompactionStarted, messages.Interrupted, messages.DrainFailed, messages.Idle:
 		// no model-visible message changes
 	default:
 		h.invalidate()

@@ -143,6 +143,9 @@ func (a *sessionActor) handle(ctx actor.Context) {
 	case *WaitIdle:
 		if a.drain == nil {
 			out := Outcome{LastSeq: a.seq}
+			if a.lastOutcome == nil {
+				a.lastOutcome = a.journaledOutcome()
+			}
 			if a.lastOutcome != nil {
 				out = *a.lastOutcome
 				out.LastSeq = a.seq
@@ -481,4 +484,28 @@ func (a *sessionActor) stopFenced() {
 	a.rt.acts.forget(a.id, a.self)
 	a.idle.stop()
 	a.system.Root.Stop(a.self)
+}
+
+// journaledOutcome is how the session's last drain ended as its journal
+// says (a DrainFailed or Interrupted just before the last Idle), for a
+// WaitIdle on an activation that ran no drain itself (after a restart or
+// a passivation); nil when it ended normally or cannot be read.
+func (a *sessionActor) journaledOutcome() *Outcome {
+	if !a.exists || a.seq < 2 {
+		return nil
+	}
+	evs, err := a.rt.journal.ReadEvents(a.rt.ctx, a.id, a.seq-2, 2)
+	if err != nil || len(evs) != 2 {
+		return nil
+	}
+	if _, idle := evs[1].Event.(messages.Idle); !idle {
+		return nil
+	}
+	switch e := evs[0].Event.(type) {
+	case messages.DrainFailed:
+		return &Outcome{Err: e.Message, Kind: e.Kind, LastSeq: a.seq}
+	case messages.Interrupted:
+		return &Outcome{Err: "interrupted", Kind: "interrupted", LastSeq: a.seq}
+	}
+	return nil
 }

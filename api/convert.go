@@ -264,6 +264,9 @@ var eventNames = map[string]string{
 	"session.turn.failed":     "session.next.step.failed",
 	"session.tool.succeeded":  "session.next.tool.success",
 	"session.prompt.promoted": "session.next.prompted",
+	// A failed drain is OpenCode's session.error (its SDK and TUI show it),
+	// with the runtime's kind beside the error.
+	"session.drain.failed": "session.error",
 }
 
 func eventName(t messages.EventType) string {
@@ -377,6 +380,8 @@ func eventData(d fields, ev messages.Event) fields {
 		return append(d, field{"compactionID", e.CompactionID}, field{"summary", e.Summary}, field{"recent", e.RecentContext})
 	case messages.Interrupted:
 		return append(d, field{"reason", e.Reason})
+	case messages.DrainFailed:
+		return append(d, field{"error", sessionError(e)}, field{"kind", e.Kind})
 	case messages.Idle:
 		return d
 	}
@@ -467,4 +472,30 @@ func decodeCursor(s string) (persistence.Cursor, error) {
 		return c, fmt.Errorf("cursor %q: want a cursor from a previous response", s)
 	}
 	return c, nil
+}
+
+// sessionErrorInfo is OpenCode's session.error error: {name, data: {message}}.
+type sessionErrorInfo struct {
+	Name string           `json:"name"`
+	Data sessionErrorData `json:"data"`
+}
+
+// sessionErrorData is a SessionError's data.
+type sessionErrorData struct {
+	Message     string `json:"message"`
+	IsRetryable *bool  `json:"isRetryable,omitempty"` // APIError requires it
+}
+
+// sessionError names a failed drain's error as OpenCode's union does: a
+// provider that failed after its retries is an APIError, a context that
+// does not fit a ContextOverflowError, anything else an UnknownError.
+func sessionError(e messages.DrainFailed) sessionErrorInfo {
+	switch e.Kind {
+	case "provider":
+		no := false
+		return sessionErrorInfo{Name: "APIError", Data: sessionErrorData{Message: e.Message, IsRetryable: &no}}
+	case "overflow":
+		return sessionErrorInfo{Name: "ContextOverflowError", Data: sessionErrorData{Message: e.Message}}
+	}
+	return sessionErrorInfo{Name: "UnknownError", Data: sessionErrorData{Message: e.Message}}
 }

@@ -299,11 +299,14 @@ func (s *Server) wait(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if _, err := s.cfg.Sessions.WaitIdle(r.Context(), sess.ID); err != nil {
+	out, err := s.cfg.Sessions.WaitIdle(r.Context(), sess.ID)
+	if err != nil {
 		s.fail(w, r, sess.ID, err)
 		return
 	}
-	w.WriteHeader(http.StatusNoContent)
+	// How the last drain ended: a failed one says why (kind and message),
+	// so a caller never mistakes "nothing happened" for an answer.
+	writeJSON(w, http.StatusOK, wire.Data[wire.Outcome]{Data: wire.Outcome{Error: out.Err, Kind: out.Kind, LastSeq: out.LastSeq}})
 }
 
 func (s *Server) run(w http.ResponseWriter, r *http.Request) {

@@ -321,14 +321,15 @@ func (t *v1Translator) durable(id string, s *v1Sess, ev messages.Event, ms int64
 	case messages.TurnFailed:
 		tr := t.turn(id, s, e.AssistantMessageID, ms)
 		tr.info.Time.Completed, tr.info.Error, tr.info.Finish = ms, v1TurnError(e.ErrorKind, e.Message), "error"
+		// The message carries the turn's error; session.error is told once,
+		// when the drain ends because of it (DrainFailed).
 		out = append(out, t.message(id, tr.info))
-		if e.ErrorKind != "interrupted" {
-			out = append(out, newV1Event("session.error", v1ErrorProps{SessionID: id, Error: tr.info.Error}))
-		}
 		delete(s.turns, e.AssistantMessageID)
 		s.ended[e.AssistantMessageID] = true
 	case messages.CompactionEnded:
 		out = append(out, newV1Event("session.compacted", v1SessionProps{SessionID: id}))
+	case messages.DrainFailed:
+		out = append(out, newV1Event("session.error", v1ErrorProps{SessionID: id, Error: v1TurnError(e.Kind, e.Message)}))
 	case messages.Interrupted, messages.Idle:
 		out = t.idle(id, s, out)
 	}

@@ -172,7 +172,7 @@ func (c *SessionShowCmd) Run(g *Globals, s *SessionCmd) error {
 	if err != nil {
 		return failed("session show", err)
 	}
-	return table(g.out(), [][]string{
+	rows := [][]string{
 		{"id", info.ID},
 		{"title", info.Title},
 		{"status", info.Status},
@@ -183,7 +183,14 @@ func (c *SessionShowCmd) Run(g *Globals, s *SessionCmd) error {
 		{"created", msTime(info.Time.Created)},
 		{"updated", msTime(info.Time.Updated)},
 		{"pending permissions", strconv.Itoa(len(perms))},
-	})
+	}
+	if info.Status == "idle" {
+		// An idle session answers at once with how its last drain ended.
+		if o, err := cl.WaitOutcome(ctx, c.Session); err == nil && o.Error != "" {
+			rows = append(rows, []string{"last drain", fmt.Sprintf("failed (%s): %s", o.Kind, o.Error)})
+		}
+	}
+	return table(g.out(), rows)
 }
 
 // SessionPromptCmd admits a prompt and, unless --no-wait, waits for the
@@ -260,7 +267,8 @@ func (c *SessionPromptCmd) Run(g *Globals, s *SessionCmd) error {
 		live.stop()
 		return failed("session prompt", err)
 	}
-	if err := cl.Wait(ctx, id); err != nil {
+	outcome, err := cl.WaitOutcome(ctx, id)
+	if err != nil {
 		live.stop()
 		return failed("session prompt: wait", err)
 	}
@@ -270,10 +278,14 @@ func (c *SessionPromptCmd) Run(g *Globals, s *SessionCmd) error {
 		return failed("session prompt: read answer", err)
 	}
 	if s.JSON {
-		return printJSON(g.out(), struct {
+		if err := printJSON(g.out(), struct {
 			Receipt  wire.InputAdmitted `json:"receipt"`
 			Messages []wire.Message     `json:"messages"`
-		}{rec, answer})
+			Outcome  wire.Outcome       `json:"outcome"`
+		}{rec, answer, outcome}); err != nil {
+			return err
+		}
+		return drainFailed(outcome)
 	}
 	var last int64
 	if n := len(answer); n > 0 {
@@ -302,7 +314,16 @@ func (c *SessionPromptCmd) Run(g *Globals, s *SessionCmd) error {
 			}
 		}
 	}
-	return nil
+	return drainFailed(outcome)
+}
+
+// drainFailed is the error a command exits with when the drain it waited
+// for ended in error: the user learns why nothing (more) was answered.
+func drainFailed(o wire.Outcome) error {
+	if o.Error == "" {
+		return nil
+	}
+	return &exitError{code: exitFailure, err: fmt.Errorf("the session stopped (%s): %s", o.Kind, o.Error)}
 }
 
 // liveAnswer prints an answer as it streams on the server's live stream

@@ -219,3 +219,23 @@ func TestPromptStreamsTextAndToolCallsOnce(t *testing.T) {
 		}
 	}
 }
+
+// A prompt whose drain fails prints why and exits 1; show tells it too.
+func TestPromptAndShowPrintWhyTheDrainFailed(t *testing.T) {
+	c := newCLIRun(t, apitest.Options{Turns: func(*provider.Request, int) (scripted.Turn, error) {
+		return scripted.Turn{}, &provider.Error{Kind: provider.KindAuth, Message: "invalid API key"}
+	}})
+	id := strings.TrimSpace(c.ok("session", "create", "--dir", c.rt.Loc))
+	code, _, errs := c.do("session", "prompt", id, "hello")
+	if code != exitFailure || !strings.Contains(errs, "stopped (provider)") || !strings.Contains(errs, "invalid API key") {
+		t.Fatalf("prompt: exit %d, stderr %q; want 1 and why", code, errs)
+	}
+	code, out, _ := c.do("session", "prompt", id, "again", "--json")
+	var pr struct{ Outcome wire.Outcome }
+	if code != exitFailure || json.Unmarshal([]byte(out), &pr) != nil || pr.Outcome.Kind != "provider" {
+		t.Fatalf("prompt --json: exit %d, %q", code, out)
+	}
+	if out := c.ok("session", "show", id); !strings.Contains(out, "failed (provider)") || !strings.Contains(out, "invalid API key") {
+		t.Fatalf("show: %q", out)
+	}
+}

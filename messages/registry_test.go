@@ -37,6 +37,7 @@ func samples() []Event {
 		CompactionStarted{CompactionID: "cmp_1"},
 		CompactionEnded{CompactionID: "cmp_1", Summary: "sum", RecentContext: "recent"},
 		Interrupted{Reason: "client"},
+		DrainFailed{Kind: "turn_limit", Message: "maximum provider turns reached"},
 		Idle{},
 	}
 }

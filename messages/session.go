@@ -254,6 +254,16 @@ type Interrupted struct {
 	Reason string `msgpack:"r,omitempty"`
 }
 
+// DrainFailed says why a drain ended in error, just before its Idle: the
+// turn limit, blocked context, an unknown model, a provider error after
+// retries, a failed compaction, a configuration error… Kind is the
+// runner's classification (actors.Outcome.Kind), Message what the user is
+// told. An interrupted drain writes Interrupted instead.
+type DrainFailed struct {
+	Kind    string `msgpack:"k"`
+	Message string `msgpack:"msg"`
+}
+
 // Idle is appended by the runner when a drain ends; a session whose last
 // drain event is not followed by Idle or Interrupted was mid-drain.
 type Idle struct{}
@@ -290,6 +300,7 @@ func (PermissionReplied) EventType() EventType { return EventType{"session.permi
 func (CompactionStarted) EventType() EventType { return EventType{"session.compaction.started", 1} }
 func (CompactionEnded) EventType() EventType   { return EventType{"session.compaction.ended", 1} }
 func (Interrupted) EventType() EventType       { return EventType{"session.interrupted", 1} }
+func (DrainFailed) EventType() EventType       { return EventType{"session.drain.failed", 1} }
 func (Idle) EventType() EventType              { return EventType{"session.idle", 1} }
 
 // SessionEvents returns one zero value of every session event type.
@@ -301,7 +312,7 @@ func SessionEvents() []Event {
 		TurnStarted{}, TurnEnded{}, TurnFailed{}, TextEnded{}, ReasoningEnded{},
 		ToolInputStarted{}, ToolInputEnded{}, ToolCalled{}, ToolProgress{}, ToolSucceeded{}, ToolFailed{},
 		PermissionAsked{}, PermissionReplied{},
-		CompactionStarted{}, CompactionEnded{}, Interrupted{}, Idle{},
+		CompactionStarted{}, CompactionEnded{}, Interrupted{}, DrainFailed{}, Idle{},
 	}
 }
 

@@ -425,6 +425,9 @@ func (p *projector) apply(seq int64, ev messages.Event) error {
 	case messages.Interrupted, messages.Idle:
 		p.status = StatusIdle
 		return nil
+
+	case messages.DrainFailed:
+		return nil // the Idle that follows ends the drain
 	}
 	return p.refuse(seq, ev, "no projection for this event type")
 }

@@ -310,7 +310,18 @@ func (c *Client) Interrupt(ctx context.Context, id string) error {
 
 // Wait blocks until the session is idle.
 func (c *Client) Wait(ctx context.Context, id string) error {
-	return c.do(ctx, http.MethodPost, sessionPath(id, "wait"), nil, nil, nil)
+	_, err := c.WaitOutcome(ctx, id)
+	return err
+}
+
+// WaitOutcome blocks until the session is idle and returns how its last
+// drain ended: Error and Kind say why a failed one stopped (turn limit,
+// blocked context, unknown model, provider error, failed compaction,
+// interrupted).
+func (c *Client) WaitOutcome(ctx context.Context, id string) (wire.Outcome, error) {
+	var out wire.Data[wire.Outcome]
+	err := c.do(ctx, http.MethodPost, sessionPath(id, "wait"), nil, nil, &out)
+	return out.Data, err
 }
 
 // Compact runs a manual compaction of an idle session (204); a failed one

@@ -149,12 +149,15 @@ type MoveRequest struct {
 	Location *LocationRef `json:"location"`
 }
 
-// Outcome answers POST /api/session/{id}/run (sessionrt): how the drain ended.
+// Outcome answers POST /api/session/{id}/run and /wait (sessionrt): how
+// the (last) drain ended.
 type Outcome struct {
 	// Error is empty when the drain ended normally.
 	Error string `json:"error,omitempty"`
 	// Kind classifies Error: "", "provider", "turn_limit",
-	// "context_blocked", "interrupted", "moved", "fenced".
+	// "context_blocked", "model", "compaction", "overflow", "config",
+	// "tools", "location", "internal", "interrupted", "moved", "fenced",
+	// "journal".
 	Kind    string `json:"kind,omitempty"`
 	LastSeq int64  `json:"lastSeq"`
 }
