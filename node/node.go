@@ -25,6 +25,7 @@ import (
 	"github.com/sessionrt/sessionrt/telemetry"
 	"github.com/sessionrt/sessionrt/toolactors"
 	"github.com/sessionrt/sessionrt/toolactors/managed"
+	"github.com/sessionrt/sessionrt/toolactors/tools"
 )
 
 // Config configures a node. Zero fields take the documented defaults.
@@ -177,6 +178,7 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 			// Location of one repository shares them; references are read
 			// from the Location's configuration when its registry starts.
 			tc := toolactors.Config{Dir: dir, Project: config.ProjectRoot(dir), Output: out, Approvals: approvals, Logger: cfg.Logger}
+			tc.Tools.Skills = func(context.Context, string) ([]tools.SkillInfo, error) { return locationSkills(loader, dir) }
 			if c, err := loader.Load(dir); err == nil {
 				for _, r := range c.LocalReferences() {
 					if tc.References == nil {
@@ -251,4 +253,22 @@ func (n *Node) Stop(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// locationSkills is what the skill tool of the Location dir may load: the
+// skills its configuration finds as the files are now.
+func locationSkills(loader *config.Loader, dir string) ([]tools.SkillInfo, error) {
+	c, err := loader.Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	found, err := c.Skills(loader.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]tools.SkillInfo, len(found))
+	for i, sk := range found {
+		out[i] = tools.SkillInfo{Name: sk.Name, Description: sk.Description, Location: sk.Location, Content: sk.Content}
+	}
+	return out, nil
 }

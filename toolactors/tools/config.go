@@ -1,6 +1,9 @@
 package tools
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Config configures the built-in tools. Zero fields take the documented defaults.
 type Config struct {
@@ -22,6 +25,10 @@ type Config struct {
 	ReadMaxBinaryBytes int
 	// SearchLimit bounds glob and grep results; default 100.
 	SearchLimit int
+	// Skills lists the skills of the Location dir for the skill tool
+	// (nil: none). It is asked at each call, so a skill added or changed
+	// is found without a restart.
+	Skills func(ctx context.Context, dir string) ([]SkillInfo, error)
 	// OnBashStart, if set, is called with each bash call's process-group leader PID
 	// (diagnostics and tests).
 	OnBashStart func(callID string, pid int)

@@ -115,11 +115,15 @@ func decode(raw json.RawMessage, v any) error {
 // Builtins returns the built-in tools configured by cfg.
 func Builtins(cfg Config) []Tool {
 	cfg = cfg.withDefaults()
-	return []Tool{
+	out := []Tool{
 		&Read{cfg: cfg},
 		&Bash{cfg: cfg},
 		&ApplyPatch{},
 		&Glob{cfg: cfg},
 		&Grep{cfg: cfg},
 	}
+	if cfg.Skills != nil {
+		out = append(out, &Skill{cfg: cfg})
+	}
+	return out
 }
