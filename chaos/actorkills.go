@@ -206,7 +206,9 @@ func RunActorKills(ctx context.Context, cfg ActorConfig) (Report, error) {
 }
 
 // driveSession creates the session, admits its prompts (retrying each with
-// its ID until acknowledged) and runs it until every prompt is answered.
+// its ID until acknowledged: a kill can lose the receipt, never the
+// admission) and waits until every prompt is answered, without ever asking
+// for a run: what a kill left is the runtime's to resume.
 func driveSession(ctx context.Context, n *node.Node, sid, loc string, more func(int) bool, salt int) ([]string, error) {
 	return driveSessionAcked(ctx, n, sid, loc, more, salt, nil)
 }
@@ -241,26 +243,49 @@ func driveSessionAcked(ctx context.Context, n *node.Node, sid, loc string, more 
 			_, _ = n.Sessions.WaitIdle(ctx, sid) // let turns run between bursts
 		}
 	}
+	return ids, awaitSettled(ctx, n, sid)
+}
+
+// awaitSettled waits, without asking for a run (WaitIdle starts nothing),
+// until the session has answered everything; it fails once its journal has
+// shown no new event for settleStall (memberkill.go) while it is not
+// settled: the bound is by progress, not by wall time.
+func awaitSettled(ctx context.Context, n *node.Node, sid string) error {
+	var last int64 = -1
+	moved := time.Now()
 	for {
 		if err := ctx.Err(); err != nil {
-			return ids, fmt.Errorf("did not settle: %w (%s)", err, describe(n.Journal, sid))
+			return fmt.Errorf("session %s did not settle: %w (%s)", sid, err, describe(n.Journal, sid))
 		}
 		_, _ = n.Sessions.WaitIdle(ctx, sid)
 		done, err := settled(ctx, n.Journal, sid)
+		if err != nil || done {
+			return err
+		}
+		s, err := n.Journal.Session(ctx, sid)
 		if err != nil {
-			return ids, err
+			return err
 		}
-		if done {
-			return ids, nil
+		if s.LastSeq != last {
+			last, moved = s.LastSeq, time.Now()
+		} else if time.Since(moved) > settleStall {
+			return fmt.Errorf("session %s: no event for %v and not settled, and no run is asked for: %s", sid, settleStall, describe(n.Journal, sid))
 		}
-		// Work remains (a killed drain): an explicit run resumes it.
-		_, _ = n.Sessions.Run(ctx, sid)
+		// An actor a fault killed restarts and resumes by itself; poll
+		// its journal until it does.
+		select {
+		case <-ctx.Done():
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
 }
 
 // settled: nothing pending, nothing open, idle, and the last turn answered.
 func settled(ctx context.Context, j *persistence.Journal, sid string) (bool, error) {
 	s, err := j.Session(ctx, sid)
+	if errors.Is(err, persistence.ErrNotFound) {
+		return true, nil // its creation never became durable: it owes nothing
+	}
 	if err != nil {
 		return false, err
 	}
@@ -278,6 +303,9 @@ func settled(ctx context.Context, j *persistence.Journal, sid string) (bool, err
 	hist, err := j.ModelHistory(ctx, sid)
 	if err != nil {
 		return false, err
+	}
+	if len(hist) == 0 {
+		return true, nil // created, never prompted (its worker died first)
 	}
 	last := hist[len(hist)-1]
 	return last.Role == persistence.RoleAssistant && last.Finished && last.Error == "" && len(last.Parts) > 0 && last.Parts[len(last.Parts)-1].Text == "done", nil

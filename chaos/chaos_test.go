@@ -49,6 +49,10 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// TestProcessKillsLoseNothingAndLeaveNoOrphans: workers SIGKILLed at random
+// moments and right after receipts; the client-side ledger shows every
+// acknowledged prompt promoted exactly once although no prompt was sent
+// twice and nobody asked for a run (each worker has its own sessions).
 func TestProcessKillsLoseNothingAndLeaveNoOrphans(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts and SIGKILLs worker processes")
@@ -69,7 +73,10 @@ func TestProcessKillsLoseNothingAndLeaveNoOrphans(t *testing.T) {
 	if err := rep.Err(); err != nil {
 		t.Fatal(err)
 	}
-	if rep.ProcessKills < 10 || rep.PromptsAcknowledged == 0 {
-		t.Fatalf("the run exercised too little: %d kills, %d prompts", rep.ProcessKills, rep.PromptsAcknowledged)
+	if rep.ProcessKills < 10 || rep.PromptsAcknowledged == 0 || rep.KillsAfterReceipt == 0 {
+		t.Fatalf("the run exercised too little: %d kills (%d right after a receipt), %d prompts", rep.ProcessKills, rep.KillsAfterReceipt, rep.PromptsAcknowledged)
+	}
+	if rep.PromptsPromotedOnce != rep.PromptsAcknowledged {
+		t.Fatalf("ledger: %d receipts, %d promoted once", rep.PromptsAcknowledged, rep.PromptsPromotedOnce)
 	}
 }

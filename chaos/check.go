@@ -17,17 +17,26 @@ type Report struct {
 	Faults              map[string]int `json:"faults_injected"`
 	ActorKills          int            `json:"actor_kills"`
 	ProcessKills        int            `json:"process_kills"`
-	PromptsAcknowledged int            `json:"prompts_acknowledged"`
-	PromptsLost         int            `json:"prompts_lost"`
-	ToolCalls           int            `json:"tool_calls"`
-	ToolsRun            int            `json:"tools_run"`
-	ToolsDuplicated     int            `json:"tools_duplicated"`
-	ToolsInterrupted    int            `json:"tools_interrupted_failed_durably"`
-	ToolsLeftOpen       int            `json:"tools_left_open"`
-	Events              int            `json:"events"`
-	SeqGaps             int            `json:"seq_gaps"`
-	VerifyDifferences   int            `json:"verify_differences"`
-	Problems            []string       `json:"problems,omitempty"`
+	PromptsAcknowledged int            `json:"prompts_acknowledged"` // the ledger's receipts
+	PromptsPromotedOnce int            `json:"prompts_promoted_once"`
+	PromptsPromotedMore int            `json:"prompts_promoted_more_than_once"`
+	PromptsLost         int            `json:"prompts_lost"` // acknowledged, never promoted
+	// KillsAfterReceipt counts the kills placed on purpose right after a
+	// receipt; UnpromotedAtKill the acknowledged prompts the journal held
+	// unpromoted after a worker died (each a receipt whose drain had not
+	// promoted it: only start-up recovery can act on it, as no client asks
+	// again), counted once each.
+	KillsAfterReceipt int      `json:"kills_after_receipt,omitempty"`
+	UnpromotedAtKill  int      `json:"unpromoted_at_kill,omitempty"`
+	ToolCalls         int      `json:"tool_calls"`
+	ToolsRun          int      `json:"tools_run"`
+	ToolsDuplicated   int      `json:"tools_duplicated"`
+	ToolsInterrupted  int      `json:"tools_interrupted_failed_durably"`
+	ToolsLeftOpen     int      `json:"tools_left_open"`
+	Events            int      `json:"events"`
+	SeqGaps           int      `json:"seq_gaps"`
+	VerifyDifferences int      `json:"verify_differences"`
+	Problems          []string `json:"problems,omitempty"`
 }
 
 // Err is nil when every invariant held.
@@ -52,8 +61,14 @@ func (r Report) String() string {
 	}
 	fmt.Fprintf(&b, "  actor kills                     %d\n", r.ActorKills)
 	fmt.Fprintf(&b, "  process kills (SIGKILL)         %d\n", r.ProcessKills)
-	fmt.Fprintf(&b, "  prompts acknowledged            %d\n", r.PromptsAcknowledged)
-	fmt.Fprintf(&b, "  prompts lost                    %d\n", r.PromptsLost)
+	fmt.Fprintf(&b, "  ledger: receipts                %d\n", r.PromptsAcknowledged)
+	fmt.Fprintf(&b, "  ledger: promoted once           %d\n", r.PromptsPromotedOnce)
+	fmt.Fprintf(&b, "  ledger: promoted more than once %d\n", r.PromptsPromotedMore)
+	fmt.Fprintf(&b, "  ledger: lost                    %d\n", r.PromptsLost)
+	if r.ProcessKills > 0 {
+		fmt.Fprintf(&b, "  kills right after a receipt     %d\n", r.KillsAfterReceipt)
+		fmt.Fprintf(&b, "  receipts unpromoted after a kill %d\n", r.UnpromotedAtKill)
+	}
 	fmt.Fprintf(&b, "  tool calls recorded             %d\n", r.ToolCalls)
 	fmt.Fprintf(&b, "  tools run (side effects)        %d\n", r.ToolsRun)
 	fmt.Fprintf(&b, "  tools duplicated                %d\n", r.ToolsDuplicated)
@@ -74,8 +89,9 @@ func (r *Report) problem(format string, args ...any) {
 	}
 }
 
-// check fills r from the journal and the side-effect file. acked maps each
-// session to the prompt IDs whose admission was acknowledged.
+// check fills r from the journal and the side-effect file. acked is the
+// client-side ledger: each session's prompt IDs whose admission was
+// acknowledged; each must have been promoted exactly once.
 func check(ctx context.Context, j *persistence.Journal, loc string, acked map[string][]string, r *Report) error {
 	r.Sessions = len(acked)
 	markers, err := countMarkers(loc)
@@ -103,12 +119,12 @@ func check(ctx context.Context, j *persistence.Journal, loc string, acked map[st
 				break
 			}
 		}
-		promoted := map[string]bool{}
+		promoted := map[string]int{}
 		for _, e := range envs {
 			switch ev := e.Event.(type) {
 			case messages.PromptPromoted:
 				for _, id := range ev.MessageIDs {
-					promoted[id] = true
+					promoted[id]++
 				}
 			case messages.ToolCalled:
 				r.ToolCalls++
@@ -119,9 +135,15 @@ func check(ctx context.Context, j *persistence.Journal, loc string, acked map[st
 			}
 		}
 		for _, id := range prompts {
-			if !promoted[id] {
+			switch n := promoted[id]; {
+			case n == 1:
+				r.PromptsPromotedOnce++
+			case n == 0:
 				r.PromptsLost++
 				r.problem("session %s: acknowledged prompt %s never promoted", sid, id)
+			default:
+				r.PromptsPromotedMore++
+				r.problem("session %s: acknowledged prompt %s promoted %d times", sid, id, n)
 			}
 		}
 		open, err := j.ToolCalls(ctx, sid, persistence.ToolPending, persistence.ToolRunning)
