@@ -19,11 +19,15 @@ const DemoModel = "demo"
 //   - anything else gets an explanation that this is the offline demo and
 //     how to configure a real provider, quoting the prompt.
 //
-// Replies stream in small chunks so clients see real deltas.
+// Replies stream in small chunks so clients see real deltas. It keeps only the
+// latest DemoKeep requests: a server may run it for months.
 func Demo() *Provider {
-	p, _ := New(Config{Func: demoTurn})
+	p, _ := New(Config{Func: demoTurn, Keep: DemoKeep})
 	return p
 }
+
+// DemoKeep is how many of its latest requests the demo provider keeps.
+const DemoKeep = 8
 
 func demoTurn(_ context.Context, req *provider.Request, n int) (Turn, error) {
 	var last *provider.Message

@@ -125,6 +125,10 @@ type Func func(ctx context.Context, req *provider.Request, n int) (Turn, error)
 type Config struct {
 	Script *Script
 	Func   Func
+	// Keep bounds how many of the latest requests Requests returns; 0 keeps every
+	// request, which tests that inspect them all want. A long-lived provider (the
+	// offline demo) sets a bound so that it does not hold a copy of every request.
+	Keep int
 }
 
 // Provider replays a script. It is safe for concurrent use; requests are
@@ -132,8 +136,9 @@ type Config struct {
 type Provider struct {
 	cfg Config
 
-	mu   sync.Mutex
-	reqs []provider.Request
+	mu    sync.Mutex
+	count int                // requests received
+	reqs  []provider.Request // the latest, at most cfg.Keep when set
 }
 
 // New returns a Provider, validating the script.
@@ -145,6 +150,9 @@ func New(cfg Config) (*Provider, error) {
 		if err := cfg.Script.Validate(); err != nil {
 			return nil, err
 		}
+	}
+	if cfg.Keep < 0 {
+		return nil, fmt.Errorf("scripted: keep %d: want 0 (all) or a positive bound", cfg.Keep)
 	}
 	return &Provider{cfg: cfg}, nil
 }
@@ -240,7 +248,8 @@ func partKind(s string) (provider.PartKind, bool) {
 	return 0, false
 }
 
-// Requests returns copies of every request received, in arrival order.
+// Requests returns copies of the requests received (every one, or the latest
+// Config.Keep), in arrival order.
 func (p *Provider) Requests() []provider.Request {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -251,7 +260,7 @@ func (p *Provider) Requests() []provider.Request {
 func (p *Provider) Count() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return len(p.reqs)
+	return p.count
 }
 
 // Stream records req and plays the turn for it.
@@ -260,8 +269,15 @@ func (p *Provider) Stream(ctx context.Context, req *provider.Request) (provider.
 		return nil, err
 	}
 	p.mu.Lock()
-	n := len(p.reqs)
-	p.reqs = append(p.reqs, copyRequest(req))
+	n := p.count
+	p.count++
+	if k := p.cfg.Keep; k > 0 && len(p.reqs) == k {
+		// Shift in place: the backing array never grows past the bound.
+		copy(p.reqs, p.reqs[1:])
+		p.reqs[k-1] = copyRequest(req)
+	} else {
+		p.reqs = append(p.reqs, copyRequest(req))
+	}
 	p.mu.Unlock()
 
 	var turn Turn
