@@ -79,8 +79,10 @@
 // name the server in its Host (its address, a loopback address, localhost or
 // one of Config.Hosts), against DNS rebinding; browser pages of other origins
 // are refused unless Config.CORSOrigins names them (access.go). Bodies are limited (Config.MaxBodyBytes) and
-// decoded strictly: unknown fields, malformed JSON, wrong types and trailing
-// data get a 400 whose InvalidRequestError names the field. Runtime errors
+// decoded strictly: unknown fields, malformed JSON, wrong types, trailing
+// data, duplicate keys, keys that match a field only when case is ignored and
+// bytes that are not UTF-8 get a 400 whose InvalidRequestError names the
+// field (strict.go). Seq cursors (after, Last-Event-ID) run from 0 to 2^63−2. Runtime errors
 // map by code: invalid 400, not found 404, conflict 409, backlog 429,
 // fenced 503. Mount with http.Server.RegisterOnShutdown(server.Close) so
 // Shutdown does not wait for open event streams; Close also kills the

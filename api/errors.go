@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 
 	"github.com/sessionrt/sessionrt/actors"
@@ -69,10 +70,11 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, sessionID string, 
 }
 
 // decode reads a JSON body strictly into dst: unknown fields, malformed
-// JSON, wrong types and trailing data are refused with a 400 naming the
-// field or the byte offset; a body over the limit gets a 413. An empty
-// body is accepted only when optional is set. It reports whether dst was
-// filled (or legitimately left empty).
+// JSON, wrong types, trailing data, duplicate keys, keys in the wrong case
+// and bytes that are not UTF-8 are refused with a 400 naming the field or
+// the byte offset; a body over the limit gets a 413. An empty body is
+// accepted only when optional is set. It reports whether dst was filled
+// (or legitimately left empty).
 func decode(w http.ResponseWriter, r *http.Request, dst any, optional bool) bool {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
@@ -91,6 +93,10 @@ func decode(w http.ResponseWriter, r *http.Request, dst any, optional bool) bool
 		badRequest(w, "", "body", "request body is empty: want a JSON object")
 		return false
 	}
+	if err := checkUTF8(body); err != nil {
+		badRequest(w, "", "json", "%s", err)
+		return false
+	}
 	dec := json.NewDecoder(strings.NewReader(string(body)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
@@ -100,6 +106,15 @@ func decode(w http.ResponseWriter, r *http.Request, dst any, optional bool) bool
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		badRequest(w, "", "json", "unexpected data after the JSON object (byte offset %d)", dec.InputOffset())
+		return false
+	}
+	if err := checkStrict(body, reflect.TypeOf(dst)); err != nil {
+		var se *strictError
+		if errors.As(err, &se) {
+			badRequest(w, se.field, "json", "%s", se.msg)
+		} else {
+			badRequest(w, "", "json", "invalid JSON: %v", err)
+		}
 		return false
 	}
 	return true

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"time"
@@ -258,9 +259,10 @@ func parseSeq(w http.ResponseWriter, field, v string) (int64, bool) {
 	if v == "" {
 		return 0, true
 	}
+	// A cursor names the last seq seen; the next one, n+1, must be a seq too.
 	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n < 0 {
-		badRequest(w, field, "range", "%s %q: want a seq (a whole number ≥ 0)", field, v)
+	if err != nil || n < 0 || n == math.MaxInt64 {
+		badRequest(w, field, "range", "%s %q: want a seq (a whole number from 0 to %d)", field, v, int64(math.MaxInt64-1))
 		return 0, false
 	}
 	return n, true

@@ -354,6 +354,16 @@ func TestBadInputIsRefusedWithTheFieldNamed(t *testing.T) {
 		{"bad cursor", "GET", p + "/message?cursor=zzz", ``, 400, "", "cursor"},
 		{"bad after", "GET", p + "/history?after=-1", ``, 400, "after", "after"},
 		{"bad event cursor", "GET", p + "/event?after=x", ``, 400, "after", "after"},
+		// The cursor after which nothing can be a seq (issue #21: a SQL "negative limit" 500).
+		{"after at the int64 limit", "GET", p + "/history?after=9223372036854775807", ``, 400, "after", "9223372036854775806"},
+		{"event cursor at the int64 limit", "GET", p + "/event?after=9223372036854775807", ``, 400, "after", "9223372036854775806"},
+		// Strict means no duplicate keys, no case-folded keys, UTF-8 only (encoding/json
+		// took the last duplicate, matched "Prompt" to prompt and replaced bad bytes).
+		{"duplicate key", "POST", p + "/prompt", `{"prompt":{"text":"a","text":"b"}}`, 400, "prompt.text", "duplicate key"},
+		{"duplicate top-level key", "POST", p + "/prompt", `{"prompt":{"text":"a"},"prompt":{"text":"b"}}`, 400, "prompt", "duplicate key"},
+		{"key in another case", "POST", p + "/prompt", `{"Prompt":{"text":"a"}}`, 400, "Prompt", "case-sensitive"},
+		{"nested key in another case", "POST", p + "/prompt", `{"prompt":{"TEXT":"a"}}`, 400, "prompt.TEXT", `want "prompt.text"`},
+		{"invalid UTF-8", "POST", p + "/prompt", "{\"prompt\":{\"text\":\"a\xffb\"}}", 400, "", "not valid UTF-8 (byte offset 20)"},
 		{"bad trace format", "GET", p + "/trace?format=xml", ``, 400, "format", "xml"},
 		{"too large", "POST", p + "/prompt", `{"prompt":{"text":"` + strings.Repeat("a", 5000) + `"}}`, 413, "", "4096"},
 	}
@@ -756,5 +766,29 @@ func TestAlwaysApprovalOutlivesARestart(t *testing.T) {
 			types[i] = e.Type.Name
 		}
 		t.Fatalf("the approved call did not succeed; events %v", types)
+	}
+}
+
+// TestLastEventIDAtTheInt64LimitIsRefused: a reconnecting stream's Last-Event-ID names
+// the last seq seen; 2^63−1 leaves no seq after it, so it is a 400 naming the header
+// (before: a SQL "negative limit" error inside the stream).
+func TestLastEventIDAtTheInt64LimitIsRefused(t *testing.T) {
+	rt := apitest.Start(t, apitest.Options{})
+	s := create(t, newClient(t, rt), rt)
+	req, err := http.NewRequestWithContext(ctxT(t), "GET", rt.URL+"/api/session/"+s.ID+"/event", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+rt.Token)
+	req.Header.Set("Last-Event-ID", "9223372036854775807")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var e wire.Error
+	_ = json.NewDecoder(resp.Body).Decode(&e)
+	if resp.StatusCode != 400 || e.Field != "Last-Event-ID" {
+		t.Fatalf("%d %+v; want 400 naming Last-Event-ID", resp.StatusCode, e)
 	}
 }
