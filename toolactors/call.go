@@ -157,7 +157,7 @@ func (a *callActor) finish(res tools.Result) (*ToolOutput, error) {
 		path = ""
 		out.Lossy = true
 	}
-	p := bound.Preview(text, a.cfg.Limits, path)
+	p := bound.PreviewSaved(text, a.cfg.Limits, bound.Saved{Path: path, Dropped: res.Dropped})
 	out.Text, out.Truncated, out.ManagedPath = p.Text, true, path
 	return out, nil
 }

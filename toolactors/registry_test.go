@@ -182,6 +182,41 @@ func TestS50_OutputOverLimitIsBoundedAndSaved(t *testing.T) {
 	}
 }
 
+// TestTruncationNoteSaysWhatTheFileHoldsAfterTheCapDropped: bash's in-memory cap drops
+// the middle of an output before the text is saved, so the note must not tell the model
+// that the file holds "the complete output" (it did), and must say how much was dropped.
+func TestTruncationNoteSaysWhatTheFileHoldsAfterTheCapDropped(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.Tools.BashOutputCap = 200_000 })
+	out := h.ok(h.call("c1", "bash", map[string]any{"command": "seq 1 300000"})) // 1,988,895 bytes
+	const dropped = 1_988_895 - 200_000
+	if !out.Truncated || out.ManagedPath == "" {
+		t.Fatalf("output not bounded: %+v", out)
+	}
+	if strings.Contains(out.Text, "complete output") {
+		t.Fatalf("the note calls the saved file complete although %d bytes were dropped before: %q", dropped, noteOf(out.Text))
+	}
+	if want := fmt.Sprintf("%s holds the output except %d bytes dropped", out.ManagedPath, dropped); !strings.Contains(out.Text, want) {
+		t.Fatalf("note %q does not say %q", noteOf(out.Text), want)
+	}
+	full, err := os.ReadFile(out.ManagedPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(full), fmt.Sprintf("[%d bytes of output dropped", dropped)) {
+		t.Fatal("the saved file does not mark where the output was dropped")
+	}
+}
+
+// noteOf is the bounding marker line of a preview.
+func noteOf(text string) string {
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(l, "... [") {
+			return l
+		}
+	}
+	return ""
+}
+
 func TestS51_ManagedFileFailureIsLossyButSuccessful(t *testing.T) {
 	blocker := filepath.Join(t.TempDir(), "file")
 	if err := os.WriteFile(blocker, nil, 0o644); err != nil {

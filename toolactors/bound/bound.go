@@ -70,16 +70,34 @@ type Result struct {
 // stays within MaxBytes (a marker is about 200 bytes plus the path).
 const markerReserve = 512
 
-// Preview bounds text. When text is within the limit it is returned unchanged.
-// Otherwise the head and the tail are kept (half of the budget each, never splitting a
-// UTF-8 sequence) around a marker naming managedPath; an empty managedPath produces an
-// explicitly lossy marker. The result is within MaxLines lines and MaxBytes bytes
-// whenever the path fits in the marker reserve.
+// Saved says what became of the complete text before it was bounded, so that the marker
+// tells the model the truth about it.
+type Saved struct {
+	// Path is the managed file holding the text; "" when it could not be written.
+	Path string
+	// Dropped counts bytes the tool lost before it produced the text (bash keeps the head
+	// and the tail of its output within an in-memory cap): neither the file nor the
+	// preview holds them.
+	Dropped int64
+}
+
+// Preview bounds text whose complete form is in the managed file managedPath (""
+// when it could not be written): PreviewSaved with nothing dropped before.
 func Preview(text string, l Limits, managedPath string) Result {
+	return PreviewSaved(text, l, Saved{Path: managedPath})
+}
+
+// PreviewSaved bounds text. When text is within the limit it is returned unchanged.
+// Otherwise the head and the tail are kept (half of the budget each, never splitting a
+// UTF-8 sequence) around a marker naming the file saved.Path; an empty path produces an
+// explicitly lossy marker, and bytes dropped before are named. The result is within
+// MaxLines lines and MaxBytes bytes whenever the path fits in the marker reserve.
+func PreviewSaved(text string, l Limits, saved Saved) Result {
 	l = l.withDefaults()
 	if !Exceeds(text, l) {
 		return Result{Text: text}
 	}
+	managedPath := saved.Path
 	budgetBytes := l.MaxBytes - markerReserve - len(managedPath)
 	if budgetBytes < 0 {
 		budgetBytes = 0
@@ -99,7 +117,7 @@ func Preview(text string, l Limits, managedPath string) Result {
 	if head != "" && head[len(head)-1] != '\n' {
 		b.WriteByte('\n')
 	}
-	b.WriteString(Marker(om, managedPath))
+	b.WriteString(Marker(om, saved))
 	if tail != "" {
 		b.WriteByte('\n')
 	}
@@ -107,14 +125,22 @@ func Preview(text string, l Limits, managedPath string) Result {
 	return Result{Text: b.String(), Truncated: true, Omitted: om}
 }
 
-// Marker is the line put between head and tail.
-func Marker(omitted Stats, managedPath string) string {
-	if managedPath == "" {
+// Marker is the line put between head and tail. It calls the saved file "the complete
+// output" only when nothing was dropped before it was written.
+func Marker(omitted Stats, saved Saved) string {
+	switch {
+	case saved.Path == "" && saved.Dropped > 0:
+		return fmt.Sprintf("... [%d lines, %d bytes truncated; %d more bytes were dropped from the middle of the output before (over the in-memory cap), and the rest could not be saved and is lost] ...",
+			omitted.Lines, omitted.Bytes, saved.Dropped)
+	case saved.Path == "":
 		return fmt.Sprintf("... [%d lines, %d bytes truncated; the complete output could not be saved and is lost] ...",
 			omitted.Lines, omitted.Bytes)
+	case saved.Dropped > 0:
+		return fmt.Sprintf("... [%d lines, %d bytes truncated; %s holds the output except %d bytes dropped from its middle before it was saved (over the in-memory cap, marked in the file); read it with offset, or grep it] ...",
+			omitted.Lines, omitted.Bytes, saved.Path, saved.Dropped)
 	}
 	return fmt.Sprintf("... [%d lines, %d bytes truncated; the complete output is saved in %s; read it with offset, or grep it] ...",
-		omitted.Lines, omitted.Bytes, managedPath)
+		omitted.Lines, omitted.Bytes, saved.Path)
 }
 
 // takeHead returns the longest prefix of s made of at most maxLines lines and maxBytes

@@ -130,8 +130,9 @@ func (b *Bash) Run(ctx context.Context, call Call) (Result, error) {
 		fmt.Fprintf(&text, "<bash_metadata>exit code %d</bash_metadata>\n", out.ExitCode)
 	}
 	return Result{
-		Title: title,
-		Text:  text.String(),
+		Title:   title,
+		Text:    text.String(),
+		Dropped: out.Dropped,
 		Structured: BashOutput{
 			ExitCode: out.ExitCode, Signal: out.Signal, TimedOut: out.TimedOut, Dropped: out.Dropped,
 			Workdir: dir, TimeoutMS: timeout.Milliseconds(),

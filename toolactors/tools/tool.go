@@ -99,6 +99,9 @@ type Result struct {
 	Structured any `json:"structured,omitempty"`
 	// ManagedPath is a managed output file the tool wrote itself; it survives bounding.
 	ManagedPath string `json:"managedPath,omitempty"`
+	// Dropped counts bytes of output the tool lost before it assembled Text (bash's
+	// in-memory cap), so the bounding marker does not call the saved text complete.
+	Dropped int64 `json:"droppedBytes,omitempty"`
 }
 
 // decode unmarshals validated input into v.
