@@ -51,6 +51,10 @@ type Config struct {
 	// ConfigFile is read after every other configuration file of each
 	// Location (serve --config).
 	ConfigFile string
+	// ProviderDir is the folder whose configuration (with the global one,
+	// OPENCODE_CONFIG and ConfigFile) gives the providers and the default
+	// model; default the working directory. Providers serve every Location.
+	ProviderDir string
 	// Agents overrides the agents every Location's configuration gives
 	// (default: OpenCode's build and plan with its default permissions,
 	// and the configured ones).
@@ -155,7 +159,11 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 
 	providers, defaultModel := cfg.Providers, cfg.DefaultModel
 	if providers == nil {
-		reg, err := catalog.Open(catalog.OpenConfig{Getenv: cfg.Getenv, Logger: cfg.Logger})
+		cat, err := n.configuredProviders()
+		if err != nil {
+			return n, fmt.Errorf("providers: %w", err)
+		}
+		reg, err := catalog.Open(catalog.OpenConfig{Catalog: cat, Getenv: cfg.Getenv, Logger: cfg.Logger})
 		if err != nil {
 			return n, fmt.Errorf("providers: %w", err)
 		}
@@ -271,4 +279,33 @@ func locationSkills(loader *config.Loader, dir string) ([]tools.SkillInfo, error
 		out[i] = tools.SkillInfo{Name: sk.Name, Description: sk.Description, Location: sk.Location, Content: sk.Content}
 	}
 	return out, nil
+}
+
+// configuredProviders is the provider catalog (built-in, or the
+// SESSIONRT_CATALOG file) with the providers and default model that the
+// configuration of Config.ProviderDir gives. A malformed file there fails
+// the start, naming file, line and column.
+func (n *Node) configuredProviders() (*catalog.Catalog, error) {
+	getenv := n.Loader.Getenv
+	base := catalog.Builtin()
+	if path := getenv("SESSIONRT_CATALOG"); path != "" {
+		loaded, err := catalog.Load(path)
+		if err != nil {
+			return nil, fmt.Errorf("SESSIONRT_CATALOG: %w", err)
+		}
+		base = loaded
+	}
+	dir := n.Config.ProviderDir
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, err
+		}
+		dir = wd
+	}
+	c, err := n.Loader.Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	return providerCatalog(base, c.Info, getenv)
 }

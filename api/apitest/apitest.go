@@ -47,6 +47,10 @@ type Options struct {
 	Env map[string]string
 	// ConfigFile is read after every other configuration file (serve --config).
 	ConfigFile string
+	// ConfiguredProviders builds the providers as sessionrt serve does
+	// (environment and the configuration of Loc) instead of the scripted
+	// one; Turns is not used then.
+	ConfiguredProviders bool
 	// Data and Loc, when set, are the data directory and the default Location
 	// (default: fresh temporary directories); a test restarts a runtime by
 	// stopping it and starting another on the same Data.
@@ -104,10 +108,15 @@ func Start(t testing.TB, o Options) *Runtime {
 	quiet := slog.New(slog.DiscardHandler)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
+	providers, model := func(messages.ModelRef) (provider.Provider, error) { return prov, nil }, Model
+	if o.ConfiguredProviders {
+		providers, model = nil, messages.ModelRef{}
+	}
 	rt.Node, err = node.Start(ctx, node.Config{
 		Data:         data,
-		Providers:    func(messages.ModelRef) (provider.Provider, error) { return prov, nil },
-		DefaultModel: Model,
+		Providers:    providers,
+		DefaultModel: model,
+		ProviderDir:  rt.Loc,
 		Agents:       o.Agents,
 		DefaultAgent: o.DefaultAgent,
 		Getenv:       func(k string) string { return env[k] },

@@ -53,6 +53,10 @@ type Provider struct {
 	BaseURL string `json:"base_url,omitempty"`
 	// APIKeyEnv names the environment variable holding the API key.
 	APIKeyEnv string `json:"api_key_env,omitempty"`
+	// APIKey is the key itself, when the operator's configuration gives it
+	// (opencode.json's options.apiKey, usually "{env:VAR}"); the APIKeyEnv
+	// variable wins when set. Never read from or written to a catalog file.
+	APIKey string `json:"-"`
 	// BaseURLEnv names an environment variable overriding BaseURL.
 	BaseURLEnv string `json:"base_url_env,omitempty"`
 	// Headers are extra request headers.

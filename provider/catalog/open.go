@@ -91,6 +91,9 @@ func Open(cfg OpenConfig) (*Registry, error) {
 		if p.APIKeyEnv != "" {
 			key = getenv(p.APIKeyEnv)
 		}
+		if key == "" {
+			key = p.APIKey
+		}
 		baseFromEnv := ""
 		if p.BaseURLEnv != "" {
 			baseFromEnv = getenv(p.BaseURLEnv)
@@ -109,6 +112,7 @@ func Open(cfg OpenConfig) (*Registry, error) {
 			configured = key != "" || baseFromEnv != "" || (p.APIKeyEnv == "" && p.BaseURL != "")
 		case KindAnthropic:
 			configured = key != "" || (p.APIKeyEnv == "" && p.BaseURL != "")
+
 		}
 		if !configured {
 			continue

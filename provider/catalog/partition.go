@@ -85,8 +85,11 @@ func stringOrList(v json.RawMessage) ([]string, error) {
 	return list, nil
 }
 
-// applyParams folds a model's flat Params into its three domains; the
-// explicit Controls, Options and Wire of the entry win.
+// ApplyParams folds a model's flat Params (OpenCode's model "options")
+// into its three domains; the explicit Controls, Options and Wire of the
+// entry win.
+func ApplyParams(m Model) (Model, error) { return applyParams(m) }
+
 func applyParams(m Model) (Model, error) {
 	if len(m.Params) == 0 {
 		return m, nil

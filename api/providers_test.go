@@ -1,0 +1,138 @@
+package api_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/sessionrt/sessionrt/api/apitest"
+	"github.com/sessionrt/sessionrt/api/client"
+	"github.com/sessionrt/sessionrt/api/wire"
+)
+
+// fakeChat is a local OpenAI-compatible server: it answers every chat
+// completion with text and records what each request carried.
+type fakeChat struct {
+	mu       sync.Mutex
+	requests []fakeChatRequest
+}
+
+type fakeChatRequest struct {
+	Auth, Header, Model string
+	Temperature         *float64
+}
+
+func (f *fakeChat) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !strings.HasSuffix(r.URL.Path, "/chat/completions") {
+		http.NotFound(w, r)
+		return
+	}
+	var body struct {
+		Model       string   `json:"model"`
+		Temperature *float64 `json:"temperature"`
+	}
+	_ = json.NewDecoder(r.Body).Decode(&body)
+	f.mu.Lock()
+	f.requests = append(f.requests, fakeChatRequest{Auth: r.Header.Get("Authorization"), Header: r.Header.Get("X-Team"), Model: body.Model, Temperature: body.Temperature})
+	f.mu.Unlock()
+	w.Header().Set("Content-Type", "text/event-stream")
+	for _, chunk := range []string{
+		`{"id":"c1","object":"chat.completion.chunk","model":"` + body.Model + `","choices":[{"index":0,"delta":{"role":"assistant","content":"hello from the configured model"},"finish_reason":null}]}`,
+		`{"id":"c1","object":"chat.completion.chunk","model":"` + body.Model + `","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`,
+		`[DONE]`,
+	} {
+		fmt.Fprintf(w, "data: %s\n\n", chunk)
+	}
+}
+
+func (f *fakeChat) seen() []fakeChatRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]fakeChatRequest(nil), f.requests...)
+}
+
+// A provider configured in opencode.json (an OpenAI-compatible base URL, an
+// API key from {env:}, a header, a model with limits and options) serves
+// the sessions: it is the default model, listed by the catalog, and its
+// requests carry the key, the header and the model's options.
+func TestConfiguredOpenAICompatibleProviderServesSessions(t *testing.T) {
+	fake := &fakeChat{}
+	srv := httptest.NewServer(fake)
+	t.Cleanup(srv.Close)
+	cf := newConfigured(t)
+	cf.global(t, `{
+		// a team's local model server
+		"provider": {
+			"local": {
+				"npm": "@ai-sdk/openai-compatible",
+				"name": "Team LLM",
+				"options": {"baseURL": "`+srv.URL+`/v1", "apiKey": "{env:TEAM_KEY}", "headers": {"X-Team": "core"}},
+				"models": {"coder-7b": {"name": "Coder 7B", "limit": {"context": 32000, "output": 4000}, "options": {"temperature": 0.25}}},
+			},
+		},
+		"model": "local/coder-7b",
+		"disabled_providers": ["openai"],
+	}`)
+	rt := cf.start(t, apitest.Options{ConfiguredProviders: true,
+		Env: map[string]string{"HOME": cf.home, "TEAM_KEY": "sk-team-secret", "OPENAI_API_KEY": "sk-not-used"}})
+	c := newClient(t, rt)
+	ctx := ctxT(t)
+	s, err := c.CreateSession(ctx, wire.CreateSessionRequest{Location: &wire.LocationRef{Directory: cf.project}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Model.ProviderID != "local" || s.Model.ID != "coder-7b" {
+		t.Fatalf("session model %+v, want the configured local/coder-7b", s.Model)
+	}
+	prompt(t, c, s.ID, "hi")
+	out, err := c.WaitOutcome(ctx, s.ID)
+	if err != nil || out.Error != "" {
+		t.Fatalf("wait: %+v %v", out, err)
+	}
+	msgs, err := c.Messages(ctx, s.ID, client.MessagesOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(fmt.Sprint(msgs), "hello from the configured model") {
+		t.Fatalf("messages %+v lack the fake model's answer", msgs)
+	}
+	reqs := fake.seen()
+	if len(reqs) != 1 {
+		t.Fatalf("%d requests reached the fake server, want 1", len(reqs))
+	}
+	r := reqs[0]
+	if r.Auth != "Bearer sk-team-secret" || r.Header != "core" || r.Model != "coder-7b" || r.Temperature == nil || *r.Temperature != 0.25 {
+		t.Fatalf("request auth %q header %q model %q temperature %v", r.Auth, r.Header, r.Model, r.Temperature)
+	}
+
+	var provs struct {
+		All []struct {
+			ID     string `json:"id"`
+			Name   string `json:"name"`
+			Models map[string]struct {
+				Name  string `json:"name"`
+				Limit struct {
+					Context int `json:"context"`
+				} `json:"limit"`
+			} `json:"models"`
+		} `json:"all"`
+	}
+	if code := v1(t, rt, "GET", "/provider?directory="+filepath.ToSlash(cf.project), "", &provs); code != 200 {
+		t.Fatalf("GET /provider: %d", code)
+	}
+	var ids []string
+	for _, p := range provs.All {
+		ids = append(ids, p.ID)
+		if p.ID == "local" && (p.Models["coder-7b"].Limit.Context != 32000 || p.Models["coder-7b"].Name != "Coder 7B") {
+			t.Fatalf("local provider listed as %+v", p)
+		}
+	}
+	if !strings.Contains(strings.Join(ids, ","), "local") || strings.Contains(strings.Join(ids, ","), "openai") {
+		t.Fatalf("providers listed %v, want local and not the disabled openai (%+v)", ids, provs)
+	}
+}
