@@ -20,12 +20,12 @@ func TestLikeAndCollateOnStringColumnsAfterReopen(t *testing.T) {
 	check := func(e *Engine) {
 		t.Helper()
 		for q, want := range map[string]int64{
-			"SELECT COUNT(*) FROM t WHERE s LIKE 'h%'":                                 1,
-			"SELECT COUNT(*) FROM t WHERE c LIKE 'a_c'":                                1,
-			"SELECT COUNT(*) FROM t WHERE x LIKE '%ex%'":                               1,
-			"SELECT COUNT(*) FROM t WHERE s LIKE 'H%'":                                 0, // utf8mb4_0900_bin is case-sensitive
-			"SELECT COUNT(*) FROM t WHERE g = 'mixed'":                                 1, // the column's own collation is kept
-			"SELECT COUNT(*) FROM t WHERE s COLLATE utf8mb4_general_ci = 'HELLO'":      1,
+			"SELECT COUNT(*) FROM t WHERE s LIKE 'h%'":                              1,
+			"SELECT COUNT(*) FROM t WHERE c LIKE 'a_c'":                             1,
+			"SELECT COUNT(*) FROM t WHERE x LIKE '%ex%'":                            1,
+			"SELECT COUNT(*) FROM t WHERE s LIKE 'H%'":                              0, // utf8mb4_0900_bin is case-sensitive
+			"SELECT COUNT(*) FROM t WHERE g = 'mixed'":                              1, // the column's own collation is kept
+			"SELECT COUNT(*) FROM t WHERE s COLLATE utf8mb4_general_ci = 'HELLO'":   1,
 			"SELECT COUNT(*) FROM t WHERE s COLLATE utf8mb4_0900_ai_ci LIKE 'HEL%'": 1,
 		} {
 			if got := queryInt(t, e.DB(), q); got != want {

@@ -3,7 +3,6 @@ package boltsql
 import (
 	"context"
 	"database/sql/driver"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -234,7 +233,8 @@ func toBinding(v driver.Value) (sqlparser.Expr, error) {
 	return sqlparser.ExprFromValue(val)
 }
 
-func (c *conn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+func (c *conn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (_ driver.Result, err error) {
+	defer c.recoverStatement(query, &err)
 	if len(args) == 0 && !c.eng.noFastTxStmts {
 		if kind := txStatementOf(query); kind != txNone {
 			if err := c.execTxStatement(ctx, query, kind); err != nil {
@@ -302,7 +302,8 @@ func (c *conn) ExecContext(ctx context.Context, query string, args []driver.Name
 	return &res, nil
 }
 
-func (c *conn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+func (c *conn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (_ driver.Rows, err error) {
+	defer c.recoverStatement(query, &err)
 	if !c.eng.noFastSelect && startsWithKeyword(query, "select") {
 		qctx := c.fastContext(ctx, query)
 		if s := c.eng.selectShapeFor(qctx, gsql.RemoveSpaceAndDelimiter(query, ';')); s != nil {
@@ -322,6 +323,27 @@ func (c *conn) QueryContext(ctx context.Context, query string, args []driver.Nam
 		return nil, err
 	}
 	return &rows{c: c, ctx: qctx, sch: sch, iter: iter}, nil
+}
+
+// recoverStatement turns a panic inside go-mysql-server (or a fast path)
+// into the statement's error, MySQL's 1105, and aborts the statement's
+// transaction: its partial writes are rolled back, and a COMMIT of an
+// explicit transaction fails. A caller (journal sql) never sees a Go stack.
+func (c *conn) recoverStatement(query string, err *error) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	*err = statementPanic(query, r)
+	c.sess.abortStatement(*err)
+}
+
+func statementPanic(query string, r any) *mysqldriver.MySQLError {
+	if len(query) > 200 {
+		query = query[:200] + "…"
+	}
+	return &mysqldriver.MySQLError{Number: 1105, SQLState: [5]byte{'H', 'Y', '0', '0', '0'},
+		Message: fmt.Sprintf("internal error in the SQL engine running %q: %v (the statement was rolled back)", query, r)}
 }
 
 type result struct{ affected, insertID int64 }
@@ -390,17 +412,19 @@ func (r *rows) Columns() []string {
 }
 
 // Close finishes the statement: an autocommit statement commits here.
-func (r *rows) Close() error {
+func (r *rows) Close() (err error) {
 	if r.closed {
 		return nil
 	}
 	r.closed = true
-	err := r.iter.Close(r.ctx)
+	defer r.c.recoverStatement(r.ctx.Query(), &err)
+	err = r.iter.Close(r.ctx)
 	r.c.sess.CommandEnd()
 	return toMySQLError(err)
 }
 
-func (r *rows) Next(dest []driver.Value) error {
+func (r *rows) Next(dest []driver.Value) (err error) {
+	defer r.c.recoverStatement(r.ctx.Query(), &err)
 	for {
 		row, err := r.iter.Next(r.ctx)
 		if err != nil {
@@ -449,12 +473,13 @@ func driverValue(v interface{}) driver.Value {
 	case decimal.Decimal:
 		return x.String()
 	case gsql.JSONWrapper:
-		val, err := x.ToInterface()
+		// MySQL's text of the document, as the wire server sends it (a
+		// DECIMAL inside is a number; json.Marshal quoted it).
+		s, err := types.JsonToMySqlString(x)
 		if err != nil {
 			return fmt.Sprint(x)
 		}
-		b, _ := json.Marshal(val)
-		return b
+		return []byte(s)
 	}
 	return fmt.Sprint(v)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
@@ -149,7 +150,7 @@ func (e *editor) Insert(ctx *sql.Context, row sql.Row) error {
 		}
 	}
 	if ti.autoIncCol >= 0 && row[ti.autoIncCol] != nil {
-		if v, ok := asUint64(row[ti.autoIncCol]); ok {
+		if v, ok := autoIncOf(row[ti.autoIncCol]); ok {
 			cur, err := e.tx.autoIncValue(wtx, ti)
 			if err != nil {
 				return err
@@ -276,6 +277,22 @@ func (e *editor) Delete(ctx *sql.Context, row sql.Row) error {
 // AUTO_INCREMENT: the next value lives in the autoinc bucket under the
 // table id and moves with the transaction (a rolled-back insert returns it).
 
+// autoIncOf is an AUTO_INCREMENT column's value as the counter counts it:
+// integers, and FLOAT/DOUBLE values rounded as go-mysql-server converts
+// them (the counter of a FLOAT or DOUBLE key never advanced before).
+func autoIncOf(v interface{}) (uint64, bool) {
+	switch f := v.(type) {
+	case float64:
+		if f >= 0 && f < math.MaxUint64 {
+			return uint64(math.Round(f)), true
+		}
+		return 0, false
+	case float32:
+		return autoIncOf(float64(f))
+	}
+	return asUint64(v)
+}
+
 func u64key(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
 
 func (t *txn) autoIncValue(tx *bolt.Tx, ti *tableInfo) (uint64, error) {
@@ -319,7 +336,7 @@ func (t *Table) GetNextAutoIncrementValue(ctx *sql.Context, insertVal interface{
 	if err != nil {
 		return 0, err
 	}
-	if v, ok := asUint64(insertVal); ok && insertVal != nil && v > cur {
+	if v, ok := autoIncOf(insertVal); ok && insertVal != nil && v > cur {
 		return v, nil
 	}
 	return cur, nil

@@ -134,6 +134,8 @@ type Engine struct {
 	noFastTxStmts bool          // tests: run START TRANSACTION/COMMIT/ROLLBACK through go-mysql-server
 	fastTxStmts   atomic.Uint64 // transaction-control statements run without the planner (txstmt.go)
 
+	wireSessions sync.Map // wire connection id -> *Session, to end a statement that panicked
+
 	dbOnce sync.Once
 	sqlDB  *sql.DB
 
@@ -265,7 +267,7 @@ func (e *Engine) loadCatalog() error {
 	dbs := map[string]*dbInfo{}
 	err := e.bolt.View(func(tx *bolt.Tx) error {
 		if err := tx.Bucket(bucketDBs).ForEach(func(k, v []byte) error {
-			dbs[string(k)] = &dbInfo{name: string(v), tables: map[string]*tableInfo{}}
+			dbs[string(k)] = decodeDBInfo(v)
 			return nil
 		}); err != nil {
 			return err

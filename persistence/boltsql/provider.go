@@ -21,7 +21,7 @@ type provider struct {
 	misses map[string]error
 }
 
-var _ sql.MutableDatabaseProvider = (*provider)(nil)
+var _ sql.CollatedDatabaseProvider = (*provider)(nil)
 
 func newProvider(e *Engine) *provider {
 	return &provider{eng: e, infoDB: information_schema.NewInformationSchemaDatabase()}
@@ -66,9 +66,11 @@ func (p *provider) HasDatabase(ctx *sql.Context, name string) bool {
 	return ok
 }
 
+// AllDatabases lists this engine's databases. Not information_schema: the
+// analyzer's catalog adds its own (listed twice in SHOW DATABASES before).
 func (p *provider) AllDatabases(ctx *sql.Context) []sql.Database {
 	p.eng.catMu.RLock()
-	out := []sql.Database{p.infoDB}
+	out := make([]sql.Database, 0, len(p.eng.dbs))
 	for _, d := range p.eng.dbs {
 		out = append(out, &database{eng: p.eng, name: d.name})
 	}
@@ -78,6 +80,12 @@ func (p *provider) AllDatabases(ctx *sql.Context) []sql.Database {
 }
 
 func (p *provider) CreateDatabase(ctx *sql.Context, name string) error {
+	return p.CreateCollatedDatabase(ctx, name, sql.Collation_Unspecified)
+}
+
+// CreateCollatedDatabase keeps CREATE DATABASE's CHARACTER SET/COLLATE:
+// tables created in the database default to it.
+func (p *provider) CreateCollatedDatabase(ctx *sql.Context, name string, collation sql.CollationID) error {
 	t, err := txnOf(ctx)
 	if err != nil {
 		return err
@@ -90,11 +98,15 @@ func (p *provider) CreateDatabase(ctx *sql.Context, name string) error {
 		return err
 	}
 	b := wtx.Bucket(bucketDBs)
-	if err := t.put(b, bucketDBs, []byte(strings.ToLower(name)), []byte(name)); err != nil {
+	info := &dbInfo{name: name, tables: map[string]*tableInfo{}}
+	if collation != sql.Collation_Unspecified && collation != sql.Collation_Default {
+		info.collation = collation.Name()
+	}
+	if err := t.put(b, bucketDBs, []byte(strings.ToLower(name)), info.encode()); err != nil {
 		return err
 	}
 	p.eng.catMu.Lock()
-	p.eng.dbs[strings.ToLower(name)] = &dbInfo{name: name, tables: map[string]*tableInfo{}}
+	p.eng.dbs[strings.ToLower(name)] = info
 	p.eng.catMu.Unlock()
 	t.onUndo(func() {
 		p.eng.catMu.Lock()
@@ -141,8 +153,24 @@ func (p *provider) DropDatabase(ctx *sql.Context, name string) error {
 }
 
 type dbInfo struct {
-	name   string
-	tables map[string]*tableInfo // by lower-case name
+	name      string
+	collation string                // empty: the default collation
+	tables    map[string]*tableInfo // by lower-case name
+}
+
+// encode is the database's value in the dbs bucket: its name, then its
+// collation after a zero byte when it has one (files written before
+// databases had collations hold the name alone).
+func (d *dbInfo) encode() []byte {
+	if d.collation == "" {
+		return []byte(d.name)
+	}
+	return []byte(d.name + "\x00" + d.collation)
+}
+
+func decodeDBInfo(v []byte) *dbInfo {
+	name, coll, _ := strings.Cut(string(v), "\x00")
+	return &dbInfo{name: name, collation: coll, tables: map[string]*tableInfo{}}
 }
 
 // database is one SQL database (schema) of the catalog.
@@ -152,12 +180,59 @@ type database struct {
 }
 
 var (
-	_ sql.Database     = (*database)(nil)
-	_ sql.TableCreator = (*database)(nil)
-	_ sql.TableDropper = (*database)(nil)
+	_ sql.Database         = (*database)(nil)
+	_ sql.CollatedDatabase = (*database)(nil)
+	_ sql.TableCreator     = (*database)(nil)
+	_ sql.TableDropper     = (*database)(nil)
 )
 
 func (d *database) Name() string { return d.name }
+
+// GetCollation is the collation CREATE DATABASE (or ALTER DATABASE) gave.
+func (d *database) GetCollation(ctx *sql.Context) sql.CollationID {
+	d.eng.catMu.RLock()
+	info := d.eng.dbs[strings.ToLower(d.name)]
+	d.eng.catMu.RUnlock()
+	if info != nil && info.collation != "" {
+		if c, err := sql.ParseCollation("", info.collation, false); err == nil {
+			return c
+		}
+	}
+	return sql.Collation_Default
+}
+
+// SetCollation is ALTER DATABASE … COLLATE: new tables default to it.
+func (d *database) SetCollation(ctx *sql.Context, collation sql.CollationID) error {
+	t, err := txnOf(ctx)
+	if err != nil {
+		return err
+	}
+	wtx, err := t.writeTx(ctx)
+	if err != nil {
+		return err
+	}
+	key := strings.ToLower(d.name)
+	d.eng.catMu.Lock()
+	prev := d.eng.dbs[key]
+	if prev == nil {
+		d.eng.catMu.Unlock()
+		return sql.ErrDatabaseNotFound.New(d.name)
+	}
+	next := &dbInfo{name: prev.name, tables: prev.tables}
+	if collation != sql.Collation_Default {
+		next.collation = collation.Name()
+	}
+	d.eng.dbs[key] = next
+	d.eng.catMu.Unlock()
+	t.onUndo(func() {
+		d.eng.catMu.Lock()
+		if cur := d.eng.dbs[key]; cur != nil {
+			cur.collation = prev.collation
+		}
+		d.eng.catMu.Unlock()
+	})
+	return t.put(wtx.Bucket(bucketDBs), bucketDBs, []byte(key), next.encode())
+}
 
 func (d *database) GetTableInsensitive(ctx *sql.Context, name string) (sql.Table, bool, error) {
 	ti := d.eng.lookupTable(d.name, name)

@@ -101,6 +101,18 @@ func (s *Session) ReleaseSavepoint(ctx *sql.Context, tx sql.Transaction, name st
 	return nil
 }
 
+// abortStatement ends the statement that failed with why (a panic): its
+// transaction is rolled back, and an explicit one fails at COMMIT.
+func (s *Session) abortStatement(why error) {
+	if t, ok := s.GetTransaction().(*txn); ok && t != nil {
+		t.abort(why)
+	}
+	if s.cur != nil {
+		s.cur.abort(why)
+	}
+	s.CommandEnd()
+}
+
 // CommandBegin implements sql.LifecycleAwareSession.
 func (s *Session) CommandBegin() error { return nil }
 

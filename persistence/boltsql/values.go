@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sort"
 	"time"
 
 	"github.com/dolthub/go-mysql-server/sql"
@@ -32,8 +33,13 @@ const (
 	tagBytes
 	tagTime
 	tagDecimal
-	tagJSON
+	tagJSON // JSON as text (files written before tagJSONTree): numbers read back as float64
 	tagInt
+	tagJSONTree // JSON as a tree of tagged values: a DECIMAL inside stays a DECIMAL
+	tagTrue     // inside a JSON tree
+	tagFalse
+	tagArray  // uvarint count, values
+	tagObject // uvarint count, (uvarint key length, key, value) sorted by key
 )
 
 var errCorruptRow = errors.New("corrupt row encoding")
@@ -116,14 +122,118 @@ func appendValue(dst []byte, v interface{}) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		b, err := json.Marshal(val)
+		return appendJSONValue(append(dst, tagJSONTree), val, 0)
+	}
+	return nil, fmt.Errorf("values of Go type %T cannot be stored", v)
+}
+
+// maxJSONDepth bounds the nesting of a stored JSON document (MySQL's limit
+// is 100), so a hostile document cannot exhaust the stack.
+const maxJSONDepth = 1000
+
+// appendJSONValue encodes one value of a JSON document's tree with the tags
+// of row values, so each number keeps its Go type (go-mysql-server gives
+// JSON built from SQL values DECIMALs and integers; as JSON text they came
+// back as strings and floats).
+func appendJSONValue(dst []byte, v interface{}, depth int) ([]byte, error) {
+	if depth > maxJSONDepth {
+		return nil, fmt.Errorf("JSON document nested deeper than %d", maxJSONDepth)
+	}
+	switch x := v.(type) {
+	case bool:
+		if x {
+			return append(dst, tagTrue), nil
+		}
+		return append(dst, tagFalse), nil
+	case []interface{}:
+		dst = binary.AppendUvarint(append(dst, tagArray), uint64(len(x)))
+		for _, e := range x {
+			var err error
+			if dst, err = appendJSONValue(dst, e, depth+1); err != nil {
+				return nil, err
+			}
+		}
+		return dst, nil
+	case map[string]interface{}:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		dst = binary.AppendUvarint(append(dst, tagObject), uint64(len(x)))
+		for _, k := range keys {
+			dst = binary.AppendUvarint(dst, uint64(len(k)))
+			dst = append(dst, k...)
+			var err error
+			if dst, err = appendJSONValue(dst, x[k], depth+1); err != nil {
+				return nil, err
+			}
+		}
+		return dst, nil
+	case json.Number:
+		return appendValue(dst, string(x))
+	case sql.JSONWrapper:
+		val, err := x.ToInterface()
 		if err != nil {
 			return nil, err
 		}
-		dst = binary.AppendUvarint(append(dst, tagJSON), uint64(len(b)))
-		return append(dst, b...), nil
+		return appendJSONValue(dst, val, depth+1)
 	}
-	return nil, fmt.Errorf("values of Go type %T cannot be stored", v)
+	return appendValue(dst, v)
+}
+
+// decodeJSONValue decodes one value appendJSONValue wrote.
+func decodeJSONValue(b []byte, depth int) (interface{}, []byte, error) {
+	if len(b) == 0 || depth > maxJSONDepth {
+		return nil, nil, errCorruptRow
+	}
+	tag := b[0]
+	b = b[1:]
+	switch tag {
+	case tagTrue:
+		return true, b, nil
+	case tagFalse:
+		return false, b, nil
+	case tagArray, tagObject:
+		n, k := binary.Uvarint(b)
+		if k <= 0 || n > uint64(len(b)) {
+			return nil, nil, errCorruptRow
+		}
+		b = b[k:]
+		if tag == tagArray {
+			arr := make([]interface{}, n)
+			for i := range arr {
+				var err error
+				if arr[i], b, err = decodeJSONValue(b, depth+1); err != nil {
+					return nil, nil, err
+				}
+			}
+			return arr, b, nil
+		}
+		obj := make(map[string]interface{}, n)
+		for i := uint64(0); i < n; i++ {
+			kl, k := binary.Uvarint(b)
+			if k <= 0 || kl > uint64(len(b)-k) {
+				return nil, nil, errCorruptRow
+			}
+			key := string(b[k : k+int(kl)])
+			b = b[k+int(kl):]
+			var err error
+			if obj[key], b, err = decodeJSONValue(b, depth+1); err != nil {
+				return nil, nil, err
+			}
+		}
+		return obj, b, nil
+	case tagJSONTree, tagJSON:
+		return nil, nil, errCorruptRow // documents do not nest as documents
+	}
+	return decodeValue(tag, b)
+}
+
+// skipJSONValue steps over one value appendJSONValue wrote.
+func skipJSONValue(b []byte, depth int) ([]byte, error) {
+	_, rest, err := decodeJSONValue(b, depth)
+	return rest, err
 }
 
 func decodeRow(b []byte) (sql.Row, error) {
@@ -199,6 +309,8 @@ func skipValue(tag byte, b []byte) ([]byte, error) {
 		}
 		err := varint()
 		return b, err
+	case tagJSONTree:
+		return skipJSONValue(b, 0)
 	case tagString, tagBytes, tagDecimal, tagJSON:
 		n, k := binary.Uvarint(b)
 		if k <= 0 || n > uint64(len(b)-k) {
@@ -326,6 +438,12 @@ func decodeValue(tag byte, b []byte) (interface{}, []byte, error) {
 			return nil, nil, err
 		}
 		return types.JSONDocument{Val: val}, b, nil
+	case tagJSONTree:
+		val, rest, err := decodeJSONValue(b, 0)
+		if err != nil {
+			return nil, nil, err
+		}
+		return types.JSONDocument{Val: val}, rest, nil
 	}
 	return nil, nil, fmt.Errorf("%w: unknown tag %d", errCorruptRow, tag)
 }
