@@ -395,11 +395,17 @@ func RunMemberKills(ctx context.Context, cfg MemberKillConfig) (MemberKillReport
 		}
 	}
 	mu.Unlock()
+	slowest := ""
 	for sid, at := range first {
 		rep.Resumed = append(rep.Resumed, at.Sub(killed))
-		if d := at.Sub(killed); d > 2*time.Second {
-			cfg.Logf("slow resumption: session %s (hosted on the victim: %v) resumed %v after the kill", sid, onVictim[sid], d.Round(time.Millisecond))
+		if slowest == "" || at.After(first[slowest]) {
+			slowest = sid
 		}
+	}
+	if slowest != "" {
+		// A figure, not a limit: a loaded machine resumes slowly, a stuck
+		// session fails the settle wait above.
+		cfg.Logf("slowest resumption: session %s (hosted on the killed member: %v), %v after the kill", slowest, onVictim[slowest], first[slowest].Sub(killed).Round(time.Millisecond))
 	}
 	sort.Slice(rep.Resumed, func(a, b int) bool { return rep.Resumed[a] < rep.Resumed[b] })
 	rep.ResumedOnSurvivor = len(rep.Resumed)
@@ -913,25 +919,6 @@ func waitProgress(ctx context.Context, stall time.Duration, cond func() (progres
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("%w: %w", ctx.Err(), err)
-		case <-tick.C:
-		}
-	}
-}
-
-// waitUntil polls cond until it holds, within bounds.
-func waitUntil(ctx context.Context, within time.Duration, cond func() error) error {
-	ctx, cancel := context.WithTimeout(ctx, within)
-	defer cancel()
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		err := cond()
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("within %v: %w", within, err)
 		case <-tick.C:
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/persistence"
@@ -110,22 +109,27 @@ func RunMemberMove(ctx context.Context, cfg MemberKillConfig) (MoveReport, error
 		if err := getJSON(ctx, via.ctl, "/admit", url.Values{"id": {sid}, "msg": {msg}, "text": {"tool s=" + sid}}, nil); err != nil {
 			return fmt.Errorf("admit %s: %w", msg, err)
 		}
-		return waitUntil(ctx, 30*time.Second, func() error {
+		// Progress: the session's events (each answered ask adds some).
+		return waitProgress(ctx, progressStall, func() (int, error) {
 			pending, err := j.PendingPermissions(ctx, sid)
 			if err != nil {
-				return err
+				return 0, err
 			}
 			for _, p := range pending {
 				if err := getJSON(ctx, via.ctl, "/reply", url.Values{"id": {sid}, "req": {p.RequestID}, "answer": {"once"}}, nil); err != nil {
-					return err
+					return 0, err
 				}
 				rep.Asks++
+			}
+			s, err := j.Session(ctx, sid)
+			if err != nil {
+				return 0, err
 			}
 			ok, err := settled(ctx, j, sid)
 			if err == nil && !ok {
 				err = fmt.Errorf("session %s not settled: %s", sid, describe(j, sid))
 			}
-			return err
+			return int(s.LastSeq), err
 		})
 	}
 	if err := getJSON(ctx, ms[0].ctl, "/create", url.Values{"id": {sid}, "loc": {rep.LocationA}}, nil); err != nil {
@@ -145,25 +149,29 @@ func RunMemberMove(ctx context.Context, cfg MemberKillConfig) (MoveReport, error
 	if err := getJSON(ctx, ms[2].ctl, "/admit", url.Values{"id": {sid}, "msg": {"msg_" + sid + "_3"}, "text": {"gated s=" + sid}}, nil); err != nil {
 		return rep, fmt.Errorf("admit the gated prompt: %w", err)
 	}
-	if err := waitUntil(ctx, 30*time.Second, func() error {
+	if err := waitProgress(ctx, progressStall, func() (int, error) {
 		pending, err := j.PendingPermissions(ctx, sid)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		for _, p := range pending {
 			if err := getJSON(ctx, ms[2].ctl, "/reply", url.Values{"id": {sid}, "req": {p.RequestID}, "answer": {"once"}}, nil); err != nil {
-				return err
+				return 0, err
 			}
 			rep.Asks++
 		}
+		s, err := j.Session(ctx, sid)
+		if err != nil {
+			return 0, err
+		}
 		markers, err := countMarkers(rep.LocationB)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		if len(markers) < 2 { // the second turn's tool and the gated one
-			return fmt.Errorf("the gated tool has not started on B")
+			return int(s.LastSeq), fmt.Errorf("the gated tool has not started on B")
 		}
-		return nil
+		return int(s.LastSeq), nil
 	}); err != nil {
 		return rep, err
 	}
@@ -209,8 +217,8 @@ func RunMemberMove(ctx context.Context, cfg MemberKillConfig) (MoveReport, error
 	return rep, nil
 }
 
-// remoteSpans waits (bounded) until the span store holds want location.run
-// spans of sid and returns those whose parent is an execute_tool span of
+// remoteSpans waits (bounded by progress: the spans stored) until the span
+// store holds want location.run spans of sid and returns those whose parent is an execute_tool span of
 // the same trace, in a trace that holds the drain's invoke_agent span.
 func remoteSpans(ctx context.Context, j *persistence.Journal, sid string, want int) ([]string, error) {
 	store, err := spanstore.Open(ctx, spanstore.Config{DB: j.DB(), PruneInterval: -1})
@@ -219,10 +227,10 @@ func remoteSpans(ctx context.Context, j *persistence.Journal, sid string, want i
 	}
 	defer store.Close()
 	var out []string
-	err = waitUntil(ctx, 30*time.Second, func() error {
+	err = waitProgress(ctx, progressStall, func() (int, error) {
 		spans, err := store.Trace(ctx, sid)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		byID := map[string]spanstore.Span{}
 		agents := map[string]bool{} // traces holding an invoke_agent span
@@ -243,9 +251,9 @@ func remoteSpans(ctx context.Context, j *persistence.Journal, sid string, want i
 			}
 		}
 		if len(out) < want {
-			return fmt.Errorf("%d of %d location.run spans found in their drain's trace (%d spans stored)", len(out), want, len(spans))
+			return len(spans), fmt.Errorf("%d of %d location.run spans found in their drain's trace (%d spans stored)", len(out), want, len(spans))
 		}
-		return nil
+		return len(spans), nil
 	})
 	return out, err
 }

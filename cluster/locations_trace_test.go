@@ -59,7 +59,7 @@ func TestLocationGrainRunsTheCallInItsRegistryAndItsSpanJoinsTheCallersTrace(t *
 	}
 	// As the proxy sends it: an envelope with headers and the sender (a
 	// RequestFuture would wrap the envelope in another).
-	f := actor.NewFuture(system, 10*time.Second)
+	f := actor.NewFuture(system, time.Minute) // a backstop
 	env.Sender = f.PID()
 	system.Root.Send(grain, env)
 	res, err := f.Result()

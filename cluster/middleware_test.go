@@ -43,7 +43,7 @@ func TestGrainSeesDecodedCommandsNotEnvelopes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := system.Root.RequestFuture(pid, enc, 5*time.Second).Result()
+	res, err := system.Root.RequestFuture(pid, enc, time.Minute).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestUndecodableMessageIsAnsweredWithInvalidError(t *testing.T) {
 	pid := system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return &gotActor{got: got} }, wireProps(reg, slog.New(slog.DiscardHandler))...))
 	defer system.Root.Stop(pid)
 
-	res, err := system.Root.RequestFuture(pid, &wirepb.Encoded{TypeName: "session.Unknown", Data: []byte{0x80}}, 5*time.Second).Result()
+	res, err := system.Root.RequestFuture(pid, &wirepb.Encoded{TypeName: "session.Unknown", Data: []byte{0x80}}, time.Minute).Result()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/sessionrt/sessionrt/chaos"
 	"github.com/sessionrt/sessionrt/internal/testdb"
@@ -28,7 +27,6 @@ func TestMoveRunsTheNextToolsOnTheMemberHoldingTheNewLocation(t *testing.T) {
 	rep, err := chaos.RunMemberMove(context.Background(), chaos.MemberKillConfig{
 		Data:       t.TempDir(),
 		JournalURL: db.URL(),
-		Timeout:    2 * time.Minute,
 		Command: func(cfg chaos.MemberConfig) *exec.Cmd {
 			b, _ := json.Marshal(cfg)
 			return exec.Command(bin, string(b))

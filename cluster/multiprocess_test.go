@@ -140,6 +140,10 @@ func startMembers(t *testing.T, bin string, n int, extra func(i int) []string) [
 // so that only a stuck member reaches it.
 const memberStartBackstop = 5 * time.Minute
 
+// stepBackstop bounds a step that waits for the cluster (a topology, a
+// failover): far beyond a slow step, so that only a stuck one reaches it.
+const stepBackstop = 5 * time.Minute
+
 func peersOf(ms []*member) []string {
 	var out []string
 	for _, m := range ms {
@@ -155,7 +159,19 @@ func tail(b []byte, n int) []byte {
 	return b
 }
 
-var httpc = &http.Client{Timeout: 10 * time.Second}
+// httpc bounds a control call by a backstop only: each call passes its own
+// timeout to the member, and a loaded machine answers slowly.
+var httpc = &http.Client{Timeout: stepBackstop}
+
+// callTimeout bounds one grain call or turn that a member makes for a test:
+// a backstop far beyond a slow call on a loaded machine (at load 70 on two
+// cores a first activation took over 5 s), reached only by a stuck one.
+const callTimeout = 2 * time.Minute
+
+// attemptTimeout bounds one attempt of a call that eventually retries (a
+// call racing a failover may reach the dead member): a slow attempt is
+// retried with the same ID, never failed.
+const attemptTimeout = 15 * time.Second
 
 func getJSON(url string, v any) error {
 	res, err := httpc.Get(url)
@@ -176,17 +192,19 @@ func call(m *member, id string, timeout time.Duration) (echograin.Pong, error) {
 	return p, err
 }
 
-// eventually polls cond every 50 ms until it holds or within passes.
-func eventually(t *testing.T, within time.Duration, what string, cond func() error) {
+// eventually polls cond every 50 ms until it holds. What it waits for has
+// no wall-clock limit (under load a healthy step is slow): stepBackstop
+// only ends a stuck one.
+func eventually(t *testing.T, what string, cond func() error) {
 	t.Helper()
-	end := time.Now().Add(within)
+	end := time.Now().Add(stepBackstop)
 	for {
 		err := cond()
 		if err == nil {
 			return
 		}
 		if time.Now().After(end) {
-			t.Fatalf("%s: not within %v: %v", what, within, err)
+			t.Fatalf("%s: not after %v (backstop): %v", what, stepBackstop, err)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -199,7 +217,7 @@ func waitTopology(t *testing.T, ms []*member, want []*member) {
 		wantAddrs[m.addr] = true
 	}
 	for _, m := range ms {
-		eventually(t, 15*time.Second, "member "+m.addr+" sees the topology", func() error {
+		eventually(t, "member "+m.addr+" sees the topology", func() error {
 			var infos []cluster.MemberInfo
 			if err := getJSON("http://"+m.ctl+"/members", &infos); err != nil {
 				return err
@@ -231,7 +249,7 @@ func TestGrainAnswersThroughEveryMemberAndFailsOverAfterSIGKILL(t *testing.T) {
 
 	// Activated through one member, the same activation answers through all.
 	const id = "grain-1"
-	first, err := call(ms[0], id, 5*time.Second)
+	first, err := call(ms[0], id, callTimeout)
 	if err != nil {
 		t.Fatalf("first call through %s: %v", ms[0].addr, err)
 	}
@@ -246,7 +264,7 @@ func TestGrainAnswersThroughEveryMemberAndFailsOverAfterSIGKILL(t *testing.T) {
 	}
 	served := first.Served
 	for _, m := range ms {
-		p, err := call(m, id, 5*time.Second)
+		p, err := call(m, id, callTimeout)
 		if err != nil {
 			t.Fatalf("call through %s: %v", m.addr, err)
 		}
@@ -285,8 +303,8 @@ func TestGrainAnswersThroughEveryMemberAndFailsOverAfterSIGKILL(t *testing.T) {
 	}
 	killed := time.Now()
 	var after echograin.Pong
-	eventually(t, 20*time.Second, "grain re-activated on a survivor", func() error {
-		p, err := call(survivors[0], id, 10*time.Second)
+	eventually(t, "grain re-activated on a survivor", func() error {
+		p, err := call(survivors[0], id, attemptTimeout)
 		if err != nil {
 			return err
 		}
@@ -304,8 +322,8 @@ func TestGrainAnswersThroughEveryMemberAndFailsOverAfterSIGKILL(t *testing.T) {
 
 	// The other survivor reaches the same new activation once its view of
 	// the topology has caught up (it polls membership too).
-	eventually(t, 20*time.Second, "the other survivor reaches the new activation", func() error {
-		p, err := call(survivors[1], id, 5*time.Second)
+	eventually(t, "the other survivor reaches the new activation", func() error {
+		p, err := call(survivors[1], id, attemptTimeout)
 		if err != nil {
 			return err
 		}

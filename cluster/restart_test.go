@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/sessionrt/sessionrt/chaos"
 	"github.com/sessionrt/sessionrt/internal/testdb"
@@ -28,7 +27,9 @@ func TestWholeClusterRestartResumesMidDrainSessionsWithoutACaller(t *testing.T) 
 	}
 	db := testdb.MariaDB(t)
 	bin := buildMember(t, "chaosmember")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	// A backstop: each step below waits until its condition holds (bounded
+	// by stepBackstop).
+	ctx, cancel := context.WithTimeout(context.Background(), 3*stepBackstop)
 	defer cancel()
 	j, err := persistence.Open(ctx, persistence.Config{DB: db.DB})
 	if err != nil {
@@ -68,7 +69,7 @@ func TestWholeClusterRestartResumesMidDrainSessionsWithoutACaller(t *testing.T) 
 			t.Fatal(err)
 		}
 	}
-	eventually(t, 30*time.Second, "every session's tool running", func() error {
+	eventually(t, "every session's tool running", func() error {
 		m, err := chaos.Markers(loc)
 		if err == nil && len(m) < n {
 			err = fmt.Errorf("%d of %d tools started", len(m), n)
@@ -82,7 +83,7 @@ func TestWholeClusterRestartResumesMidDrainSessionsWithoutACaller(t *testing.T) 
 		t.Fatal(err)
 	}
 	defer second.Stop()
-	eventually(t, 60*time.Second, "every session resumed and settled with no caller", func() error {
+	eventually(t, "every session resumed and settled with no caller", func() error {
 		for i := range n {
 			ok, err := chaos.Settled(ctx, j, sid(i))
 			if err != nil {

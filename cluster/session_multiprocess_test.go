@@ -73,7 +73,7 @@ func TestSessionGrainServesFromAnyMemberAndResumesOnSurvivorAfterSIGKILL(t *test
 	}
 
 	// Turns prompted through two different members run on one host.
-	r1, err := prompt(ms[1], id, "msg_1", "one", 10*time.Second)
+	r1, err := prompt(ms[1], id, "msg_1", "one", callTimeout)
 	if err != nil {
 		t.Fatalf("prompt 1 through member 1: %v", err)
 	}
@@ -81,7 +81,7 @@ func TestSessionGrainServesFromAnyMemberAndResumesOnSurvivorAfterSIGKILL(t *test
 	if host == nil || !strings.HasSuffix(r1.Answer, "users=1") {
 		t.Fatalf("turn 1 answered %q: want a member's pid and 1 user message", r1.Answer)
 	}
-	r2, err := prompt(ms[2], id, "msg_2", "two", 10*time.Second)
+	r2, err := prompt(ms[2], id, "msg_2", "two", callTimeout)
 	if err != nil {
 		t.Fatalf("prompt 2 through member 2: %v", err)
 	}
@@ -103,8 +103,8 @@ func TestSessionGrainServesFromAnyMemberAndResumesOnSurvivorAfterSIGKILL(t *test
 	}
 	killed := time.Now()
 	var r3 turnResult
-	eventually(t, 30*time.Second, "turn 3 on a survivor", func() error {
-		r, err := prompt(survivor, id, "msg_3", "three", 15*time.Second)
+	eventually(t, "turn 3 on a survivor", func() error {
+		r, err := prompt(survivor, id, "msg_3", "three", attemptTimeout)
 		r3 = r
 		return err
 	})
@@ -130,10 +130,10 @@ func TestSessionGrainServesFromAnyMemberAndResumesOnSurvivorAfterSIGKILL(t *test
 	}
 	slow := make(chan error, 1)
 	go func() {
-		_, err := prompt(last, id, "msg_4", "slow four", 30*time.Second)
+		_, err := prompt(last, id, "msg_4", "slow four", callTimeout)
 		slow <- err
 	}()
-	eventually(t, 15*time.Second, "turn 4 in flight", func() error {
+	eventually(t, "turn 4 in flight", func() error {
 		s, err := j.Session(ctx, id)
 		if err != nil {
 			return err
@@ -155,11 +155,11 @@ func TestSessionGrainServesFromAnyMemberAndResumesOnSurvivorAfterSIGKILL(t *test
 		if err != nil {
 			t.Logf("prompt in flight during the kill: %v", err)
 		}
-	case <-time.After(40 * time.Second):
-		t.Fatal("prompt in flight during the kill never returned")
+	case <-time.After(callTimeout + stepBackstop):
+		t.Fatal("prompt in flight during the kill never returned, though the member bounds it by its timeout")
 	}
 	var r4 turnResult
-	eventually(t, 30*time.Second, "turn 4 resumed and completed on the last member", func() error {
+	eventually(t, "turn 4 resumed and completed on the last member", func() error {
 		var r turnResult
 		if err := getJSON(fmt.Sprintf("http://%s/wait?id=%s&timeout=10000", last.ctl, id), &r); err != nil {
 			return err

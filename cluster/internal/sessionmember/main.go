@@ -134,7 +134,7 @@ func run(health int, members []string, journalURL, data string, refresh time.Dur
 	})
 	mux.HandleFunc("GET /create", func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
-		res, err := m.Request(r.Context(), q.Get("id"), cluster.SessionKind, &actors.Create{Location: q.Get("loc")}, cluster.CallOptions{Timeout: 10 * time.Second})
+		res, err := m.Request(r.Context(), q.Get("id"), cluster.SessionKind, &actors.Create{Location: q.Get("loc")}, cluster.CallOptions{Timeout: 2 * time.Minute}) // a backstop
 		answer(w, res, err)
 	})
 	mux.HandleFunc("GET /prompt", func(w http.ResponseWriter, r *http.Request) {
