@@ -33,7 +33,7 @@ type ActorConfig struct {
 	Kills, ToolKills int
 	// Seed makes the fault choices repeatable; 0 picks one.
 	Seed uint64
-	// Timeout bounds the whole run; default 5 minutes.
+	// Timeout bounds the whole run, a backstop only; default 10 minutes.
 	Timeout time.Duration
 	Logger  *slog.Logger
 }
@@ -55,7 +55,7 @@ func (c *ActorConfig) defaults() {
 		c.Seed = uint64(time.Now().UnixNano())
 	}
 	if c.Timeout <= 0 {
-		c.Timeout = 2 * time.Minute
+		c.Timeout = 10 * time.Minute
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

@@ -128,7 +128,10 @@ type ProcessConfig struct {
 	// Command builds the command that runs Worker with the given arguments
 	// (the test binary re-executing itself, or `sessionrt chaos worker`).
 	Command func(cfg WorkerConfig) *exec.Cmd
-	Timeout time.Duration // default 5 minutes
+	// Timeout bounds the whole run, a backstop only (a stuck final worker
+	// is killed when it ends): under -race at load 44 on two cores a
+	// healthy run took over 6 minutes. Default 20 minutes.
+	Timeout time.Duration
 }
 
 // RunProcessKills starts workers and SIGKILLs them, every other one right
@@ -152,7 +155,7 @@ func RunProcessKills(ctx context.Context, cfg ProcessConfig) (Report, error) {
 		cfg.Seed = uint64(time.Now().UnixNano())
 	}
 	if cfg.Timeout <= 0 {
-		cfg.Timeout = 5 * time.Minute
+		cfg.Timeout = 20 * time.Minute
 	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
@@ -242,6 +245,15 @@ func RunProcessKills(ctx context.Context, cfg ProcessConfig) (Report, error) {
 	if err := cmd.Start(); err != nil {
 		return rep, err
 	}
+	stopped := make(chan struct{})
+	defer close(stopped)
+	go func() {
+		select {
+		case <-ctx.Done():
+			_ = cmd.Process.Kill()
+		case <-stopped:
+		}
+	}()
 	settled := false
 	sc := bufio.NewScanner(stdout)
 	for sc.Scan() {
