@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/sessionrt/sessionrt/cluster/clustertest"
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/persistence"
 )
@@ -94,7 +95,7 @@ func (r *Report) problem(format string, args ...any) {
 // acknowledged; each must have been promoted exactly once.
 func check(ctx context.Context, j *persistence.Journal, loc string, acked map[string][]string, r *Report) error {
 	r.Sessions = len(acked)
-	markers, err := countMarkers(loc)
+	markers, err := clustertest.Markers(loc)
 	if err != nil {
 		return err
 	}

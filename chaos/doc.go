@@ -13,8 +13,8 @@
 //   - every projection equals a replay of the events (journal verify).
 //
 // The member-kill mode (RunMemberKills, `sessionrt chaos --mode
-// member-kill`) runs cluster member processes (Member) on one shared
-// MySQL/MariaDB journal, SIGKILLs one while its sessions' tools run, and
+// member-kill`) runs cluster member processes (clustertest.Member) on one
+// shared MySQL/MariaDB journal, SIGKILLs one while its sessions' tools run, and
 // checks the same invariants plus: every session completes on a survivor,
 // and (with Rejoin) the appends of activations superseded by a rejoining
 // member are refused. RunMemberMove checks that tools follow a session's

@@ -6,20 +6,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/sessionrt/sessionrt/cluster/clustertest"
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/persistence"
 )
@@ -38,25 +35,25 @@ type MemberKillConfig struct {
 	Refresh   time.Duration // automanaged poll interval; default 300 ms
 	// Command builds the command that runs Member with cfg (a test's
 	// member binary, or `sessionrt chaos member`).
-	Command func(cfg MemberConfig) *exec.Cmd
+	Command func(cfg clustertest.MemberConfig) *exec.Cmd
 	// Timeout bounds the whole run, a backstop only: each wait inside
-	// fails once it sees no progress for a minute (progressStall,
+	// fails once it sees no progress for a minute (ProgressStall,
 	// settleStall), with what it waited for. Default 10 minutes.
 	Timeout time.Duration
 	Logf    func(format string, args ...any)
-	// LocationRoots pins Locations to members (see MemberConfig); none by default.
+	// LocationRoots pins Locations to members (see clustertest.MemberConfig); none by default.
 	LocationRoots map[string]string
 	// LocationOnVictim pins the sessions' Location to the member that is
 	// killed: every session's tool runs there, so the sessions hosted on
 	// survivors lose their running tool (settled as interrupted by their
 	// member's proxy) and those hosted on the victim fail over too.
 	LocationOnVictim bool
-	// AskBash makes every bash call ask for permission (see MemberConfig).
+	// AskBash makes every bash call ask for permission (see clustertest.MemberConfig).
 	AskBash bool
-	// Spans keeps the members' span stores (see MemberConfig).
+	// Spans keeps the members' span stores (see clustertest.MemberConfig).
 	Spans bool
 	// ResumeAtStart makes the members resume what the journal shows
-	// mid-drain once their topology forms (see MemberConfig).
+	// mid-drain once their topology forms (see clustertest.MemberConfig).
 	ResumeAtStart bool
 	// Rejoin adds a phase after the kill: every session runs a tool that
 	// waits for a gate, the killed member starts again and rejoins, its
@@ -136,20 +133,16 @@ func (c *MemberKillConfig) defaults() error {
 	return nil
 }
 
-// runMember is one member process as the driver sees it.
-type runMember struct {
-	i    int
-	mc   MemberConfig
-	cmd  *exec.Cmd
-	addr string // actor address
-	ctl  string // control address
-	dead bool
+// members is the member processes' configuration of the run.
+func (c MemberKillConfig) members(onTurn func(clustertest.Turn)) clustertest.Config {
+	return clustertest.Config{Data: c.Data, JournalURL: c.JournalURL, Members: c.Members, ToolSleep: c.ToolSleep, Refresh: c.Refresh,
+		Command: c.Command, LocationRoots: c.LocationRoots, AskBash: c.AskBash, Spans: c.Spans, ResumeAtStart: c.ResumeAtStart, OnTurn: onTurn}
 }
 
-type turnLine struct {
-	at     time.Time
-	sid    string
-	member int
+// runMember is one member process of a run, and whether the run killed it.
+type runMember struct {
+	*clustertest.Proc
+	dead bool // written under killRun.mu
 }
 
 // RunMemberKills starts a cluster of member processes on one shared
@@ -163,6 +156,9 @@ type turnLine struct {
 // interrupted tool failed durably, contiguous seqs, projections equal a
 // replay. It measures the time from the kill to each resumed session's
 // first provider turn on a survivor.
+//
+// The run goes through named phases (killRun's methods), each bounded by
+// progress; a failing phase ends the run with its name.
 func RunMemberKills(ctx context.Context, cfg MemberKillConfig) (MemberKillReport, error) {
 	rep := MemberKillReport{Report: Report{Mode: "member-kill", Faults: map[string]int{}}}
 	if err := cfg.defaults(); err != nil {
@@ -171,241 +167,366 @@ func RunMemberKills(ctx context.Context, cfg MemberKillConfig) (MemberKillReport
 	rep.Members = cfg.Members
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
-	loc := filepath.Join(cfg.Data, "project")
-	if err := os.MkdirAll(loc, 0o755); err != nil {
-		return rep, err
+	r := &killRun{cfg: cfg, rep: &rep, acked: map[string][]string{}}
+	defer r.stop()
+	phases := []struct {
+		name string
+		run  func(context.Context) error
+	}{
+		{"start", r.start},
+		{"create sessions", r.createSessions},
+		{"kill a member mid-tool", r.killMidTool},
+		{"measure resumption", r.measureResumption},
+		{"second round", r.secondRound},
 	}
-	if cfg.LocationOnVictim {
-		canon, err := filepath.EvalSymlinks(loc)
+	if cfg.Rejoin {
+		phases = append(phases, []struct {
+			name string
+			run  func(context.Context) error
+		}{
+			{"gated round", r.gatedRound},
+			{"rejoin", r.rejoin},
+			{"fail the moved sessions' gated calls", r.failMovedGatedCalls},
+			{"open the gate to the fenced activations", r.openGateToFenced},
+		}...)
+	}
+	phases = append(phases, struct {
+		name string
+		run  func(context.Context) error
+	}{"check the journal", r.checkJournal})
+	for _, p := range phases {
+		if err := p.run(ctx); err != nil {
+			return rep, fmt.Errorf("%s: %w", p.name, err)
+		}
+	}
+	return rep, nil
+}
+
+// killRun is the state a member-kill run carries from phase to phase.
+type killRun struct {
+	cfg  MemberKillConfig
+	rep  *MemberKillReport
+	j    *persistence.Journal
+	loc  string // the sessions' Location
+	gate string // the gated tools' gate in loc
+	sids []string
+
+	mu     sync.Mutex // guards ms (dead flags, the rejoined member) and turns
+	ms     []*runMember
+	turns  []clustertest.Turn
+	victim *runMember // the member killed (the last one)
+
+	onVictim map[string]bool // sessions hosted on the victim
+	affected map[string]bool // sessions whose tool the kill interrupts
+	killed   time.Time
+
+	ackMu sync.Mutex
+	acked map[string][]string // session -> its acknowledged message IDs
+
+	// The rejoin phases: the rejoined member, the sessions now placed on
+	// it, and the markers before the gated round.
+	rejoined *runMember
+	moved    []int
+	before   map[string]int
+}
+
+// start opens the journal (creating its schema) and starts the members
+// (pinning the sessions' Location to the victim if asked).
+func (r *killRun) start(ctx context.Context) error {
+	r.loc = filepath.Join(r.cfg.Data, "project")
+	r.gate = filepath.Join(r.loc, clustertest.GateFile)
+	if err := os.MkdirAll(r.loc, 0o755); err != nil {
+		return err
+	}
+	if r.cfg.LocationOnVictim {
+		canon, err := filepath.EvalSymlinks(r.loc)
 		if err != nil {
-			return rep, err
+			return err
 		}
 		// The victim is the last member.
-		cfg.LocationRoots = map[string]string{canon: fmt.Sprintf("m%d", cfg.Members-1)}
-		rep.Mode = "member-kill (Location on the killed member)"
+		r.cfg.LocationRoots = map[string]string{canon: fmt.Sprintf("m%d", r.cfg.Members-1)}
+		r.rep.Mode = "member-kill (Location on the killed member)"
 	}
-	j, err := persistence.OpenURL(ctx, "", cfg.JournalURL, false, persistence.Config{}) // creates the schema once
+	j, err := persistence.OpenURL(ctx, "", r.cfg.JournalURL, false, persistence.Config{}) // creates the schema once
 	if err != nil {
-		return rep, err
+		return err
 	}
-	defer j.Close()
-
-	var mu sync.Mutex
-	var turns []turnLine
-	onTurn := func(l turnLine) {
-		mu.Lock()
-		turns = append(turns, l)
-		mu.Unlock()
-	}
-	ms, err := startRunMembers(ctx, cfg, onTurn)
-	defer func() {
-		for _, m := range ms {
-			if m != nil && !memberDead(&mu, m) {
-				_ = m.cmd.Process.Kill()
-				_ = m.cmd.Wait()
-			}
+	r.j = j
+	procs, err := clustertest.StartMembers(ctx, r.cfg.members(r.onTurn))
+	r.mu.Lock()
+	for _, p := range procs {
+		if p != nil {
+			r.ms = append(r.ms, &runMember{Proc: p})
 		}
-	}()
+	}
+	r.mu.Unlock()
 	if err != nil {
-		return rep, err
+		return err
 	}
-	if err := waitTopology(ctx, ms); err != nil {
-		return rep, fmt.Errorf("topology: %w", err)
+	r.victim = r.ms[len(r.ms)-1]
+	if err := clustertest.WaitTopology(ctx, r.procs()); err != nil {
+		return fmt.Errorf("topology: %w", err)
 	}
-	cfg.Logf("%d members joined", len(ms))
+	r.cfg.Logf("%d members joined", len(r.ms))
+	return nil
+}
 
-	sids := make([]string, cfg.Sessions)
-	for i := range sids {
-		sids[i] = fmt.Sprintf("ses_mk_%03d", i)
+// stop kills the members still alive and closes the journal.
+func (r *killRun) stop() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, m := range r.ms {
+		if !m.dead {
+			m.Kill()
+		}
 	}
-	entry := func(i int) *runMember { return ms[i%len(ms)] }
-	if err := parallel(ctx, 16, len(sids), func(i int) error {
-		return getJSON(ctx, entry(i).ctl, "/create", url.Values{"id": {sids[i]}, "loc": {loc}}, nil)
+	if r.j != nil {
+		r.j.Close()
+	}
+}
+
+func (r *killRun) onTurn(t clustertest.Turn) {
+	r.mu.Lock()
+	r.turns = append(r.turns, t)
+	r.mu.Unlock()
+}
+
+// procs is every member's process (dead ones included).
+func (r *killRun) procs() []*clustertest.Proc {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*clustertest.Proc
+	for _, m := range r.ms {
+		out = append(out, m.Proc)
+	}
+	return out
+}
+
+// live is the members not killed.
+func (r *killRun) live() []*runMember {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*runMember
+	for _, m := range r.ms {
+		if !m.dead {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// entry is the member session i is created and prompted through.
+func (r *killRun) entry(i int) *runMember {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.ms[i%len(r.ms)]
+}
+
+// survivor is a live member other than the victim, chosen by i.
+func (r *killRun) survivor(i int) *runMember {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for k := range r.ms {
+		if m := r.ms[(i+k)%len(r.ms)]; !m.dead && m != r.victim {
+			return m
+		}
+	}
+	return nil
+}
+
+func (r *killRun) victimDead() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.victim.dead
+}
+
+// through calls session i's entry member, and a survivor once the entry
+// is the dead victim or a call failed (the commands are idempotent).
+func (r *killRun) through(ctx context.Context, i int, path string, q url.Values, out any) error {
+	return retryCall(ctx, func(attempt int) error {
+		m := r.entry(i)
+		if attempt > 0 || m == r.victim && r.victimDead() {
+			m = r.survivor(i)
+		}
+		return clustertest.Get(ctx, m.Ctl, path, q, out)
+	})
+}
+
+// prompt admits a prompt to session i and records its acknowledgement.
+func (r *killRun) prompt(ctx context.Context, i int, msg, text string) error {
+	sid := r.sids[i]
+	if err := r.through(ctx, i, "/admit", url.Values{"id": {sid}, "msg": {msg}, "text": {text}}, nil); err != nil {
+		return fmt.Errorf("admit %s to %s: %w", msg, sid, err)
+	}
+	r.ackMu.Lock()
+	r.acked[sid] = append(r.acked[sid], msg)
+	r.ackMu.Unlock()
+	return nil
+}
+
+// promptAll prompts every session with "<kind> s=<session>" as message
+// msg_<session>_<n>.
+func (r *killRun) promptAll(ctx context.Context, n int, kind string) error {
+	return parallel(ctx, 16, len(r.sids), func(i int) error {
+		return r.prompt(ctx, i, fmt.Sprintf("msg_%s_%d", r.sids[i], n), kind+" s="+r.sids[i])
+	})
+}
+
+// touch waits a while for a session's drain through a live member: a
+// caller, so a session whose host died is activated on a survivor.
+func (r *killRun) touch(ctx context.Context, i int) {
+	if m := r.survivor(i); m != nil {
+		_ = clustertest.Get(ctx, m.Ctl, "/wait", url.Values{"id": {r.sids[i]}, "timeout": {"10000"}}, nil)
+	}
+}
+
+// settle waits until every session settles; on a stall it prints each
+// stuck session's diagnosis.
+func (r *killRun) settle(ctx context.Context, phase string) error {
+	return settleAll(ctx, r.j, r.sids, settleStall, func(i int) { r.touch(ctx, i) }, func(stuck []string) {
+		r.cfg.Logf("%s: %d sessions made no progress for %v:", phase, len(stuck), settleStall)
+		for _, sid := range stuck {
+			r.cfg.Logf("%s", diagnose(ctx, r.j, r.live(), r.cfg.Data, sid))
+		}
+	})
+}
+
+// createSessions creates the sessions through different members and
+// finds those the victim hosts (and those the kill affects).
+func (r *killRun) createSessions(ctx context.Context) error {
+	r.sids = make([]string, r.cfg.Sessions)
+	for i := range r.sids {
+		r.sids[i] = fmt.Sprintf("ses_mk_%03d", i)
+	}
+	if err := parallel(ctx, 16, len(r.sids), func(i int) error {
+		return clustertest.Get(ctx, r.entry(i).Ctl, "/create", url.Values{"id": {r.sids[i]}, "loc": {r.loc}}, nil)
 	}); err != nil {
-		return rep, fmt.Errorf("create sessions: %w", err)
+		return err
 	}
-	victim := ms[len(ms)-1]
-	onVictim := map[string]bool{}
-	for _, sid := range sids {
+	r.onVictim = map[string]bool{}
+	for _, sid := range r.sids {
 		var addr string
-		if err := getJSON(ctx, ms[0].ctl, "/where", url.Values{"id": {sid}}, &addr); err != nil {
-			return rep, err
+		if err := clustertest.Get(ctx, r.ms[0].Ctl, "/where", url.Values{"id": {sid}}, &addr); err != nil {
+			return err
 		}
-		if addr == victim.addr {
-			onVictim[sid] = true
+		if addr == r.victim.Addr {
+			r.onVictim[sid] = true
 		}
 	}
-	rep.SessionsOnVictim = len(onVictim)
+	r.rep.SessionsOnVictim = len(r.onVictim)
 	// The sessions the kill interrupts: those hosted on the victim, and
 	// every session when their Location (so their tools) is there.
-	affected := onVictim
-	if cfg.LocationOnVictim {
-		affected = map[string]bool{}
-		for _, sid := range sids {
-			affected[sid] = true
+	r.affected = r.onVictim
+	if r.cfg.LocationOnVictim {
+		r.affected = map[string]bool{}
+		for _, sid := range r.sids {
+			r.affected[sid] = true
 		}
 	}
-	if len(onVictim) == 0 {
-		return rep, fmt.Errorf("no session is placed on member %d: nothing to kill", victim.i)
+	if len(r.onVictim) == 0 {
+		return fmt.Errorf("no session is placed on member %d: nothing to kill", r.victim.I)
 	}
-	cfg.Logf("%d sessions created, %d placed on member %d", len(sids), len(onVictim), victim.i)
+	r.cfg.Logf("%d sessions created, %d placed on member %d", len(r.sids), len(r.onVictim), r.victim.I)
+	return nil
+}
 
-	// Prompt every session through its entry member; a caller whose
-	// member dies goes on through a survivor with the same message ID.
-	acked := map[string][]string{}
-	var ackMu sync.Mutex
-	survivor := func(i int) *runMember {
-		mu.Lock() // dead is written under mu when the victim is killed
-		defer mu.Unlock()
-		for k := range ms {
-			if m := ms[(i+k)%len(ms)]; !m.dead && m != victim {
-				return m
-			}
-		}
-		return nil
-	}
-	through := func(i int, path string, q url.Values, out any) error {
-		return retryCall(ctx, func(attempt int) error {
-			m := entry(i)
-			if attempt > 0 || m == victim && memberDead(&mu, victim) {
-				m = survivor(i)
-			}
-			return getJSON(ctx, m.ctl, path, q, out)
-		})
-	}
-	prompt := func(i int, msg, text string) error {
-		sid := sids[i]
-		if err := through(i, "/admit", url.Values{"id": {sid}, "msg": {msg}, "text": {text}}, nil); err != nil {
-			return fmt.Errorf("admit %s to %s: %w", msg, sid, err)
-		}
-		ackMu.Lock()
-		acked[sid] = append(acked[sid], msg)
-		ackMu.Unlock()
-		return nil
-	}
-	wait := func(i int) error {
-		var out struct{ Err, Kind string }
-		if err := through(i, "/wait", url.Values{"id": {sids[i]}, "timeout": {"60000"}}, &out); err != nil {
-			return fmt.Errorf("wait for %s: %w", sids[i], err)
-		}
-		return nil
-	}
-	// touch waits a while for a session's drain through a live member: a
-	// caller, so a session whose host died is activated on a survivor.
-	touch := func(i int) {
-		if m := survivor(i); m != nil {
-			_ = getJSON(ctx, m.ctl, "/wait", url.Values{"id": {sids[i]}, "timeout": {"10000"}}, nil)
-		}
-	}
-	live := func() []*runMember {
-		mu.Lock()
-		defer mu.Unlock()
-		var out []*runMember
-		for _, m := range ms {
-			if !m.dead {
-				out = append(out, m)
-			}
-		}
-		return out
-	}
-	settle := func(phase string) error {
-		return settleAll(ctx, j, sids, settleStall, touch, func(stuck []string) {
-			cfg.Logf("%s: %d sessions made no progress for %v:", phase, len(stuck), settleStall)
-			for _, sid := range stuck {
-				cfg.Logf("%s", diagnose(ctx, j, live(), cfg.Data, sid))
-			}
-		})
-	}
+// killMidTool prompts every session with a gated tool, SIGKILLs the victim
+// once every session the kill affects has started its tool, opens the
+// gate, and waits until every session settles (the killed member's
+// resumed on survivors).
+func (r *killRun) killMidTool(ctx context.Context) error {
 	// The first round's tools wait for a gate that opens only after the
 	// kill: every tool the kill affects is running when it comes, however
 	// slowly the machine gets there.
-	gate := filepath.Join(loc, GateFile)
-	if err := os.Remove(gate); err != nil && !os.IsNotExist(err) {
-		return rep, err
+	if err := os.Remove(r.gate); err != nil && !os.IsNotExist(err) {
+		return err
 	}
 	// The callers of the first round wait for their drains through the
 	// kill (a killed member's go on through a survivor); whether a
 	// session settles is judged by the journal below, not by them.
 	firstRound := make(chan error, 1)
 	go func() {
-		firstRound <- parallel(ctx, len(sids), len(sids), func(i int) error {
-			if err := prompt(i, "msg_"+sids[i]+"_1", "gated s="+sids[i]); err != nil {
+		firstRound <- parallel(ctx, len(r.sids), len(r.sids), func(i int) error {
+			if err := r.prompt(ctx, i, "msg_"+r.sids[i]+"_1", "gated s="+r.sids[i]); err != nil {
 				return err
 			}
-			if err := wait(i); err != nil {
-				cfg.Logf("first round: %v", err)
+			var out struct{ Err, Kind string }
+			if err := r.through(ctx, i, "/wait", url.Values{"id": {r.sids[i]}, "timeout": {"60000"}}, &out); err != nil {
+				r.cfg.Logf("first round: wait for %s: %v", r.sids[i], err)
 			}
 			return nil
 		})
 	}()
-
-	// Kill once every affected session has started its tool.
-	if err := waitProgress(ctx, progressStall, func() (int, error) {
-		markers, err := countMarkers(loc)
+	if err := clustertest.WaitProgress(ctx, clustertest.ProgressStall, func() (int, error) {
+		markers, err := clustertest.Markers(r.loc)
 		if err != nil {
 			return 0, err
 		}
 		started := 0
 		for m := range markers {
-			if affected[sessionOfMarker(m)] {
+			if r.affected[clustertest.SessionOfMarker(m)] {
 				started++
 			}
 		}
-		rep.MidToolAtKill = started
-		if started < len(affected) {
-			return started, fmt.Errorf("%d of %d sessions the kill affects have started their tool", started, len(affected))
+		r.rep.MidToolAtKill = started
+		if started < len(r.affected) {
+			return started, fmt.Errorf("%d of %d sessions the kill affects have started their tool", started, len(r.affected))
 		}
 		return started, nil
 	}); err != nil {
-		return rep, err
+		return err
 	}
-	mu.Lock()
-	victim.dead = true
-	mu.Unlock()
-	if err := victim.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		return rep, err
+	r.mu.Lock()
+	r.victim.dead = true
+	r.mu.Unlock()
+	if err := r.victim.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		return err
 	}
-	killed := time.Now()
-	_ = victim.cmd.Wait()
+	r.killed = time.Now()
+	_ = r.victim.Cmd.Wait()
 	// Release the tools still running on survivors (and the killed
 	// member's orphaned ones, whose results nobody takes any more).
-	if err := os.WriteFile(gate, nil, 0o644); err != nil {
-		return rep, err
+	if err := os.WriteFile(r.gate, nil, 0o644); err != nil {
+		return err
 	}
-	rep.ProcessKills = 1
-	rep.Faults["member-sigkill"] = 1
-	cfg.Logf("member %d SIGKILLed with %d sessions mid-tool", victim.i, rep.MidToolAtKill)
+	r.rep.ProcessKills = 1
+	r.rep.Faults["member-sigkill"] = 1
+	r.cfg.Logf("member %d SIGKILLed with %d sessions mid-tool", r.victim.I, r.rep.MidToolAtKill)
 
-	// Every session settles (the killed member's resumed on survivors).
-	if err := settle("after the kill"); err != nil {
-		return rep, err
+	if err := r.settle(ctx, "after the kill"); err != nil {
+		return err
 	}
 	if err := <-firstRound; err != nil {
-		return rep, fmt.Errorf("first round: %w", err)
+		return fmt.Errorf("first round: %w", err)
 	}
-	rep.SessionsCompleted = len(sids)
-	// Each resumed session's first provider turn on a survivor after the kill.
-	mu.Lock()
+	r.rep.SessionsCompleted = len(r.sids)
+	return nil
+}
+
+// measureResumption takes each affected session's first provider turn on
+// a survivor after the kill: the time to it is a figure, not a limit (a
+// loaded machine resumes slowly; a stuck session fails the settle wait).
+func (r *killRun) measureResumption(context.Context) error {
+	r.mu.Lock()
 	first := map[string]time.Time{}
-	for _, l := range turns {
-		if affected[l.sid] && l.member != victim.i && l.at.After(killed) {
-			if t, ok := first[l.sid]; !ok || l.at.Before(t) {
-				first[l.sid] = l.at
+	for _, l := range r.turns {
+		if r.affected[l.Session] && l.Member != r.victim.I && l.At.After(r.killed) {
+			if t, ok := first[l.Session]; !ok || l.At.Before(t) {
+				first[l.Session] = l.At
 			}
 		}
 	}
-	mu.Unlock()
+	r.mu.Unlock()
+	rep := r.rep
 	slowest := ""
 	for sid, at := range first {
-		rep.Resumed = append(rep.Resumed, at.Sub(killed))
+		rep.Resumed = append(rep.Resumed, at.Sub(r.killed))
 		if slowest == "" || at.After(first[slowest]) {
 			slowest = sid
 		}
 	}
 	if slowest != "" {
-		// A figure, not a limit: a loaded machine resumes slowly, a stuck
-		// session fails the settle wait above.
-		cfg.Logf("slowest resumption: session %s (hosted on the killed member: %v), %v after the kill", slowest, onVictim[slowest], first[slowest].Sub(killed).Round(time.Millisecond))
+		r.cfg.Logf("slowest resumption: session %s (hosted on the killed member: %v), %v after the kill", slowest, r.onVictim[slowest], first[slowest].Sub(r.killed).Round(time.Millisecond))
 	}
 	sort.Slice(rep.Resumed, func(a, b int) bool { return rep.Resumed[a] < rep.Resumed[b] })
 	rep.ResumedOnSurvivor = len(rep.Resumed)
@@ -417,185 +538,196 @@ func RunMemberKills(ctx context.Context, cfg MemberKillConfig) (MemberKillReport
 	if rep.ResumedOnSurvivor < rep.MidToolAtKill {
 		rep.problem("%d sessions were mid-tool on the killed member, %d resumed on a survivor", rep.MidToolAtKill, rep.ResumedOnSurvivor)
 	}
+	return nil
+}
 
-	// A second prompt to every session, through survivors only.
-	if err := parallel(ctx, 16, len(sids), func(i int) error {
-		if err := prompt(i, "msg_"+sids[i]+"_2", "plain s="+sids[i]); err != nil {
+// secondRound prompts every session again, through survivors only, and
+// waits until all settle.
+func (r *killRun) secondRound(ctx context.Context) error {
+	if err := r.promptAll(ctx, 2, "plain"); err != nil {
+		return err
+	}
+	if err := r.settle(ctx, "second round"); err != nil {
+		return err
+	}
+	r.rep.SecondPromptsServed = len(r.sids)
+	return nil
+}
+
+// gatedRound prompts every session with a tool that waits for the gate and
+// waits until each has started it.
+func (r *killRun) gatedRound(ctx context.Context) error {
+	if err := os.Remove(r.gate); err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	before, err := clustertest.Markers(r.loc)
+	if err != nil {
+		return err
+	}
+	r.before = before
+	if err := r.promptAll(ctx, 3, "gated"); err != nil {
+		return err
+	}
+	return clustertest.WaitProgress(ctx, clustertest.ProgressStall, func() (int, error) {
+		markers, err := clustertest.Markers(r.loc)
+		if err != nil {
+			return 0, err
+		}
+		per := map[string]int{}
+		for m := range markers {
+			per[clustertest.SessionOfMarker(m)]++
+		}
+		started := 0
+		for _, sid := range r.sids {
+			if per[sid] >= 2 { // the first round's tool and the gated one
+				started++
+			}
+		}
+		if started < len(r.sids) {
+			return started, fmt.Errorf("%d of %d sessions have started their gated tool", started, len(r.sids))
+		}
+		return started, nil
+	})
+}
+
+// rejoin starts the killed member again; disthash places sessions on it
+// while their old activations wait in the gated tool.
+func (r *killRun) rejoin(ctx context.Context) error {
+	p, err := clustertest.Restart(ctx, r.cfg.members(r.onTurn), r.victim.Proc)
+	if err != nil {
+		return err
+	}
+	re := &runMember{Proc: p}
+	r.mu.Lock()
+	r.ms[r.victim.I] = re
+	r.mu.Unlock()
+	r.rejoined = re
+	r.rep.Rejoins = 1
+	if err := clustertest.WaitTopology(ctx, r.procs()); err != nil {
+		return fmt.Errorf("topology after the rejoin: %w", err)
+	}
+	// The rejoined member has a new ID, and rendezvous hashing weighs
+	// IDs: the sessions it now holds are not the ones it held before.
+	for i, sid := range r.sids {
+		var addr string
+		if err := clustertest.Get(ctx, re.Ctl, "/where", url.Values{"id": {sid}}, &addr); err != nil {
 			return err
 		}
-		return nil
-	}); err != nil {
-		return rep, fmt.Errorf("second round: %w", err)
+		if addr == re.Addr {
+			r.moved = append(r.moved, i)
+		}
 	}
-	if err := settle("second round"); err != nil {
-		return rep, err
+	if len(r.moved) == 0 {
+		return fmt.Errorf("no session is placed on the rejoined member %d", re.I)
 	}
-	rep.SecondPromptsServed = len(sids)
+	r.rep.SessionsMovedBack = len(r.moved)
+	r.cfg.Logf("member %d rejoined; %d sessions move to it mid-tool", re.I, len(r.moved))
+	return nil
+}
 
-	if cfg.Rejoin {
-		if err := os.Remove(gate); err != nil && !os.IsNotExist(err) {
-			return rep, err
+// failMovedGatedCalls touches each moved session through the rejoined
+// member (its own placement is fresh; another member may still route a
+// first call to the old activation until the library moves the grain),
+// again while its gated call is open: the activation there takes a new
+// epoch and fails the gated call durably.
+func (r *killRun) failMovedGatedCalls(ctx context.Context) error {
+	var touchMu sync.Mutex
+	touching := map[int]bool{}
+	touchOnRejoined := func(i int) {
+		touchMu.Lock()
+		defer touchMu.Unlock()
+		if touching[i] {
+			return
 		}
-		before, err := countMarkers(loc)
-		if err != nil {
-			return rep, err
-		}
-		// Every session runs a tool that waits for the gate.
-		if err := parallel(ctx, 16, len(sids), func(i int) error {
-			return prompt(i, "msg_"+sids[i]+"_3", "gated s="+sids[i])
-		}); err != nil {
-			return rep, fmt.Errorf("gated round: %w", err)
-		}
-		if err := waitProgress(ctx, progressStall, func() (int, error) {
-			markers, err := countMarkers(loc)
-			if err != nil {
-				return 0, err
-			}
-			per := map[string]int{}
-			for m := range markers {
-				per[sessionOfMarker(m)]++
-			}
-			started := 0
-			for _, sid := range sids {
-				if per[sid] >= 2 { // the first round's tool and the gated one
-					started++
-				}
-			}
-			if started < len(sids) {
-				return started, fmt.Errorf("%d of %d sessions have started their gated tool", started, len(sids))
-			}
-			return started, nil
-		}); err != nil {
-			return rep, err
-		}
-		// The killed member rejoins; disthash places its sessions on it
-		// again while their old activations wait in the gated tool.
-		r, err := restartMember(ctx, cfg, victim, onTurn)
-		if err != nil {
-			return rep, fmt.Errorf("rejoin: %w", err)
-		}
-		ms[victim.i] = r
-		rep.Rejoins = 1
-		if err := waitTopology(ctx, ms); err != nil {
-			return rep, fmt.Errorf("topology after the rejoin: %w", err)
-		}
-		// The rejoined member has a new ID, and rendezvous hashing weighs
-		// IDs: the sessions it now holds are not the ones it held before.
-		var moved []int
-		for i, sid := range sids {
-			var addr string
-			if err := getJSON(ctx, r.ctl, "/where", url.Values{"id": {sid}}, &addr); err != nil {
-				return rep, err
-			}
-			if addr == r.addr {
-				moved = append(moved, i)
-			}
-		}
-		if len(moved) == 0 {
-			return rep, fmt.Errorf("no session is placed on the rejoined member %d", r.i)
-		}
-		rep.SessionsMovedBack = len(moved)
-		cfg.Logf("member %d rejoined; %d sessions move to it mid-tool", victim.i, len(moved))
-		// Touch each moved session through the rejoined member (its own
-		// placement is fresh; another member may still route a first call
-		// to the old activation until the library moves the grain), again
-		// while its gated call is open: the activation there takes a new
-		// epoch and fails the gated call durably.
-		var touchMu sync.Mutex
-		touching := map[int]bool{}
-		touchOnRejoined := func(i int) {
+		touching[i] = true
+		go func() {
+			_ = clustertest.Get(ctx, r.rejoined.Ctl, "/wait", url.Values{"id": {r.sids[i]}, "timeout": {"10000"}}, nil)
 			touchMu.Lock()
-			defer touchMu.Unlock()
-			if touching[i] {
-				return
-			}
-			touching[i] = true
-			go func() {
-				_ = getJSON(ctx, r.ctl, "/wait", url.Values{"id": {sids[i]}, "timeout": {"10000"}}, nil)
-				touchMu.Lock()
-				delete(touching, i)
-				touchMu.Unlock()
-			}()
-		}
-		if err := waitProgress(ctx, progressStall, func() (int, error) {
-			closed, stillOpen := 0, ""
-			for _, i := range moved {
-				open, err := j.ToolCalls(ctx, sids[i], persistence.ToolPending, persistence.ToolRunning)
-				if err != nil {
-					return closed, err
-				}
-				if len(open) == 0 {
-					closed++
-					continue
-				}
-				stillOpen = sids[i]
-				touchOnRejoined(i)
-			}
-			if closed < len(moved) {
-				return closed, fmt.Errorf("%d of %d moved sessions have their gated call failed; %s's is still open (not re-activated on the rejoined member)", closed, len(moved), stillOpen)
-			}
-			return closed, nil
-		}); err != nil {
-			return rep, err
-		}
-		gatedCall := map[string]string{} // session -> its gated call
-		markers, err := countMarkers(loc)
-		if err != nil {
-			return rep, err
-		}
-		for m := range markers {
-			if before[m] == 0 {
-				gatedCall[sessionOfMarker(m)] = m
-			}
-		}
-		// Open the gate: the old activations' settlements must be refused.
-		if err := os.WriteFile(gate, nil, 0o644); err != nil {
-			return rep, err
-		}
-		if err := settle("after the rejoin"); err != nil {
-			return rep, err
-		}
-		// No append from a fenced owner: a moved session's gated call is
-		// settled once, as interrupted by its new activation; the old
-		// activation's success was refused.
-		for _, i := range moved {
-			call := gatedCall[sids[i]]
-			envs, err := j.ReadEvents(ctx, sids[i], 0, 1<<30)
+			delete(touching, i)
+			touchMu.Unlock()
+		}()
+	}
+	return clustertest.WaitProgress(ctx, clustertest.ProgressStall, func() (int, error) {
+		closed, stillOpen := 0, ""
+		for _, i := range r.moved {
+			open, err := r.j.ToolCalls(ctx, r.sids[i], persistence.ToolPending, persistence.ToolRunning)
 			if err != nil {
-				return rep, err
+				return closed, err
 			}
-			settlements := 0
-			for _, e := range envs {
-				switch ev := e.Event.(type) {
-				case messages.ToolSucceeded:
-					if ev.CallID == call {
-						settlements++
-						rep.problem("session %s: its gated call %s succeeded after it moved: an append from a fenced owner", sids[i], call)
-					}
-				case messages.ToolFailed:
-					if ev.CallID == call {
-						settlements++
-					}
-				}
+			if len(open) == 0 {
+				closed++
+				continue
 			}
-			if settlements != 1 {
-				rep.problem("session %s: gated call %q settled %d times", sids[i], call, settlements)
-			}
+			stillOpen = r.sids[i]
+			touchOnRejoined(i)
+		}
+		if closed < len(r.moved) {
+			return closed, fmt.Errorf("%d of %d moved sessions have their gated call failed; %s's is still open (not re-activated on the rejoined member)", closed, len(r.moved), stillOpen)
+		}
+		return closed, nil
+	})
+}
+
+// openGateToFenced opens the gate: the old activations' settlements must
+// be refused. A moved session's gated call is settled once, as interrupted
+// by its new activation; the old activation's success is never appended.
+func (r *killRun) openGateToFenced(ctx context.Context) error {
+	gatedCall := map[string]string{} // session -> its gated call
+	markers, err := clustertest.Markers(r.loc)
+	if err != nil {
+		return err
+	}
+	for m := range markers {
+		if r.before[m] == 0 {
+			gatedCall[clustertest.SessionOfMarker(m)] = m
 		}
 	}
-
-	for _, m := range ms {
-		if m.dead {
-			continue
+	if err := os.WriteFile(r.gate, nil, 0o644); err != nil {
+		return err
+	}
+	if err := r.settle(ctx, "after the rejoin"); err != nil {
+		return err
+	}
+	for _, i := range r.moved {
+		sid, call := r.sids[i], gatedCall[r.sids[i]]
+		envs, err := r.j.ReadEvents(ctx, sid, 0, 1<<30)
+		if err != nil {
+			return err
 		}
+		settlements := 0
+		for _, e := range envs {
+			switch ev := e.Event.(type) {
+			case messages.ToolSucceeded:
+				if ev.CallID == call {
+					settlements++
+					r.rep.problem("session %s: its gated call %s succeeded after it moved: an append from a fenced owner", sid, call)
+				}
+			case messages.ToolFailed:
+				if ev.CallID == call {
+					settlements++
+				}
+			}
+		}
+		if settlements != 1 {
+			r.rep.problem("session %s: gated call %q settled %d times", sid, call, settlements)
+		}
+	}
+	return nil
+}
+
+// checkJournal counts the fenced appends the members refused and checks
+// the journal's invariants.
+func (r *killRun) checkJournal(ctx context.Context) error {
+	rep := r.rep
+	for _, m := range r.live() {
 		var st map[string]int64
-		if err := getJSON(ctx, m.ctl, "/stats", nil, &st); err != nil {
-			return rep, err
+		if err := clustertest.Get(ctx, m.Ctl, "/stats", nil, &st); err != nil {
+			return err
 		}
 		rep.FencedRefused += st["fenced"]
 	}
-	if err := check(ctx, j, loc, acked, &rep.Report); err != nil {
-		return rep, err
+	if err := check(ctx, r.j, r.loc, r.acked, &rep.Report); err != nil {
+		return err
 	}
 	if rep.Rejoins > 0 && rep.FencedRefused == 0 {
 		rep.problem("%d sessions moved to the rejoined member mid-tool, and no append of their old activations was refused", rep.SessionsMovedBack)
@@ -603,14 +735,8 @@ func RunMemberKills(ctx context.Context, cfg MemberKillConfig) (MemberKillReport
 	if rep.ToolsInterrupted < rep.MidToolAtKill {
 		rep.problem("%d tools were running on the killed member, %d failed durably as interrupted", rep.MidToolAtKill, rep.ToolsInterrupted)
 	}
-	return rep, nil
+	return nil
 }
-
-// progressStall is how long a wait of the run may see no progress (tools
-// started, members seen, calls settled) before it fails. Waits are bounded
-// by progress, not by wall time: on a loaded machine a healthy run is slow,
-// a stuck one makes no progress.
-const progressStall = 60 * time.Second
 
 // settleStall is how long a session may show no new event in the journal
 // before a settle wait gives up on it: a session waiting for a settlement
@@ -630,7 +756,7 @@ func settleAll(ctx context.Context, j *persistence.Journal, sids []string, stall
 		sid := sids[i]
 		last, since := int64(-1), time.Now()
 		for {
-			ok, err := settled(ctx, j, sid)
+			ok, err := clustertest.Settled(ctx, j, sid)
 			if err != nil || ok {
 				return err
 			}
@@ -671,23 +797,23 @@ func diagnose(ctx context.Context, j *persistence.Journal, live []*runMember, da
 	defer cancel()
 	if len(live) > 0 {
 		var addr string
-		if err := getJSON(ctx, live[0].ctl, "/where", url.Values{"id": {sid}}, &addr); err != nil {
+		if err := clustertest.Get(ctx, live[0].Ctl, "/where", url.Values{"id": {sid}}, &addr); err != nil {
 			fmt.Fprintf(&b, "  placement: %v\n", err)
 		}
 		for _, m := range live {
-			if m.addr == addr {
-				fmt.Fprintf(&b, "  placed on member %d (%s)\n", m.i, addr)
+			if m.Addr == addr {
+				fmt.Fprintf(&b, "  placed on member %d (%s)\n", m.I, addr)
 			}
 		}
 	}
 	for _, m := range live {
-		var in MemberInspection
-		if err := getJSON(ctx, m.ctl, "/inspect", url.Values{"id": {sid}}, &in); err != nil {
-			fmt.Fprintf(&b, "  member %d: %v\n", m.i, err)
+		var in clustertest.MemberInspection
+		if err := clustertest.Get(ctx, m.Ctl, "/inspect", url.Values{"id": {sid}}, &in); err != nil {
+			fmt.Fprintf(&b, "  member %d: %v\n", m.I, err)
 			continue
 		}
 		out, _ := json.Marshal(in)
-		fmt.Fprintf(&b, "  member %d: %s\n", m.i, out)
+		fmt.Fprintf(&b, "  member %d: %s\n", m.I, out)
 	}
 	logs, _ := filepath.Glob(filepath.Join(data, "member*.log"))
 	for _, l := range logs {
@@ -711,181 +837,6 @@ func diagnose(ctx context.Context, j *persistence.Journal, live []*runMember, da
 	return b.String()
 }
 
-func memberDead(mu *sync.Mutex, v *runMember) bool {
-	mu.Lock()
-	defer mu.Unlock()
-	return v.dead
-}
-
-// sessionOfMarker reads the session out of a marker "call_<session>_<pid>_<n>".
-func sessionOfMarker(m string) string {
-	m = strings.TrimPrefix(m, "call_")
-	for range 2 {
-		i := strings.LastIndexByte(m, '_')
-		if i < 0 {
-			return "" // not a member-kill marker
-		}
-		m = m[:i]
-	}
-	return m
-}
-
-func startRunMembers(ctx context.Context, cfg MemberKillConfig, turn func(turnLine)) ([]*runMember, error) {
-	var peers []string
-	var ports []int
-	for range cfg.Members {
-		p, err := freePort()
-		if err != nil {
-			return nil, err
-		}
-		ports = append(ports, p)
-		peers = append(peers, net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
-	}
-	ms := make([]*runMember, cfg.Members)
-	ready := make(chan error, cfg.Members)
-	for i := range cfg.Members {
-		mc := MemberConfig{Name: fmt.Sprintf("m%d", i), Health: ports[i], Members: peers, Refresh: cfg.Refresh,
-			JournalURL: cfg.JournalURL, Data: memberDataDir(cfg.Data, i), ToolSleep: cfg.ToolSleep, LocationRoots: cfg.LocationRoots, AskBash: cfg.AskBash, Spans: cfg.Spans, ResumeAtStart: cfg.ResumeAtStart}
-		m, err := launchMember(cfg, mc, i, fmt.Sprintf("member%d.log", i), turn, ready)
-		if err != nil {
-			return ms, err
-		}
-		ms[i] = m
-	}
-	return ms, awaitReady(ctx, ready, cfg.Members)
-}
-
-// restartMember starts member old.i again with its configuration (same
-// name and health port: it rejoins the cluster) and waits for READY.
-func restartMember(ctx context.Context, cfg MemberKillConfig, old *runMember, turn func(turnLine)) (*runMember, error) {
-	ready := make(chan error, 1)
-	m, err := launchMember(cfg, old.mc, old.i, fmt.Sprintf("member%d-rejoined.log", old.i), turn, ready)
-	if err != nil {
-		return nil, err
-	}
-	if err := awaitReady(ctx, ready, 1); err != nil {
-		_ = m.cmd.Process.Kill()
-		_ = m.cmd.Wait()
-		return nil, err
-	}
-	return m, nil
-}
-
-func launchMember(cfg MemberKillConfig, mc MemberConfig, i int, logName string, turn func(turnLine), ready chan<- error) (*runMember, error) {
-	cmd := cfg.Command(mc)
-	logf, err := os.Create(filepath.Join(cfg.Data, logName))
-	if err != nil {
-		return nil, err
-	}
-	cmd.Stderr = logf
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		logf.Close()
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		return nil, fmt.Errorf("start member %d: %w", i, err)
-	}
-	m := &runMember{i: i, cmd: cmd, mc: mc}
-	go func() {
-		defer logf.Close()
-		sc := bufio.NewScanner(stdout)
-		isReady := false
-		for sc.Scan() {
-			f := strings.Fields(sc.Text())
-			switch {
-			case len(f) == 3 && f[0] == "READY" && !isReady:
-				m.addr, m.ctl, isReady = f[1], f[2], true
-				ready <- nil
-			case len(f) == 3 && f[0] == "turn":
-				if ns, err := strconv.ParseInt(f[1], 10, 64); err == nil {
-					turn(turnLine{at: time.Unix(0, ns), sid: f[2], member: i})
-				}
-			}
-		}
-		if !isReady {
-			ready <- fmt.Errorf("member %d exited before READY (see %s)", i, logf.Name())
-		}
-		_, _ = io.Copy(io.Discard, stdout)
-	}()
-	return m, nil
-}
-
-// awaitReady waits until n members printed READY. A member that exits
-// first fails it at once; one that is merely slow (a loaded machine
-// starts processes slowly) is waited for as long as the run lasts.
-func awaitReady(ctx context.Context, ready <-chan error, n int) error {
-	for range n {
-		select {
-		case err := <-ready:
-			if err != nil {
-				return err
-			}
-		case <-ctx.Done():
-			return fmt.Errorf("members not ready: %w", ctx.Err())
-		}
-	}
-	return nil
-}
-
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
-}
-
-var ctlClient = &http.Client{Timeout: 90 * time.Second}
-
-// getJSON calls a member's control API.
-func getJSON(ctx context.Context, ctl, path string, q url.Values, out any) error {
-	u := "http://" + ctl + path
-	if q != nil {
-		u += "?" + q.Encode()
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return err
-	}
-	res, err := ctlClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		return err
-	}
-	if res.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s: %s: %s", path, res.Status, strings.TrimSpace(string(b)))
-	}
-	if out == nil {
-		return nil
-	}
-	return json.Unmarshal(b, out)
-}
-
-// getText reads a member's control API as text.
-func getText(ctx context.Context, ctl, path string) (string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+ctl+path, nil)
-	if err != nil {
-		return "", err
-	}
-	res, err := ctlClient.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err == nil && res.StatusCode != http.StatusOK {
-		err = fmt.Errorf("%s: %s", path, res.Status)
-	}
-	return string(b), err
-}
-
 // retryCall retries a call to a member a bounded number of times (a killed
 // member's callers go on through a survivor; the commands are idempotent).
 func retryCall(ctx context.Context, f func(attempt int) error) error {
@@ -896,32 +847,6 @@ func retryCall(ctx context.Context, f func(attempt int) error) error {
 		}
 	}
 	return err
-}
-
-// waitProgress polls cond until it holds (returns nil). cond also returns a
-// measure of progress (how many sessions started their tool, …): the wait
-// fails once that measure has not changed for stall, or when ctx ends.
-func waitProgress(ctx context.Context, stall time.Duration, cond func() (progress int, err error)) error {
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	last, since := -1, time.Now()
-	for {
-		n, err := cond()
-		if err == nil {
-			return nil
-		}
-		if n != last {
-			last, since = n, time.Now()
-		}
-		if time.Since(since) > stall {
-			return fmt.Errorf("no progress for %v: %w", stall, err)
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%w: %w", ctx.Err(), err)
-		case <-tick.C:
-		}
-	}
 }
 
 // parallel runs f(0..n-1) with at most width at once and returns the first error.

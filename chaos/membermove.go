@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/sessionrt/sessionrt/cluster/clustertest"
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/persistence"
 	"github.com/sessionrt/sessionrt/telemetry/spanstore"
@@ -74,19 +75,16 @@ func RunMemberMove(ctx context.Context, cfg MemberKillConfig) (MoveReport, error
 		return rep, err
 	}
 	defer j.Close()
-	ms, err := startRunMembers(ctx, cfg, func(turnLine) {})
+	ms, err := clustertest.StartMembers(ctx, cfg.members(nil))
 	defer func() {
 		for _, m := range ms {
-			if m != nil {
-				_ = m.cmd.Process.Kill()
-				_ = m.cmd.Wait()
-			}
+			m.Kill()
 		}
 	}()
 	if err != nil {
 		return rep, err
 	}
-	if err := waitTopology(ctx, ms); err != nil {
+	if err := clustertest.WaitTopology(ctx, ms); err != nil {
 		return rep, fmt.Errorf("topology: %w", err)
 	}
 	// A session whose grain runs on m2, holder of neither Location.
@@ -96,27 +94,27 @@ func RunMemberMove(ctx context.Context, cfg MemberKillConfig) (MoveReport, error
 		}
 		sid := fmt.Sprintf("ses_move_%d", i)
 		var addr string
-		if err := getJSON(ctx, ms[0].ctl, "/where", url.Values{"id": {sid}}, &addr); err != nil {
+		if err := clustertest.Get(ctx, ms[0].Ctl, "/where", url.Values{"id": {sid}}, &addr); err != nil {
 			return rep, err
 		}
-		if addr == ms[2].addr {
+		if addr == ms[2].Addr {
 			rep.Session, rep.Host = sid, "m2"
 		}
 	}
 	sid := rep.Session
-	turn := func(via *runMember, k int) error {
+	turn := func(via *clustertest.Proc, k int) error {
 		msg := fmt.Sprintf("msg_%s_%d", sid, k)
-		if err := getJSON(ctx, via.ctl, "/admit", url.Values{"id": {sid}, "msg": {msg}, "text": {"tool s=" + sid}}, nil); err != nil {
+		if err := clustertest.Get(ctx, via.Ctl, "/admit", url.Values{"id": {sid}, "msg": {msg}, "text": {"tool s=" + sid}}, nil); err != nil {
 			return fmt.Errorf("admit %s: %w", msg, err)
 		}
 		// Progress: the session's events (each answered ask adds some).
-		return waitProgress(ctx, progressStall, func() (int, error) {
+		return clustertest.WaitProgress(ctx, clustertest.ProgressStall, func() (int, error) {
 			pending, err := j.PendingPermissions(ctx, sid)
 			if err != nil {
 				return 0, err
 			}
 			for _, p := range pending {
-				if err := getJSON(ctx, via.ctl, "/reply", url.Values{"id": {sid}, "req": {p.RequestID}, "answer": {"once"}}, nil); err != nil {
+				if err := clustertest.Get(ctx, via.Ctl, "/reply", url.Values{"id": {sid}, "req": {p.RequestID}, "answer": {"once"}}, nil); err != nil {
 					return 0, err
 				}
 				rep.Asks++
@@ -125,20 +123,20 @@ func RunMemberMove(ctx context.Context, cfg MemberKillConfig) (MoveReport, error
 			if err != nil {
 				return 0, err
 			}
-			ok, err := settled(ctx, j, sid)
+			ok, err := clustertest.Settled(ctx, j, sid)
 			if err == nil && !ok {
 				err = fmt.Errorf("session %s not settled: %s", sid, describe(j, sid))
 			}
 			return int(s.LastSeq), err
 		})
 	}
-	if err := getJSON(ctx, ms[0].ctl, "/create", url.Values{"id": {sid}, "loc": {rep.LocationA}}, nil); err != nil {
+	if err := clustertest.Get(ctx, ms[0].Ctl, "/create", url.Values{"id": {sid}, "loc": {rep.LocationA}}, nil); err != nil {
 		return rep, fmt.Errorf("create: %w", err)
 	}
 	if err := turn(ms[1], 1); err != nil {
 		return rep, err
 	}
-	if err := getJSON(ctx, ms[0].ctl, "/move", url.Values{"id": {sid}, "to": {rep.LocationB}}, nil); err != nil {
+	if err := clustertest.Get(ctx, ms[0].Ctl, "/move", url.Values{"id": {sid}, "to": {rep.LocationB}}, nil); err != nil {
 		return rep, fmt.Errorf("move: %w", err)
 	}
 	if err := turn(ms[0], 2); err != nil {
@@ -146,16 +144,16 @@ func RunMemberMove(ctx context.Context, cfg MemberKillConfig) (MoveReport, error
 	}
 	// Interrupt a tool running on B from A: the cancel crosses members, the
 	// gated tool (whose gate never opens) is killed and settled interrupted.
-	if err := getJSON(ctx, ms[2].ctl, "/admit", url.Values{"id": {sid}, "msg": {"msg_" + sid + "_3"}, "text": {"gated s=" + sid}}, nil); err != nil {
+	if err := clustertest.Get(ctx, ms[2].Ctl, "/admit", url.Values{"id": {sid}, "msg": {"msg_" + sid + "_3"}, "text": {"gated s=" + sid}}, nil); err != nil {
 		return rep, fmt.Errorf("admit the gated prompt: %w", err)
 	}
-	if err := waitProgress(ctx, progressStall, func() (int, error) {
+	if err := clustertest.WaitProgress(ctx, clustertest.ProgressStall, func() (int, error) {
 		pending, err := j.PendingPermissions(ctx, sid)
 		if err != nil {
 			return 0, err
 		}
 		for _, p := range pending {
-			if err := getJSON(ctx, ms[2].ctl, "/reply", url.Values{"id": {sid}, "req": {p.RequestID}, "answer": {"once"}}, nil); err != nil {
+			if err := clustertest.Get(ctx, ms[2].Ctl, "/reply", url.Values{"id": {sid}, "req": {p.RequestID}, "answer": {"once"}}, nil); err != nil {
 				return 0, err
 			}
 			rep.Asks++
@@ -164,7 +162,7 @@ func RunMemberMove(ctx context.Context, cfg MemberKillConfig) (MoveReport, error
 		if err != nil {
 			return 0, err
 		}
-		markers, err := countMarkers(rep.LocationB)
+		markers, err := clustertest.Markers(rep.LocationB)
 		if err != nil {
 			return 0, err
 		}
@@ -175,7 +173,7 @@ func RunMemberMove(ctx context.Context, cfg MemberKillConfig) (MoveReport, error
 	}); err != nil {
 		return rep, err
 	}
-	if err := getJSON(ctx, ms[0].ctl, "/interrupt", url.Values{"id": {sid}}, nil); err != nil {
+	if err := clustertest.Get(ctx, ms[0].Ctl, "/interrupt", url.Values{"id": {sid}}, nil); err != nil {
 		return rep, fmt.Errorf("interrupt: %w", err)
 	}
 	open, err := j.ToolCalls(ctx, sid, persistence.ToolPending, persistence.ToolRunning)
@@ -185,13 +183,13 @@ func RunMemberMove(ctx context.Context, cfg MemberKillConfig) (MoveReport, error
 	rep.InterruptedRemoteTool = len(open) == 0
 	rep.Metrics = map[string][]string{}
 	for _, m := range ms {
-		text, err := getText(ctx, m.ctl, "/metrics")
+		text, err := clustertest.GetText(ctx, m.Ctl, "/metrics")
 		if err != nil {
 			return rep, err
 		}
 		for _, l := range strings.Split(text, "\n") {
 			if strings.HasPrefix(l, "sessionrt_cluster_") {
-				rep.Metrics[fmt.Sprintf("m%d", m.i)] = append(rep.Metrics[fmt.Sprintf("m%d", m.i)], l)
+				rep.Metrics[fmt.Sprintf("m%d", m.I)] = append(rep.Metrics[fmt.Sprintf("m%d", m.I)], l)
 			}
 		}
 	}
@@ -227,7 +225,7 @@ func remoteSpans(ctx context.Context, j *persistence.Journal, sid string, want i
 	}
 	defer store.Close()
 	var out []string
-	err = waitProgress(ctx, progressStall, func() (int, error) {
+	err = clustertest.WaitProgress(ctx, clustertest.ProgressStall, func() (int, error) {
 		spans, err := store.Trace(ctx, sid)
 		if err != nil {
 			return 0, err

@@ -1,28 +1,25 @@
 package chaos
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"sync/atomic"
 
-	"github.com/sessionrt/sessionrt/messages"
+	"github.com/sessionrt/sessionrt/cluster/clustertest"
 	"github.com/sessionrt/sessionrt/provider"
 	"github.com/sessionrt/sessionrt/provider/scripted"
 )
 
-// SideEffects is the file in the Location every tool call appends its marker to.
-const SideEffects = "side-effects.log"
+// SideEffects is the file in the Location every tool call appends its
+// marker to (the cluster members' too: the checks read it the same way).
+const SideEffects = clustertest.SideEffects
 
 // ToolPIDs is the file every tool call appends its shell's PID to.
 const ToolPIDs = "tool-pids.log"
 
 // Model is the model chaos sessions use.
-var Model = messages.ModelRef{Provider: "scripted", ID: "chaos"}
+var Model = clustertest.Model
 
 // newProvider answers a prompt with one bash call that appends a unique
 // marker to the side-effect file, and a tool result with text. Markers are
@@ -42,24 +39,4 @@ func newProvider(nonce string) (*scripted.Provider, error) {
 		})
 		return scripted.Turn{Text: "working", Chunk: 3, ToolCalls: []scripted.ToolCall{{ID: "call_" + marker, Name: "bash", Args: args}}}, nil
 	}})
-}
-
-// countMarkers reads the side-effect file: how often each marker was written.
-func countMarkers(loc string) (map[string]int, error) {
-	f, err := os.Open(filepath.Join(loc, SideEffects))
-	if os.IsNotExist(err) {
-		return map[string]int{}, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	out := map[string]int{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if m := strings.TrimSpace(sc.Text()); m != "" {
-			out[m]++
-		}
-	}
-	return out, sc.Err()
 }

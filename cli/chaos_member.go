@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sessionrt/sessionrt/chaos"
+	"github.com/sessionrt/sessionrt/cluster/clustertest"
 )
 
 // ChaosMemberKillFlags configure `sessionrt chaos --mode member-kill`; the
@@ -38,7 +39,7 @@ func (c *ChaosRunCmd) runMemberKill(ctx context.Context, g *Globals, dir string)
 	return chaos.RunMemberKills(ctx, chaos.MemberKillConfig{
 		Data: dir, JournalURL: g.JournalDSN, Members: c.ClusterMembers, Sessions: c.ClusterSessions, ToolSleep: c.ToolSleep,
 		LocationOnVictim: c.LocationOnKill, Rejoin: c.Rejoin,
-		Command: func(cfg chaos.MemberConfig) *exec.Cmd {
+		Command: func(cfg clustertest.MemberConfig) *exec.Cmd {
 			b, _ := json.Marshal(cfg)
 			return exec.Command(self, "chaos", "member", string(b))
 		},
@@ -52,11 +53,11 @@ type ChaosMemberCmd struct {
 }
 
 func (c *ChaosMemberCmd) Run(g *Globals) error {
-	var cfg chaos.MemberConfig
+	var cfg clustertest.MemberConfig
 	if err := json.Unmarshal([]byte(c.Config), &cfg); err != nil {
 		return &exitError{code: exitUsage, err: fmt.Errorf("chaos member: config: %w", err)}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return chaos.Member(ctx, cfg, g.out())
+	return clustertest.Member(ctx, cfg, g.out())
 }

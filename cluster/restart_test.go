@@ -2,14 +2,12 @@ package cluster_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
-	"github.com/sessionrt/sessionrt/chaos"
+	"github.com/sessionrt/sessionrt/cluster/clustertest"
 	"github.com/sessionrt/sessionrt/internal/testdb"
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/persistence"
@@ -42,20 +40,17 @@ func TestWholeClusterRestartResumesMidDrainSessionsWithoutACaller(t *testing.T) 
 		t.Fatal(err)
 	}
 	// The gated tools outlive their killed members: open the gate at the end.
-	t.Cleanup(func() { _ = os.WriteFile(filepath.Join(loc, chaos.GateFile), nil, 0o644) })
-	cfg := func(dir string, atStart bool) chaos.MemberKillConfig {
-		return chaos.MemberKillConfig{Data: filepath.Join(data, dir), JournalURL: db.URL(), Members: 3, ResumeAtStart: atStart,
-			Command: func(cfg chaos.MemberConfig) *exec.Cmd {
-				b, _ := json.Marshal(cfg)
-				return exec.Command(bin, string(b))
-			}}
+	t.Cleanup(func() { _ = os.WriteFile(filepath.Join(loc, clustertest.GateFile), nil, 0o644) })
+	cfg := func(dir string, atStart bool) clustertest.Config {
+		return clustertest.Config{Data: filepath.Join(data, dir), JournalURL: db.URL(), Members: 3, ResumeAtStart: atStart,
+			Command: clustertest.MemberCommand(bin)}
 	}
 	for _, d := range []string{"first", "second"} {
 		if err := os.MkdirAll(filepath.Join(data, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	first, err := chaos.StartCluster(ctx, cfg("first", false))
+	first, err := clustertest.StartCluster(ctx, cfg("first", false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +65,7 @@ func TestWholeClusterRestartResumesMidDrainSessionsWithoutACaller(t *testing.T) 
 		}
 	}
 	eventually(t, "every session's tool running", func() error {
-		m, err := chaos.Markers(loc)
+		m, err := clustertest.Markers(loc)
 		if err == nil && len(m) < n {
 			err = fmt.Errorf("%d of %d tools started", len(m), n)
 		}
@@ -78,14 +73,14 @@ func TestWholeClusterRestartResumesMidDrainSessionsWithoutACaller(t *testing.T) 
 	})
 	first.Stop() // SIGKILL of every member
 
-	second, err := chaos.StartCluster(ctx, cfg("second", true))
+	second, err := clustertest.StartCluster(ctx, cfg("second", true))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer second.Stop()
 	eventually(t, "every session resumed and settled with no caller", func() error {
 		for i := range n {
-			ok, err := chaos.Settled(ctx, j, sid(i))
+			ok, err := clustertest.Settled(ctx, j, sid(i))
 			if err != nil {
 				return err
 			}
@@ -95,7 +90,7 @@ func TestWholeClusterRestartResumesMidDrainSessionsWithoutACaller(t *testing.T) 
 		}
 		return nil
 	})
-	markers, err := chaos.Markers(loc)
+	markers, err := clustertest.Markers(loc)
 	if err != nil {
 		t.Fatal(err)
 	}

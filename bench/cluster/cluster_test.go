@@ -2,17 +2,15 @@ package cluster
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/sessionrt/sessionrt/chaos"
+	"github.com/sessionrt/sessionrt/cluster/clustertest"
 	"github.com/sessionrt/sessionrt/internal/testdb"
 )
 
@@ -38,12 +36,7 @@ func TestMain(m *testing.M) {
 // member builds the member binary once, without -race.
 func member(b *testing.B) string {
 	buildOnce.Do(func() {
-		binPath = filepath.Join(binDir, "chaosmember")
-		cmd := exec.Command("go", "build", "-o", binPath, "github.com/sessionrt/sessionrt/cluster/internal/chaosmember")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("build member: %v\n%s", err, out)
-		}
+		binPath, buildErr = clustertest.BuildMember(binDir)
 	})
 	if buildErr != nil {
 		b.Fatal(buildErr)
@@ -52,13 +45,13 @@ func member(b *testing.B) string {
 }
 
 // start runs a cluster of n members on a fresh MariaDB database.
-func start(b *testing.B, n int) (*chaos.Cluster, string) {
+func start(b *testing.B, n int) (*clustertest.Cluster, string) {
 	return startPinned(b, n, "")
 }
 
 // startPinned is start with the Location ("project") held by member
 // holder ("" for none: tools run where the session is).
-func startPinned(b *testing.B, n int, holder string) (*chaos.Cluster, string) {
+func startPinned(b *testing.B, n int, holder string) (*clustertest.Cluster, string) {
 	b.Helper()
 	db := testdb.MariaDB(b)
 	bin := member(b)
@@ -75,12 +68,9 @@ func startPinned(b *testing.B, n int, holder string) (*chaos.Cluster, string) {
 	if holder != "" {
 		roots = map[string]string{canon: holder}
 	}
-	c, err := chaos.StartCluster(context.Background(), chaos.MemberKillConfig{
+	c, err := clustertest.StartCluster(context.Background(), clustertest.Config{
 		Data: data, JournalURL: db.URL(), Members: n, ToolSleep: time.Nanosecond, LocationRoots: roots,
-		Command: func(cfg chaos.MemberConfig) *exec.Cmd {
-			j, _ := json.Marshal(cfg)
-			return exec.Command(bin, string(j))
-		},
+		Command: clustertest.MemberCommand(bin),
 	})
 	if err != nil {
 		b.Fatal(err)

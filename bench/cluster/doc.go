@@ -1,7 +1,8 @@
 // Package cluster benchmarks sessionrt as a cluster (issue 10): member
-// processes (cluster/internal/chaosmember, built without -race) on one
-// MariaDB journal (internal/testdb), driven through their control APIs,
-// with the scripted provider answering a "plain" prompt at once, so a turn
+// processes (cluster/internal/chaosmember, built without -race by
+// clustertest.BuildMember) on one MariaDB journal (internal/testdb),
+// driven through their control APIs, with the scripted provider answering
+// a "plain" prompt at once, so a turn
 // is admit + drain + WaitIdle and the figures are the runtime's own cost.
 //
 //	go test -run '^$' -bench . -benchtime 100x ./bench/cluster/

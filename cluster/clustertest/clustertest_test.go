@@ -1,4 +1,4 @@
-package chaos
+package clustertest
 
 import "testing"
 
@@ -8,8 +8,8 @@ func TestSessionOfMarkerReadsTheSessionOutOfACallID(t *testing.T) {
 		"call_s_1_2":             "s",
 		"call_x":                 "",
 	} {
-		if got := sessionOfMarker(marker); got != want {
-			t.Errorf("sessionOfMarker(%q) = %q, want %q", marker, got, want)
+		if got := SessionOfMarker(marker); got != want {
+			t.Errorf("SessionOfMarker(%q) = %q, want %q", marker, got, want)
 		}
 	}
 }

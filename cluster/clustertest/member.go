@@ -1,4 +1,4 @@
-package chaos
+package clustertest
 
 import (
 	"context"
@@ -25,7 +25,7 @@ import (
 	"github.com/sessionrt/sessionrt/toolactors/permission"
 )
 
-// MemberConfig configures one cluster member process of a member-kill run.
+// MemberConfig configures one member process.
 type MemberConfig struct {
 	Name       string        // this member's name (ownership records, logs)
 	Health     int           // automanaged health port on 127.0.0.1
@@ -246,6 +246,13 @@ func (f *fenceCounter) WithGroup(g string) slog.Handler {
 
 // GateFile, in the Location, releases every "gated" tool call.
 const GateFile = "gate"
+
+// SideEffects is the file in the Location every tool call appends its
+// call ID (its marker) to: a tool run twice shows as a repeated marker.
+const SideEffects = "side-effects.log"
+
+// Model is the model the members' sessions use (a scripted provider).
+var Model = messages.ModelRef{Provider: "scripted", ID: "chaos"}
 
 // memberProvider answers a prompt "tool s=<session>" with one bash call
 // that appends its call ID to the side-effect file and then sleeps (so a
