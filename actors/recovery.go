@@ -16,6 +16,11 @@ const RestartNote = "The server restarted while you were working. Tool calls tha
 // write failure stopped is resumed.
 const JournalNote = "The journal could not store your work for a while (a write failed, e.g. on a full disk), so your work stopped until it accepted writes again. Tool calls that were still running were stopped and failed with \"" + InterruptedToolError + "\"; their side effects may be partial. Continue from the conversation above."
 
+// LeftoverPermissionNote is the feedback of the reject that closes a
+// permission request whose tool call was interrupted before anyone
+// answered it (its drain died): no reply could be acted on any more.
+const LeftoverPermissionNote = "Nobody answered before the tool call that asked was interrupted (its drain stopped: the server restarted or the journal failed); the request is closed."
+
 // recoverSession asks an activation to apply the restart policy; the reply is
 // an *Outcome when resumed (after the drain) or *Done when marked interrupted.
 type recoverSession struct{ policy Recovery }
@@ -54,6 +59,24 @@ func (a *sessionActor) failLeftovers(why string) error {
 		}
 	}
 	var evs []messages.Event
+	if len(open) > 0 {
+		// A permission request of a call that dies here can never be acted
+		// on: close it, so that no client is shown it and a late reply is
+		// refused as not pending rather than accepted and ignored.
+		asked, err := a.rt.journal.PendingPermissions(ctx, a.id)
+		if err != nil {
+			return fmt.Errorf("session %s: find leftover permission requests: %w", a.id, err)
+		}
+		dying := map[string]bool{}
+		for _, c := range open {
+			dying[c.AssistantMessageID+"\x00"+c.CallID] = true
+		}
+		for _, p := range asked {
+			if dying[p.AssistantMessageID+"\x00"+p.CallID] {
+				evs = append(evs, messages.PermissionReplied{RequestID: p.RequestID, Reply: messages.ReplyReject, Feedback: LeftoverPermissionNote})
+			}
+		}
+	}
 	for _, c := range open {
 		evs = append(evs, messages.ToolFailed{AssistantMessageID: c.AssistantMessageID, CallID: c.CallID, Error: InterruptedToolError})
 	}

@@ -1,12 +1,17 @@
 package actors
 
 import (
+	"errors"
 	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/sessionrt/sessionrt/messages"
+	"github.com/sessionrt/sessionrt/provider"
+	"github.com/sessionrt/sessionrt/provider/scripted"
+	"github.com/sessionrt/sessionrt/toolactors/permission"
 )
 
 // TestAdmittedInputIsWokenAtStartUpWhateverItsStatus: a server that dies
@@ -108,6 +113,65 @@ func TestAdmittedInputWaitsForAFullDiskAtStartUp(t *testing.T) {
 	}
 	if n := strings.Count(strings.Join(h.events(id), " "), "prompt.promoted"); n != 1 {
 		t.Fatalf("promoted %d times, want once: %v", n, h.events(id))
+	}
+	h.checkReplay()
+}
+
+// TestAPermissionRequestOfADeadDrainIsClosedAndItsSessionResumed: a drain
+// waits for a permission when its process dies. The next start resumes
+// the session without a client action (it was mid-drain); the call fails
+// as interrupted and its request is closed durably (a reject saying why),
+// so no client is shown it any more and a late reply is refused as not
+// pending instead of being accepted and ignored (before: the request stayed
+// pending forever and a reply to it got a receipt that meant nothing).
+func TestAPermissionRequestOfADeadDrainIsClosedAndItsSessionResumed(t *testing.T) {
+	ask := []permission.Rule{{Action: "*", Resource: "*", Effect: permission.Ask}}
+	agents := func(c *Config) { c.Agents = map[string]Agent{"build": {Rules: ask}} }
+	var turns atomic.Int64 // across both processes: only the first asks
+	h := newHarness(t, func(*provider.Request, int) (scripted.Turn, error) {
+		if turns.Add(1) > 1 {
+			return scripted.Turn{Text: "went on"}, nil
+		}
+		return bashEcho("never"), nil
+	}, agents)
+	id := h.create("")
+	sub := h.bus.Subscribe(id, 4096)
+	h.prompt(id, "", "go", "", true)
+	var requestID string
+	for requestID == "" {
+		select {
+		case it, ok := <-sub.C():
+			if !ok {
+				t.Fatalf("live subscription ended: %v", sub.Err())
+			}
+			if it.Event != nil {
+				if p, ok := it.Event.Event.(messages.PermissionAsked); ok {
+					requestID = p.RequestID
+				}
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("no permission asked")
+		}
+	}
+	sub.Close()
+	h.restart(agents)
+	if ids, err := h.sessions.Recover(h.ctx(), nil); err != nil || !reflect.DeepEqual(ids, []string{id}) {
+		t.Fatalf("recovered %v %v, want [%s]", ids, err, id)
+	}
+	h.waitIdle(id)
+	if perms, err := h.journal.PendingPermissions(h.ctx(), id); err != nil || len(perms) != 0 {
+		t.Fatalf("pending permission requests after recovery: %+v %v", perms, err)
+	}
+	err := h.sessions.ReplyPermission(h.ctx(), id, ReplyPermission{RequestID: requestID, Reply: messages.ReplyOnce})
+	if !errors.Is(err, ErrNotFound) {
+		t.Fatalf("late reply: %v, want not found (the request is closed)", err)
+	}
+	evs := strings.Join(h.events(id), " ")
+	if !strings.Contains(evs, "permission.asked permission.replied tool.failed turn.failed") {
+		t.Fatalf("events %s: want the request closed with the interrupted call", evs)
+	}
+	if hist := h.history(id); hist[len(hist)-1] != "A:went on" {
+		t.Fatalf("history %v: the session must resume and answer", hist)
 	}
 	h.checkReplay()
 }
