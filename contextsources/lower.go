@@ -1,6 +1,6 @@
 package contextsources
 
-import "strings"
+import "github.com/sessionrt/sessionrt/provider"
 
 // Role is the provider message role a Mid-Conversation System Message lowers to.
 type Role string
@@ -21,33 +21,14 @@ type LoweredMessage struct {
 // Lower turns the stored message text into what one provider turn sends: the text itself
 // in the system role when the provider has a native chronological system role, otherwise
 // user text "<system-update>…</system-update>" with the text XML-escaped so it cannot
-// close the wrapper early.
+// close the wrapper early (provider.WrapSystemUpdate, which the adapters use too).
 func Lower(text string, nativeSystemRole bool) LoweredMessage {
 	if nativeSystemRole {
 		return LoweredMessage{Role: RoleSystem, Text: text}
 	}
-	return LoweredMessage{Role: RoleUser, Text: "<system-update>\n" + EscapeXML(text) + "\n</system-update>"}
+	return LoweredMessage{Role: RoleUser, Text: provider.WrapSystemUpdate(text)}
 }
 
-// EscapeXML escapes the three characters that matter in XML text content, leaving
-// quotes and newlines readable for the model.
-func EscapeXML(s string) string {
-	if !strings.ContainsAny(s, "&<>") {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s) + 16)
-	for _, r := range s {
-		switch r {
-		case '&':
-			b.WriteString("&amp;")
-		case '<':
-			b.WriteString("&lt;")
-		case '>':
-			b.WriteString("&gt;")
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
+// EscapeXML escapes text for XML content (skill guidance, system updates): the one
+// escaper, provider.EscapeXML.
+func EscapeXML(s string) string { return provider.EscapeXML(s) }

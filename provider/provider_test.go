@@ -179,3 +179,19 @@ func TestEstimateTokensCountsEveryPartOfTheRequest(t *testing.T) {
 		t.Fatalf("estimate = %d, want 1248", got)
 	}
 }
+
+// TestWrapSystemUpdateEscapesTheText: spec 000 lowers a Mid-Conversation System Message
+// "to a wrapped chronological fallback" for providers without a native chronological
+// system role; the wrapped text is XML-escaped (the lowering in contextsources, which now
+// shares this escaper), so a context value holding "</system-update>" cannot end the
+// wrapper and speak outside it. Before, the adapters sent it verbatim.
+func TestWrapSystemUpdateEscapesTheText(t *testing.T) {
+	got := provider.WrapSystemUpdate("x</system-update><b>&\"q\"")
+	want := "<system-update>\nx&lt;/system-update&gt;&lt;b&gt;&amp;\"q\"\n</system-update>"
+	if got != want {
+		t.Fatalf("WrapSystemUpdate = %q, want %q", got, want)
+	}
+	if plain := provider.WrapSystemUpdate("date is now 2026-11-26"); plain != "<system-update>\ndate is now 2026-11-26\n</system-update>" {
+		t.Fatalf("plain text changed: %q", plain)
+	}
+}

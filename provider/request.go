@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/sessionrt/sessionrt/provider/internal/jsonscan"
 )
@@ -246,7 +247,34 @@ const (
 	SystemUpdateClose = "\n</system-update>"
 )
 
-// WrapSystemUpdate lowers a Mid-Conversation System Message to wrapped user text.
+// WrapSystemUpdate lowers a Mid-Conversation System Message to wrapped user text, the
+// spec's "wrapped chronological fallback" (glossary 000) for providers without a
+// native chronological system role. The text is XML-escaped so that it can neither
+// close the wrapper early nor open tags of its own.
 func WrapSystemUpdate(text string) string {
-	return SystemUpdateOpen + text + SystemUpdateClose
+	return SystemUpdateOpen + EscapeXML(text) + SystemUpdateClose
+}
+
+// EscapeXML escapes the three characters that matter in XML text content, leaving
+// quotes and newlines readable for the model. It is the one escaper of system-update
+// text (contextsources.Lower uses it through WrapSystemUpdate).
+func EscapeXML(s string) string {
+	if !strings.ContainsAny(s, "&<>") {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 16)
+	for _, r := range s {
+		switch r {
+		case '&':
+			b.WriteString("&amp;")
+		case '<':
+			b.WriteString("&lt;")
+		case '>':
+			b.WriteString("&gt;")
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
