@@ -65,7 +65,7 @@ func (s *ptyScreen) copyFrom(f *os.File) {
 
 func (s *ptyScreen) waitFor(t *testing.T, re *regexp.Regexp) {
 	t.Helper()
-	deadline := time.After(30 * time.Second)
+	deadline := time.After(ptyBackstop)
 	for {
 		s.mu.Lock()
 		ok, text := re.Match(s.buf.Bytes()), s.buf.String()
@@ -81,10 +81,16 @@ func (s *ptyScreen) waitFor(t *testing.T, re *regexp.Regexp) {
 	}
 }
 
-// eventually polls cond (the server's view) until it holds, bounded.
+// ptyBackstop bounds a wait for the CLI or the server: far beyond a slow
+// step, so that only a stuck one reaches it (under -race at load 40 on two
+// cores the CLI process took over 30 s to open its terminal on the server).
+const ptyBackstop = 3 * time.Minute
+
+// eventually polls cond (the server's view) until it holds, bounded by
+// ptyBackstop.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(ptyBackstop)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
@@ -99,7 +105,7 @@ func TestPTYOpenIsAnInteractiveTerminalAndExitsWithTheRemoteStatus(t *testing.T)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*ptyBackstop)
 	defer cancel()
 
 	// The CLI's own stdin, stdout and stderr are a pseudo-terminal.
@@ -178,7 +184,7 @@ func TestPTYOpenIsAnInteractiveTerminalAndExitsWithTheRemoteStatus(t *testing.T)
 		if !errors.As(err, &ee) || ee.ExitCode() != 3 {
 			t.Fatalf("pty open ended with %v, want exit status 3; terminal:\n%s", err, scr.buf.String())
 		}
-	case <-time.After(30 * time.Second):
+	case <-time.After(ptyBackstop):
 		t.Fatal("pty open did not exit after the remote shell did")
 	}
 	// The local terminal is restored, and the remote one removed.
