@@ -6,8 +6,8 @@
 // The PTY Environment is a server concern: Environment merges the server's
 // environment, then the caller's values, then the host overlay (EnvOverlay, observed for
 // the request Location and the resolved working directory; a standalone server passes
-// none), then the forced terminal invariants TERM and SESSIONRT_TERMINAL. Environment is
-// pure; the actor does the I/O.
+// none), then the forced terminal invariants TERM, OPENCODE_TERMINAL (the spec's name) and
+// SESSIONRT_TERMINAL. Environment is pure; the actor does the I/O.
 //
 // The shell is a session leader (setsid) with Pdeathsig SIGKILL from a locked OS
 // thread; stopping the actor kills every process of the terminal's session, including

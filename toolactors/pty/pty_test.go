@@ -15,13 +15,17 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 )
 
+// TestEnvironmentPrecedence: caller values, then the host overlay, then the forced
+// invariants, which the spec names: "PTY creation merges caller values, then the host
+// overlay, then Core-forced terminal invariants such as TERM and OPENCODE_TERMINAL"
+// (glossary 000). Neither a caller nor the overlay can unset them.
 func TestEnvironmentPrecedence(t *testing.T) {
 	env := Environment(
 		[]string{"A=base", "B=base", "C=base", "D=base", "TERM=vt100"},
-		map[string]string{"B": "caller", "C": "caller", "TERM": "dumb"},
+		map[string]string{"B": "caller", "C": "caller", "TERM": "dumb", "OPENCODE_TERMINAL": "0"},
 		map[string]string{"C": "host", TerminalEnvVar: "0"},
 	)
-	want := []string{"A=base", "B=caller", "C=host", "D=base", TerminalEnvVar + "=1", "TERM=" + ForcedTERM}
+	want := []string{"A=base", "B=caller", "C=host", "D=base", "OPENCODE_TERMINAL=1", TerminalEnvVar + "=1", "TERM=" + ForcedTERM}
 	if strings.Join(env, " ") != strings.Join(want, " ") {
 		t.Fatalf("got %v\nwant %v", env, want)
 	}
@@ -109,9 +113,9 @@ func TestS57_PTYActor(t *testing.T) {
 	send("stty size")
 	scr.waitFor(t, regexp.MustCompile(`40 100\r?\n`))
 
-	send(`echo "R:$A:$B:$C:$TERM:$SESSIONRT_TERMINAL:$(pwd)"`)
+	send(`echo "R:$A:$B:$C:$TERM:$OPENCODE_TERMINAL:$SESSIONRT_TERMINAL:$(pwd)"`)
 	got := scr.waitFor(t, regexp.MustCompile(`(R:[^$\r\n]*)\r?\n`))
-	if want := "R:caller:host:host:xterm-256color:1:" + dir; got != want {
+	if want := "R:caller:host:host:xterm-256color:1:1:" + dir; got != want {
 		t.Fatalf("environment line %q, want %q", got, want)
 	}
 	if seenLocation != dir || seenDir != dir {
