@@ -47,10 +47,12 @@ type Config struct {
 	// NoConversationCache disables the second cache breakpoint on the last
 	// message (the first, on the baseline system text, is always set).
 	NoConversationCache bool
-	// IdleTimeout ends a stream on which no byte arrived for this long, with
-	// a retryable error (a silent, half-dead connection must not hang a
-	// session). Default 10 minutes — a reasoning model may think silently
-	// for minutes; negative disables it.
+	// IdleTimeout, when positive, ends a stream on which no byte arrived for
+	// this long with a retryable error (a guard against a half-dead connection
+	// that stays open). Default none, as the spec's runner imposes no idle
+	// timeout (a reasoning model may think silently for many minutes; the
+	// caller's interrupt ends a stream); a catalog provider sets it with
+	// idle_timeout.
 	IdleTimeout time.Duration
 	// Now is the clock for Retry-After dates. Default time.Now.
 	Now func() time.Time
@@ -80,9 +82,6 @@ func New(cfg Config) (*Adapter, error) {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
-	}
-	if cfg.IdleTimeout == 0 {
-		cfg.IdleTimeout = 10 * time.Minute
 	}
 	base := strings.TrimRight(cfg.BaseURL, "/")
 	base = strings.TrimSuffix(base, "/v1")

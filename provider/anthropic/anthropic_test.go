@@ -574,3 +574,10 @@ func TestMessageStartHoldingTheWholeTurn(t *testing.T) {
 		t.Fatalf("calls %+v finish %q (%s)", calls, acc.Finish, kinds(parts))
 	}
 }
+
+// TestNoIdleTimeoutUnlessConfigured: as for the OpenAI adapter, the default is none.
+func TestNoIdleTimeoutUnlessConfigured(t *testing.T) {
+	if a := newAdapter(t, "http://127.0.0.1:1"); a.cfg.IdleTimeout != 0 {
+		t.Fatalf("default idle timeout %v, want none", a.cfg.IdleTimeout)
+	}
+}

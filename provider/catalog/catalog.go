@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/sessionrt/sessionrt/provider"
 )
@@ -66,6 +67,11 @@ type Provider struct {
 	MidSystem string `json:"mid_system,omitempty"`
 	// MaxTokensField (openai kind): "max_tokens" or "max_completion_tokens".
 	MaxTokensField string `json:"max_tokens_field,omitempty"`
+	// IdleTimeout (openai and anthropic kinds), a Go duration such as "10m",
+	// ends a stream on which no byte arrived for that long with a retryable
+	// error. Default none: the spec's runner imposes no idle timeout, so only
+	// an operator who knows a server may hang silently sets one.
+	IdleTimeout string `json:"idle_timeout,omitempty"`
 	// Script (scripted kind) is a JSON script file, relative to the catalog
 	// file; empty means the demo.
 	Script string `json:"script,omitempty"`
@@ -234,6 +240,9 @@ func (c *Catalog) Validate() error {
 		default:
 			return fmt.Errorf("provider %q: max_tokens_field %q: want max_tokens or max_completion_tokens", id, p.MaxTokensField)
 		}
+		if _, err := p.idleTimeout(); err != nil {
+			return fmt.Errorf("provider %q: %w", id, err)
+		}
 		for mid, m := range p.Models {
 			if m.ContextWindow < 0 || m.OutputLimit < 0 || (m.ContextWindow > 0 && m.OutputLimit > m.ContextWindow) {
 				return fmt.Errorf("provider %q model %q: context_window %d / output_limit %d are inconsistent", id, mid, m.ContextWindow, m.OutputLimit)
@@ -337,4 +346,16 @@ func Apply(m Model, req *provider.Request) *provider.Request {
 		out.Wire = w
 	}
 	return &out
+}
+
+// idleTimeout parses IdleTimeout; "" is none.
+func (p Provider) idleTimeout() (time.Duration, error) {
+	if p.IdleTimeout == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(p.IdleTimeout)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("idle_timeout %q: want a positive duration such as \"10m\" (or none)", p.IdleTimeout)
+	}
+	return d, nil
 }

@@ -355,3 +355,35 @@ func TestAFailureInsideTheStreamIsLoggedOnce(t *testing.T) {
 		t.Fatalf("%d log lines:\n%s", n, logs.String())
 	}
 }
+
+// TestIdleTimeoutIsAProviderOption: idle_timeout on a catalog provider is the one way to
+// bound a silent stream (the spec's default is none): set, a server that sends one
+// delta and goes silent ends the turn with a retryable error; a bad value is refused
+// naming the provider.
+func TestIdleTimeoutIsAProviderOption(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, `data: {"id":"x","choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}]}`+"\n\n")
+		w.(http.Flusher).Flush()
+		<-r.Context().Done() // silent until the client gives up
+	}))
+	defer srv.Close()
+	c, err := Parse([]byte(`{"providers":{"local":{"kind":"openai","base_url":"` + srv.URL + `/v1","allow_unlisted":true,"idle_timeout":"200ms"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Open(OpenConfig{Catalog: c, Getenv: env(nil), NoRetry: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := r.Stream(context.Background(), &provider.Request{Model: provider.ModelRef{Provider: "local", Model: "m"}, Messages: []provider.Message{{Role: provider.RoleUser, Text: "hi"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := provider.Collect(s, "openai"); !errors.Is(err, provider.ErrRetryable) || !strings.Contains(err.Error(), "no data from the provider") {
+		t.Fatalf("err = %v, want the idle timeout's retryable error", err)
+	}
+	if _, err := Parse([]byte(`{"providers":{"local":{"kind":"openai","idle_timeout":"soon"}}}`)); err == nil || !strings.Contains(err.Error(), `provider "local": idle_timeout "soon"`) {
+		t.Fatalf("bad idle_timeout: %v", err)
+	}
+}

@@ -10,4 +10,9 @@
 // from environment variables named by the provider entry. The Registry logs
 // every failed turn and retried attempt with its class and the provider's
 // own message when given a logger.
+//
+// A provider stream has no idle timeout, as the spec's runner imposes none (a
+// reasoning model may think silently for many minutes; an interrupt ends a
+// stream). A provider entry's "idle_timeout" (a Go duration, e.g. "10m") opts
+// in to ending a stream that sent no byte for that long with a retryable error.
 package catalog

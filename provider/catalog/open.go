@@ -149,6 +149,10 @@ func Open(cfg OpenConfig) (*Registry, error) {
 }
 
 func build(id string, p Provider, key string, hc *http.Client) (provider.Provider, error) {
+	idle, err := p.idleTimeout()
+	if err != nil {
+		return nil, fmt.Errorf("provider %q: %w", id, err)
+	}
 	switch p.Kind {
 	case KindOpenAI:
 		mid := openai.MidSystemAuto
@@ -158,13 +162,13 @@ func build(id string, p Provider, key string, hc *http.Client) (provider.Provide
 		case "wrapped":
 			mid = openai.MidSystemWrapped
 		}
-		a, err := openai.New(openai.Config{BaseURL: p.BaseURL, APIKey: key, Headers: p.Headers, HTTPClient: hc, MidSystem: mid, MaxTokensField: p.MaxTokensField})
+		a, err := openai.New(openai.Config{BaseURL: p.BaseURL, APIKey: key, Headers: p.Headers, HTTPClient: hc, MidSystem: mid, MaxTokensField: p.MaxTokensField, IdleTimeout: idle})
 		if err != nil {
 			return nil, fmt.Errorf("provider %q: %w", id, err)
 		}
 		return a, nil
 	case KindAnthropic:
-		a, err := anthropic.New(anthropic.Config{BaseURL: p.BaseURL, APIKey: key, Headers: p.Headers, HTTPClient: hc})
+		a, err := anthropic.New(anthropic.Config{BaseURL: p.BaseURL, APIKey: key, Headers: p.Headers, HTTPClient: hc, IdleTimeout: idle})
 		if err != nil {
 			return nil, fmt.Errorf("provider %q: %w", id, err)
 		}

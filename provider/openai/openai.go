@@ -55,10 +55,12 @@ type Config struct {
 	// MaxTokensField names the output-limit field: "max_tokens" (default for
 	// compatible servers) or "max_completion_tokens" (default for api.openai.com).
 	MaxTokensField string
-	// IdleTimeout ends a stream on which no byte arrived for this long, with
-	// a retryable error (a silent, half-dead connection must not hang a
-	// session). Default 10 minutes — a reasoning model may think silently
-	// for minutes; negative disables it.
+	// IdleTimeout, when positive, ends a stream on which no byte arrived for
+	// this long with a retryable error (a guard against a half-dead connection
+	// that stays open). Default none, as the spec's runner imposes no idle
+	// timeout (a reasoning model may think silently for many minutes; the
+	// caller's interrupt ends a stream); a catalog provider sets it with
+	// idle_timeout.
 	IdleTimeout time.Duration
 	// Now is the clock for Retry-After dates. Default time.Now.
 	Now func() time.Time
@@ -88,9 +90,6 @@ func New(cfg Config) (*Adapter, error) {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
-	}
-	if cfg.IdleTimeout == 0 {
-		cfg.IdleTimeout = 10 * time.Minute
 	}
 	a := &Adapter{endpoint: strings.TrimRight(cfg.BaseURL, "/") + "/chat/completions", cfg: cfg}
 	switch cfg.MidSystem {

@@ -716,3 +716,15 @@ func TestFinishReasonErrorIsAServerError(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestNoIdleTimeoutUnlessConfigured: the spec's runner imposes no idle timeout on a
+// provider stream, so the adapter's default is none (it was 10 minutes); a positive
+// IdleTimeout (catalog idle_timeout) is the operator's opt-in guard.
+func TestNoIdleTimeoutUnlessConfigured(t *testing.T) {
+	if a := newAdapter(t, "http://127.0.0.1:1"); a.cfg.IdleTimeout != 0 {
+		t.Fatalf("default idle timeout %v, want none", a.cfg.IdleTimeout)
+	}
+	if a := newAdapter(t, "http://127.0.0.1:1", func(c *Config) { c.IdleTimeout = time.Minute }); a.cfg.IdleTimeout != time.Minute {
+		t.Fatalf("configured idle timeout %v, want 1m", a.cfg.IdleTimeout)
+	}
+}
