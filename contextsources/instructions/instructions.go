@@ -55,8 +55,8 @@ type Config struct {
 	// ProjectRoot bounds the upward walk. Default: discovered at each observation as the
 	// nearest ancestor of Directory (itself included) holding ".git", else Directory.
 	ProjectRoot string
-	// GlobalDir holds the global AGENTS.md. Default: $XDG_CONFIG_HOME/sessionrt, else
-	// $HOME/.config/sessionrt; with neither set there is no global file.
+	// GlobalDir holds the global AGENTS.md. Default: the first of GlobalDirs that has
+	// one (see there); set, it is the only folder looked at.
 	GlobalDir string
 	// Getenv reads the environment (XDG_CONFIG_HOME, HOME, the disable variables).
 	// Default: os.Getenv.
@@ -72,17 +72,29 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Getenv == nil {
 		c.Getenv = os.Getenv
 	}
-	if c.GlobalDir == "" {
-		if x := c.Getenv("XDG_CONFIG_HOME"); x != "" {
-			c.GlobalDir = filepath.Join(x, "sessionrt")
-		} else if h := c.Getenv("HOME"); h != "" {
-			c.GlobalDir = filepath.Join(h, ".config", "sessionrt")
-		}
-	}
 	if c.MaxFileBytes <= 0 {
 		c.MaxFileBytes = DefaultMaxFileBytes
 	}
 	return c, nil
+}
+
+// GlobalDirs lists the folders whose AGENTS.md is the global file, the winner first:
+// sessionrt's own ($XDG_CONFIG_HOME/sessionrt, else $HOME/.config/sessionrt), a
+// deliberate override for sessionrt, then OpenCode's global folder
+// ($XDG_CONFIG_HOME/opencode, else $HOME/.config/opencode), so that an existing
+// OpenCode global file applies as it does in OpenCode. Only the first folder holding
+// an AGENTS.md counts (OpenCode reads one global file too); with neither variable set
+// there is none.
+func GlobalDirs(getenv func(string) string) []string {
+	base := getenv("XDG_CONFIG_HOME")
+	if base == "" {
+		h := getenv("HOME")
+		if h == "" {
+			return nil
+		}
+		base = filepath.Join(h, ".config")
+	}
+	return []string{filepath.Join(base, "sessionrt"), filepath.Join(base, "opencode")}
 }
 
 // ProjectDiscoveryDisabled reports whether a disable variable is set.
@@ -106,14 +118,19 @@ func Load(ctx context.Context, cfg Config) contextsources.Result[Aggregate] {
 	}
 	var files []File
 	seen := make(map[string]bool)
+	globals := GlobalDirs(cfg.Getenv)
 	if cfg.GlobalDir != "" {
-		f, ok, err := readGlobal(cfg.GlobalDir, cfg.MaxFileBytes)
+		globals = []string{cfg.GlobalDir}
+	}
+	for _, dir := range globals {
+		f, ok, err := readGlobal(dir, cfg.MaxFileBytes)
 		if err != nil {
 			return contextsources.Unavailable[Aggregate](err)
 		}
 		if ok {
 			files = append(files, f)
 			seen[f.Path] = true
+			break // one global file: the first folder that has one wins
 		}
 	}
 	if !ProjectDiscoveryDisabled(cfg.Getenv) {

@@ -134,6 +134,27 @@ func TestGlobalFallsBackToHomeConfig(t *testing.T) {
 	}
 }
 
+// TestGlobalFileFromOpenCodesFolder: an OpenCode user's ~/.config/opencode/AGENTS.md (or
+// $XDG_CONFIG_HOME/opencode/AGENTS.md) is the global file, as in OpenCode (before, only
+// sessionrt's folder was read and it was ignored); sessionrt's own folder, when it has an
+// AGENTS.md, wins, and only one global file is read.
+func TestGlobalFileFromOpenCodesFolder(t *testing.T) {
+	tr := newTree(t)
+	tr.write("xdg/opencode/AGENTS.md", "opencode rules")
+	if got := tr.paths(tr.load()); got != "global:xdg/opencode/AGENTS.md" {
+		t.Fatalf("XDG: %s", got)
+	}
+	delete(tr.env, "XDG_CONFIG_HOME")
+	tr.write("home/.config/opencode/AGENTS.md", "opencode home rules")
+	if got := tr.paths(tr.load()); got != "global:home/.config/opencode/AGENTS.md" {
+		t.Fatalf("HOME: %s", got)
+	}
+	tr.write("home/.config/sessionrt/AGENTS.md", "sessionrt rules")
+	if got := tr.paths(tr.load()); got != "global:home/.config/sessionrt/AGENTS.md" {
+		t.Fatalf("both folders: %s, want sessionrt's alone", got)
+	}
+}
+
 func TestS44_EditsAndRemovalsAtBoundaries(t *testing.T) {
 	tr := newTree(t)
 	tr.write("xdg/sessionrt/AGENTS.md", "global v1")
