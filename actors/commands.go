@@ -52,11 +52,14 @@ type SwitchAgent struct{ Agent string }
 // SwitchModel selects the model for the next provider turn.
 type SwitchModel struct{ Model messages.ModelRef }
 
-// ReplyPermission answers a pending permission request.
+// ReplyPermission answers a pending permission request, or a question
+// request (its ID starts with que_): Reply reject dismisses it (Feedback
+// the reason), any other answers it with Answers, one per question.
 type ReplyPermission struct {
 	RequestID string
 	Reply     messages.PermissionReply
 	Feedback  string
+	Answers   [][]string
 }
 
 // WaitIdle answers with the Outcome of the active drain, or at once when idle.

@@ -70,6 +70,7 @@ type turn struct {
 	usage       provider.Usage
 	err         error
 	recorded    bool            // durable output exists (text, reasoning or a tool call)
+	questions   int             // question calls of this turn still awaiting the user
 	spanCtx     context.Context // carries the chat span
 	span        trace.Span
 }
@@ -257,6 +258,10 @@ func (a *sessionActor) boundary() {
 		return
 	}
 	if len(step.Promote) > 0 {
+		if err := a.rejectOpenQuestions(); err != nil {
+			a.endDrain(&Outcome{Err: err.Error(), Kind: errorCode(err)})
+			return
+		}
 		a.stage(messages.PromptPromoted{MessageIDs: step.Promote})
 	}
 	// What the last turn left staged (its last results, TurnEnded) and the
@@ -609,6 +614,10 @@ func (a *sessionActor) onToolCall(p provider.Part) {
 	t.order = append(t.order, c.id)
 	t.unsettled++
 	a.fault(FaultAfterToolCalled)
+	if c.tool == QuestionTool {
+		a.askQuestion(t, c)
+		return
+	}
 	a.executeTool(t, c)
 }
 
@@ -697,7 +706,8 @@ func (a *sessionActor) finishTurn() {
 	}})
 	d.lastErr = nil
 	d.compacted = false
-	d.continuation = len(t.order) > 0 && t.finish != provider.FinishContentFilter
+	// An open question ends the drain: its answer starts the next one.
+	d.continuation = len(t.order) > 0 && t.finish != provider.FinishContentFilter && t.questions == 0
 	a.boundary()
 }
 

@@ -35,6 +35,20 @@ func (a *sessionActor) failLeftovers(why string) error {
 	if err != nil {
 		return fmt.Errorf("session %s: find leftover tools: %w", a.id, err)
 	}
+	if len(open) > 0 {
+		// A question's call stays open: its answer is still awaited.
+		asked, err := a.openQuestionCalls()
+		if err != nil {
+			return fmt.Errorf("session %s: find open questions: %w", a.id, err)
+		}
+		kept := open[:0]
+		for _, c := range open {
+			if !asked[c.AssistantMessageID+"\x00"+c.CallID] {
+				kept = append(kept, c)
+			}
+		}
+		open = kept
+	}
 	if len(open) == 0 && a.sess.Status != persistence.StatusBusy {
 		return nil // a turn is only left unfinished by an owner that died mid-drain
 	}

@@ -51,6 +51,9 @@ type sessionActor struct {
 	lastOutcome *Outcome
 	idle        idleTimer
 	perms       map[string]*permissionWait // pending permission asks by request ID
+	// openQuestions counts the session's pending question requests; -1
+	// until the journal was asked (question.go).
+	openQuestions int
 	stopping    bool                       // the actor is stopping: no fault injection
 }
 
@@ -272,6 +275,7 @@ func (a *sessionActor) load(sess persistence.Session, found bool) error {
 	var err error
 	a.exists, a.sess = true, sess
 	a.hist.invalidate()
+	a.openQuestions = -1
 	if sess.LastSeq > a.seq {
 		a.seq = sess.LastSeq
 	}

@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/asynkron/protoactor-go/actor"
 
@@ -175,6 +176,9 @@ func (a *sessionActor) replyPermission(m *ReplyPermission) any {
 	case messages.ReplyOnce, messages.ReplyAlways, messages.ReplyReject:
 	default:
 		return invalidf(fmt.Sprintf("permission reply %q: want once, always or reject", m.Reply))
+	}
+	if strings.HasPrefix(m.RequestID, "que_") {
+		return a.replyQuestion(m)
 	}
 	w, ok := a.perms[m.RequestID]
 	if !ok {

@@ -267,6 +267,10 @@ var eventNames = map[string]string{
 	// A failed drain is OpenCode's session.error (its SDK and TUI show it),
 	// with the runtime's kind beside the error.
 	"session.drain.failed": "session.error",
+	// The question tool's requests are OpenCode's question.v2.* events.
+	"session.question.asked":    "question.v2.asked",
+	"session.question.replied":  "question.v2.replied",
+	"session.question.rejected": "question.v2.rejected",
 }
 
 func eventName(t messages.EventType) string {
@@ -380,6 +384,13 @@ func eventData(d fields, ev messages.Event) fields {
 		return append(d, field{"compactionID", e.CompactionID}, field{"summary", e.Summary}, field{"recent", e.RecentContext})
 	case messages.Interrupted:
 		return append(d, field{"reason", e.Reason})
+	case messages.QuestionAsked:
+		return append(d, field{"id", e.RequestID}, field{"questions", toQuestionInfos(e.Questions)},
+			field{"tool", wire.QuestionTool{MessageID: e.AssistantMessageID, CallID: e.CallID}})
+	case messages.QuestionReplied:
+		return append(d, field{"requestID", e.RequestID}, field{"answers", nonNilAnswers(e.Answers)})
+	case messages.QuestionRejected:
+		return append(d, field{"requestID", e.RequestID})
 	case messages.DrainFailed:
 		return append(d, field{"error", sessionError(e)}, field{"kind", e.Kind})
 	case messages.Idle:
@@ -498,4 +509,11 @@ func sessionError(e messages.DrainFailed) sessionErrorInfo {
 		return sessionErrorInfo{Name: "ContextOverflowError", Data: sessionErrorData{Message: e.Message}}
 	}
 	return sessionErrorInfo{Name: "UnknownError", Data: sessionErrorData{Message: e.Message}}
+}
+
+func nonNilAnswers(a [][]string) [][]string {
+	if a == nil {
+		return [][]string{}
+	}
+	return a
 }

@@ -316,37 +316,6 @@ func (s *Server) permission(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (s *Server) questions(w http.ResponseWriter, r *http.Request) {
-	if _, ok := s.session(w, r); !ok {
-		return
-	}
-	writeJSON(w, http.StatusOK, wire.Data[[]wire.QuestionRequest]{Data: []wire.QuestionRequest{}})
-}
-
-func questionNotFound(w http.ResponseWriter, sessionID, requestID string) {
-	writeError(w, http.StatusNotFound, wire.Error{Tag: wire.TagQuestionNotFound, SessionID: sessionID, RequestID: requestID,
-		Message: fmt.Sprintf("question request %s not found in session %s (sessionrt has no question tool)", requestID, sessionID)})
-}
-
-func (s *Server) replyQuestion(w http.ResponseWriter, r *http.Request) {
-	var req wire.QuestionReplyRequest
-	if !decode(w, r, &req, false) {
-		return
-	}
-	if sess, ok := s.session(w, r); ok {
-		questionNotFound(w, sess.ID, r.PathValue("requestID"))
-	}
-}
-
-func (s *Server) rejectQuestion(w http.ResponseWriter, r *http.Request) {
-	if !noBody(w, r) {
-		return
-	}
-	if sess, ok := s.session(w, r); ok {
-		questionNotFound(w, sess.ID, r.PathValue("requestID"))
-	}
-}
-
 // trace serves the session's stored spans: JSON, or with ?format=text the
 // rendered tree.
 func (s *Server) trace(w http.ResponseWriter, r *http.Request) {

@@ -86,11 +86,3 @@ func (s *Server) removeSavedPermission(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(http.StatusNoContent)
 }
-
-func (s *Server) locationQuestions(w http.ResponseWriter, r *http.Request) {
-	loc, ok := s.locationInfo(w, r)
-	if !ok {
-		return
-	}
-	writeJSON(w, http.StatusOK, wire.Located[[]wire.QuestionRequest]{Location: loc, Data: []wire.QuestionRequest{}})
-}

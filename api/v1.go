@@ -49,9 +49,9 @@ func (s *Server) v1Routes() {
 	m.HandleFunc("POST /session/{sessionID}/shell", s.v1Unsupported("running a shell command outside a turn (use /api/pty)"))
 	m.HandleFunc("GET /permission", s.v1Permissions)
 	m.HandleFunc("POST /permission/{requestID}/reply", s.v1ReplyPermission)
-	m.HandleFunc("GET /question", s.v1EmptyList)
-	m.HandleFunc("POST /question/{requestID}/reply", s.v1QuestionNotFound)
-	m.HandleFunc("POST /question/{requestID}/reject", s.v1QuestionNotFound)
+	m.HandleFunc("GET /question", s.v1Questions)
+	m.HandleFunc("POST /question/{requestID}/reply", s.v1ReplyQuestion)
+	m.HandleFunc("POST /question/{requestID}/reject", s.v1RejectQuestion)
 	m.HandleFunc("GET /event", s.v1Events)
 	m.HandleFunc("GET /global/event", s.v1GlobalEvents)
 	s.v1CatalogRoutes()
@@ -612,12 +612,6 @@ func (s *Server) v1Unsupported(what string) http.HandlerFunc {
 		writeError(w, http.StatusNotImplemented, wire.Error{Tag: wire.TagNotImplemented,
 			Message: fmt.Sprintf("%s %s: %s is not implemented by sessionrt", r.Method, r.URL.Path, what)})
 	}
-}
-
-func (s *Server) v1QuestionNotFound(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("requestID")
-	writeError(w, http.StatusNotFound, wire.Error{Tag: wire.TagQuestionNotFound, RequestID: id,
-		Message: fmt.Sprintf("question request %s not found (sessionrt has no question tool)", id)})
 }
 
 // v1PendingPermissions lists the pending permission requests of the

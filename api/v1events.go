@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/sessionrt/sessionrt/actors"
+	"github.com/sessionrt/sessionrt/api/wire"
 	"github.com/sessionrt/sessionrt/messages"
 )
 
@@ -328,6 +329,13 @@ func (t *v1Translator) durable(id string, s *v1Sess, ev messages.Event, ms int64
 		s.ended[e.AssistantMessageID] = true
 	case messages.CompactionEnded:
 		out = append(out, newV1Event("session.compacted", v1SessionProps{SessionID: id}))
+	case messages.QuestionAsked:
+		out = append(out, newV1Event("question.asked", v1Question{ID: e.RequestID, SessionID: id, Questions: toQuestionInfos(e.Questions),
+			Tool: &wire.QuestionTool{MessageID: e.AssistantMessageID, CallID: e.CallID}}))
+	case messages.QuestionReplied:
+		out = append(out, newV1Event("question.replied", v1QuestionReplied{SessionID: id, RequestID: e.RequestID, Answers: nonNilAnswers(e.Answers)}))
+	case messages.QuestionRejected:
+		out = append(out, newV1Event("question.rejected", v1QuestionReplied{SessionID: id, RequestID: e.RequestID}))
 	case messages.DrainFailed:
 		out = append(out, newV1Event("session.error", v1ErrorProps{SessionID: id, Error: v1TurnError(e.Kind, e.Message)}))
 	case messages.Interrupted, messages.Idle:

@@ -37,6 +37,9 @@ func samples() []Event {
 		CompactionStarted{CompactionID: "cmp_1"},
 		CompactionEnded{CompactionID: "cmp_1", Summary: "sum", RecentContext: "recent"},
 		Interrupted{Reason: "client"},
+		QuestionAsked{RequestID: "que_1", AssistantMessageID: "am_1", CallID: "c1", Questions: []Question{{Question: "Which?", Header: "Pick", Options: []QuestionOption{{Label: "a", Description: "first"}}, Multiple: true}}},
+		QuestionReplied{RequestID: "que_1", Answers: [][]string{{"a"}}},
+		QuestionRejected{RequestID: "que_2", Reason: "dismissed"},
 		DrainFailed{Kind: "turn_limit", Message: "maximum provider turns reached"},
 		Idle{},
 	}

@@ -254,6 +254,45 @@ type Interrupted struct {
 	Reason string `msgpack:"r,omitempty"`
 }
 
+// Question is one question the question tool asks the user.
+type Question struct {
+	Question string           `msgpack:"q"`
+	Header   string           `msgpack:"h,omitempty"`
+	Options  []QuestionOption `msgpack:"o,omitempty"`
+	Multiple bool             `msgpack:"m,omitempty"`
+	Custom   bool             `msgpack:"c,omitempty"`
+}
+
+// QuestionOption is one choice of a Question.
+type QuestionOption struct {
+	Label       string `msgpack:"l"`
+	Description string `msgpack:"d,omitempty"`
+}
+
+// QuestionAsked raises a question request for a question tool call. The
+// call stays open until QuestionReplied or QuestionRejected settles it;
+// the drain ends meanwhile, so the wait is durable (restarts, moves).
+type QuestionAsked struct {
+	RequestID          string     `msgpack:"id"`
+	AssistantMessageID string     `msgpack:"am"`
+	CallID             string     `msgpack:"c"`
+	Questions          []Question `msgpack:"qs"`
+}
+
+// QuestionReplied answers a pending question request: one answer (the
+// selected labels or the user's own text) per question, in order.
+type QuestionReplied struct {
+	RequestID string     `msgpack:"id"`
+	Answers   [][]string `msgpack:"a"`
+}
+
+// QuestionRejected dismisses a pending question request (the user
+// declined, or sent a new prompt instead).
+type QuestionRejected struct {
+	RequestID string `msgpack:"id"`
+	Reason    string `msgpack:"r,omitempty"`
+}
+
 // DrainFailed says why a drain ended in error, just before its Idle: the
 // turn limit, blocked context, an unknown model, a provider error after
 // retries, a failed compaction, a configuration error… Kind is the
@@ -300,6 +339,9 @@ func (PermissionReplied) EventType() EventType { return EventType{"session.permi
 func (CompactionStarted) EventType() EventType { return EventType{"session.compaction.started", 1} }
 func (CompactionEnded) EventType() EventType   { return EventType{"session.compaction.ended", 1} }
 func (Interrupted) EventType() EventType       { return EventType{"session.interrupted", 1} }
+func (QuestionAsked) EventType() EventType     { return EventType{"session.question.asked", 1} }
+func (QuestionReplied) EventType() EventType   { return EventType{"session.question.replied", 1} }
+func (QuestionRejected) EventType() EventType  { return EventType{"session.question.rejected", 1} }
 func (DrainFailed) EventType() EventType       { return EventType{"session.drain.failed", 1} }
 func (Idle) EventType() EventType              { return EventType{"session.idle", 1} }
 
@@ -311,7 +353,7 @@ func SessionEvents() []Event {
 		AgentSwitched{}, ModelSwitched{}, Moved{},
 		TurnStarted{}, TurnEnded{}, TurnFailed{}, TextEnded{}, ReasoningEnded{},
 		ToolInputStarted{}, ToolInputEnded{}, ToolCalled{}, ToolProgress{}, ToolSucceeded{}, ToolFailed{},
-		PermissionAsked{}, PermissionReplied{},
+		PermissionAsked{}, PermissionReplied{}, QuestionAsked{}, QuestionReplied{}, QuestionRejected{},
 		CompactionStarted{}, CompactionEnded{}, Interrupted{}, DrainFailed{}, Idle{},
 	}
 }

@@ -186,6 +186,7 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 			// Location of one repository shares them; references are read
 			// from the Location's configuration when its registry starts.
 			tc := toolactors.Config{Dir: dir, Project: config.ProjectRoot(dir), Output: out, Approvals: approvals, Logger: cfg.Logger}
+			tc.Tools.Question = true
 			tc.Tools.Skills = func(context.Context, string) ([]tools.SkillInfo, error) { return locationSkills(loader, dir) }
 			if c, err := loader.Load(dir); err == nil {
 				for _, r := range c.LocalReferences() {

@@ -113,6 +113,9 @@ var (
 	qInsertPerm     = stmt(`INSERT INTO {permissions} (session_id, request_id, seq, body, state) VALUES (?, ?, ?, ?, 'pending')`)
 	qPerm           = stmt(`SELECT body, state FROM {permissions} WHERE session_id = ? AND request_id = ?`)
 	qReplyPerm      = stmt(`UPDATE {permissions} SET body = ?, state = 'replied' WHERE session_id = ? AND request_id = ?`)
+	qInsertQuestion = stmt(`INSERT INTO {questions} (session_id, request_id, seq, body, state) VALUES (?, ?, ?, ?, 'pending')`)
+	qQuestion       = stmt(`SELECT body, state FROM {questions} WHERE session_id = ? AND request_id = ?`)
+	qSettleQuestion = stmt(`UPDATE {questions} SET body = ?, state = ? WHERE session_id = ? AND request_id = ?`)
 )
 
 // apply projects one event with its seq.
@@ -428,6 +431,28 @@ func (p *projector) apply(seq int64, ev messages.Event) error {
 
 	case messages.DrainFailed:
 		return nil // the Idle that follows ends the drain
+
+	case messages.QuestionAsked:
+		if e.RequestID == "" {
+			return p.refuse(seq, ev, "empty request ID")
+		}
+		body, err := msgpack.Marshal(QuestionRequest{AssistantMessageID: e.AssistantMessageID, CallID: e.CallID, Questions: e.Questions})
+		if err != nil {
+			return err
+		}
+		if _, err := p.exec(qInsertQuestion, p.sid, e.RequestID, seq, body); err != nil {
+			if isDuplicate(err) {
+				return p.refuse(seq, ev, "question request %s already asked", e.RequestID)
+			}
+			return err
+		}
+		return nil
+
+	case messages.QuestionReplied:
+		return p.settleQuestion(seq, ev, e.RequestID, "replied", func(q *QuestionRequest) { q.Answers = e.Answers })
+
+	case messages.QuestionRejected:
+		return p.settleQuestion(seq, ev, e.RequestID, "rejected", func(q *QuestionRequest) { q.Reason = e.Reason })
 	}
 	return p.refuse(seq, ev, "no projection for this event type")
 }
@@ -816,4 +841,27 @@ func cmpInt(a, b int64) int {
 		return 1
 	}
 	return 0
+}
+
+// settleQuestion marks a pending question request replied or rejected.
+func (p *projector) settleQuestion(seq int64, ev messages.Event, id, state string, fill func(*QuestionRequest)) error {
+	var body []byte
+	var cur string
+	err := p.row(qQuestion, p.sid, id).Scan(&body, &cur)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && cur != "pending") {
+		return p.refuse(seq, ev, "question request %s is not pending", id)
+	} else if err != nil {
+		return err
+	}
+	var q QuestionRequest
+	if err := msgpack.Unmarshal(body, &q); err != nil {
+		return fmt.Errorf("question %s body: %w", id, err)
+	}
+	fill(&q)
+	q.SettledSeq = seq
+	if body, err = msgpack.Marshal(q); err != nil {
+		return err
+	}
+	_, err = p.exec(qSettleQuestion, body, state, p.sid, id)
+	return err
 }

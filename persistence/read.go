@@ -360,3 +360,52 @@ func (j *Journal) ids(ctx context.Context, q string) ([]string, error) {
 	}
 	return out, rows.Err()
 }
+
+var (
+	qSessionQuestions = stmt(`SELECT request_id, seq, body, state FROM {questions} WHERE session_id = ? ORDER BY session_id, request_id`)
+	qPendingQuestions = stmt(`SELECT session_id, request_id, seq, body, state FROM {questions} WHERE state = 'pending' ORDER BY session_id, request_id`)
+)
+
+// Questions lists the session's question requests (every state).
+func (j *Journal) Questions(ctx context.Context, sessionID string) ([]QuestionRequest, error) {
+	rows, err := j.db.QueryContext(ctx, j.n.q(qSessionQuestions), sessionID)
+	if err != nil {
+		return nil, fmt.Errorf("read questions of %s: %w", sessionID, err)
+	}
+	defer rows.Close()
+	var out []QuestionRequest
+	for rows.Next() {
+		q := QuestionRequest{SessionID: sessionID}
+		var body []byte
+		if err := rows.Scan(&q.RequestID, &q.Seq, &body, &q.State); err != nil {
+			return nil, fmt.Errorf("read questions of %s: %w", sessionID, err)
+		}
+		if err := msgpack.Unmarshal(body, &q); err != nil {
+			return nil, fmt.Errorf("read question %s of %s: %w", q.RequestID, sessionID, err)
+		}
+		out = append(out, q)
+	}
+	return out, rows.Err()
+}
+
+// AllPendingQuestions lists every session's unanswered question requests.
+func (j *Journal) AllPendingQuestions(ctx context.Context) ([]QuestionRequest, error) {
+	rows, err := j.db.QueryContext(ctx, j.n.q(qPendingQuestions))
+	if err != nil {
+		return nil, fmt.Errorf("read pending questions: %w", err)
+	}
+	defer rows.Close()
+	var out []QuestionRequest
+	for rows.Next() {
+		var q QuestionRequest
+		var body []byte
+		if err := rows.Scan(&q.SessionID, &q.RequestID, &q.Seq, &body, &q.State); err != nil {
+			return nil, fmt.Errorf("read pending questions: %w", err)
+		}
+		if err := msgpack.Unmarshal(body, &q); err != nil {
+			return nil, fmt.Errorf("read question %s of %s: %w", q.RequestID, q.SessionID, err)
+		}
+		out = append(out, q)
+	}
+	return out, rows.Err()
+}

@@ -117,6 +117,16 @@ var migrations = [][]string{
 			effect VARBINARY(16) NOT NULL,
 			PRIMARY KEY (id))`,
 	},
+	{ // 4: question requests of the question tool (projection of
+		// session.question.*): the body holds the questions and the reply.
+		`CREATE TABLE IF NOT EXISTS {questions} (
+			session_id VARBINARY(255) NOT NULL,
+			request_id VARBINARY(255) NOT NULL,
+			seq BIGINT NOT NULL,
+			body LONGBLOB NOT NULL,
+			state VARBINARY(16) NOT NULL,
+			PRIMARY KEY (session_id, request_id))`,
+	},
 }
 
 // projectionTables are rebuilt by Verify, with the columns that form their
@@ -129,13 +139,14 @@ var projectionTables = []struct{ name, key string }{
 	{"context_epochs", "session_id"},
 	{"tool_calls", "session_id, assistant_message_id, call_id"},
 	{"permissions", "session_id, request_id"},
+	{"questions", "session_id, request_id"},
 }
 
 // tableNames are every table the migrations create ({name} placeholders);
 // message_ids was dropped by migration 2 but stays so that its placeholder
 // renders in migration 1 (and Verify drops its scratch copy).
 var tableNames = []string{"streams", "events", "sessions", "session_input", "prompt_ids",
-	"session_messages", "message_ids", "context_epochs", "tool_calls", "permissions", "project_approvals"}
+	"session_messages", "message_ids", "context_epochs", "tool_calls", "permissions", "project_approvals", "questions"}
 
 // names renders {table} placeholders with a prefix ("" for the live tables,
 // a scratch prefix for Verify).

@@ -242,3 +242,17 @@ type Permission struct {
 	Feedback           string                   `msgpack:"fb,omitempty"`
 	RepliedSeq         int64                    `msgpack:"rs,omitempty"`
 }
+
+// QuestionRequest is a question tool call's request (the questions table).
+type QuestionRequest struct {
+	SessionID          string              `msgpack:"-"`
+	RequestID          string              `msgpack:"-"`
+	Seq                int64               `msgpack:"-"`
+	State              string              `msgpack:"-"` // pending, replied or rejected
+	AssistantMessageID string              `msgpack:"am"`
+	CallID             string              `msgpack:"c"`
+	Questions          []messages.Question `msgpack:"qs"`
+	Answers            [][]string          `msgpack:"a,omitempty"`
+	Reason             string              `msgpack:"r,omitempty"`
+	SettledSeq         int64               `msgpack:"ss,omitempty"`
+}

@@ -1,7 +1,5 @@
 package wire
 
-import "encoding/json"
-
 // Data is OpenCode's response envelope: {"data": …}.
 type Data[T any] struct {
 	Data T `json:"data"`
@@ -184,12 +182,34 @@ type PermissionReplyRequest struct {
 	Message string `json:"message,omitempty"`
 }
 
-// QuestionRequest is OpenCode's QuestionV2Request (sessionrt has no
-// question tool: lists are always empty).
+// QuestionRequest is OpenCode's QuestionV2Request: a question tool call's
+// pending questions.
 type QuestionRequest struct {
-	ID        string            `json:"id"`
-	SessionID string            `json:"sessionID"`
-	Questions []json.RawMessage `json:"questions"`
+	ID        string         `json:"id"`
+	SessionID string         `json:"sessionID"`
+	Questions []QuestionInfo `json:"questions"`
+	Tool      *QuestionTool  `json:"tool,omitempty"`
+}
+
+// QuestionInfo is one question (OpenCode's QuestionV2Info).
+type QuestionInfo struct {
+	Question string           `json:"question"`
+	Header   string           `json:"header"`
+	Options  []QuestionOption `json:"options"`
+	Multiple bool             `json:"multiple,omitempty"`
+	Custom   bool             `json:"custom,omitempty"`
+}
+
+// QuestionOption is one suggested answer.
+type QuestionOption struct {
+	Label       string `json:"label"`
+	Description string `json:"description"`
+}
+
+// QuestionTool names the tool call that asked.
+type QuestionTool struct {
+	MessageID string `json:"messageID"`
+	CallID    string `json:"callID"`
 }
 
 // QuestionReplyRequest is the body of POST …/question/{requestID}/reply.

@@ -29,6 +29,8 @@ type Config struct {
 	// (nil: none). It is asked at each call, so a skill added or changed
 	// is found without a restart.
 	Skills func(ctx context.Context, dir string) ([]SkillInfo, error)
+	// Question offers the question tool (a Session answers it itself).
+	Question bool
 	// OnBashStart, if set, is called with each bash call's process-group leader PID
 	// (diagnostics and tests).
 	OnBashStart func(callID string, pid int)

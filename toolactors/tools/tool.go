@@ -128,5 +128,8 @@ func Builtins(cfg Config) []Tool {
 	if cfg.Skills != nil {
 		out = append(out, &Skill{cfg: cfg})
 	}
+	if cfg.Question {
+		out = append(out, &Question{})
+	}
 	return out
 }
