@@ -24,11 +24,22 @@ import (
 type journalWaits struct {
 	rt *runtime
 
-	mu       sync.Mutex
-	waiting  map[string]*journalWait
+	mu      sync.Mutex
+	waiting map[string]*journalWait
+	// resumed remembers each session resumed within journalOutage: a
+	// resumption whose drain fails again at its next write (a disk still
+	// full, where taking ownership fit in pages the journal file already
+	// had) is the same wait going on, with its attempts and a longer
+	// delay, not a new one that starts the backoff over.
+	resumed  map[string]resumption
 	running  bool
 	delay    time.Duration // the next round's wait
 	lastFail time.Time
+}
+
+type resumption struct {
+	at, since time.Time
+	attempts  int
 }
 
 type journalWait struct {
@@ -68,6 +79,11 @@ func (w *journalWaits) add(id string, err error) {
 	e, ok := w.waiting[id]
 	if !ok {
 		e = &journalWait{since: now}
+		if r, again := w.resumed[id]; again && now.Sub(r.at) < journalOutage {
+			e.since, e.attempts = r.since, r.attempts
+			w.delay = min(2*w.delay, journalRetryMax)
+		}
+		delete(w.resumed, id)
 		w.waiting[id] = e
 		if m := w.rt.cfg.Metrics; m != nil {
 			m.JournalWaiting.Inc()
@@ -147,12 +163,22 @@ func (w *journalWaits) round() {
 		attempts := e.attempts
 		if err == nil && w.rt.ctx.Err() == nil {
 			delete(w.waiting, id)
+			if w.resumed == nil {
+				w.resumed = map[string]resumption{}
+			}
+			now := time.Now()
+			for k, r := range w.resumed {
+				if now.Sub(r.at) >= journalOutage {
+					delete(w.resumed, k)
+				}
+			}
+			w.resumed[id] = resumption{at: now, since: e.since, attempts: attempts + 1}
 			w.mu.Unlock()
 			if m != nil {
 				m.JournalRetried("resumed")
 				m.JournalWaiting.Dec()
 			}
-			log.Info("journal accepts writes again: session resumed", "session", id, "waited", time.Since(e.since).Round(time.Millisecond), "attempts", attempts+1)
+			log.Info("journal took the session back: drain resumed", "session", id, "waited", time.Since(e.since).Round(time.Millisecond), "attempts", attempts+1)
 			w.rt.publishStatus(id, SessionStatus{Type: "busy"})
 			continue
 		}

@@ -3,11 +3,13 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -237,5 +239,102 @@ func (s *server) stop(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		_ = s.cmd.Process.Kill()
 		<-done
+	}
+}
+
+// TestServeOnAFullDiskActsOnAnAcknowledgedPromptOnceTheDiskIsFreed: serve is
+// SIGKILLed right after a receipt and comes back on a full disk (a small
+// tmpfs holding its data, filled up): it cannot take the session over, so
+// the session waits for the journal (session.status retry, live)
+// and, once the disk is freed, its prompt is promoted once and answered
+// without any client action. Needs root to mount the tmpfs; runs with the
+// long crash runs (SESSIONRT_CRASH_FULL=1).
+func TestServeOnAFullDiskActsOnAnAcknowledgedPromptOnceTheDiskIsFreed(t *testing.T) {
+	if testing.Short() || runtime.GOOS != "linux" {
+		t.Skip("builds and runs the binary")
+	}
+	if os.Getenv("SESSIONRT_CRASH_FULL") == "" {
+		t.Skip("part of the long crash runs: set SESSIONRT_CRASH_FULL=1")
+	}
+	dir := t.TempDir()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=64m"); err != nil {
+		t.Skipf("a full disk needs a small tmpfs, and mounting one failed: %v", err)
+	}
+	t.Cleanup(func() { _ = syscall.Unmount(dir, syscall.MNT_DETACH) })
+	bin := build(t)
+	data, loc := filepath.Join(dir, "data"), t.TempDir()
+	srv := serve(t, bin, data)
+	c, _ := client.New(client.Config{BaseURL: srv.url, Token: token})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	s, err := c.CreateSession(ctx, wire.CreateSessionRequest{Location: &wire.LocationRef{Directory: loc}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := receipt{session: s.ID, message: "msg_full_disk"}
+	_, err = c.Prompt(ctx, s.ID, wire.PromptRequest{ID: r.message, Prompt: &wire.Prompt{Text: "after the disk"}})
+	_ = srv.cmd.Process.Kill()
+	_ = srv.cmd.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.atKill = stateAtKill(t, data, "", s.ID, r.message)
+
+	filler := filepath.Join(dir, "filler")
+	fill(t, filler)
+	var log2 syncBuffer
+	srv2 := serveWith(t, bin, data, nil, &log2)
+	defer func() {
+		if t.Failed() {
+			_ = srv2.cmd.Process.Signal(syscall.SIGQUIT) // its goroutines, on stderr
+			_ = srv2.cmd.Wait()
+			t.Logf("restarted server's log:\n%s", log2.String())
+		}
+	}()
+	c2, _ := client.New(client.Config{BaseURL: srv2.url, Token: token})
+	wctx, wcancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer wcancel()
+	st, err := c2.GlobalEvents(wctx, s.ID) // live statuses travel there
+	if err != nil {
+		t.Fatal(err)
+	}
+	for waiting := false; !waiting; {
+		ev, err := st.Next()
+		if err != nil {
+			t.Fatalf("no journal wait reported on a full disk: %v", err)
+		}
+		if ev.Event.Type == wire.EventSessionStatus && strings.Contains(string(ev.Event.Data), `"retry"`) {
+			waiting = true
+		}
+		if ev.Event.Type == "session.next.prompted" {
+			t.Fatalf("promoted on a full disk: %s", ev.Event.Data)
+		}
+	}
+	st.Close()
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	awaitAnswered(t, c2, r, 3*time.Minute)
+	srv2.stop(t)
+	promotedOnce, answered := checkLedger(t, data, "", []receipt{r})
+	t.Logf("full disk: journal at the kill: %s; promoted once %d, answered %d", r.atKill, promotedOnce, answered)
+}
+
+// fill writes path until the file system is full.
+func fill(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	buf := make([]byte, 1<<20)
+	for {
+		if _, err := f.Write(buf); err != nil {
+			if errors.Is(err, syscall.ENOSPC) {
+				return
+			}
+			t.Fatal(err)
+		}
 	}
 }
