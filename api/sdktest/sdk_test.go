@@ -161,6 +161,10 @@ type driveResult struct {
 	Requests struct {
 		Permissions, Saved, Questions []any
 	}
+	Question struct {
+		Pending, Left  int
+		Header, Answer string
+	}
 }
 
 func TestOpenCodeSDKDrivesASession(t *testing.T) {
@@ -170,6 +174,13 @@ func TestOpenCodeSDKDrivesASession(t *testing.T) {
 	}
 	dir := sdkDir(t)
 	rt := apitest.Start(t, apitest.Options{Turns: func(req *provider.Request, n int) (scripted.Turn, error) {
+		switch last := req.Messages[len(req.Messages)-1]; {
+		case last.Role == provider.RoleTool && last.ToolResult != nil:
+			return scripted.Turn{Text: "answered: " + last.ToolResult.Output}, nil
+		case strings.HasPrefix(last.Text, "ask me"):
+			return scripted.Turn{ToolCalls: []scripted.ToolCall{{Name: "question", Args: []byte(
+				`{"questions":[{"question":"Which color?","header":"Color","options":[{"label":"red","description":"warm"},{"label":"blue","description":"cool"}]}]}`)}}}, nil
+		}
 		return scripted.Turn{Text: "hi from sessionrt", Chunk: 3}, nil
 	}})
 	// The Location's configuration and files the catalog and fs calls read.
@@ -248,6 +259,9 @@ func TestOpenCodeSDKDrivesASession(t *testing.T) {
 	}
 	if res.Requests.Permissions == nil || res.Requests.Saved == nil || res.Requests.Questions == nil {
 		t.Fatalf("requests %+v", res.Requests)
+	}
+	if q := res.Question; q.Pending != 2 || q.Header != "Color" || !strings.Contains(q.Answer, "Which color? → blue") || q.Left != 0 {
+		t.Fatalf("question through the SDK: %+v (want 2 pending, the answer reaching the model, none left)", q)
 	}
 	if res.Missing.Status != 404 || res.Missing.Tag != "SessionNotFoundError" || !strings.Contains(res.Missing.Message, "ses_missing") {
 		t.Fatalf("unknown session through the SDK: %+v", res.Missing)
