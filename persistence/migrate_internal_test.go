@@ -126,3 +126,56 @@ func TestEmbeddedPlansUseTheRightIndex(t *testing.T) {
 		}
 	}
 }
+
+// A migration that alters a table (the embedded engine refused ALTER TABLE
+// before) upgrades a journal written by the previous schema on both
+// backends, keeps its rows, and runs again harmlessly when it was
+// interrupted before its version was recorded.
+func TestMigrationAlteringATableUpgradesAnOldJournal(t *testing.T) {
+	for name, db := range internalBackends(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			j1, err := Open(ctx, Config{DB: db})
+			if err != nil {
+				t.Fatal(err)
+			}
+			last, err := j1.Append(ctx, "s1", 0, 0, messages.SessionCreated{Location: "/p"},
+				messages.TurnStarted{AssistantMessageID: "a1"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			all := migrations
+			migrations = append(all[:len(all):len(all)], []string{
+				`ALTER TABLE {sessions} ADD COLUMN title VARBINARY(255) NULL`,
+				`ALTER TABLE {sessions} ADD INDEX sessions_title (title)`,
+			})
+			defer func() { migrations = all }()
+			j2, err := Open(ctx, Config{DB: db})
+			if err != nil {
+				t.Fatalf("migrating: %v", err)
+			}
+			var v int
+			if err := db.QueryRowContext(ctx, `SELECT version FROM schema_migrations ORDER BY version DESC LIMIT 1`).Scan(&v); err != nil || v != len(migrations) {
+				t.Fatalf("schema version %d, %v; want %d", v, err, len(migrations))
+			}
+			var title sql.NullString
+			var loc []byte
+			if err := db.QueryRowContext(ctx, `SELECT title, location FROM sessions WHERE session_id = 's1'`).Scan(&title, &loc); err != nil || title.Valid || string(loc) != "/p" {
+				t.Fatalf("old row after the migration: title %v location %q, %v", title, loc, err)
+			}
+			if _, err := j2.Append(ctx, "s1", last, 0, messages.TurnEnded{AssistantMessageID: "a1"}); err != nil {
+				t.Fatalf("append after the migration: %v", err)
+			}
+			if rep, err := j2.Verify(ctx); err != nil || !rep.Clean() {
+				t.Fatalf("verify: %v %v", err, rep.Differences)
+			}
+			if _, err := db.ExecContext(ctx, `DELETE FROM schema_migrations WHERE version = ?`, len(migrations)); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Open(ctx, Config{DB: db}); err != nil {
+				t.Fatalf("re-running the interrupted migration: %v", err)
+			}
+		})
+	}
+}

@@ -218,9 +218,11 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	n := newNames("", false) // DDL only: the ORDER BY form does not matter
 	for v := int(current.Int64) + 1; v <= len(migrations); v++ {
 		for _, s := range migrations[v-1] {
-			if _, err := db.ExecContext(ctx, n.q(s)); err != nil && !isDuplicateKeyName(err) {
-				// (a duplicate index name: an earlier run, or a concurrent
-				// Open, created it before recording the version)
+			if _, err := db.ExecContext(ctx, n.q(s)); err != nil && !isDuplicateKeyName(err) && !isDuplicateColumn(err) {
+				// (a duplicate index or column name: an earlier run, or a
+				// concurrent Open, made the change before recording the
+				// version; each statement is its own transaction, so
+				// migrations that add indexes or columns are re-runnable)
 				return fmt.Errorf("migrate to version %d: %w", v, err)
 			}
 		}
@@ -230,6 +232,13 @@ func migrate(ctx context.Context, db *sql.DB) error {
 		}
 	}
 	return nil
+}
+
+// isDuplicateColumn reports ALTER TABLE … ADD COLUMN of a column that
+// exists: MySQL's error 1060, which the embedded engine gives too.
+func isDuplicateColumn(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && me.Number == 1060
 }
 
 // isDuplicateKeyName reports CREATE INDEX of an index that exists: MySQL's

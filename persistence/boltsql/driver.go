@@ -502,6 +502,8 @@ func toMySQLError(err error) error {
 		me.Number, me.SQLState = 1064, [5]byte{'4', '2', '0', '0', '0'}
 	case gsql.ErrColumnNotFound.Is(err) || gsql.ErrTableColumnNotFound.Is(err):
 		me.Number, me.SQLState = 1054, [5]byte{'4', '2', 'S', '2', '2'}
+	case gsql.ErrColumnExists.Is(err):
+		me.Number, me.SQLState = 1060, [5]byte{'4', '2', 'S', '2', '1'}
 	}
 	return me
 }

@@ -428,7 +428,7 @@ func (t *Table) CreateIndex(ctx *sql.Context, def sql.IndexDef) error {
 
 func (t *Table) DropIndex(ctx *sql.Context, name string) error {
 	return t.alterIndexes(ctx, name, func(tx *txn, nd *tableDef, i int) {
-		tx.drops = append(tx.drops, indexBucketName(nd.ID, nd.Indexes[i].ID))
+		tx.dropAtCommit(indexBucketName(nd.ID, nd.Indexes[i].ID))
 		nd.Indexes = append(nd.Indexes[:i:i], nd.Indexes[i+1:]...)
 	})
 }

@@ -317,9 +317,9 @@ func (d *database) DropTable(ctx *sql.Context, name string) error {
 	if err := t.del(wtx.Bucket(bucketAutoInc), bucketAutoInc, u64key(ti.def.ID)); err != nil {
 		return err
 	}
-	t.drops = append(t.drops, ti.dataBucket)
+	t.dropAtCommit(ti.dataBucket)
 	for _, ix := range ti.indexes {
-		t.drops = append(t.drops, ix.bucket)
+		t.dropAtCommit(ix.bucket)
 	}
 	d.eng.swapTable(t, d.name, name, nil)
 	return nil
