@@ -108,3 +108,31 @@ func TestAutoIncrementOnFloatingPointKeys(t *testing.T) {
 		}
 	}
 }
+
+// TIME and spatial values are stored and read back (they were refused:
+// "values of Go type types.Timespan cannot be stored").
+func TestTimeAndSpatialValues(t *testing.T) {
+	dir := t.TempDir()
+	e, err := Open(dir, Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, e.DB(), "CREATE TABLE tm (id BIGINT PRIMARY KEY, d TIME, g GEOMETRY, p POINT SRID 0)")
+	mustExec(t, e.DB(), "INSERT INTO tm VALUES (1, '03:10:00', ST_GeomFromText('LINESTRING(0 0,1 2)'), POINT(1,2)), (2, '-838:59:59', NULL, NULL)")
+	for i := 0; i < 2; i++ {
+		if i == 1 {
+			e = reopen(t, e, dir)
+		}
+		for q, want := range map[string]string{
+			"SELECT d FROM tm ORDER BY id":               "[03:10:00 -838:59:59]",
+			"SELECT ST_AsText(g) FROM tm WHERE id = 1":   "[LINESTRING(0 0,1 2)]",
+			"SELECT ST_AsText(p) FROM tm WHERE id = 1":   "[POINT(1 2)]",
+			"SELECT id FROM tm WHERE d > '01:00:00'":     "[1]",
+			"SELECT ST_X(p) FROM tm WHERE p IS NOT NULL": "[1]",
+		} {
+			if got := fmt.Sprint(queryStrings(t, e.DB(), q)); got != want {
+				t.Errorf("%s = %s, want %s", q, got, want)
+			}
+		}
+	}
+}

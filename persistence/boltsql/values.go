@@ -1,6 +1,7 @@
 package boltsql
 
 import (
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -38,8 +39,10 @@ const (
 	tagJSONTree // JSON as a tree of tagged values: a DECIMAL inside stays a DECIMAL
 	tagTrue     // inside a JSON tree
 	tagFalse
-	tagArray  // uvarint count, values
-	tagObject // uvarint count, (uvarint key length, key, value) sorted by key
+	tagArray    // uvarint count, values
+	tagObject   // uvarint count, (uvarint key length, key, value) sorted by key
+	tagTimespan // TIME: varint microseconds
+	tagSpatial  // a geometry: uvarint length, go-mysql-server's EWKB (SRID + WKB)
 )
 
 var errCorruptRow = errors.New("corrupt row encoding")
@@ -113,6 +116,12 @@ func appendValue(dst []byte, v interface{}) ([]byte, error) {
 	case time.Time:
 		dst = binary.AppendVarint(append(dst, tagTime), x.Unix())
 		return binary.AppendUvarint(dst, uint64(x.Nanosecond())), nil
+	case types.Timespan:
+		return binary.AppendVarint(append(dst, tagTimespan), int64(x)), nil
+	case types.GeometryValue:
+		b := x.Serialize()
+		dst = binary.AppendUvarint(append(dst, tagSpatial), uint64(len(b)))
+		return append(dst, b...), nil
 	case decimal.Decimal:
 		s := x.String()
 		dst = binary.AppendUvarint(append(dst, tagDecimal), uint64(len(s)))
@@ -300,7 +309,7 @@ func skipValue(tag byte, b []byte) ([]byte, error) {
 		return fixed(4)
 	case tagFloat64:
 		return fixed(8)
-	case tagInt16, tagInt32, tagInt64, tagInt, tagUint16, tagUint32, tagUint64:
+	case tagInt16, tagInt32, tagInt64, tagInt, tagUint16, tagUint32, tagUint64, tagTimespan:
 		err := varint()
 		return b, err
 	case tagTime:
@@ -311,7 +320,7 @@ func skipValue(tag byte, b []byte) ([]byte, error) {
 		return b, err
 	case tagJSONTree:
 		return skipJSONValue(b, 0)
-	case tagString, tagBytes, tagDecimal, tagJSON:
+	case tagString, tagBytes, tagDecimal, tagJSON, tagSpatial:
 		n, k := binary.Uvarint(b)
 		if k <= 0 || n > uint64(len(b)-k) {
 			return nil, errCorruptRow
@@ -438,6 +447,22 @@ func decodeValue(tag byte, b []byte) (interface{}, []byte, error) {
 			return nil, nil, err
 		}
 		return types.JSONDocument{Val: val}, b, nil
+	case tagTimespan:
+		v, err := varint()
+		if err != nil {
+			return nil, nil, err
+		}
+		return types.Timespan(v), b, nil
+	case tagSpatial:
+		s, err := bytesOf()
+		if err != nil {
+			return nil, nil, err
+		}
+		g, _, err := types.GeometryType{}.Convert(context.Background(), append([]byte(nil), s...))
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: geometry: %v", errCorruptRow, err)
+		}
+		return g, b, nil
 	case tagJSONTree:
 		val, rest, err := decodeJSONValue(b, 0)
 		if err != nil {
