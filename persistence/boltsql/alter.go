@@ -260,9 +260,6 @@ func (t *Table) alter(ctx *sql.Context, change func(ti *tableInfo, nd *tableDef)
 	if ti == nil {
 		return sql.ErrTableNotFound.New(t.ti.def.Name)
 	}
-	if ti.hiddenPK() {
-		return sql.ErrUnsupportedFeature.New("ALTER TABLE of a table without a primary key")
-	}
 	nd := ti.def
 	nd.Columns = append([]columnDef{}, ti.def.Columns...)
 	nd.PK = append([]int{}, ti.def.PK...)
@@ -324,6 +321,9 @@ func (t *txn) copyRows(ctx *sql.Context, wtx *bolt.Tx, ti, nti *tableInfo, trans
 	if src == nil {
 		return fmt.Errorf("table %s: storage missing", ti.def.Name)
 	}
+	if err := data.SetSequence(src.Sequence()); err != nil { // hidden row ids go on
+		return err
+	}
 	c := src.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
 		row, err := decodeRow(v)
@@ -333,8 +333,10 @@ func (t *txn) copyRows(ctx *sql.Context, wtx *bolt.Tx, ti, nti *tableInfo, trans
 		if row, err = transform(ctx, row); err != nil {
 			return err
 		}
-		pk, _, err := keyOf(nil, row, nti.primary.cols, nti.primary.kinds)
-		if err != nil {
+		var pk []byte
+		if nti.hiddenPK() {
+			pk = append([]byte(nil), k...) // the hidden row id stays
+		} else if pk, _, err = keyOf(nil, row, nti.primary.cols, nti.primary.kinds); err != nil {
 			return fmt.Errorf("table %s primary key: %w", nti.def.Name, err)
 		}
 		if data.Get(pk) != nil {

@@ -114,13 +114,24 @@ func (e *editor) Insert(ctx *sql.Context, row sql.Row) error {
 	if len(row) != len(ti.schema.Schema) {
 		return fmt.Errorf("table %s: row has %d values, table has %d columns", ti.def.Name, len(row), len(ti.schema.Schema))
 	}
-	pk, _, err := keyOf(nil, row, ti.primary.cols, ti.primary.kinds)
-	if err != nil {
-		return fmt.Errorf("table %s primary key: %w", ti.def.Name, err)
-	}
-	if ex := data.Get(pk); ex != nil {
-		existing, _ := decodeRow(ex)
-		return sql.NewUniqueKeyErr(keyString(row, ti.primary.cols), true, existing)
+	var pk []byte
+	if ti.hiddenPK() {
+		// A table without a primary key: rows are keyed by a hidden row id,
+		// the bucket's sequence (a rolled-back insert leaves a gap).
+		id, err := data.NextSequence()
+		if err != nil {
+			return err
+		}
+		pk = u64key(id)
+	} else {
+		pk, _, err = keyOf(nil, row, ti.primary.cols, ti.primary.kinds)
+		if err != nil {
+			return fmt.Errorf("table %s primary key: %w", ti.def.Name, err)
+		}
+		if ex := data.Get(pk); ex != nil {
+			existing, _ := decodeRow(ex)
+			return sql.NewUniqueKeyErr(keyString(row, ti.primary.cols), true, existing)
+		}
 	}
 	ikeys := make([][]byte, len(ti.indexes))
 	for i, ix := range ti.indexes {
@@ -163,6 +174,29 @@ func (e *editor) Insert(ctx *sql.Context, row sql.Row) error {
 	return nil
 }
 
+// rowKey is the key row is stored under: its primary key, or for a table
+// without one the hidden row id of the first stored row equal to it (the
+// engine hands back rows as it read them, so equal rows encode to equal
+// bytes; which of several identical rows changes does not matter).
+func (e *editor) rowKey(data *bolt.Bucket, row sql.Row) ([]byte, error) {
+	ti := e.t.ti
+	if !ti.hiddenPK() {
+		pk, _, err := keyOf(nil, row, ti.primary.cols, ti.primary.kinds)
+		return pk, err
+	}
+	want, err := encodeRow(nil, row)
+	if err != nil {
+		return nil, err
+	}
+	c := data.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if bytes.Equal(v, want) {
+			return append([]byte(nil), k...), nil
+		}
+	}
+	return nil, sql.ErrDeleteRowNotFound.New()
+}
+
 // uniqueHolder finds the row holding index key prefix k, ignoring the row
 // whose primary key is self.
 func (e *editor) uniqueHolder(wtx *bolt.Tx, data *bolt.Bucket, ix *indexInfo, k, self []byte) (sql.Row, bool, error) {
@@ -183,13 +217,15 @@ func (e *editor) Update(ctx *sql.Context, old, new sql.Row) error {
 		return err
 	}
 	ti := e.t.ti
-	oldPK, _, err := keyOf(nil, old, ti.primary.cols, ti.primary.kinds)
+	oldPK, err := e.rowKey(data, old)
 	if err != nil {
 		return err
 	}
-	newPK, _, err := keyOf(nil, new, ti.primary.cols, ti.primary.kinds)
-	if err != nil {
-		return err
+	newPK := oldPK // a hidden row id stays
+	if !ti.hiddenPK() {
+		if newPK, _, err = keyOf(nil, new, ti.primary.cols, ti.primary.kinds); err != nil {
+			return err
+		}
 	}
 	pkChanged := !bytes.Equal(oldPK, newPK)
 	if pkChanged {
@@ -252,7 +288,7 @@ func (e *editor) Delete(ctx *sql.Context, row sql.Row) error {
 		return err
 	}
 	ti := e.t.ti
-	pk, _, err := keyOf(nil, row, ti.primary.cols, ti.primary.kinds)
+	pk, err := e.rowKey(data, row)
 	if err != nil {
 		return err
 	}

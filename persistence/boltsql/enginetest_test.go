@@ -283,7 +283,7 @@ func (h *suiteHarness) Setup(scripts ...[]setup.SetupScript) {
 }
 
 func (h *suiteHarness) SupportsNativeIndexCreation() bool { return true }
-func (h *suiteHarness) SupportsKeylessTables() bool       { return false }
+func (h *suiteHarness) SupportsKeylessTables() bool       { return true }
 func (h *suiteHarness) SupportsForeignKeys() bool         { return false }
 
 func (h *suiteHarness) NewEngine(t *testing.T) (enginetest.QueryEngine, error) {

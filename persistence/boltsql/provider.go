@@ -261,9 +261,6 @@ func (d *database) CreateTable(ctx *sql.Context, name string, schema sql.Primary
 	if d.eng.lookupTable(d.name, name) != nil {
 		return sql.ErrTableAlreadyExists.New(name)
 	}
-	if len(schema.PkOrdinals) == 0 {
-		return sql.ErrUnsupportedFeature.New("tables without a PRIMARY KEY (table " + name + ")")
-	}
 	t, err := txnOf(ctx)
 	if err != nil {
 		return err
