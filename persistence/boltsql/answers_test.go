@@ -136,3 +136,37 @@ func TestTimeAndSpatialValues(t *testing.T) {
 		}
 	}
 }
+
+// A data-changing statement reads the rows as they were when it began:
+// UPDATE … JOIN changes each target row once however many rows it joins
+// (it changed a row once per joined row: n was 3, not 1), and INSERT …
+// SELECT from the same table reads none of its own rows.
+func TestStatementsReadTheRowsAsTheyBegan(t *testing.T) {
+	e := openTest(t, Options{NoSync: true})
+	db := e.DB()
+	mustExec(t, db, "CREATE TABLE a (id BIGINT PRIMARY KEY, n BIGINT, tag VARCHAR(5), INDEX (tag))")
+	mustExec(t, db, "CREATE TABLE b (id BIGINT PRIMARY KEY, aid BIGINT)")
+	mustExec(t, db, "INSERT INTO a VALUES (1, 0, 'x'), (2, 0, 'y')")
+	mustExec(t, db, "INSERT INTO b VALUES (1, 1), (2, 1), (3, 1), (4, 2)")
+	for _, c := range []struct {
+		q        string
+		affected int64
+		a, b     string
+	}{
+		{"UPDATE a JOIN b ON a.id = b.aid SET a.n = a.n + 1", 2, "[1:1:x 2:1:y]", "[1:1 2:1 3:1 4:2]"},
+		{"UPDATE b JOIN a ON a.id = b.aid SET a.n = a.n + 10, b.aid = b.aid + 100", 6, "[1:11:x 2:11:y]", "[1:101 2:101 3:101 4:102]"},
+		{"UPDATE a JOIN b ON a.id = b.aid - 100 SET a.tag = CONCAT(a.tag, 'z')", 2, "[1:11:xz 2:11:yz]", "[1:101 2:101 3:101 4:102]"},
+		{"UPDATE a SET id = id + 1 ORDER BY id DESC", 2, "[2:11:xz 3:11:yz]", "[1:101 2:101 3:101 4:102]"},
+		{"INSERT INTO a SELECT id + 10, n, tag FROM a", 2, "[2:11:xz 3:11:yz 12:11:xz 13:11:yz]", "[1:101 2:101 3:101 4:102]"},
+	} {
+		if got := affected(mustExec(t, db, c.q)); got != c.affected {
+			t.Errorf("%s: %d rows affected, want %d", c.q, got, c.affected)
+		}
+		if got := fmt.Sprint(queryStrings(t, db, "SELECT CONCAT_WS(':', id, n, tag) FROM a ORDER BY id")); got != c.a {
+			t.Errorf("%s: a = %s, want %s", c.q, got, c.a)
+		}
+		if got := fmt.Sprint(queryStrings(t, db, "SELECT CONCAT_WS(':', id, aid) FROM b ORDER BY id")); got != c.b {
+			t.Errorf("%s: b = %s, want %s", c.q, got, c.b)
+		}
+	}
+}

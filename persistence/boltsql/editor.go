@@ -74,7 +74,18 @@ func (t *Table) AutoIncrementSetter(ctx *sql.Context) sql.AutoIncrementSetter {
 	return t.editor(ctx)
 }
 
+// StatementBegin starts a statement go-mysql-server runs: its reads see
+// the rows as they were when it began (see txn.snapshot).
 func (e *editor) StatementBegin(ctx *sql.Context) {
+	if e.err == nil {
+		e.mark = e.tx.mark()
+		e.tx.beginSnapshot()
+	}
+}
+
+// markStatement is StatementBegin for the fast paths, which read each row
+// they change once, themselves, before changing it: no snapshot to keep.
+func (e *editor) markStatement() {
 	if e.err == nil {
 		e.mark = e.tx.mark()
 	}
@@ -84,11 +95,17 @@ func (e *editor) DiscardChanges(ctx *sql.Context, errorEncountered error) error 
 	if e.err != nil {
 		return nil
 	}
+	e.tx.endSnapshot()
 	return e.tx.discardSince(e.mark)
 }
 
-func (e *editor) StatementComplete(ctx *sql.Context) error { return nil }
-func (e *editor) Close(ctx *sql.Context) error             { return nil }
+func (e *editor) StatementComplete(ctx *sql.Context) error {
+	if e.err == nil {
+		e.tx.endSnapshot()
+	}
+	return nil
+}
+func (e *editor) Close(ctx *sql.Context) error { return nil }
 
 func (e *editor) buckets() (*bolt.Tx, *bolt.Bucket, error) {
 	if e.err != nil {

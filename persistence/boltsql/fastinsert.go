@@ -166,7 +166,7 @@ func (e *Engine) execInsert(ctx *gsql.Context, sess *Session, s *insertShape, ar
 		return fastInsertResult{handled: true, err: err}
 	}
 	ed := e.fastEditor(ctx, ti)
-	ed.StatementBegin(ctx)
+	ed.markStatement()
 	var n int64
 	for _, row := range rows {
 		if err = insertRow(ctx, ed, sch, row); err != nil {

@@ -496,7 +496,7 @@ func (e *Engine) execUpdate(ctx *gsql.Context, sess *Session, s *updateShape, ar
 		return fastInsertResult{handled: true, err: err}
 	}
 	ed := e.fastEditor(ctx, ti)
-	ed.StatementBegin(ctx)
+	ed.markStatement()
 	old, found, err := e.readPoint(ctx, ti, pu.key, nil)
 	if err == nil && found && pu.guard != nil {
 		var res interface{}

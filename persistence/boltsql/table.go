@@ -256,6 +256,15 @@ func (it *rowIter) fill(ctx *sql.Context) error {
 		it.done = true // table created by a transaction this snapshot does not see
 		return nil
 	}
+	// A data-changing statement reads the rows as they were when it began.
+	var dataSnap, srcSnap map[string][]byte
+	if t, err := txnOf(ctx); err == nil {
+		dataSnap = t.snapshotOf(it.ti.dataBucket)
+		srcSnap = dataSnap
+		if src != data {
+			srcSnap = t.snapshotOf(it.ix.bucket)
+		}
+	}
 	c := src.Cursor()
 	var n uint64
 	defer func() { it.tbl.eng.keysRead.Add(n) }()
@@ -305,9 +314,22 @@ func (it *rowIter) fill(ctx *sql.Context) error {
 			}
 			n++
 			it.last = append(it.last[:0], k...)
+			if srcSnap != nil {
+				if prev, changed := srcSnap[string(k)]; changed {
+					if prev == nil {
+						continue // written by this statement
+					}
+					v = prev
+				}
+			}
 			rowBytes := v
 			if src != data {
 				rowBytes = data.Get(v)
+				if dataSnap != nil {
+					if prev, changed := dataSnap[string(v)]; changed {
+						rowBytes = prev
+					}
+				}
 				if rowBytes == nil {
 					return fmt.Errorf("table %s index %s: entry without row", it.ti.def.Name, it.ix.def.Name)
 				}

@@ -32,6 +32,47 @@ type txn struct {
 	mayWrite bool  // counted in eng.writers until done
 	failed   error // why the transaction ended without the caller asking
 	saves    []savepoint
+
+	// The running data-changing statement's snapshot: per bucket, each key
+	// it has written and the value the key had when it began (nil: absent).
+	// Its reads go through it, so it sees the rows as they were when it
+	// began, as MySQL's statements do: UPDATE … JOIN re-reading a row it
+	// has updated updated it again, once per joined row. Only the
+	// statement's goroutine touches it.
+	snapOn bool
+	snap   map[string]map[string][]byte
+}
+
+func (t *txn) beginSnapshot() {
+	if !t.snapOn {
+		t.snapOn, t.snap = true, nil
+	}
+}
+
+func (t *txn) endSnapshot() { t.snapOn, t.snap = false, nil }
+
+// noteOld records key's value at the start of the running statement.
+func (t *txn) noteOld(bucket, key, prev []byte) {
+	m := t.snap[string(bucket)]
+	if m == nil {
+		if t.snap == nil {
+			t.snap = map[string]map[string][]byte{}
+		}
+		m = map[string][]byte{}
+		t.snap[string(bucket)] = m
+	}
+	if _, seen := m[string(key)]; !seen {
+		m[string(key)] = prev
+	}
+}
+
+// snapshotOf is bucket's changed keys in the running statement's snapshot,
+// nil when it has none.
+func (t *txn) snapshotOf(bucket []byte) map[string][]byte {
+	if !t.snapOn || t.snap == nil {
+		return nil
+	}
+	return t.snap[string(bucket)]
 }
 
 type savepoint struct {
@@ -155,6 +196,9 @@ func (t *txn) putPrev(b *bolt.Bucket, bucket, key, val, prev []byte) error {
 	if err := b.Put(key, val); err != nil {
 		return err
 	}
+	if t.snapOn {
+		t.noteOld(bucket, key, prev)
+	}
 	t.log(undoRec{bucket: bucket, key: key, prev: prev})
 	return nil
 }
@@ -168,6 +212,9 @@ func (t *txn) del(b *bolt.Bucket, bucket, key []byte) error {
 	}
 	if err := b.Delete(key); err != nil {
 		return err
+	}
+	if t.snapOn {
+		t.noteOld(bucket, key, prev)
 	}
 	t.log(undoRec{bucket: bucket, key: key, prev: prev})
 	return nil
