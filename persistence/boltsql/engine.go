@@ -90,6 +90,7 @@ var (
 	bucketDBs     = []byte("dbs")
 	bucketSchema  = []byte("schema")
 	bucketAutoInc = []byte("autoinc")
+	bucketViews   = []byte("views") // db \x00 view (lower case) -> viewDef JSON
 )
 
 // Sentinel errors callers may branch on.
@@ -250,7 +251,7 @@ func (e *Engine) initFile(tx *bolt.Tx) error {
 	if ver := binary.BigEndian.Uint64(v); ver > FormatVersion {
 		return fmt.Errorf("%w: file has version %d, this build reads up to %d", ErrNewerFormat, ver, FormatVersion)
 	}
-	for _, name := range [][]byte{bucketDBs, bucketSchema, bucketAutoInc} {
+	for _, name := range [][]byte{bucketDBs, bucketSchema, bucketAutoInc, bucketViews} {
 		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 			return err
 		}
@@ -270,6 +271,9 @@ func (e *Engine) loadCatalog() error {
 			dbs[string(k)] = decodeDBInfo(v)
 			return nil
 		}); err != nil {
+			return err
+		}
+		if err := loadViews(tx, dbs); err != nil {
 			return err
 		}
 		return tx.Bucket(bucketSchema).ForEach(func(k, v []byte) error {
