@@ -25,6 +25,7 @@ import (
 	"os"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	sqle "github.com/dolthub/go-mysql-server"
 	"github.com/dolthub/go-mysql-server/enginetest"
@@ -243,7 +244,10 @@ func (h *suiteHarness) close() {
 // the first NewEngine.
 func (h *suiteHarness) engine() *Engine {
 	if h.eng == nil {
-		e, err := Open(h.t.TempDir(), Options{Database: "mydb", NoSync: true, InitialMmapSize: 1 << 20})
+		e, err := Open(h.t.TempDir(), Options{Database: "mydb", NoSync: true, InitialMmapSize: 1 << 20,
+			// A suite's "client b" waits for the writer "client a" holds
+			// in the same goroutine: fail it fast, not after 30 s.
+			LockWaitTimeout: time.Second})
 		if err != nil {
 			h.t.Fatalf("open boltsql: %v", err)
 		}
