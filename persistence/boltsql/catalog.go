@@ -22,6 +22,15 @@ type tableDef struct {
 	Collation string      `json:"collation,omitempty"`
 	Comment   string      `json:"comment,omitempty"`
 	NextIdx   uint64      `json:"next_idx"`
+	Checks    []checkDef  `json:"checks,omitempty"`
+}
+
+// checkDef is a CHECK constraint as go-mysql-server serializes it; the
+// engine parses and enforces it.
+type checkDef struct {
+	Name     string `json:"name"`
+	Expr     string `json:"expr"`
+	Enforced bool   `json:"enforced"`
 }
 
 type columnDef struct {

@@ -465,7 +465,7 @@ func (e *Engine) execUpdate(ctx *gsql.Context, sess *Session, s *updateShape, ar
 		return none
 	}
 	ti := e.statementTable(ctx, s.db, s.table)
-	if ti == nil || ti.primary == nil {
+	if ti == nil || ti.primary == nil || len(ti.def.Checks) > 0 { // the engine enforces CHECKs
 		return none
 	}
 	sch := ti.schema.Schema
