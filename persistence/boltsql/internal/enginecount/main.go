@@ -131,6 +131,9 @@ func run(in io.Reader, out io.Writer, list string) error {
 	sort.Strings(order)
 	fmt.Fprintf(out, "%-45s %18s %26s %26s\n", "entry point", "memory pass/fail", "boltsql pass/fail (of mem)", "fast pass/fail (of mem)")
 	tot := map[string]*counts{}
+	for _, side := range sides {
+		tot[side] = &counts{}
+	}
 	ofMem := map[string]int{}
 	memPass := 0
 	for _, e := range order {
@@ -172,7 +175,7 @@ func run(in io.Reader, out io.Writer, list string) error {
 	}
 	fmt.Fprintf(out, "\ntotal leaves: memory %d pass %d fail %d skip", tot["memory"].pass, tot["memory"].fail, tot["memory"].skip)
 	for _, side := range sides[1:] {
-		if tot[side] == nil {
+		if tot[side].pass+tot[side].fail+tot[side].skip == 0 {
 			continue
 		}
 		pct := 0.0
