@@ -90,7 +90,8 @@ var (
 	bucketDBs     = []byte("dbs")
 	bucketSchema  = []byte("schema")
 	bucketAutoInc = []byte("autoinc")
-	bucketViews   = []byte("views") // db \x00 view (lower case) -> viewDef JSON
+	bucketViews   = []byte("views")    // db \x00 view (lower case) -> viewDef JSON
+	bucketRoutine = []byte("routines") // kind \x00 db \x00 name (lower case) -> definition JSON
 )
 
 // Sentinel errors callers may branch on.
@@ -135,7 +136,8 @@ type Engine struct {
 	noFastTxStmts bool          // tests: run START TRANSACTION/COMMIT/ROLLBACK through go-mysql-server
 	fastTxStmts   atomic.Uint64 // transaction-control statements run without the planner (txstmt.go)
 
-	wireSessions sync.Map // wire connection id -> *Session, to end a statement that panicked
+	triggers     atomic.Int64 // triggers in the catalog: the fast paths run no triggers, so they step aside while any exist
+	wireSessions sync.Map     // wire connection id -> *Session, to end a statement that panicked
 
 	dbOnce sync.Once
 	sqlDB  *sql.DB
@@ -251,7 +253,7 @@ func (e *Engine) initFile(tx *bolt.Tx) error {
 	if ver := binary.BigEndian.Uint64(v); ver > FormatVersion {
 		return fmt.Errorf("%w: file has version %d, this build reads up to %d", ErrNewerFormat, ver, FormatVersion)
 	}
-	for _, name := range [][]byte{bucketDBs, bucketSchema, bucketAutoInc, bucketViews} {
+	for _, name := range [][]byte{bucketDBs, bucketSchema, bucketAutoInc, bucketViews, bucketRoutine} {
 		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 			return err
 		}
@@ -274,6 +276,9 @@ func (e *Engine) loadCatalog() error {
 			return err
 		}
 		if err := loadViews(tx, dbs); err != nil {
+			return err
+		}
+		if err := e.loadRoutines(tx, dbs); err != nil {
 			return err
 		}
 		return tx.Bucket(bucketSchema).ForEach(func(k, v []byte) error {

@@ -125,14 +125,14 @@ func (p *provider) DropDatabase(ctx *sql.Context, name string) error {
 	d, ok := p.eng.dbs[strings.ToLower(name)]
 	n := 0
 	if ok {
-		n = len(d.tables) + len(d.views)
+		n = len(d.tables) + len(d.views) + len(d.triggers) + len(d.procs)
 	}
 	p.eng.catMu.RUnlock()
 	if !ok {
 		return sql.ErrDatabaseNotFound.New(name)
 	}
 	if n > 0 {
-		return sql.ErrDatabaseWriteLocked.New(name + " still has tables or views; drop them first")
+		return sql.ErrDatabaseWriteLocked.New(name + " still has tables, views, triggers or procedures; drop them first")
 	}
 	wtx, err := t.writeTx(ctx)
 	if err != nil {
@@ -157,6 +157,8 @@ type dbInfo struct {
 	collation string                        // empty: the default collation
 	tables    map[string]*tableInfo         // by lower-case name
 	views     map[string]sql.ViewDefinition // by lower-case name; nil when none
+	triggers  map[string]sql.TriggerDefinition
+	procs     map[string]sql.StoredProcedureDetails
 }
 
 // encode is the database's value in the dbs bucket: its name, then its
@@ -219,7 +221,7 @@ func (d *database) SetCollation(ctx *sql.Context, collation sql.CollationID) err
 		d.eng.catMu.Unlock()
 		return sql.ErrDatabaseNotFound.New(d.name)
 	}
-	next := &dbInfo{name: prev.name, tables: prev.tables, views: prev.views}
+	next := &dbInfo{name: prev.name, tables: prev.tables, views: prev.views, triggers: prev.triggers, procs: prev.procs}
 	if collation != sql.Collation_Default {
 		next.collation = collation.Name()
 	}
