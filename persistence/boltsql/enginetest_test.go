@@ -253,6 +253,11 @@ func (h *suiteHarness) engine() *Engine {
 		}
 		h.eng = e
 		h.engs = append(h.engs, e)
+		// The memory engine starts with no database and the suites create
+		// "mydb" (some without IF NOT EXISTS); sessions still start in it.
+		if _, err := e.DB().Exec("DROP DATABASE mydb"); err != nil {
+			h.t.Fatalf("drop the default database: %v", err)
+		}
 	}
 	return h.eng
 }
