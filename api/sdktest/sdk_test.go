@@ -197,7 +197,7 @@ func TestOpenCodeSDKDrivesASession(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, script)
-	cmd.Env = append(os.Environ(), "SESSIONRT_URL="+rt.URL, "SESSIONRT_TOKEN="+rt.Token, "SESSIONRT_DIR="+rt.Loc, "SDK_DIR="+dir)
+	cmd.Env = append(os.Environ(), "SESSIONRT_URL="+rt.URL, "SESSIONRT_TOKEN="+rt.Token, "SESSIONRT_DIR="+rt.Loc, "SDK_DIR="+dir, "SESSIONRT_QUESTIONS=1")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
