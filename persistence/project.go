@@ -449,6 +449,12 @@ func (p *projector) apply(seq int64, ev messages.Event) error {
 		return nil
 
 	case messages.QuestionReplied:
+		// An answer is owed a drain (the model continues from it): the
+		// session is busy from the reply on, so that a server that dies
+		// before that drain's first write leaves it mid-drain, and
+		// start-up recovery resumes it instead of leaving it idle with
+		// the answer unread.
+		p.status = StatusBusy
 		return p.settleQuestion(seq, ev, e.RequestID, "replied", func(q *QuestionRequest) { q.Answers = e.Answers })
 
 	case messages.QuestionRejected:

@@ -292,3 +292,36 @@ func TestOwedListsMidDrainAndUnpromotedSessions(t *testing.T) {
 		}
 	})
 }
+
+// TestAnsweredQuestionIsOwedADrain: a question's drain ends idle with the
+// call open; the reply settles the call and makes the session busy (a drain
+// is owed: the model continues from the answer), so a server that dies
+// before that drain writes anything leaves the session for start-up
+// recovery (Owed) rather than idle with the answer unread; a rejection owes
+// nothing.
+func TestAnsweredQuestionIsOwedADrain(t *testing.T) {
+	eachBackend(t, func(t *testing.T, j *persistence.Journal) {
+		ctx := testCtx(t)
+		asked := func(sid string) int64 {
+			return mustAppend(t, j, sid, 0, 0, created("/p"),
+				messages.PromptAdmitted{MessageID: "m_" + sid, Prompt: messages.Prompt{Text: "ask me"}, Delivery: messages.Steer},
+				messages.PromptPromoted{MessageIDs: []string{"m_" + sid}},
+				messages.TurnStarted{AssistantMessageID: "a1"},
+				messages.ToolCalled{AssistantMessageID: "a1", CallID: "q1", Tool: "question", Input: []byte(`{}`), Agent: "build"},
+				messages.QuestionAsked{RequestID: "que1", AssistantMessageID: "a1", CallID: "q1", Questions: []messages.Question{{Question: "Which?"}}},
+				messages.TurnEnded{AssistantMessageID: "a1"}, messages.Idle{})
+		}
+		last := asked("answered")
+		mustAppend(t, j, "answered", last, 0, messages.QuestionReplied{RequestID: "que1", Answers: [][]string{{"blue"}}},
+			messages.ToolSucceeded{AssistantMessageID: "a1", CallID: "q1", Output: "blue"})
+		last = asked("rejected")
+		mustAppend(t, j, "rejected", last, 0, messages.QuestionRejected{RequestID: "que1", Reason: "no"},
+			messages.ToolFailed{AssistantMessageID: "a1", CallID: "q1", Error: "rejected"})
+		if owed, err := j.Owed(ctx); err != nil || !reflect.DeepEqual(owed, []string{"answered"}) {
+			t.Fatalf("owed %v %v, want [answered]", owed, err)
+		}
+		if s, _ := j.Session(ctx, "answered"); s.Status != persistence.StatusBusy {
+			t.Fatalf("status after the answer %s, want busy", s.Status)
+		}
+	})
+}
