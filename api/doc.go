@@ -21,12 +21,13 @@
 //	GET  /api/session/{id}/history?after&limit        durable events, paged
 //	GET  /api/session/{id}/context                    model-visible history + Context Epoch
 //	GET  /api/session/{id}/event?after                SSE: replay then tail; id = seq; Last-Event-ID honoured
-//	POST /api/session/{id}/interrupt|wait             204
+//	POST /api/session/{id}/interrupt                  204
+//	POST /api/session/{id}/wait                       200 {data: {error, kind, lastSeq}}: how the last drain ended
 //	POST /api/session/{id}/agent|model                switch for the next turn, 204
 //	GET  /api/session/{id}/permission[/{requestID}]   pending permission requests
 //	POST /api/session/{id}/permission/{requestID}/reply   {reply: once|always|reject, message?}
-//	GET  /api/session/{id}/question                   always empty (no question tool)
-//	POST /api/session/{id}/question/{requestID}/reply|reject   404 naming the request
+//	GET  /api/session/{id}/question                   the session's pending question requests (question tool)
+//	POST /api/session/{id}/question/{requestID}/reply|reject   204: answered (the model continues) | dismissed
 //	POST /api/session/{id}/compact                    manual compaction: 204, 409 while running, 503 when it failed
 //	GET  /api/location?location[directory]            the Location and its project (root, ID)
 //	GET  /api/agent|model|provider[/{id}]|command|skill|reference?location[directory]
@@ -66,7 +67,7 @@
 //	POST /session/{id}/prompt_async | /abort | /command   204 | true | 400 naming the configured commands
 //	GET  /session/{id}/todo | /diff                   [] (no todo tool, no snapshots)
 //	GET  /permission | POST /permission/{requestID}/reply | POST /session/{id}/permissions/{requestID}
-//	GET  /question | POST /question/{requestID}/reply|reject   [] | 404 (no question tool)
+//	GET  /question | POST /question/{requestID}/reply|reject   pending questions of the directory | true
 //	GET  /event?directory                             SSE: V1 bus (message.updated, message.part.updated/delta, session.status, …)
 //	GET  /global/event                                SSE: the same, each wrapped {directory, payload}
 //	GET  /path | /project/current | /config | /config/providers | /provider | /agent | /command   from Config.Catalog
