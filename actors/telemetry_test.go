@@ -87,9 +87,9 @@ func TestRuntimeMetricsCountDrainsTurnsAndTools(t *testing.T) {
 	text := b.String()
 	for _, want := range []string{
 		`sessionrt_drains_total{outcome="completed"} 1`,
-		`sessionrt_turns_total{provider="scripted",finish_reason="tool_calls"} 1`,
-		`sessionrt_turns_total{provider="scripted",finish_reason="stop"} 1`,
-		`sessionrt_tool_calls_total{tool="bash",status="succeeded"} 1`,
+		`sessionrt_turns_total{finish_reason="tool_calls",provider="scripted"} 1`,
+		`sessionrt_turns_total{finish_reason="stop",provider="scripted"} 1`,
+		`sessionrt_tool_calls_total{status="succeeded",tool="bash"} 1`,
 		`sessionrt_sessions_active 1`,
 	} {
 		if !strings.Contains(text, want) {

@@ -24,14 +24,14 @@ type Kind struct {
 	Options []actor.PropsOption
 }
 
-func (k Kind) build(reg *Registry, log *slog.Logger, active *atomic.Int64, changed chan<- struct{}) (*pcluster.Kind, error) {
+func (k Kind) build(reg *Registry, log *slog.Logger, active *grainCounts) (*pcluster.Kind, error) {
 	if k.Name == "" || k.Produce == nil {
 		return nil, fmt.Errorf("cluster kind %q: name and Produce are required", k.Name)
 	}
 	produce := k.Produce
 	opts := append(wireProps(reg, log), k.Options...)
 	props := actor.PropsFromProducer(func() actor.Actor {
-		return &grainShell{produce: produce, log: log, active: active, changed: changed}
+		return &grainShell{produce: produce, log: log, active: active}
 	}, opts...)
 	return pcluster.NewKind(k.Name, props), nil
 }
@@ -43,17 +43,18 @@ type grainShell struct {
 	produce func(identity string) actor.Actor
 	inner   actor.Actor
 	log     *slog.Logger
-	active  *atomic.Int64 // activations of the kind on this member (metrics)
-	changed chan<- struct{}
+	active  *grainCounts // activations of the kind on this member (metrics)
 	counted bool
 }
 
+// grainCounts are a kind's grains on this member, for the metrics: how
+// many are active, and how often one started or stopped here (placement
+// changes).
+type grainCounts struct{ active, changes atomic.Int64 }
+
 func (g *grainShell) count(d int64) {
-	g.active.Add(d)
-	select {
-	case g.changed <- struct{}{}:
-	default:
-	}
+	g.active.active.Add(d)
+	g.active.changes.Add(1)
 }
 
 func (g *grainShell) Receive(ctx actor.Context) {

@@ -130,10 +130,10 @@ type Member struct {
 	cfg    Config
 	system *actor.ActorSystem
 	c      *pcluster.Cluster
-	active map[string]*atomic.Int64 // kind -> grains activated here
-	// activated is signalled (never blocking) when a grain starts or
-	// stops here, so the placement metrics follow at once.
-	activated chan struct{}
+	active map[string]*grainCounts // kind -> grains activated here
+	// failovers counts sessions a dead member left mid-drain that this
+	// member resumed (metrics).
+	failovers atomic.Int64
 	placement *Placement // set by Join
 }
 
@@ -147,11 +147,10 @@ func Start(system *actor.ActorSystem, cfg Config) (m *Member, err error) {
 	}
 	kinds := make([]*pcluster.Kind, 0, len(cfg.Kinds))
 	names := make([]string, 0, len(cfg.Kinds))
-	active := map[string]*atomic.Int64{}
-	activated := make(chan struct{}, 1)
+	active := map[string]*grainCounts{}
 	for _, k := range cfg.Kinds {
-		active[k.Name] = new(atomic.Int64)
-		pk, err := k.build(cfg.Registry, cfg.Logger, active[k.Name], activated)
+		active[k.Name] = new(grainCounts)
+		pk, err := k.build(cfg.Registry, cfg.Logger, active[k.Name])
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrConfig, err)
 		}
@@ -178,7 +177,7 @@ func Start(system *actor.ActorSystem, cfg Config) (m *Member, err error) {
 	} else {
 		c.StartMember()
 	}
-	return &Member{cfg: cfg, system: system, c: c, active: active, activated: activated}, nil
+	return &Member{cfg: cfg, system: system, c: c, active: active}, nil
 }
 
 func newProvider(system *actor.ActorSystem, cfg Config, kinds []string) (pcluster.ClusterProvider, error) {

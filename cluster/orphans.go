@@ -101,7 +101,9 @@ func (m *Member) wakeOrphans(ctx context.Context, midDrain func(context.Context)
 			defer func() { <-sem; wg.Done() }()
 			if _, err := m.Request(ctx, id, SessionKind, &actors.Wake{}, CallOptions{Timeout: 30 * time.Second}); err != nil {
 				m.cfg.Logger.Warn("cluster: wake an orphaned session", "session", id, "err", err)
+				return
 			}
+			m.failovers.Add(1)
 		}()
 	}
 	wg.Wait()

@@ -11,7 +11,8 @@
 //     {tool} (one per tool call), with gen_ai.conversation.id = session ID;
 //   - trace context across actor messages: Inject and Extract a W3C
 //     traceparent in a map[string]string of message headers;
-//   - the metrics registry (package metrics) the server exposes at /metrics.
+//   - metrics (package metrics: the OpenTelemetry SDK, exposed at /metrics
+//     and, with the same OTEL_EXPORTER_OTLP_* variables, over OTLP/HTTP).
 //
 // It imports nothing of sessionrt's, keeps no package-level mutable state and
 // opens no port.

@@ -17,18 +17,23 @@ import (
 
 	"github.com/sessionrt/sessionrt/internal/testdb"
 	"github.com/sessionrt/sessionrt/persistence/boltsql"
+	"github.com/sessionrt/sessionrt/telemetry/metrics"
 	"github.com/sessionrt/sessionrt/telemetry/spanstore"
+	collectormetrics "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
+	metricpb "go.opentelemetry.io/proto/otlp/metrics/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
 )
 
 // otlpReceiver is a real OTLP/HTTP endpoint: it decodes the protobuf
-// ExportTraceServiceRequest the exporter posts to /v1/traces.
+// ExportTraceServiceRequest the exporter posts to /v1/traces and the
+// ExportMetricsServiceRequest posted to /v1/metrics.
 type otlpReceiver struct {
 	mu       sync.Mutex
 	spans    []*tracepb.Span
+	metrics  []*metricpb.Metric
 	resource map[string]string
 	bad      []string
 	headers  []http.Header
@@ -41,7 +46,7 @@ func (r *otlpReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		r.mu.Unlock()
 		http.Error(w, msg, http.StatusBadRequest)
 	}
-	if req.Method != http.MethodPost || req.URL.Path != "/v1/traces" {
+	if req.Method != http.MethodPost || req.URL.Path != "/v1/traces" && req.URL.Path != "/v1/metrics" {
 		fail(fmt.Sprintf("unexpected %s %s", req.Method, req.URL.Path))
 		return
 	}
@@ -64,6 +69,24 @@ func (r *otlpReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	raw, err := io.ReadAll(body)
 	if err != nil {
 		fail(err.Error())
+		return
+	}
+	if req.URL.Path == "/v1/metrics" {
+		var msg collectormetrics.ExportMetricsServiceRequest
+		if err := proto.Unmarshal(raw, &msg); err != nil {
+			fail("decode: " + err.Error())
+			return
+		}
+		r.mu.Lock()
+		for _, rm := range msg.ResourceMetrics {
+			for _, sm := range rm.ScopeMetrics {
+				r.metrics = append(r.metrics, sm.Metrics...)
+			}
+		}
+		r.mu.Unlock()
+		out, _ := proto.Marshal(&collectormetrics.ExportMetricsServiceResponse{})
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		w.Write(out)
 		return
 	}
 	var msg collectortrace.ExportTraceServiceRequest
@@ -117,7 +140,8 @@ func clearOTELEnv(t *testing.T) {
 	for _, k := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
 		"OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_TRACES_EXPORTER",
 		"OTEL_SERVICE_NAME", "OTEL_RESOURCE_ATTRIBUTES", "OTEL_EXPORTER_OTLP_HEADERS",
-		"OTEL_EXPORTER_OTLP_TRACES_HEADERS", "OTEL_EXPORTER_OTLP_COMPRESSION", "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION"} {
+		"OTEL_EXPORTER_OTLP_TRACES_HEADERS", "OTEL_EXPORTER_OTLP_COMPRESSION", "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION",
+		"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL", "OTEL_METRICS_EXPORTER"} {
 		t.Setenv(k, "")
 	}
 }
@@ -293,6 +317,57 @@ func setupWithDatabase(t *testing.T, db *sql.DB) {
 	}
 }
 
+// Metrics go out over OTLP/HTTP to the same endpoint as spans: the
+// runtime's instruments with their attributes, and the Go runtime's.
+func TestOTLPReceiverGetsTheRuntimeMetrics(t *testing.T) {
+	clearOTELEnv(t)
+	recv := &otlpReceiver{}
+	srv := httptest.NewServer(recv)
+	defer srv.Close()
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL)
+	tel, err := Setup(ctxT(t), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !tel.Registry.OTLP() {
+		t.Fatal("metrics not exported over OTLP with OTEL_EXPORTER_OTLP_ENDPOINT set")
+	}
+	tel.Metrics.DrainFinished("completed")
+	tel.Metrics.ToolCallTook(ctxT(t), "bash", "succeeded", 2*time.Millisecond)
+	tel.Metrics.GenAIOperation(ctxT(t), metrics.Operation{Provider: "openai", Model: "gpt-4o", Duration: time.Second, InputTokens: 10, OutputTokens: 2})
+	if err := tel.Shutdown(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	recv.mu.Lock()
+	defer recv.mu.Unlock()
+	if len(recv.bad) > 0 {
+		t.Fatalf("receiver refused: %v", recv.bad)
+	}
+	got := map[string]*metricpb.Metric{}
+	for _, m := range recv.metrics {
+		got[m.Name] = m
+	}
+	for _, name := range []string{"sessionrt.drains", "sessionrt.tool.duration", "gen_ai.client.operation.duration",
+		"gen_ai.client.token.usage", "go.goroutine.count", "go.memory.used"} {
+		if got[name] == nil {
+			t.Errorf("OTLP receiver got no %s (got %d metrics)", name, len(got))
+		}
+	}
+	if m := got["gen_ai.client.token.usage"]; m != nil {
+		types := map[string]bool{}
+		for _, dp := range m.GetHistogram().GetDataPoints() {
+			a := attrMap(dp.Attributes)
+			if a["gen_ai.provider.name"] != "openai" || a["gen_ai.request.model"] != "gpt-4o" {
+				t.Errorf("token usage point %v lacks provider/model", a)
+			}
+			types[a["gen_ai.token.type"]] = true
+		}
+		if !types["input"] || !types["output"] {
+			t.Errorf("token types %v, want input and output", types)
+		}
+	}
+}
+
 func TestSetupRejectsGRPCProtocol(t *testing.T) {
 	clearOTELEnv(t)
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4317")
@@ -301,8 +376,13 @@ func TestSetupRejectsGRPCProtocol(t *testing.T) {
 	if !errors.Is(err, ErrUnsupportedProtocol) || !strings.Contains(err.Error(), "OTEL_EXPORTER_OTLP_PROTOCOL") {
 		t.Fatalf("err = %v, want ErrUnsupportedProtocol naming the variable", err)
 	}
-	// The traces-specific variable wins over the general one.
+	// The traces-specific variable wins over the general one (and the
+	// metrics-specific one for metrics, which are exported over OTLP too).
 	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "http/protobuf")
+	if _, err := Setup(ctxT(t), Config{}); !errors.Is(err, ErrUnsupportedProtocol) {
+		t.Fatalf("metrics still on grpc: err = %v, want ErrUnsupportedProtocol", err)
+	}
+	t.Setenv("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL", "http/protobuf")
 	tel, err := Setup(ctxT(t), Config{})
 	if err != nil || !tel.OTLP {
 		t.Fatalf("with http/protobuf for traces: %v, OTLP %v", err, tel != nil && tel.OTLP)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconvres "go.opentelemetry.io/otel/semconv/v1.43.0"
@@ -22,8 +23,8 @@ import (
 const DefaultServiceName = "sessionrt"
 
 // ErrUnsupportedProtocol is returned by Setup when the OTEL_* variables ask
-// for an OTLP transport this build does not have (gRPC).
-var ErrUnsupportedProtocol = errors.New("unsupported OTLP protocol")
+// for an OTLP transport this build does not have (gRPC), for spans or metrics.
+var ErrUnsupportedProtocol = metrics.ErrUnsupportedProtocol
 
 // Config configures Setup. The zero value is valid: tracing into nothing but
 // the exporters the environment names, and metrics.
@@ -44,6 +45,9 @@ type Config struct {
 	// Sampler decides which traces are recorded (default: parent-based,
 	// always on for new traces).
 	Sampler sdktrace.Sampler
+	// MetricReaders are further metric readers on the runtime's instruments
+	// (tests, or a deployment's own exporter).
+	MetricReaders []sdkmetric.Reader
 	// Getenv reads the environment for the decision whether to export OTLP
 	// (default os.Getenv). The OTLP exporter itself reads the process
 	// environment for endpoint, headers, timeout, TLS and compression.
@@ -58,7 +62,9 @@ type Telemetry struct {
 	Tracer *Tracer
 	// Store is the span store, nil without Config.DB.
 	Store *spanstore.Store
-	// Registry holds the metrics; serve Registry.Handler() at /metrics.
+	// Registry holds the metrics (OpenTelemetry SDK); serve
+	// Registry.Handler() at /metrics. It exports OTLP/HTTP too when the
+	// OTEL_EXPORTER_OTLP_* variables name an endpoint.
 	Registry *metrics.Registry
 	// Metrics are the runtime's named metrics in Registry.
 	Metrics *metrics.Runtime
@@ -66,9 +72,10 @@ type Telemetry struct {
 	OTLP bool
 }
 
-// Setup builds the tracer provider and metrics. OTLP/HTTP export is on when
-// OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set and
-// OTEL_TRACES_EXPORTER is not "none"; the exporter honours the other standard
+// Setup builds the tracer provider and metrics. OTLP/HTTP export of spans is
+// on when OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is
+// set and OTEL_TRACES_EXPORTER is not "none"; of metrics likewise with
+// OTEL_EXPORTER_OTLP_METRICS_ENDPOINT and OTEL_METRICS_EXPORTER; the exporter honours the other standard
 // OTEL_EXPORTER_OTLP_* variables (headers, timeout, compression, certificates,
 // protocol http/protobuf or http/json). Batching honours OTEL_BSP_*.
 func Setup(ctx context.Context, cfg Config) (*Telemetry, error) {
@@ -80,18 +87,21 @@ func Setup(ctx context.Context, cfg Config) (*Telemetry, error) {
 	if err != nil {
 		return nil, err
 	}
-	tel := &Telemetry{Registry: metrics.NewRegistry()}
-	if tel.Metrics, err = metrics.NewRuntime(tel.Registry); err != nil {
+	tel := &Telemetry{}
+	if tel.Registry, err = metrics.Open(ctx, metrics.Config{Resource: res, Getenv: getenv, Readers: cfg.MetricReaders}); err != nil {
 		return nil, fmt.Errorf("telemetry metrics: %w", err)
 	}
-
 	var exporters []sdktrace.SpanExporter
 	// On failure, shut down what was already built; the store owns a goroutine.
 	fail := func(err error) (*Telemetry, error) {
 		for _, e := range exporters {
 			_ = e.Shutdown(context.WithoutCancel(ctx))
 		}
+		_ = tel.Registry.Shutdown(context.WithoutCancel(ctx))
 		return nil, err
+	}
+	if tel.Metrics, err = metrics.NewRuntime(tel.Registry); err != nil {
+		return fail(fmt.Errorf("telemetry metrics: %w", err))
 	}
 	if cfg.DB != nil {
 		sc := cfg.Store
@@ -130,7 +140,8 @@ func Setup(ctx context.Context, cfg Config) (*Telemetry, error) {
 	return tel, nil
 }
 
-// ForceFlush exports every finished span now.
+// ForceFlush exports every finished span now (metrics keep their own
+// export interval: Registry.ForceFlush).
 func (t *Telemetry) ForceFlush(ctx context.Context) error {
 	if err := t.TracerProvider.ForceFlush(ctx); err != nil {
 		return fmt.Errorf("telemetry flush: %w", err)
@@ -138,13 +149,15 @@ func (t *Telemetry) ForceFlush(ctx context.Context) error {
 	return nil
 }
 
-// Shutdown flushes finished spans to every exporter and stops them (the span
-// store stops pruning; the database stays open for its owner to close).
+// Shutdown flushes finished spans and the last metrics to every exporter
+// and stops them (the span store stops pruning; the database stays open for
+// its owner to close).
 func (t *Telemetry) Shutdown(ctx context.Context) error {
-	if err := t.TracerProvider.Shutdown(ctx); err != nil {
-		return fmt.Errorf("telemetry shutdown: %w", err)
+	err := t.TracerProvider.Shutdown(ctx)
+	if err != nil {
+		err = fmt.Errorf("telemetry shutdown: %w", err)
 	}
-	return nil
+	return errors.Join(err, t.Registry.Shutdown(ctx))
 }
 
 func otlpWanted(getenv func(string) string) (bool, error) {

@@ -1,310 +1,208 @@
 package metrics
 
 import (
-	"bufio"
-	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
-	"slices"
-	"sort"
-	"strconv"
+	"os"
 	"strings"
-	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/common/expfmt"
+	contribruntime "go.opentelemetry.io/contrib/instrumentation/runtime"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
+	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
+	"go.opentelemetry.io/otel/metric"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/resource"
 )
 
-// Registry holds metric families and renders them in the Prometheus text format.
-// It is safe for concurrent use; registration normally happens once at start-up.
+// ScopeName is the instrumentation scope of sessionrt's own instruments.
+const ScopeName = "github.com/sessionrt/sessionrt"
+
+// ErrUnsupportedProtocol is returned by Open when the OTEL_* variables ask
+// for an OTLP metrics transport this build does not have (gRPC).
+var ErrUnsupportedProtocol = errors.New("unsupported OTLP protocol")
+
+// Config configures Open. The zero value serves /metrics only.
+type Config struct {
+	// Resource describes this process (service.name, host, ...): it becomes
+	// Prometheus's target_info and every OTLP batch's resource.
+	Resource *resource.Resource
+	// Getenv reads the environment for the decision whether to export OTLP
+	// (default os.Getenv). The OTLP exporter itself reads the process
+	// environment for endpoint, headers, timeout, TLS and compression, and
+	// the periodic reader OTEL_METRIC_EXPORT_INTERVAL and _TIMEOUT.
+	Getenv func(string) string
+	// Readers are further readers on the same instruments (tests, or a
+	// deployment's own exporter).
+	Readers []sdkmetric.Reader
+}
+
+// Registry is the one OpenTelemetry MeterProvider sessionrt records into,
+// with its two outputs: Prometheus's exposition at Handler (with the Go
+// runtime and process collectors operators search for, go_* and process_*)
+// and, when the environment names an endpoint, OTLP/HTTP (with the Go
+// runtime metrics of OpenTelemetry's semantic conventions, go.*).
+//
+// Nothing in it is global: no otel.SetMeterProvider, no default registry.
 type Registry struct {
-	mu       sync.Mutex
-	families map[string]family
+	provider *sdkmetric.MeterProvider
+	meter    metric.Meter
+	prom     *prometheus.Registry
+	// runtime is a MeterProvider of its own for the OTLP-only Go runtime
+	// instruments, so /metrics does not show the runtime twice under two
+	// naming schemes. Nil without OTLP.
+	runtime *sdkmetric.MeterProvider
+	otlp    bool
 }
 
-// family is one metric name with its HELP, TYPE and samples.
-type family interface {
-	writeSamples(w *bufio.Writer)
+// NewRegistry is Open with the zero Config: /metrics only. It cannot fail.
+func NewRegistry() *Registry {
+	r, err := Open(context.Background(), Config{Getenv: func(string) string { return "" }})
+	if err != nil {
+		panic("metrics: a registry without OTLP failed to build: " + err.Error())
+	}
+	return r
 }
 
-// NewRegistry returns an empty registry.
-func NewRegistry() *Registry { return &Registry{families: make(map[string]family)} }
-
-// Counter registers an unlabelled counter, exposed at zero from the start.
-func (r *Registry) Counter(name, help string) (*Counter, error) {
-	cv, err := r.CounterVec(name, help)
+// Open builds the MeterProvider, the Prometheus exposition and, when
+// OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_METRICS_ENDPOINT is set
+// and OTEL_METRICS_EXPORTER is not "none", the OTLP/HTTP metrics exporter.
+func Open(ctx context.Context, cfg Config) (*Registry, error) {
+	getenv := cfg.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	r := &Registry{prom: prometheus.NewRegistry()}
+	if err := r.prom.Register(collectors.NewGoCollector()); err != nil {
+		return nil, fmt.Errorf("metrics: go collector: %w", err)
+	}
+	if err := r.prom.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})); err != nil {
+		return nil, fmt.Errorf("metrics: process collector: %w", err)
+	}
+	// Scope labels (otel_scope_name) would be on every series: sessionrt's
+	// instruments are one scope, and the names already say where they are from.
+	exp, err := otelprom.New(otelprom.WithRegisterer(r.prom), otelprom.WithoutScopeInfo())
+	if err != nil {
+		return nil, fmt.Errorf("metrics: prometheus exporter: %w", err)
+	}
+	opts := []sdkmetric.Option{sdkmetric.WithReader(exp)}
+	if cfg.Resource != nil {
+		opts = append(opts, sdkmetric.WithResource(cfg.Resource))
+	}
+	for _, rd := range cfg.Readers {
+		opts = append(opts, sdkmetric.WithReader(rd))
+	}
+	on, err := otlpWanted(getenv)
 	if err != nil {
 		return nil, err
 	}
-	return cv.With()
+	if on {
+		main, err := otlpmetrichttp.New(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("metrics: OTLP/HTTP exporter: %w", err)
+		}
+		opts = append(opts, sdkmetric.WithReader(sdkmetric.NewPeriodicReader(main)))
+		rt, err := otlpmetrichttp.New(ctx)
+		if err != nil {
+			_ = main.Shutdown(ctx)
+			return nil, fmt.Errorf("metrics: OTLP/HTTP exporter: %w", err)
+		}
+		ropts := []sdkmetric.Option{sdkmetric.WithReader(sdkmetric.NewPeriodicReader(rt))}
+		if cfg.Resource != nil {
+			ropts = append(ropts, sdkmetric.WithResource(cfg.Resource))
+		}
+		r.runtime = sdkmetric.NewMeterProvider(ropts...)
+		if err := contribruntime.Start(contribruntime.WithMeterProvider(r.runtime)); err != nil {
+			_ = main.Shutdown(ctx)
+			_ = r.runtime.Shutdown(ctx)
+			return nil, fmt.Errorf("metrics: go runtime instruments: %w", err)
+		}
+		r.otlp = true
+	}
+	r.provider = sdkmetric.NewMeterProvider(opts...)
+	r.meter = r.provider.Meter(ScopeName)
+	return r, nil
 }
 
-// CounterVec registers a counter family with the given label names.
-func (r *Registry) CounterVec(name, help string, labels ...string) (*CounterVec, error) {
-	if err := validate(name, labels, false); err != nil {
-		return nil, err
-	}
-	cv := &CounterVec{name: name, v: newVec(slices.Clone(labels), func() *Counter { return new(Counter) })}
-	f := &scalarFamily[Counter]{meta: meta{name, help, "counter"}, v: cv.v, value: (*Counter).Value}
-	if err := r.add(name, f); err != nil {
-		return nil, err
-	}
-	return cv, nil
-}
+// Meter is the meter sessionrt's instruments are created on.
+func (r *Registry) Meter() metric.Meter { return r.meter }
 
-// Gauge registers an unlabelled gauge, exposed at zero from the start.
-func (r *Registry) Gauge(name, help string) (*Gauge, error) {
-	gv, err := r.GaugeVec(name, help)
-	if err != nil {
-		return nil, err
-	}
-	return gv.With()
-}
+// MeterProvider is the provider behind Meter, for libraries that take one.
+func (r *Registry) MeterProvider() metric.MeterProvider { return r.provider }
 
-// GaugeVec registers a gauge family with the given label names.
-func (r *Registry) GaugeVec(name, help string, labels ...string) (*GaugeVec, error) {
-	if err := validate(name, labels, false); err != nil {
-		return nil, err
-	}
-	gv := &GaugeVec{name: name, v: newVec(slices.Clone(labels), func() *Gauge { return new(Gauge) })}
-	f := &scalarFamily[Gauge]{meta: meta{name, help, "gauge"}, v: gv.v, value: (*Gauge).Value}
-	if err := r.add(name, f); err != nil {
-		return nil, err
-	}
-	return gv, nil
-}
+// OTLP reports whether metrics are exported over OTLP/HTTP.
+func (r *Registry) OTLP() bool { return r.otlp }
 
-// Histogram registers an unlabelled histogram with the given finite, strictly
-// increasing bucket upper bounds (the +Inf bucket is implicit).
-func (r *Registry) Histogram(name, help string, buckets []float64) (*Histogram, error) {
-	hv, err := r.HistogramVec(name, help, buckets)
-	if err != nil {
-		return nil, err
-	}
-	return hv.With()
-}
+// Gatherer is the Prometheus side, for tests and embedding.
+func (r *Registry) Gatherer() prometheus.Gatherer { return r.prom }
 
-// HistogramVec registers a histogram family with the given buckets and label names.
-func (r *Registry) HistogramVec(name, help string, buckets []float64, labels ...string) (*HistogramVec, error) {
-	if err := validate(name, labels, true); err != nil {
-		return nil, err
-	}
-	if err := validateBuckets(name, buckets); err != nil {
-		return nil, err
-	}
-	upper := slices.Clone(buckets)
-	hv := &HistogramVec{name: name, v: newVec(slices.Clone(labels), func() *Histogram { return newHistogram(upper) })}
-	f := &histogramFamily{meta: meta{name, help, "histogram"}, v: hv.v}
-	if err := r.add(name, f); err != nil {
-		return nil, err
-	}
-	return hv, nil
-}
-
-func (r *Registry) add(name string, f family) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if _, ok := r.families[name]; ok {
-		return fmt.Errorf("%w: %q is already registered", ErrDuplicate, name)
-	}
-	r.families[name] = f
-	return nil
-}
-
-// WriteText writes every family, sorted by name, in the Prometheus text
-// exposition format 0.0.4.
-func (r *Registry) WriteText(w io.Writer) error {
-	r.mu.Lock()
-	names := make([]string, 0, len(r.families))
-	for n := range r.families {
-		names = append(names, n)
-	}
-	fams := make([]family, len(names))
-	sort.Strings(names)
-	for i, n := range names {
-		fams[i] = r.families[n]
-	}
-	r.mu.Unlock()
-
-	bw := bufio.NewWriter(w)
-	for _, f := range fams {
-		f.writeSamples(bw)
-	}
-	return bw.Flush()
-}
-
-// ContentType is the media type of the text exposition format.
-const ContentType = "text/plain; version=0.0.4; charset=utf-8"
-
-// Handler serves the registry at whatever path it is mounted on (GET and HEAD).
+// Handler serves the Prometheus exposition: the text format, or OpenMetrics
+// (with exemplars linking histogram buckets to traces) when the scraper
+// asks for it.
 func (r *Registry) Handler() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if req.Method != http.MethodGet && req.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
-			http.Error(w, "metrics: method "+req.Method+" not allowed, use GET", http.StatusMethodNotAllowed)
-			return
-		}
-		// Render fully first so a failure cannot leave a half-written 200.
-		var buf bytes.Buffer
-		if err := r.WriteText(&buf); err != nil {
-			http.Error(w, "metrics: "+err.Error(), http.StatusInternalServerError)
-			return
-		}
-		w.Header().Set("Content-Type", ContentType)
-		w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
-		if req.Method == http.MethodHead {
-			return
-		}
-		_, _ = w.Write(buf.Bytes())
-	})
+	return promhttp.HandlerFor(r.prom, promhttp.HandlerOpts{EnableOpenMetrics: true})
 }
 
-type meta struct{ name, help, typ string }
-
-func (m meta) writeHeader(w *bufio.Writer) {
-	w.WriteString("# HELP ")
-	w.WriteString(m.name)
-	w.WriteByte(' ')
-	w.WriteString(escapeHelp(m.help))
-	w.WriteString("\n# TYPE ")
-	w.WriteString(m.name)
-	w.WriteByte(' ')
-	w.WriteString(m.typ)
-	w.WriteByte('\n')
-}
-
-type scalarFamily[T any] struct {
-	meta
-	v     *vec[T]
-	value func(*T) float64
-}
-
-func (f *scalarFamily[T]) writeSamples(w *bufio.Writer) {
-	f.writeHeader(w)
-	for _, c := range f.v.sorted() {
-		writeSample(w, f.name, "", f.v.labels, c.values, "", "", f.value(c.m))
+// WriteText writes the Prometheus text exposition (format 0.0.4) to w.
+func (r *Registry) WriteText(w io.Writer) error {
+	mfs, err := r.prom.Gather()
+	if err != nil {
+		return fmt.Errorf("metrics: gather: %w", err)
 	}
-}
-
-type histogramFamily struct {
-	meta
-	v *vec[Histogram]
-}
-
-func (f *histogramFamily) writeSamples(w *bufio.Writer) {
-	f.writeHeader(w)
-	for _, c := range f.v.sorted() {
-		cum, sum := c.m.snapshot()
-		for i, n := range cum {
-			le := "+Inf"
-			if i < len(c.m.upper) {
-				le = formatFloat(c.m.upper[i])
-			}
-			writeSample(w, f.name, "_bucket", f.v.labels, c.values, "le", le, float64(n))
+	enc := expfmt.NewEncoder(w, expfmt.NewFormat(expfmt.TypeTextPlain))
+	for _, mf := range mfs {
+		if err := enc.Encode(mf); err != nil {
+			return fmt.Errorf("metrics: encode %s: %w", mf.GetName(), err)
 		}
-		writeSample(w, f.name, "_sum", f.v.labels, c.values, "", "", sum)
-		writeSample(w, f.name, "_count", f.v.labels, c.values, "", "", float64(cum[len(cum)-1]))
 	}
+	return nil
 }
 
-// writeSample writes `name{l1="v1",...,extra="extraValue"} value`.
-func writeSample(w *bufio.Writer, name, suffix string, labels, values []string, extra, extraValue string, v float64) {
-	w.WriteString(name)
-	w.WriteString(suffix)
-	if len(labels) > 0 || extra != "" {
-		w.WriteByte('{')
-		for i, l := range labels {
-			if i > 0 {
-				w.WriteByte(',')
-			}
-			w.WriteString(l)
-			w.WriteString(`="`)
-			w.WriteString(escapeLabelValue(values[i]))
-			w.WriteByte('"')
-		}
-		if extra != "" {
-			if len(labels) > 0 {
-				w.WriteByte(',')
-			}
-			w.WriteString(extra)
-			w.WriteString(`="`)
-			w.WriteString(extraValue)
-			w.WriteByte('"')
-		}
-		w.WriteByte('}')
+// ForceFlush exports what the OTLP readers hold now.
+func (r *Registry) ForceFlush(ctx context.Context) error {
+	err := r.provider.ForceFlush(ctx)
+	if r.runtime != nil {
+		err = errors.Join(err, r.runtime.ForceFlush(ctx))
 	}
-	w.WriteByte(' ')
-	w.WriteString(formatFloat(v))
-	w.WriteByte('\n')
-}
-
-func formatFloat(v float64) string {
-	switch {
-	case math.IsInf(v, 1):
-		return "+Inf"
-	case math.IsInf(v, -1):
-		return "-Inf"
-	case math.IsNaN(v):
-		return "NaN"
-	}
-	return strconv.FormatFloat(v, 'g', -1, 64)
-}
-
-var (
-	helpEscaper  = strings.NewReplacer(`\`, `\\`, "\n", `\n`)
-	labelEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`, `"`, `\"`)
-)
-
-func escapeHelp(s string) string { return helpEscaper.Replace(strings.ToValidUTF8(s, "\uFFFD")) }
-
-// escapeLabelValue also replaces invalid UTF-8, which the format forbids.
-func escapeLabelValue(s string) string { return labelEscaper.Replace(strings.ToValidUTF8(s, "\uFFFD")) }
-
-func validate(name string, labels []string, histogram bool) error {
-	if !validName(name, true) {
-		return fmt.Errorf("%w: name %q must match [a-zA-Z_:][a-zA-Z0-9_:]*", ErrInvalid, name)
-	}
-	seen := make(map[string]bool, len(labels))
-	for _, l := range labels {
-		switch {
-		case !validName(l, false):
-			return fmt.Errorf("%w: %s: label name %q must match [a-zA-Z_][a-zA-Z0-9_]*", ErrInvalid, name, l)
-		case strings.HasPrefix(l, "__"):
-			return fmt.Errorf("%w: %s: label name %q is reserved (leading __)", ErrInvalid, name, l)
-		case histogram && l == "le":
-			return fmt.Errorf("%w: %s: label name \"le\" is reserved for histogram buckets", ErrInvalid, name)
-		case seen[l]:
-			return fmt.Errorf("%w: %s: label name %q given twice", ErrInvalid, name, l)
-		}
-		seen[l] = true
+	if err != nil {
+		return fmt.Errorf("metrics flush: %w", err)
 	}
 	return nil
 }
 
-func validName(s string, colon bool) bool {
-	if s == "" {
-		return false
+// Shutdown exports the last values over OTLP and stops the readers.
+func (r *Registry) Shutdown(ctx context.Context) error {
+	err := r.provider.Shutdown(ctx)
+	if r.runtime != nil {
+		err = errors.Join(err, r.runtime.Shutdown(ctx))
 	}
-	for i, r := range s {
-		ok := r == '_' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') ||
-			(i > 0 && r >= '0' && r <= '9') || (colon && r == ':')
-		if !ok {
-			return false
-		}
-	}
-	return true
-}
-
-func validateBuckets(name string, b []float64) error {
-	if len(b) == 0 {
-		return fmt.Errorf("%w: %s: a histogram needs at least one finite bucket bound", ErrInvalid, name)
-	}
-	for i, v := range b {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("%w: %s: bucket bound %d is %v; bounds must be finite (+Inf is implicit)", ErrInvalid, name, i, v)
-		}
-		if i > 0 && v <= b[i-1] {
-			return fmt.Errorf("%w: %s: bucket bounds must increase strictly, but %v follows %v", ErrInvalid, name, v, b[i-1])
-		}
+	if err != nil {
+		return fmt.Errorf("metrics shutdown: %w", err)
 	}
 	return nil
+}
+
+func otlpWanted(getenv func(string) string) (bool, error) {
+	if strings.EqualFold(strings.TrimSpace(getenv("OTEL_METRICS_EXPORTER")), "none") {
+		return false, nil
+	}
+	if getenv("OTEL_EXPORTER_OTLP_ENDPOINT") == "" && getenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT") == "" {
+		return false, nil
+	}
+	proto, name := getenv("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL"), "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL"
+	if proto == "" {
+		proto, name = getenv("OTEL_EXPORTER_OTLP_PROTOCOL"), "OTEL_EXPORTER_OTLP_PROTOCOL"
+	}
+	switch proto {
+	case "", "http/protobuf", "http/json":
+		return true, nil
+	}
+	return false, fmt.Errorf("%w: %s=%q; sessionrt exports OTLP over HTTP: use http/protobuf or http/json",
+		ErrUnsupportedProtocol, name, proto)
 }
