@@ -80,6 +80,7 @@ type toolCall struct {
 	input    []byte
 	settled  bool
 	span     trace.Span
+	started  time.Time // sent to the tool actor (sessionrt.tool.duration)
 }
 
 // Messages the drain posts to itself from goroutines. Each carries the token

@@ -312,6 +312,11 @@ func (a *sessionActor) append(events ...messages.Event) error {
 	last, err := a.rt.journal.Append(a.rt.ctx, a.id, a.seq, a.ownership, events...)
 	if m := a.rt.cfg.Metrics; m != nil {
 		m.JournalAppended(time.Since(start))
+		if err == nil {
+			m.JournalBatch(len(events))
+		} else if errors.Is(err, persistence.ErrFenced) {
+			m.JournalFenced()
+		}
 	}
 	if err != nil {
 		// Nothing was written (or, on an ambiguous failure, the next append

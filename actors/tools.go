@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/telemetry"
@@ -21,7 +23,7 @@ type toolSettled = toolactors.ToolSettled
 func (a *sessionActor) executeTool(t *turn, c *toolCall) {
 	d := a.drain
 	spanCtx, span := a.rt.cfg.Tracer.StartExecuteTool(t.spanCtx, telemetry.Tool{SessionID: a.id, AgentName: t.agent, ToolName: c.tool, CallID: c.id})
-	c.span = span
+	c.span, c.started = span, time.Now()
 	// The trace context travels in the message headers, so the tool actor
 	// (and anything it calls) joins the drain's trace.
 	env := &actor.MessageEnvelope{Message: &toolactors.ExecuteTool{
@@ -91,6 +93,9 @@ func (a *sessionActor) onToolSettled(m *toolSettled) {
 			status = string(m.Error.Kind)
 		}
 		mt.ToolCallFinished(c.tool, status)
+		if !c.started.IsZero() {
+			mt.ToolCallTook(trace.ContextWithSpan(context.Background(), c.span), c.tool, status, time.Since(c.started))
+		}
 	}
 	if c.span != nil {
 		var spanErr error

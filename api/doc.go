@@ -41,7 +41,7 @@
 //	POST /api/session/{id}/run                        sessionrt: explicit run → outcome
 //	POST /api/session/{id}/move                       sessionrt: {location:{directory}}
 //	GET  /api/session/{id}/trace?format=json|text     sessionrt: stored spans or their tree
-//	GET  /metrics                                     Prometheus text (when Telemetry is set)
+//	GET  /metrics                                     Prometheus text or OpenMetrics with exemplars (when Telemetry is set)
 //	GET|POST /api/pty, GET|PUT|DELETE /api/pty/{id}   sessionrt: terminals (OpenCode's pty routes; see pty.go)
 //	POST /api/pty/{id}/input                          sessionrt: type {data} or {base64}
 //	GET  /api/pty/{id}/output?after                   sessionrt: SSE output by byte offset, then pty.exited

@@ -246,8 +246,13 @@ func (s *Server) routes() {
 	})
 }
 
-// ServeHTTP checks the doors (access.go), bounds the body and routes.
+// ServeHTTP checks the doors (access.go), bounds the body and routes, inside
+// observe (observe.go): the caller's trace joined, the request measured.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.observe(w, r, s.serve)
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if !s.admit(w, r) {
 		return
 	}

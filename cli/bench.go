@@ -33,6 +33,7 @@ type BenchCmd struct {
 	ToolSleep    time.Duration `help:"Fake model: the bash call sleeps this long before echo (slow tools)." default:"0s"`
 	Profile      bool          `help:"After sessionrt's measured run, take its server's CPU profile over 10 s of 50 sessions and its heap profile (sessionrt-cpu.pprof, sessionrt-heap.pprof in --out, or the current directory)."`
 	Binary       string        `help:"sessionrt executable to serve (default this one)." type:"path" hidden:""`
+	Baseline     string        `help:"A previous sessionrt executable to run beside this one in the same run (as sessionrt-baseline, after it): a hot-path change is compared side by side; the ratio column is baseline/this." type:"path"`
 	Work         string        `help:"Scratch directory for the servers' data (default a fresh temp dir, removed after)." type:"path"`
 }
 
@@ -97,6 +98,12 @@ func (c *BenchCmd) Run(g *Globals) error {
 	defer llm.Close()
 
 	targets := []driver.Target{driver.Sessionrt{Binary: c.Binary}}
+	if c.Baseline != "" {
+		if c.Peer != "" {
+			return fmt.Errorf("--baseline and --peer: choose one (the table compares two systems)")
+		}
+		targets = append(targets, driver.Sessionrt{Binary: c.Baseline, Label: "sessionrt-baseline"})
+	}
 	if c.Peer == "opencode" {
 		targets = append(targets, &peer.OpenCode{Progress: g.errOut()})
 	}

@@ -146,6 +146,9 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 	if n.Telemetry, err = telemetry.Setup(ctx, tcfg); err != nil {
 		return n, fmt.Errorf("telemetry: %w", err)
 	}
+	if err := observeJournal(n.Telemetry.Metrics, n.Journal); err != nil {
+		return n, fmt.Errorf("telemetry: journal metrics: %w", err)
+	}
 	if n.Output, err = managed.New(managed.Config{Dir: filepath.Join(data, "tool-output"), Retention: cfg.ToolOutputRetention, Logger: cfg.Logger}); err != nil {
 		return n, fmt.Errorf("tool output store: %w", err)
 	}
@@ -163,7 +166,7 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 		if err != nil {
 			return n, fmt.Errorf("providers: %w", err)
 		}
-		reg, err := catalog.Open(catalog.OpenConfig{Catalog: cat, Getenv: cfg.Getenv, Logger: cfg.Logger})
+		reg, err := catalog.Open(catalog.OpenConfig{Catalog: cat, Getenv: cfg.Getenv, Logger: cfg.Logger, Metrics: n.Telemetry.Metrics})
 		if err != nil {
 			return n, fmt.Errorf("providers: %w", err)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/sessionrt/sessionrt/messages"
+	"github.com/sessionrt/sessionrt/persistence/boltsql"
 )
 
 // Config configures a Journal.
@@ -48,6 +49,9 @@ type Journal struct {
 	recent  *recentEvents
 	cache   sessionCache
 	closers []func() error
+	// engine is the embedded engine OpenURL opened (nil on MySQL/MariaDB or
+	// a DB from Open): its counters and file feed the metrics (stats.go).
+	engine *boltsql.Engine
 
 	// afterAcquireRead, when set by a test, runs inside Acquire's
 	// transaction right after it read the stream head.

@@ -24,6 +24,7 @@ import (
 func OpenURL(ctx context.Context, dataDir, journalURL string, mustExist bool, cfg Config) (*Journal, error) {
 	var db *sql.DB
 	var closeFn func() error
+	var eng *boltsql.Engine
 	if journalURL == "" {
 		if dataDir == "" {
 			return nil, errors.New("open journal: no data directory and no --journal URL")
@@ -33,7 +34,8 @@ func OpenURL(ctx context.Context, dataDir, journalURL string, mustExist bool, cf
 				return nil, fmt.Errorf("open journal: no journal in %s: %w", dataDir, err)
 			}
 		}
-		eng, err := boltsql.Open(dataDir, boltsql.Options{})
+		var err error
+		eng, err = boltsql.Open(dataDir, boltsql.Options{})
 		if err != nil {
 			return nil, fmt.Errorf("open journal in %s: %w", dataDir, err)
 		}
@@ -64,6 +66,7 @@ func OpenURL(ctx context.Context, dataDir, journalURL string, mustExist bool, cf
 		return nil, err
 	}
 	j.closers = append(j.closers, closeFn)
+	j.engine = eng
 	return j, nil
 }
 

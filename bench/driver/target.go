@@ -55,9 +55,17 @@ type SessionModeler interface {
 type Sessionrt struct {
 	// Binary is the sessionrt executable; default the running one.
 	Binary string
+	// Label names the system in the report (default "sessionrt"): a
+	// baseline binary run beside this one is told apart by it.
+	Label string
 }
 
-func (Sessionrt) Name() string { return "sessionrt" }
+func (t Sessionrt) Name() string {
+	if t.Label != "" {
+		return t.Label
+	}
+	return "sessionrt"
+}
 
 func (Sessionrt) ServesPprof() bool { return true }
 

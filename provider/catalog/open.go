@@ -9,12 +9,14 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sessionrt/sessionrt/provider"
 	"github.com/sessionrt/sessionrt/provider/anthropic"
 	"github.com/sessionrt/sessionrt/provider/openai"
 	"github.com/sessionrt/sessionrt/provider/scripted"
+	"github.com/sessionrt/sessionrt/telemetry/metrics"
 )
 
 // OpenConfig configures Open. Zero fields take the documented defaults.
@@ -30,6 +32,10 @@ type OpenConfig struct {
 	Retry provider.RetryConfig
 	// NoRetry disables the retry wrapper (the caller retries itself).
 	NoRetry bool
+	// Metrics, when set, records every turn as a GenAI client operation:
+	// gen_ai.client.operation.duration, time to first chunk and
+	// gen_ai.client.token.usage by provider and model.
+	Metrics *metrics.Runtime
 	// Logger, when set, gets a line for every failed turn and every retried
 	// attempt: the error's class, the provider's own message, its status,
 	// type and code (operators see why a session stopped without reading
@@ -46,6 +52,7 @@ type Registry struct {
 	retrying   provider.Provider
 	defaultRef provider.ModelRef
 	log        *slog.Logger
+	metrics    *metrics.Runtime
 }
 
 // Open builds the providers the environment configures. Variables read:
@@ -124,7 +131,7 @@ func Open(cfg OpenConfig) (*Registry, error) {
 		cc.Providers[id] = p
 		providers[id] = ad
 	}
-	r := &Registry{catalog: cc, mux: provider.NewMux(providers), log: cfg.Logger}
+	r := &Registry{catalog: cc, mux: provider.NewMux(providers), log: cfg.Logger, metrics: cfg.Metrics}
 	r.retrying = r.mux
 	if !cfg.NoRetry {
 		rc := cfg.Retry
@@ -261,32 +268,89 @@ func (r *Registry) Stream(ctx context.Context, req *provider.Request) (provider.
 		r.logFailure(req.Model, err)
 		return nil, err
 	}
+	start := time.Now()
 	s, err := r.retrying.Stream(ctx, Apply(m, req))
 	if err != nil {
 		r.logFailure(req.Model, err)
+		if r.metrics != nil {
+			r.metrics.GenAIOperation(ctx, metrics.Operation{Provider: req.Model.Provider, Model: req.Model.Model,
+				Duration: time.Since(start), InputTokens: -1, OutputTokens: -1, ErrorType: provider.KindOf(err).String()})
+		}
 		return nil, err
 	}
-	if r.log == nil {
+	if r.log == nil && r.metrics == nil {
 		return s, nil
 	}
-	return &loggedStream{Stream: s, r: r, model: req.Model}, nil
+	return &loggedStream{Stream: s, r: r, model: req.Model, ctx: ctx, start: start}, nil
 }
 
-// loggedStream logs the error that ends its turn.
+// loggedStream logs the error that ends its turn and records the turn in
+// the metrics once it ends (finished, failed, or closed before its end:
+// interrupted).
 type loggedStream struct {
 	provider.Stream
 	r      *Registry
 	model  provider.ModelRef
 	logged bool
+
+	ctx   context.Context // the turn's (its chat span: the exemplar)
+	start time.Time
+	// mu guards what record reads: Close may run on another goroutine to
+	// abort a blocked Next.
+	mu         sync.Mutex
+	firstChunk time.Duration
+	usage      *provider.Usage
+	recorded   bool
 }
 
 func (s *loggedStream) Next() (provider.Part, error) {
 	p, err := s.Stream.Next()
+	if err == nil && s.r.metrics != nil {
+		s.mu.Lock()
+		if s.firstChunk == 0 {
+			s.firstChunk = time.Since(s.start)
+		}
+		if p.Kind == provider.PartUsage {
+			u := p.Usage
+			s.usage = &u
+		}
+		s.mu.Unlock()
+	}
 	if err != nil && err != io.EOF && !s.logged {
 		s.logged = true
 		s.r.logFailure(s.model, err)
 	}
+	if err != nil {
+		kind := ""
+		if err != io.EOF {
+			kind = provider.KindOf(err).String()
+		}
+		s.record(kind)
+	}
 	return p, err
+}
+
+func (s *loggedStream) Close() error {
+	s.record(provider.KindInterrupted.String()) // no-op after the turn's end
+	return s.Stream.Close()
+}
+
+func (s *loggedStream) record(errorType string) {
+	if s.r.metrics == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.recorded {
+		return
+	}
+	s.recorded = true
+	op := metrics.Operation{Provider: s.model.Provider, Model: s.model.Model, Duration: time.Since(s.start),
+		FirstChunk: s.firstChunk, InputTokens: -1, OutputTokens: -1, ErrorType: errorType}
+	if s.usage != nil {
+		op.InputTokens, op.OutputTokens = int64(s.usage.InputTokens), int64(s.usage.OutputTokens)
+	}
+	s.r.metrics.GenAIOperation(s.ctx, op)
 }
 
 // logFailure logs a turn's terminal error: a warning, or a note when the

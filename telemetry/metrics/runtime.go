@@ -196,17 +196,14 @@ func (r *Runtime) JournalAppended(d time.Duration) {
 	r.journalAppend.Record(context.Background(), d.Seconds())
 }
 
-// JournalCommitted records one journal write transaction as the journal
-// saw it: how many events it wrote, and whether it was fenced (another
-// owner had taken the session over).
-func (r *Runtime) JournalCommitted(events int, fenced bool) {
-	ctx := context.Background()
-	if fenced {
-		r.journalFenced.Add(ctx, 1)
-		return
-	}
-	r.journalEvents.Record(ctx, int64(events))
+// JournalBatch records how many events one committed journal append wrote.
+func (r *Runtime) JournalBatch(events int) {
+	r.journalEvents.Record(context.Background(), int64(events))
 }
+
+// JournalFenced counts an append the journal refused because another owner
+// had taken the session over.
+func (r *Runtime) JournalFenced() { r.journalFenced.Add(context.Background(), 1) }
 
 // ContextObserved records how long observing one context source took.
 func (r *Runtime) ContextObserved(source string, d time.Duration) {
