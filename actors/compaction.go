@@ -6,7 +6,6 @@ import (
 
 	"github.com/sessionrt/sessionrt/compaction"
 	"github.com/sessionrt/sessionrt/messages"
-	"github.com/sessionrt/sessionrt/persistence"
 	"github.com/sessionrt/sessionrt/provider"
 )
 
@@ -42,7 +41,7 @@ func (a *sessionActor) needsCompaction(req *provider.Request) bool {
 
 // startCompaction records the attempt and runs the summary request off the
 // mailbox; its compactionDone comes back through the mailbox.
-func (a *sessionActor) startCompaction(history []persistence.Message, req *provider.Request, manual bool) error {
+func (a *sessionActor) startCompaction(history []messages.Message, req *provider.Request, manual bool) error {
 	d := a.drain
 	window, allowance := a.modelLimits(req)
 	cfg := *a.rt.cfg.Compaction

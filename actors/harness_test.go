@@ -277,24 +277,24 @@ func (h *harness) history(id string) []string {
 	return renderHistory(msgs)
 }
 
-func renderHistory(msgs []persistence.Message) []string {
+func renderHistory(msgs []messages.Message) []string {
 	var out []string
 	for _, m := range msgs {
 		switch m.Role {
-		case persistence.RoleUser:
+		case messages.RoleUser:
 			out = append(out, "U:"+m.Prompt.Text)
-		case persistence.RoleSystem:
+		case messages.RoleSystem:
 			out = append(out, "S:"+m.Text)
-		case persistence.RoleCompaction:
+		case messages.RoleCompaction:
 			out = append(out, "C:"+m.Text)
-		case persistence.RoleAssistant:
+		case messages.RoleAssistant:
 			var b strings.Builder
 			b.WriteString("A:")
 			for _, p := range m.Parts {
 				switch p.Kind {
-				case persistence.PartText:
+				case messages.PartText:
 					b.WriteString(p.Text)
-				case persistence.PartTool:
+				case messages.PartTool:
 					b.WriteString("[" + p.Tool.Tool + ":" + string(p.Tool.State) + "]")
 				}
 			}

@@ -17,7 +17,7 @@ import (
 // dropped and read again.
 type history struct {
 	valid bool
-	msgs  []persistence.Message
+	msgs  []messages.Message
 	// through is the last seq applied. Events up to it were applied ahead
 	// of their append (see sessionActor.historyWithStaged) and are skipped
 	// when their append lands.
@@ -33,7 +33,7 @@ func (h *history) invalidate() {
 // history returns the model-visible history, reading it from the journal
 // when the in-memory copy is not valid. The slice is the actor's own: use
 // it on the actor goroutine only, and do not keep it.
-func (a *sessionActor) history() ([]persistence.Message, error) {
+func (a *sessionActor) history() ([]messages.Message, error) {
 	if !a.hist.valid {
 		msgs, err := a.rt.journal.ModelHistory(a.rt.ctx, a.id)
 		if err != nil {
@@ -48,7 +48,7 @@ func (a *sessionActor) history() ([]persistence.Message, error) {
 // historyWithStaged is history with the staged events (not yet appended)
 // applied at the seqs they will get. The very next append of this handler
 // carries them; if it fails, or they are dropped, the copy is invalidated.
-func (a *sessionActor) historyWithStaged() ([]persistence.Message, error) {
+func (a *sessionActor) historyWithStaged() ([]messages.Message, error) {
 	msgs, err := a.history()
 	if err != nil || len(a.staged) == 0 {
 		return msgs, err
@@ -78,19 +78,19 @@ func (a *sessionActor) applyHistory(seq int64, ev messages.Event) {
 				return
 			}
 			pr := p.Prompt
-			h.msgs = append(h.msgs, persistence.Message{ID: id, Seq: seq, Index: i, Role: persistence.RoleUser, Prompt: &pr, Delivery: p.Delivery})
+			h.msgs = append(h.msgs, messages.Message{ID: id, Seq: seq, Index: i, Role: messages.RoleUser, Prompt: &pr, Delivery: p.Delivery})
 		}
 	case messages.ContextUpdated:
 		id := e.MessageID
 		if id == "" {
 			id = fmt.Sprintf("ctx_%d", seq)
 		}
-		h.msgs = append(h.msgs, persistence.Message{ID: id, Seq: seq, Role: persistence.RoleSystem, Text: e.Text})
+		h.msgs = append(h.msgs, messages.Message{ID: id, Seq: seq, Role: messages.RoleSystem, Text: e.Text})
 	case messages.ContextEpochInitialized, messages.ContextEpochReplaced:
 		// A new baseline restates every earlier chronological update.
 		kept := h.msgs[:0]
 		for _, m := range h.msgs {
-			if m.Role != persistence.RoleSystem || m.Seq >= seq {
+			if m.Role != messages.RoleSystem || m.Seq >= seq {
 				kept = append(kept, m)
 			}
 		}
@@ -106,9 +106,9 @@ func (a *sessionActor) applyHistory(seq int64, ev messages.Event) {
 			id = fmt.Sprintf("cmp_%d", seq)
 		}
 		clear(h.msgs)
-		h.msgs = append(h.msgs[:0], persistence.Message{ID: id, Seq: seq, Role: persistence.RoleCompaction, Text: e.Summary, RecentContext: e.RecentContext})
+		h.msgs = append(h.msgs[:0], messages.Message{ID: id, Seq: seq, Role: messages.RoleCompaction, Text: e.Summary, RecentContext: e.RecentContext})
 	case messages.TurnStarted:
-		h.msgs = append(h.msgs, persistence.Message{ID: e.AssistantMessageID, Seq: seq, Role: persistence.RoleAssistant, Agent: e.Agent, Model: e.Model})
+		h.msgs = append(h.msgs, messages.Message{ID: e.AssistantMessageID, Seq: seq, Role: messages.RoleAssistant, Agent: e.Agent, Model: e.Model})
 	case messages.TurnEnded:
 		if m := h.assistant(e.AssistantMessageID); m != nil {
 			m.Finished, m.FinishReason, m.Usage, m.ProviderMetadata = true, e.FinishReason, e.Usage, e.ProviderMetadata
@@ -119,16 +119,16 @@ func (a *sessionActor) applyHistory(seq int64, ev messages.Event) {
 		}
 	case messages.TextEnded:
 		if m := h.assistant(e.AssistantMessageID); m != nil {
-			m.Parts = append(m.Parts, persistence.Part{Kind: persistence.PartText, Seq: seq, Text: e.Text, ProviderMetadata: e.ProviderMetadata})
+			m.Parts = append(m.Parts, messages.Part{Kind: messages.PartText, Seq: seq, Text: e.Text, ProviderMetadata: e.ProviderMetadata})
 		}
 	case messages.ReasoningEnded:
 		if m := h.assistant(e.AssistantMessageID); m != nil {
-			m.Parts = append(m.Parts, persistence.Part{Kind: persistence.PartReasoning, Seq: seq, Text: e.Text, ProviderMetadata: e.ProviderMetadata})
+			m.Parts = append(m.Parts, messages.Part{Kind: messages.PartReasoning, Seq: seq, Text: e.Text, ProviderMetadata: e.ProviderMetadata})
 		}
 	case messages.ToolCalled:
 		if m := h.assistant(e.AssistantMessageID); m != nil {
-			m.Parts = append(m.Parts, persistence.Part{Kind: persistence.PartTool, Seq: seq, Tool: &persistence.ToolPart{
-				CallID: e.CallID, Tool: e.Tool, Agent: e.Agent, Input: e.Input, State: persistence.ToolRunning, CallMetadata: e.ProviderMetadata}})
+			m.Parts = append(m.Parts, messages.Part{Kind: messages.PartTool, Seq: seq, Tool: &messages.ToolPart{
+				CallID: e.CallID, Tool: e.Tool, Agent: e.Agent, Input: e.Input, State: messages.ToolStateRunning, CallMetadata: e.ProviderMetadata}})
 		}
 	case messages.ToolProgress:
 		if tp := h.toolPart(e.AssistantMessageID, e.CallID); tp != nil {
@@ -137,14 +137,14 @@ func (a *sessionActor) applyHistory(seq int64, ev messages.Event) {
 	case messages.ToolSucceeded:
 		if tp := h.toolPart(e.AssistantMessageID, e.CallID); tp != nil {
 			tp.State, tp.Output, tp.Structured, tp.ManagedPath, tp.Lossy, tp.ResultMetadata =
-				persistence.ToolCompleted, e.Output, e.Structured, e.ManagedPath, e.Lossy, e.ProviderMetadata
+				messages.ToolStateCompleted, e.Output, e.Structured, e.ManagedPath, e.Lossy, e.ProviderMetadata
 		}
 	case messages.ToolFailed:
 		// A call that never got a part (failed while pending) changes no
 		// message, as in the journal.
 		if m := h.find(e.AssistantMessageID); m != nil {
 			if tp := partOf(m, e.CallID); tp != nil {
-				tp.State, tp.Error = persistence.ToolFailed, e.Error
+				tp.State, tp.Error = messages.ToolStateFailed, e.Error
 			}
 		}
 	case messages.SessionCreated, messages.PromptAdmitted, messages.AgentSwitched, messages.ModelSwitched,
@@ -159,7 +159,7 @@ func (a *sessionActor) applyHistory(seq int64, ev messages.Event) {
 // find returns the message with id, newest first (the open turn is last).
 // A message before the history boundary is not found: its changes are
 // invisible to ModelHistory too.
-func (h *history) find(id string) *persistence.Message {
+func (h *history) find(id string) *messages.Message {
 	for i := len(h.msgs) - 1; i >= 0; i-- {
 		if h.msgs[i].ID == id {
 			return &h.msgs[i]
@@ -170,16 +170,16 @@ func (h *history) find(id string) *persistence.Message {
 
 // assistant returns the assistant message id; an event about a message the
 // copy does not hold as an assistant message makes the copy doubtful.
-func (h *history) assistant(id string) *persistence.Message {
+func (h *history) assistant(id string) *messages.Message {
 	m := h.find(id)
-	if m == nil || m.Role != persistence.RoleAssistant {
+	if m == nil || m.Role != messages.RoleAssistant {
 		h.invalidate()
 		return nil
 	}
 	return m
 }
 
-func (h *history) toolPart(assistantID, callID string) *persistence.ToolPart {
+func (h *history) toolPart(assistantID, callID string) *messages.ToolPart {
 	m := h.assistant(assistantID)
 	if m == nil {
 		return nil
@@ -192,7 +192,7 @@ func (h *history) toolPart(assistantID, callID string) *persistence.ToolPart {
 }
 
 // partOf is the journal's lookup: the newest part with that call ID.
-func partOf(m *persistence.Message, callID string) *persistence.ToolPart {
+func partOf(m *messages.Message, callID string) *messages.ToolPart {
 	for i := len(m.Parts) - 1; i >= 0; i-- {
 		if t := m.Parts[i].Tool; t != nil && t.CallID == callID {
 			return t

@@ -31,7 +31,7 @@ type recoverSession struct{ policy Recovery }
 // tool is ever run again.
 func (a *sessionActor) failLeftovers(why string) error {
 	ctx := a.rt.ctx
-	open, err := a.rt.journal.ToolCalls(ctx, a.id, persistence.ToolPending, persistence.ToolRunning)
+	open, err := a.rt.journal.ToolCalls(ctx, a.id, messages.ToolStatePending, messages.ToolStateRunning)
 	if err != nil {
 		return fmt.Errorf("session %s: find leftover tools: %w", a.id, err)
 	}
@@ -58,7 +58,7 @@ func (a *sessionActor) failLeftovers(why string) error {
 	}
 	var unfinished []string
 	for _, m := range history {
-		if m.Role == persistence.RoleAssistant && !m.Finished {
+		if m.Role == messages.RoleAssistant && !m.Finished {
 			unfinished = append(unfinished, m.ID)
 		}
 	}

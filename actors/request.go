@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/sessionrt/sessionrt/messages"
-	"github.com/sessionrt/sessionrt/persistence"
 	"github.com/sessionrt/sessionrt/provider"
 )
 
@@ -17,7 +16,7 @@ const InterruptedToolError = "Tool execution interrupted"
 type turnRequest struct {
 	Model    messages.ModelRef
 	Baseline string
-	History  []persistence.Message
+	History  []messages.Message
 	Tools    []provider.Tool
 	LastTurn bool // no tools, and the maximum-steps instruction
 }
@@ -51,7 +50,7 @@ func buildRequest(r turnRequest) *provider.Request {
 	n := len(r.History)
 	for i := range r.History {
 		for _, p := range r.History[i].Parts {
-			if p.Kind == persistence.PartTool {
+			if p.Kind == messages.PartTool {
 				n++
 			}
 		}
@@ -65,13 +64,13 @@ func buildRequest(r turnRequest) *provider.Request {
 	for i := range r.History {
 		m := &r.History[i]
 		switch m.Role {
-		case persistence.RoleUser:
+		case messages.RoleUser:
 			req.Messages = append(req.Messages, userMessage(m))
-		case persistence.RoleSystem:
+		case messages.RoleSystem:
 			req.Messages = append(req.Messages, provider.Message{Role: provider.RoleSystem, Text: m.Text})
-		case persistence.RoleCompaction:
+		case messages.RoleCompaction:
 			req.Messages = append(req.Messages, provider.Message{Role: provider.RoleUser, Text: compactionText(m)})
-		case persistence.RoleAssistant:
+		case messages.RoleAssistant:
 			req.Messages = appendAssistant(req.Messages, m, r.Model)
 		}
 	}
@@ -84,7 +83,7 @@ func buildRequest(r turnRequest) *provider.Request {
 	return req
 }
 
-func userMessage(m *persistence.Message) provider.Message {
+func userMessage(m *messages.Message) provider.Message {
 	out := provider.Message{Role: provider.RoleUser}
 	if m.Prompt == nil {
 		return out
@@ -103,7 +102,7 @@ func userMessage(m *persistence.Message) provider.Message {
 }
 
 // compactionText is the model-visible checkpoint of a completed compaction.
-func compactionText(m *persistence.Message) string {
+func compactionText(m *messages.Message) string {
 	var b strings.Builder
 	b.WriteString("<conversation-summary>\n")
 	b.WriteString(m.Text)
@@ -118,7 +117,7 @@ func compactionText(m *persistence.Message) string {
 
 // appendAssistant appends an assistant message and then one tool message
 // per call to dst.
-func appendAssistant(dst []provider.Message, m *persistence.Message, current messages.ModelRef) []provider.Message {
+func appendAssistant(dst []provider.Message, m *messages.Message, current messages.ModelRef) []provider.Message {
 	sameModel := m.Model == current
 	msg := provider.Message{Role: provider.RoleAssistant}
 	// The common assistant message has one text part: its text is used as
@@ -139,16 +138,16 @@ func appendAssistant(dst []provider.Message, m *persistence.Message, current mes
 	calls := 0
 	for _, p := range m.Parts {
 		switch p.Kind {
-		case persistence.PartText:
+		case messages.PartText:
 			add(p.Text)
-		case persistence.PartReasoning:
+		case messages.PartReasoning:
 			if sameModel {
 				msg.Reasoning = append(msg.Reasoning, provider.Reasoning{Text: p.Text, Signature: reasoningSignature(p.ProviderMetadata)})
 			} else if p.Text != "" {
 				add(p.Text)
 				add("\n")
 			}
-		case persistence.PartTool:
+		case messages.PartTool:
 			calls++
 		}
 	}
@@ -162,7 +161,7 @@ func appendAssistant(dst []provider.Message, m *persistence.Message, current mes
 	if calls > 0 {
 		msg.ToolCalls = make([]provider.ToolCall, 0, calls)
 		for _, p := range m.Parts {
-			if t := p.Tool; p.Kind == persistence.PartTool {
+			if t := p.Tool; p.Kind == messages.PartTool {
 				args := json.RawMessage(t.Input)
 				if len(args) == 0 || !json.Valid(args) {
 					args = json.RawMessage("{}")
@@ -176,19 +175,19 @@ func appendAssistant(dst []provider.Message, m *persistence.Message, current mes
 	}
 	dst = append(dst, msg)
 	for _, p := range m.Parts {
-		if p.Kind == persistence.PartTool {
+		if p.Kind == messages.PartTool {
 			dst = append(dst, provider.Message{Role: provider.RoleTool, ToolResult: toolResult(p.Tool)})
 		}
 	}
 	return dst
 }
 
-func toolResult(t *persistence.ToolPart) *provider.ToolResult {
+func toolResult(t *messages.ToolPart) *provider.ToolResult {
 	r := &provider.ToolResult{CallID: t.CallID, Name: t.Tool}
 	switch t.State {
-	case persistence.ToolCompleted:
+	case messages.ToolStateCompleted:
 		r.Output = t.Output
-	case persistence.ToolFailed:
+	case messages.ToolStateFailed:
 		r.Output, r.IsError = t.Error, true
 	default:
 		// Unsettled calls are failed durably before any request is built;

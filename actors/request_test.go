@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/sessionrt/sessionrt/messages"
-	"github.com/sessionrt/sessionrt/persistence"
 	"github.com/sessionrt/sessionrt/provider"
 )
 
@@ -19,35 +18,35 @@ func TestBuildRequestIsUnchangedByItsAllocationCuts(t *testing.T) {
 	cur := messages.ModelRef{Provider: "p", ID: "m"}
 	other := messages.ModelRef{Provider: "p", ID: "old"}
 	sig := []byte(`{"` + provider.MetaReasoningSignature + `":"sig"}`)
-	tool := func(id, in string, st persistence.ToolState, out, errText string) persistence.Part {
-		return persistence.Part{Kind: persistence.PartTool, Tool: &persistence.ToolPart{CallID: id, Tool: "bash", Input: []byte(in), State: st, Output: out, Error: errText}}
+	tool := func(id, in string, st messages.ToolState, out, errText string) messages.Part {
+		return messages.Part{Kind: messages.PartTool, Tool: &messages.ToolPart{CallID: id, Tool: "bash", Input: []byte(in), State: st, Output: out, Error: errText}}
 	}
-	text := func(s string) persistence.Part { return persistence.Part{Kind: persistence.PartText, Text: s} }
-	reason := func(s string) persistence.Part {
-		return persistence.Part{Kind: persistence.PartReasoning, Text: s, ProviderMetadata: sig}
+	text := func(s string) messages.Part { return messages.Part{Kind: messages.PartText, Text: s} }
+	reason := func(s string) messages.Part {
+		return messages.Part{Kind: messages.PartReasoning, Text: s, ProviderMetadata: sig}
 	}
-	history := []persistence.Message{
-		{Role: persistence.RoleCompaction, Text: "summary", RecentContext: "recent"},
-		{Role: persistence.RoleCompaction, Text: "summary only"},
-		{Role: persistence.RoleUser, Prompt: &messages.Prompt{Text: "hello", Attachments: []messages.Attachment{
+	history := []messages.Message{
+		{Role: messages.RoleCompaction, Text: "summary", RecentContext: "recent"},
+		{Role: messages.RoleCompaction, Text: "summary only"},
+		{Role: messages.RoleUser, Prompt: &messages.Prompt{Text: "hello", Attachments: []messages.Attachment{
 			{Kind: "file", Name: "a.txt", URI: "file:///a.txt"},
 			{Kind: "image", Name: "b.png", MediaType: "image/png", Data: []byte{1, 2}},
 		}}},
-		{Role: persistence.RoleUser},
-		{Role: persistence.RoleSystem, Text: "context changed"},
-		{Role: persistence.RoleAssistant, Model: cur, Parts: []persistence.Part{text("one part")}},
-		{Role: persistence.RoleAssistant, Model: cur, Parts: []persistence.Part{reason("think"), text("a"), text("b"), reason("more")}},
-		{Role: persistence.RoleAssistant, Model: other, Parts: []persistence.Part{reason("old thoughts"), reason(""), text("answer")}},
-		{Role: persistence.RoleAssistant, Model: other, Parts: []persistence.Part{reason("only thoughts")}},
-		{Role: persistence.RoleAssistant, Model: cur, Parts: []persistence.Part{
+		{Role: messages.RoleUser},
+		{Role: messages.RoleSystem, Text: "context changed"},
+		{Role: messages.RoleAssistant, Model: cur, Parts: []messages.Part{text("one part")}},
+		{Role: messages.RoleAssistant, Model: cur, Parts: []messages.Part{reason("think"), text("a"), text("b"), reason("more")}},
+		{Role: messages.RoleAssistant, Model: other, Parts: []messages.Part{reason("old thoughts"), reason(""), text("answer")}},
+		{Role: messages.RoleAssistant, Model: other, Parts: []messages.Part{reason("only thoughts")}},
+		{Role: messages.RoleAssistant, Model: cur, Parts: []messages.Part{
 			text("calling"),
-			tool("c1", `{"command":"echo"}`, persistence.ToolCompleted, "out", ""),
-			tool("c2", `not json`, persistence.ToolFailed, "", "boom"),
-			tool("c3", ``, persistence.ToolRunning, "", ""),
+			tool("c1", `{"command":"echo"}`, messages.ToolStateCompleted, "out", ""),
+			tool("c2", `not json`, messages.ToolStateFailed, "", "boom"),
+			tool("c3", ``, messages.ToolStateRunning, "", ""),
 		}},
-		{Role: persistence.RoleAssistant, Model: cur, Parts: []persistence.Part{tool("c4", `{}`, persistence.ToolCompleted, "x", "")}},
-		{Role: persistence.RoleAssistant, Model: cur}, // failed before producing anything
-		{Role: persistence.RoleAssistant, Model: cur, Parts: []persistence.Part{text("")}},
+		{Role: messages.RoleAssistant, Model: cur, Parts: []messages.Part{tool("c4", `{}`, messages.ToolStateCompleted, "x", "")}},
+		{Role: messages.RoleAssistant, Model: cur}, // failed before producing anything
+		{Role: messages.RoleAssistant, Model: cur, Parts: []messages.Part{text("")}},
 	}
 	tools := []provider.Tool{{Name: "bash", Schema: json.RawMessage(`{"type":"object"}`)}}
 	for _, tc := range []turnRequest{
@@ -80,13 +79,13 @@ func referenceRequest(r turnRequest) *provider.Request {
 	}
 	for _, m := range r.History {
 		switch m.Role {
-		case persistence.RoleUser:
+		case messages.RoleUser:
 			req.Messages = append(req.Messages, userMessage(&m))
-		case persistence.RoleSystem:
+		case messages.RoleSystem:
 			req.Messages = append(req.Messages, provider.Message{Role: provider.RoleSystem, Text: m.Text})
-		case persistence.RoleCompaction:
+		case messages.RoleCompaction:
 			req.Messages = append(req.Messages, provider.Message{Role: provider.RoleUser, Text: compactionText(&m)})
-		case persistence.RoleAssistant:
+		case messages.RoleAssistant:
 			req.Messages = append(req.Messages, referenceAssistant(m, r.Model)...)
 		}
 	}
@@ -96,23 +95,23 @@ func referenceRequest(r turnRequest) *provider.Request {
 	return req
 }
 
-func referenceAssistant(m persistence.Message, current messages.ModelRef) []provider.Message {
+func referenceAssistant(m messages.Message, current messages.ModelRef) []provider.Message {
 	sameModel := m.Model == current
 	msg := provider.Message{Role: provider.RoleAssistant}
 	var text strings.Builder
 	var results []provider.Message
 	for _, p := range m.Parts {
 		switch p.Kind {
-		case persistence.PartText:
+		case messages.PartText:
 			text.WriteString(p.Text)
-		case persistence.PartReasoning:
+		case messages.PartReasoning:
 			if sameModel {
 				msg.Reasoning = append(msg.Reasoning, provider.Reasoning{Text: p.Text, Signature: reasoningSignature(p.ProviderMetadata)})
 			} else if p.Text != "" {
 				text.WriteString(p.Text)
 				text.WriteString("\n")
 			}
-		case persistence.PartTool:
+		case messages.PartTool:
 			t := p.Tool
 			args := json.RawMessage(t.Input)
 			if len(args) == 0 || !json.Valid(args) {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/persistence"
 )
 
@@ -75,7 +76,7 @@ func TestS59_HistoryPagingIsExclusiveAndExact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var paged []persistence.Message
+	var paged []messages.Message
 	cursor := persistence.Cursor{}
 	for {
 		page, err := h.journal.Messages(h.ctx(), id, cursor, 3)

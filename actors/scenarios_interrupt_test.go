@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/sessionrt/sessionrt/messages"
-	"github.com/sessionrt/sessionrt/persistence"
 	"github.com/sessionrt/sessionrt/provider"
 	"github.com/sessionrt/sessionrt/provider/scripted"
 )
@@ -91,7 +90,7 @@ func TestS26_InterruptKillsRunningToolsAndSendsNoContinuation(t *testing.T) {
 	}
 	msgs, _ := h.journal.ModelHistory(h.ctx(), id)
 	tool := msgs[len(msgs)-1].Parts[0].Tool
-	if tool.State != persistence.ToolFailed || tool.Error != InterruptedToolError {
+	if tool.State != messages.ToolStateFailed || tool.Error != InterruptedToolError {
 		t.Fatalf("tool %+v, want failed with %q", tool, InterruptedToolError)
 	}
 	if n := h.prov.Count(); n != 1 {

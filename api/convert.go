@@ -189,11 +189,11 @@ func jsonObject(b []byte) json.RawMessage {
 
 // toMessage renders a projected message; at is the time of the event that
 // created it.
-func toMessage(m persistence.Message, at time.Time) any {
+func toMessage(m messages.Message, at time.Time) any {
 	meta := wire.MessageMetadata{Seq: m.Seq, Index: m.Index}
 	t := msgTime{Created: millis(at)}
 	switch m.Role {
-	case persistence.RoleUser:
+	case messages.RoleUser:
 		u := userMessage{ID: m.ID, Type: "user", Time: t, Metadata: meta}
 		meta.Delivery = string(m.Delivery)
 		u.Metadata = meta
@@ -202,9 +202,9 @@ func toMessage(m persistence.Message, at time.Time) any {
 			u.Text, u.Files, u.Agents = p.Text, p.Files, p.Agents
 		}
 		return u
-	case persistence.RoleSystem:
+	case messages.RoleSystem:
 		return systemMessage{ID: m.ID, Type: "system", Time: t, Metadata: meta, Text: m.Text}
-	case persistence.RoleCompaction:
+	case messages.RoleCompaction:
 		return compactionMessage{ID: m.ID, Type: "compaction", Time: t, Metadata: meta, Reason: "auto", Summary: m.Text, Recent: m.RecentContext}
 	}
 	a := assistantMessage{ID: m.ID, Type: "assistant", Time: t, Metadata: meta, Agent: m.Agent, Content: []any{}}
@@ -225,9 +225,9 @@ func toMessage(m persistence.Message, at time.Time) any {
 	for i, p := range m.Parts {
 		id := fmt.Sprintf("prt_%d_%d", p.Seq, i)
 		switch p.Kind {
-		case persistence.PartText, persistence.PartReasoning:
+		case messages.PartText, messages.PartReasoning:
 			a.Content = append(a.Content, textContent{Type: string(p.Kind), ID: id, Text: p.Text})
-		case persistence.PartTool:
+		case messages.PartTool:
 			if p.Tool == nil {
 				continue
 			}
@@ -237,18 +237,18 @@ func toMessage(m persistence.Message, at time.Time) any {
 	return a
 }
 
-func toolState(t *persistence.ToolPart) any {
-	if t.State == persistence.ToolPending {
+func toolState(t *messages.ToolPart) any {
+	if t.State == messages.ToolStatePending {
 		return pendingState{Status: "pending", Input: string(t.Input)}
 	}
 	s := settledState{Status: string(t.State), Input: jsonObject(t.Input), Structured: jsonObject(t.Structured), Content: []wire.ToolContent{}, Title: t.Title}
 	switch t.State {
-	case persistence.ToolCompleted:
+	case messages.ToolStateCompleted:
 		s.Content = append(s.Content, wire.ToolContent{Type: "text", Text: t.Output})
 		if t.ManagedPath != "" {
 			s.OutputPaths = []string{t.ManagedPath}
 		}
-	case persistence.ToolFailed:
+	case messages.ToolStateFailed:
 		s.Status = "error"
 		s.Error = &wire.ErrorDetail{Type: "unknown", Message: t.Error}
 	}

@@ -19,7 +19,7 @@ import (
 
 // messageTimes finds the commit time of each message's creating event: one
 // range read when the seqs are close together, else one read per seq.
-func (s *Server) messageTimes(ctx context.Context, id string, msgs []persistence.Message) (map[int64]time.Time, error) {
+func (s *Server) messageTimes(ctx context.Context, id string, msgs []messages.Message) (map[int64]time.Time, error) {
 	out := map[int64]time.Time{}
 	if len(msgs) == 0 {
 		return out, nil
@@ -46,7 +46,7 @@ func (s *Server) messageTimes(ctx context.Context, id string, msgs []persistence
 	return out, nil
 }
 
-func (s *Server) renderMessages(ctx context.Context, id string, msgs []persistence.Message) ([]any, error) {
+func (s *Server) renderMessages(ctx context.Context, id string, msgs []messages.Message) ([]any, error) {
 	times, err := s.messageTimes(ctx, id, msgs)
 	if err != nil {
 		return nil, err
@@ -95,7 +95,7 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	var msgs []persistence.Message
+	var msgs []messages.Message
 	resp := messagesResponse{}
 	if order == "asc" {
 		page, err := s.cfg.Journal.Messages(ctx, sess.ID, cur, limit)
@@ -110,7 +110,7 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 	} else {
 		// The journal pages forward only: collect what precedes the cursor
 		// and keep the newest limit of it.
-		var all []persistence.Message
+		var all []messages.Message
 		var at persistence.Cursor
 		for {
 			page, err := s.cfg.Journal.Messages(ctx, sess.ID, at, 1000)
@@ -166,7 +166,7 @@ func (s *Server) message(w http.ResponseWriter, r *http.Request) {
 		}
 		for _, m := range page.Messages {
 			if m.ID == want {
-				data, err := s.renderMessages(r.Context(), sess.ID, []persistence.Message{m})
+				data, err := s.renderMessages(r.Context(), sess.ID, []messages.Message{m})
 				if err != nil {
 					s.fail(w, r, sess.ID, err)
 					return

@@ -258,8 +258,8 @@ func (s *Server) v1SessionStatus(w http.ResponseWriter, r *http.Request) {
 }
 
 // v1History reads a session's whole projected history.
-func (s *Server) v1History(ctx context.Context, id string) ([]persistence.Message, error) {
-	var all []persistence.Message
+func (s *Server) v1History(ctx context.Context, id string) ([]messages.Message, error) {
+	var all []messages.Message
 	var at persistence.Cursor
 	for {
 		page, err := s.cfg.Journal.Messages(ctx, id, at, 1000)
@@ -276,10 +276,10 @@ func (s *Server) v1History(ctx context.Context, id string) ([]persistence.Messag
 
 // v1Render renders msgs[from:] of a session's history (msgs is the whole
 // history, so the first rendered assistant message knows its parent).
-func (s *Server) v1Render(ctx context.Context, sess persistence.Session, msgs []persistence.Message, from int) ([]v1MessageWithParts, error) {
+func (s *Server) v1Render(ctx context.Context, sess persistence.Session, msgs []messages.Message, from int) ([]v1MessageWithParts, error) {
 	p := &v1Projection{sessionID: sess.ID, directory: sess.Location, agent: sess.Agent, model: sess.Model}
 	for _, m := range msgs[:from] {
-		if m.Role == persistence.RoleUser {
+		if m.Role == messages.RoleUser {
 			p.parent = m.ID
 		}
 	}
@@ -294,7 +294,7 @@ func (s *Server) v1Render(ctx context.Context, sess persistence.Session, msgs []
 
 // v1Times reads the commit times of the events that created the messages
 // and their parts: one range read.
-func (s *Server) v1Times(ctx context.Context, id string, msgs []persistence.Message) (map[int64]time.Time, error) {
+func (s *Server) v1Times(ctx context.Context, id string, msgs []messages.Message) (map[int64]time.Time, error) {
 	out := map[int64]time.Time{}
 	if len(msgs) == 0 {
 		return out, nil
@@ -341,10 +341,10 @@ func (s *Server) v1Messages(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, sess.ID, err)
 		return
 	}
-	msgs = slices.DeleteFunc(msgs, func(m persistence.Message) bool { return m.Role == persistence.RoleSystem })
+	msgs = slices.DeleteFunc(msgs, func(m messages.Message) bool { return m.Role == messages.RoleSystem })
 	end := len(msgs)
 	if before := q.Get("before"); before != "" {
-		end = slices.IndexFunc(msgs, func(m persistence.Message) bool { return m.ID == before })
+		end = slices.IndexFunc(msgs, func(m messages.Message) bool { return m.ID == before })
 		if end < 0 {
 			writeError(w, http.StatusBadRequest, wire.Error{Tag: wire.TagInvalidCursor, Message: fmt.Sprintf("before %q: no such message in session %s", before, sess.ID)})
 			return
@@ -370,7 +370,7 @@ func (s *Server) v1Message(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	want := r.PathValue("messageID")
-	i := slices.IndexFunc(msgs, func(m persistence.Message) bool { return m.ID == want && m.Role != persistence.RoleSystem })
+	i := slices.IndexFunc(msgs, func(m messages.Message) bool { return m.ID == want && m.Role != messages.RoleSystem })
 	if i < 0 {
 		writeError(w, http.StatusNotFound, wire.Error{Tag: wire.TagMessageNotFound, SessionID: sess.ID, MessageID: want,
 			Message: fmt.Sprintf("message %s not found in session %s", want, sess.ID)})
@@ -522,7 +522,7 @@ func (s *Server) v1Reply(w http.ResponseWriter, r *http.Request, sess persistenc
 		return
 	}
 	last := len(msgs) - 1
-	for last >= 0 && msgs[last].Role != persistence.RoleAssistant {
+	for last >= 0 && msgs[last].Role != messages.RoleAssistant {
 		last--
 	}
 	if last < 0 || msgs[last].Seq < admitted {

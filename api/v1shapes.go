@@ -265,13 +265,13 @@ func v1Input(b []byte) json.RawMessage {
 	return json.RawMessage("{}")
 }
 
-func v1ToolPart(sessionID, messageID string, seq int64, t *persistence.ToolPart, start, end int64) v1Part {
+func v1ToolPart(sessionID, messageID string, seq int64, t *messages.ToolPart, start, end int64) v1Part {
 	st := &v1ToolState{Input: v1Input(t.Input), Time: v1PartTime{Start: start}}
 	switch t.State {
-	case persistence.ToolCompleted:
+	case messages.ToolStateCompleted:
 		st.Status, st.Output, st.Title, st.Metadata = "completed", strPtr(t.Output), strPtr(t.Title), v1ToolMetadata(t.Input, t.Output)
 		st.Time.End = max(end, start)
-	case persistence.ToolFailed:
+	case messages.ToolStateFailed:
 		st.Status, st.Error, st.Metadata = "error", t.Error, v1ToolMetadata(t.Input, "")
 		st.Time.End = max(end, start)
 	default:
@@ -320,16 +320,16 @@ type v1Projection struct {
 
 // render maps persistence messages to V1 messages with parts, in order;
 // system messages (context updates) have no V1 form and are left out.
-func (p *v1Projection) render(msgs []persistence.Message) []v1MessageWithParts {
+func (p *v1Projection) render(msgs []messages.Message) []v1MessageWithParts {
 	out := make([]v1MessageWithParts, 0, len(msgs))
 	for _, m := range msgs {
 		switch m.Role {
-		case persistence.RoleUser:
+		case messages.RoleUser:
 			p.parent = m.ID
 			out = append(out, v1MessageWithParts{Info: p.user(m.ID, p.at(m.Seq)), Parts: v1UserParts(p.sessionID, m.ID, m.Prompt)})
-		case persistence.RoleAssistant:
+		case messages.RoleAssistant:
 			out = append(out, p.assistant(m))
-		case persistence.RoleCompaction:
+		case messages.RoleCompaction:
 			info := p.assistantInfo(m.ID, p.at(m.Seq), m.Agent, m.Model)
 			info.Summary, info.Finish, info.Time.Completed = true, "stop", info.Time.Created
 			text := v1Part{ID: v1PartID(m.ID, v1PartText), SessionID: p.sessionID, MessageID: m.ID, Type: "text", Text: strPtr(m.Text),
@@ -357,7 +357,7 @@ func (p *v1Projection) assistantInfo(id string, created time.Time, agent string,
 		Path: v1Path{Cwd: p.directory, Root: p.directory}, Tokens: v1Tokens{}}
 }
 
-func (p *v1Projection) assistant(m persistence.Message) v1MessageWithParts {
+func (p *v1Projection) assistant(m messages.Message) v1MessageWithParts {
 	created := v1Millis(p.at(m.Seq))
 	info := p.assistantInfo(m.ID, p.at(m.Seq), m.Agent, m.Model)
 	last := created
@@ -367,15 +367,15 @@ func (p *v1Projection) assistant(m persistence.Message) v1MessageWithParts {
 		t := max(v1Millis(p.at(pt.Seq)), created)
 		last = max(last, t)
 		switch pt.Kind {
-		case persistence.PartText:
+		case messages.PartText:
 			parts = append(parts, v1Part{ID: v1PartID(m.ID, v1Textual(texts, v1PartText)), SessionID: p.sessionID, MessageID: m.ID,
 				Type: "text", Text: strPtr(pt.Text), Time: &v1PartTime{Start: created, End: t}})
 			texts++
-		case persistence.PartReasoning:
+		case messages.PartReasoning:
 			parts = append(parts, v1Part{ID: v1PartID(m.ID, v1Textual(reasonings, v1PartReasoning)), SessionID: p.sessionID, MessageID: m.ID,
 				Type: "reasoning", Text: strPtr(pt.Text), Time: &v1PartTime{Start: created, End: t}})
 			reasonings++
-		case persistence.PartTool:
+		case messages.PartTool:
 			if pt.Tool != nil {
 				parts = append(parts, v1ToolPart(p.sessionID, m.ID, pt.Seq, pt.Tool, t, t))
 			}

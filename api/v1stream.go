@@ -248,7 +248,7 @@ func (s *Server) v1Lookup(ctx context.Context, id string) (v1Sess, bool) {
 	// The parent of the next assistant message: the last user message.
 	if msgs, err := s.v1History(ctx, id); err == nil {
 		for _, m := range msgs {
-			if m.Role == persistence.RoleUser {
+			if m.Role == messages.RoleUser {
 				out.parent = m.ID
 			}
 		}

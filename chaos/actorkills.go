@@ -293,7 +293,7 @@ func settled(ctx context.Context, j *persistence.Journal, sid string) (bool, err
 	if err != nil {
 		return false, err
 	}
-	open, err := j.ToolCalls(ctx, sid, persistence.ToolPending, persistence.ToolRunning)
+	open, err := j.ToolCalls(ctx, sid, messages.ToolStatePending, messages.ToolStateRunning)
 	if err != nil {
 		return false, err
 	}
@@ -308,7 +308,7 @@ func settled(ctx context.Context, j *persistence.Journal, sid string) (bool, err
 		return true, nil // created, never prompted (its worker died first)
 	}
 	last := hist[len(hist)-1]
-	return last.Role == persistence.RoleAssistant && last.Finished && last.Error == "" && len(last.Parts) > 0 && last.Parts[len(last.Parts)-1].Text == "done", nil
+	return last.Role == messages.RoleAssistant && last.Finished && last.Error == "" && len(last.Parts) > 0 && last.Parts[len(last.Parts)-1].Text == "done", nil
 }
 
 // retry repeats an idempotent command until it succeeds: a kill can lose
@@ -338,7 +338,7 @@ func describe(j *persistence.Journal, sid string) string {
 		return err.Error()
 	}
 	pending, _ := j.PendingInbox(ctx, sid)
-	open, _ := j.ToolCalls(ctx, sid, persistence.ToolPending, persistence.ToolRunning)
+	open, _ := j.ToolCalls(ctx, sid, messages.ToolStatePending, messages.ToolStateRunning)
 	envs, _ := j.ReadEvents(ctx, sid, max(0, s.LastSeq-12), 100)
 	var tail []string
 	for _, e := range envs {

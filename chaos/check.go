@@ -147,7 +147,7 @@ func check(ctx context.Context, j *persistence.Journal, loc string, acked map[st
 				r.problem("session %s: acknowledged prompt %s promoted %d times", sid, id, n)
 			}
 		}
-		open, err := j.ToolCalls(ctx, sid, persistence.ToolPending, persistence.ToolRunning)
+		open, err := j.ToolCalls(ctx, sid, messages.ToolStatePending, messages.ToolStateRunning)
 		if err != nil {
 			return err
 		}

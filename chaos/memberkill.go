@@ -650,7 +650,7 @@ func (r *killRun) failMovedGatedCalls(ctx context.Context) error {
 	return clustertest.WaitProgress(ctx, clustertest.ProgressStall, func() (int, error) {
 		closed, stillOpen := 0, ""
 		for _, i := range r.moved {
-			open, err := r.j.ToolCalls(ctx, r.sids[i], persistence.ToolPending, persistence.ToolRunning)
+			open, err := r.j.ToolCalls(ctx, r.sids[i], messages.ToolStatePending, messages.ToolStateRunning)
 			if err != nil {
 				return closed, err
 			}

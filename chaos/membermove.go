@@ -176,7 +176,7 @@ func RunMemberMove(ctx context.Context, cfg MemberKillConfig) (MoveReport, error
 	if err := clustertest.Get(ctx, ms[0].Ctl, "/interrupt", url.Values{"id": {sid}}, nil); err != nil {
 		return rep, fmt.Errorf("interrupt: %w", err)
 	}
-	open, err := j.ToolCalls(ctx, sid, persistence.ToolPending, persistence.ToolRunning)
+	open, err := j.ToolCalls(ctx, sid, messages.ToolStatePending, messages.ToolStateRunning)
 	if err != nil {
 		return rep, err
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sessionrt/sessionrt/internal/testdb"
+	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/persistence"
 )
 
@@ -196,9 +197,9 @@ func count(t *testing.T, j *persistence.Journal, id string) (users, assistants i
 	}
 	for _, m := range hist {
 		switch m.Role {
-		case persistence.RoleUser:
+		case messages.RoleUser:
 			users++
-		case persistence.RoleAssistant:
+		case messages.RoleAssistant:
 			assistants++
 		}
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sessionrt/sessionrt/persistence"
+	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/provider"
 	"github.com/sessionrt/sessionrt/provider/scripted"
 )
@@ -17,24 +17,24 @@ import (
 // lower mirrors the Session actor's lowering of projected history
 // (actors/request.go), which this package cannot import: a compaction
 // message becomes one user message with the Checkpoint text.
-func lower(model provider.ModelRef, baseline string, tools []provider.Tool, hist []persistence.Message) *provider.Request {
+func lower(model provider.ModelRef, baseline string, tools []provider.Tool, hist []messages.Message) *provider.Request {
 	req := &provider.Request{Model: model, System: baseline, Tools: tools}
 	for _, m := range hist {
 		switch m.Role {
-		case persistence.RoleUser:
+		case messages.RoleUser:
 			req.Messages = append(req.Messages, provider.Message{Role: provider.RoleUser, Text: m.Prompt.Text})
-		case persistence.RoleSystem:
+		case messages.RoleSystem:
 			req.Messages = append(req.Messages, provider.Message{Role: provider.RoleSystem, Text: m.Text})
-		case persistence.RoleCompaction:
+		case messages.RoleCompaction:
 			req.Messages = append(req.Messages, provider.Message{Role: provider.RoleUser, Text: Checkpoint(m.Text, m.RecentContext)})
-		case persistence.RoleAssistant:
+		case messages.RoleAssistant:
 			a := provider.Message{Role: provider.RoleAssistant}
 			var results []provider.Message
 			for _, p := range m.Parts {
 				switch p.Kind {
-				case persistence.PartText:
+				case messages.PartText:
 					a.Text += p.Text
-				case persistence.PartTool:
+				case messages.PartTool:
 					a.ToolCalls = append(a.ToolCalls, provider.ToolCall{ID: p.Tool.CallID, Name: p.Tool.Tool, Args: p.Tool.Input})
 					results = append(results, provider.Message{Role: provider.RoleTool, ToolResult: &provider.ToolResult{CallID: p.Tool.CallID, Name: p.Tool.Tool, Output: p.Tool.Output}})
 				}
@@ -48,21 +48,21 @@ func lower(model provider.ModelRef, baseline string, tools []provider.Tool, hist
 // session is the simulated drain: a durable transcript and its model-visible
 // suffix starting at the latest compaction, as the journal projects them.
 type session struct {
-	transcript []persistence.Message
+	transcript []messages.Message
 	boundary   int // index of the latest compaction message in transcript
 	seq        int64
 }
 
-func (s *session) history() []persistence.Message { return s.transcript[s.boundary:] }
+func (s *session) history() []messages.Message { return s.transcript[s.boundary:] }
 
-func (s *session) append(m persistence.Message) {
+func (s *session) append(m messages.Message) {
 	s.seq++
 	m.Seq = s.seq
 	s.transcript = append(s.transcript, m)
 }
 
 type simResult struct {
-	transcript  []persistence.Message
+	transcript  []messages.Message
 	requests    []provider.Request
 	compactions int
 	updates     int
@@ -198,7 +198,7 @@ func TestLongSessionCompactsRepeatedlyWithinBudgetAndNeverLoops(t *testing.T) {
 	}
 	last := -1
 	for i, m := range res.transcript {
-		if m.Role == persistence.RoleCompaction {
+		if m.Role == messages.RoleCompaction {
 			last = i
 		}
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sessionrt/sessionrt/persistence"
+	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/provider"
 	"github.com/sessionrt/sessionrt/provider/scripted"
 )
@@ -17,7 +17,7 @@ import (
 // Session actor is meant to run it: pre-turn check, send, and on a context
 // overflow the OnOverflow rule (one compaction, one rebuilt attempt). It
 // returns the history after the turn and the turn's terminal error.
-func runTurn(t *testing.T, p provider.Provider, hist []persistence.Message, window int, cfg Config) ([]persistence.Message, error) {
+func runTurn(t *testing.T, p provider.Provider, hist []messages.Message, window int, cfg Config) ([]messages.Message, error) {
 	t.Helper()
 	model := provider.ModelRef{Provider: "scripted", Model: "m"}
 	baseline := strings.Repeat("Rules of the project. ", 180) // ~1000 tokens, as a real baseline has
@@ -31,7 +31,7 @@ func runTurn(t *testing.T, p provider.Provider, hist []persistence.Message, wind
 		if err != nil {
 			return err // nothing appended: the previous boundary stays
 		}
-		hist = []persistence.Message{compactionMsg(100, summary, plan.RecentContext)}
+		hist = []messages.Message{compactionMsg(100, summary, plan.RecentContext)}
 		compacted = true
 		return nil
 	}
@@ -67,7 +67,7 @@ func runTurn(t *testing.T, p provider.Provider, hist []persistence.Message, wind
 	}
 }
 
-func overflowHistory() []persistence.Message {
+func overflowHistory() []messages.Message {
 	return append(twoTurns(), userMsg(7, "and now the docs"))
 }
 
@@ -85,7 +85,7 @@ func TestOverflowBeforeOutputCompactsOnceAndRetries(t *testing.T) {
 	if len(reqs) != 3 || reqs[1].System != SummarySystem {
 		t.Fatalf("%d requests; want turn, summary, rebuilt turn", len(reqs))
 	}
-	if hist[0].Role != persistence.RoleCompaction || hist[0].Text != summaryText || hist[0].RecentContext != "[user]\nand now the docs" {
+	if hist[0].Role != messages.RoleCompaction || hist[0].Text != summaryText || hist[0].RecentContext != "[user]\nand now the docs" {
 		t.Fatalf("history after the retry starts with %+v", hist[0])
 	}
 	if len(reqs[2].Messages) != 1 || reqs[2].Messages[0].Text != Checkpoint(summaryText, "[user]\nand now the docs") {
@@ -127,12 +127,12 @@ func TestFailedCompactionKeepsThePreviousBoundary(t *testing.T) {
 	if !errors.Is(err, ErrOverflow) || !errors.Is(err, ErrLengthFinish) {
 		t.Fatalf("error %v", err)
 	}
-	if len(hist) != len(before) || hist[0].Role != persistence.RoleUser {
+	if len(hist) != len(before) || hist[0].Role != messages.RoleUser {
 		t.Fatal("a failed compaction changed the history")
 	}
 	// Overflow with nothing to compact is terminal too.
 	p = scriptedWith(t, overflow())
-	_, err = runTurn(t, p, []persistence.Message{userMsg(1, "huge")}, 0, Config{Auto: true, Keep: 10})
+	_, err = runTurn(t, p, []messages.Message{userMsg(1, "huge")}, 0, Config{Auto: true, Keep: 10})
 	if !errors.Is(err, ErrOverflow) || !errors.Is(err, ErrNothingToCompact) {
 		t.Fatalf("error %v", err)
 	}
@@ -140,7 +140,7 @@ func TestFailedCompactionKeepsThePreviousBoundary(t *testing.T) {
 
 func TestPreTurnCompactionRunsThePendingTurnWithTheCheckpoint(t *testing.T) {
 	// Scenario 46: over budget before the turn → compact, then the turn.
-	var hist []persistence.Message
+	var hist []messages.Message
 	for i := range 30 {
 		hist = append(hist, userMsg(int64(2*i+1), fmt.Sprintf("question %d", i)), assistantMsg(int64(2*i+2), "answer with some detail, repeated for length. answer with some detail."))
 	}
@@ -158,7 +158,7 @@ func TestPreTurnCompactionRunsThePendingTurnWithTheCheckpoint(t *testing.T) {
 	if got := reqs[1].Messages; len(got) != 1 || got[0].Text != Checkpoint(summaryText, "[user]\nthe pending prompt") {
 		t.Fatalf("turn request history: %+v", got)
 	}
-	if len(out) != 2 || out[0].Role != persistence.RoleCompaction {
+	if len(out) != 2 || out[0].Role != messages.RoleCompaction {
 		t.Fatalf("history after the turn: %d messages", len(out))
 	}
 }

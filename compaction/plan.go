@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/sessionrt/sessionrt/persistence"
+	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/provider"
 )
 
@@ -25,7 +25,7 @@ type Input struct {
 	// History is the model-visible history as the journal projects it
 	// (persistence.Journal.ModelHistory): it starts at the latest completed
 	// compaction, if any, whose summary is the one to update.
-	History []persistence.Message
+	History []messages.Message
 	// Model is the model the summary request is sent to (the turn's).
 	Model provider.ModelRef
 	// Window is the model's context window in tokens (0 unknown: no fit check).
@@ -119,7 +119,7 @@ func NewPlan(in Input) (*Plan, error) {
 	hist := in.History
 	var prevRecent string
 	for i := len(hist) - 1; i >= 0; i-- {
-		if hist[i].Role == persistence.RoleCompaction {
+		if hist[i].Role == messages.RoleCompaction {
 			p.Update, p.PreviousSummary, prevRecent = true, hist[i].Text, hist[i].RecentContext
 			p.Start = i + 1
 			break
@@ -143,13 +143,13 @@ func NewPlan(in Input) (*Plan, error) {
 	// Start at a turn boundary unless the current turn alone overflows keep.
 	lastUser := -1
 	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == persistence.RoleUser {
+		if msgs[i].Role == messages.RoleUser {
 			lastUser = i
 			break
 		}
 	}
-	if s < len(msgs) && s <= lastUser && msgs[s].Role != persistence.RoleUser {
-		for s < lastUser && msgs[s].Role != persistence.RoleUser {
+	if s < len(msgs) && s <= lastUser && msgs[s].Role != messages.RoleUser {
+		for s < lastUser && msgs[s].Role != messages.RoleUser {
 			s++
 		}
 	}
@@ -176,7 +176,7 @@ func NewPlan(in Input) (*Plan, error) {
 		ErrDoesNotFit, p.Compacted, p.Estimate, transcriptLevels()[2].Item, budget, in.Window, in.Window-budget)
 }
 
-func summaryRequest(in Input, p *Plan, prevRecent string, compacted []persistence.Message, bd bounds) *provider.Request {
+func summaryRequest(in Input, p *Plan, prevRecent string, compacted []messages.Message, bd bounds) *provider.Request {
 	var t strings.Builder
 	t.WriteString(prevRecent)
 	for i := range compacted {

@@ -8,15 +8,14 @@ import (
 	"testing"
 
 	"github.com/sessionrt/sessionrt/messages"
-	"github.com/sessionrt/sessionrt/persistence"
 	"github.com/sessionrt/sessionrt/provider"
 )
 
 var summaryModel = provider.ModelRef{Provider: "scripted", Model: "demo"}
 
 // twoTurns is a first turn with a tool call and a short second turn.
-func twoTurns() []persistence.Message {
-	return []persistence.Message{
+func twoTurns() []messages.Message {
+	return []messages.Message{
 		userMsg(1, "fix the bug in main.go"),
 		assistantMsg(2, "Looking.", toolDone("c1", "read", `{"path":"main.go"}`, "package main")),
 		userMsg(5, "now run the tests"),
@@ -82,7 +81,7 @@ Write the summary with exactly these sections, in this order (write "(none)" und
 }
 
 func TestPlanUpdatesThePreviousSummaryWithItsRecentContextAndNewMessages(t *testing.T) {
-	hist := append([]persistence.Message{compactionMsg(10, "## Goal\nfix the bug", "[user]\nfix the bug in main.go")}, twoTurns()...)
+	hist := append([]messages.Message{compactionMsg(10, "## Goal\nfix the bug", "[user]\nfix the bug in main.go")}, twoTurns()...)
 	plan, err := NewPlan(Input{History: hist, Model: summaryModel, Window: 100_000, OutputAllowance: 4096, Config: Config{Auto: true, Keep: 20}})
 	if err != nil {
 		t.Fatal(err)
@@ -126,7 +125,7 @@ Write the summary with exactly these sections, in this order (write "(none)" und
 }
 
 func TestPlanKeepsNewestWholeTurnsWithinKeep(t *testing.T) {
-	var hist []persistence.Message
+	var hist []messages.Message
 	for i := range 40 {
 		hist = append(hist,
 			userMsg(int64(3*i+1), fmt.Sprintf("turn %d: %s", i, strings.Repeat("please ", i%7*10))),
@@ -167,7 +166,7 @@ func TestPlanKeepsNewestWholeTurnsWithinKeep(t *testing.T) {
 }
 
 func TestPlanKeepsTheCurrentTurnsNewestMessagesWhenTheTurnExceedsKeep(t *testing.T) {
-	hist := []persistence.Message{userMsg(1, "refactor everything")}
+	hist := []messages.Message{userMsg(1, "refactor everything")}
 	for i := range 10 {
 		hist = append(hist, assistantMsg(int64(i+2), "", toolDone(fmt.Sprintf("c%d", i), "read", `{}`, strings.Repeat("x", 6000))))
 	}
@@ -204,18 +203,18 @@ func TestPlanCutsAnOversizedNewestMessageToKeep(t *testing.T) {
 
 func TestPlanSerializesAttachmentsAndToolResultsWithTheirBounds(t *testing.T) {
 	img := pngOf(t, 640, 480, 100_000)
-	bounded := []persistence.Message{
+	bounded := []messages.Message{
 		userMsg(1, "look at this",
 			messages.Attachment{Kind: "image", Name: "shot.png", MediaType: "image/png", Data: img},
 			messages.Attachment{Kind: "file", Name: "notes.txt", MediaType: "text/plain", Data: []byte("remember the milk")},
 			messages.Attachment{Kind: "file", Name: "spec.pdf", MediaType: "application/pdf", URI: "file:///tmp/spec.pdf"}),
-		{ID: "a", Seq: 2, Role: persistence.RoleAssistant, Model: testModel, Finished: true, Parts: []persistence.Part{
-			{Kind: persistence.PartReasoning, Text: "secret thinking"},
-			{Kind: persistence.PartText, Text: "Running."},
-			{Kind: persistence.PartTool, Tool: &persistence.ToolPart{CallID: "c1", Tool: "bash", Input: []byte(`{"command":"make"}`),
-				State: persistence.ToolCompleted, Output: strings.Repeat("a", 10000) + strings.Repeat("z", 10000), ManagedPath: "/tmp/tool_c1"}},
-			{Kind: persistence.PartTool, Tool: &persistence.ToolPart{CallID: "c2", Tool: "edit", Input: []byte(`{}`), State: persistence.ToolFailed, Error: "no such file"}},
-			{Kind: persistence.PartTool, Tool: &persistence.ToolPart{CallID: "c3", Tool: "bash", Input: []byte(`{}`), State: persistence.ToolRunning}},
+		{ID: "a", Seq: 2, Role: messages.RoleAssistant, Model: testModel, Finished: true, Parts: []messages.Part{
+			{Kind: messages.PartReasoning, Text: "secret thinking"},
+			{Kind: messages.PartText, Text: "Running."},
+			{Kind: messages.PartTool, Tool: &messages.ToolPart{CallID: "c1", Tool: "bash", Input: []byte(`{"command":"make"}`),
+				State: messages.ToolStateCompleted, Output: strings.Repeat("a", 10000) + strings.Repeat("z", 10000), ManagedPath: "/tmp/tool_c1"}},
+			{Kind: messages.PartTool, Tool: &messages.ToolPart{CallID: "c2", Tool: "edit", Input: []byte(`{}`), State: messages.ToolStateFailed, Error: "no such file"}},
+			{Kind: messages.PartTool, Tool: &messages.ToolPart{CallID: "c3", Tool: "bash", Input: []byte(`{}`), State: messages.ToolStateRunning}},
 		}},
 		systemMsg(3, "AGENTS.md changed"),
 	}
@@ -239,7 +238,7 @@ func TestPlanSerializesAttachmentsAndToolResultsWithTheirBounds(t *testing.T) {
 		}
 	}
 	t.Run("summarized", func(t *testing.T) {
-		hist := append(append([]persistence.Message{}, bounded...), userMsg(9, "next"))
+		hist := append(append([]messages.Message{}, bounded...), userMsg(9, "next"))
 		plan, err := NewPlan(Input{History: hist, Model: summaryModel, Config: Config{Auto: true, Keep: 10}})
 		if err != nil {
 			t.Fatal(err)
@@ -275,7 +274,7 @@ func TestPlanRefusesWhenNothingIsOlderThanTheRecentContext(t *testing.T) {
 		t.Fatalf("empty history: error %v, want ErrNothingToCompact", err)
 	}
 	// Right after a compaction the previous recent context can still be folded in.
-	plan, err := NewPlan(Input{History: []persistence.Message{compactionMsg(4, "sum", "[user]\nold")}, Model: summaryModel, Config: DefaultConfig()})
+	plan, err := NewPlan(Input{History: []messages.Message{compactionMsg(4, "sum", "[user]\nold")}, Model: summaryModel, Config: DefaultConfig()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +284,7 @@ func TestPlanRefusesWhenNothingIsOlderThanTheRecentContext(t *testing.T) {
 }
 
 func TestPlanRefusesASummaryRequestThatDoesNotFit(t *testing.T) {
-	var hist []persistence.Message
+	var hist []messages.Message
 	for i := range 30 {
 		hist = append(hist, userMsg(int64(2*i+1), strings.Repeat("words ", 200)), assistantMsg(int64(2*i+2), strings.Repeat("reply ", 200)))
 	}
@@ -305,7 +304,7 @@ func TestPlanRefusesANegativeConfig(t *testing.T) {
 }
 
 func TestPlanCutsTheTranscriptTighterBeforeRefusing(t *testing.T) {
-	hist := []persistence.Message{userMsg(1, "build it")}
+	hist := []messages.Message{userMsg(1, "build it")}
 	for i := range 6 {
 		hist = append(hist, assistantMsg(int64(i+2), "", toolDone(fmt.Sprintf("c%d", i), "bash", `{}`, strings.Repeat("y", 40000))))
 	}

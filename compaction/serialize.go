@@ -6,7 +6,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/sessionrt/sessionrt/messages"
-	"github.com/sessionrt/sessionrt/persistence"
 )
 
 // bounds are the sizes, in tokens (cut at 4 bytes a token), serialized items
@@ -35,10 +34,10 @@ func transcriptLevels() [3]bounds {
 // or text attachment is cut to its bound with a marker. Reasoning is left
 // out: it is the model's scratch work, often large, and what it decided is
 // in the text and the tool calls that follow it.
-func serialize(b *strings.Builder, m *persistence.Message, bd bounds) {
+func serialize(b *strings.Builder, m *messages.Message, bd bounds) {
 	itemTokens := bd.Item
 	switch m.Role {
-	case persistence.RoleUser:
+	case messages.RoleUser:
 		b.WriteString("[user]\n")
 		if m.Prompt != nil {
 			b.WriteString(cutText(m.Prompt.Text, bd.Text))
@@ -47,10 +46,10 @@ func serialize(b *strings.Builder, m *persistence.Message, bd bounds) {
 				writeAttachment(b, &m.Prompt.Attachments[i], itemTokens)
 			}
 		}
-	case persistence.RoleSystem:
+	case messages.RoleSystem:
 		b.WriteString("[system update]\n")
 		b.WriteString(cutText(m.Text, bd.Text))
-	case persistence.RoleCompaction:
+	case messages.RoleCompaction:
 		// Only reached for a compaction message that is not the boundary
 		// (never in a well-formed history): keep its content as text.
 		b.WriteString("[earlier summary]\n")
@@ -59,17 +58,17 @@ func serialize(b *strings.Builder, m *persistence.Message, bd bounds) {
 			b.WriteString("\n")
 			b.WriteString(m.RecentContext)
 		}
-	case persistence.RoleAssistant:
+	case messages.RoleAssistant:
 		b.WriteString("[assistant]")
 		for i := range m.Parts {
 			p := &m.Parts[i]
 			switch p.Kind {
-			case persistence.PartText:
+			case messages.PartText:
 				if p.Text != "" {
 					b.WriteString("\n")
 					b.WriteString(cutText(p.Text, bd.Text))
 				}
-			case persistence.PartTool:
+			case messages.PartTool:
 				if p.Tool != nil {
 					b.WriteString("\n")
 					writeTool(b, p.Tool, itemTokens)
@@ -117,13 +116,13 @@ func writeAttachment(b *strings.Builder, a *messages.Attachment, itemTokens int)
 	}
 }
 
-func writeTool(b *strings.Builder, t *persistence.ToolPart, itemTokens int) {
+func writeTool(b *strings.Builder, t *messages.ToolPart, itemTokens int) {
 	fmt.Fprintf(b, "[tool call %s %s] %s\n", t.Tool, t.CallID, cut(string(t.Input), itemTokens*4, ""))
 	switch t.State {
-	case persistence.ToolCompleted:
+	case messages.ToolStateCompleted:
 		fmt.Fprintf(b, "[tool result %s %s: completed, %s]\n", t.Tool, t.CallID, size(len(t.Output)))
 		b.WriteString(cut(t.Output, itemTokens*4, t.ManagedPath))
-	case persistence.ToolFailed:
+	case messages.ToolStateFailed:
 		fmt.Fprintf(b, "[tool result %s %s: failed]\n", t.Tool, t.CallID)
 		b.WriteString(cut(t.Error, itemTokens*4, ""))
 	default:

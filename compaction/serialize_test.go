@@ -5,7 +5,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/sessionrt/sessionrt/persistence"
+	"github.com/sessionrt/sessionrt/messages"
 )
 
 func FuzzCutKeepsBoundAndValidUTF8(f *testing.F) {
@@ -56,10 +56,10 @@ func TestCheckpointIsTheActorsCompactionRendering(t *testing.T) {
 
 func TestSerializeToleratesIncompleteMessages(t *testing.T) {
 	var b strings.Builder
-	for _, m := range []persistence.Message{
-		{Role: persistence.RoleUser}, // no prompt
-		{Role: persistence.RoleAssistant, Parts: []persistence.Part{{Kind: persistence.PartTool}}}, // no tool
-		{Role: persistence.RoleAssistant, Error: "provider failed"},
+	for _, m := range []messages.Message{
+		{Role: messages.RoleUser}, // no prompt
+		{Role: messages.RoleAssistant, Parts: []messages.Part{{Kind: messages.PartTool}}}, // no tool
+		{Role: messages.RoleAssistant, Error: "provider failed"},
 		{Role: "future-role"},
 	} {
 		serialize(&b, &m, bounds{Item: 10})

@@ -71,7 +71,7 @@ func TestAppendLargerThanOneStatementWritesEveryRow(t *testing.T) {
 		if err != nil || len(h) != 71 || h[69].ID != "u69" || h[70].ID != "a1" || len(h[70].Parts) != 40 {
 			t.Fatalf("history: %d messages, %v", len(h), err)
 		}
-		calls, err := j.ToolCalls(ctx, "s1", persistence.ToolRunning)
+		calls, err := j.ToolCalls(ctx, "s1", messages.ToolStateRunning)
 		if err != nil || len(calls) != 40 {
 			t.Fatalf("%d running calls, %v", len(calls), err)
 		}
@@ -81,7 +81,7 @@ func TestAppendLargerThanOneStatementWritesEveryRow(t *testing.T) {
 			done = append(done, messages.ToolSucceeded{AssistantMessageID: "a1", CallID: fmt.Sprintf("c%02d", i), Output: "ok"})
 		}
 		mustAppend(t, j, "s1", last, 0, done...)
-		if calls, _ := j.ToolCalls(ctx, "s1", persistence.ToolCompleted); len(calls) != 40 {
+		if calls, _ := j.ToolCalls(ctx, "s1", messages.ToolStateCompleted); len(calls) != 40 {
 			t.Fatalf("%d completed calls", len(calls))
 		}
 		if rep, err := j.Verify(ctx); err != nil || !rep.Clean() {
@@ -117,13 +117,13 @@ func TestChangedMessagesAndCallsInOneAppend(t *testing.T) {
 		if err != nil || roles(h) != "AAA" {
 			t.Fatalf("history %s, %v", roles(h), err)
 		}
-		if p := h[0].Parts; len(p) != 2 || p[0].Tool.Output != "one" || p[1].Tool.State != persistence.ToolFailed {
+		if p := h[0].Parts; len(p) != 2 || p[0].Tool.Output != "one" || p[1].Tool.State != messages.ToolStateFailed {
 			t.Fatalf("a1 parts %+v", p)
 		}
 		if p := h[1].Parts; len(p) != 1 || p[0].Text != "hello" {
 			t.Fatalf("a2 parts %+v", p)
 		}
-		if p := h[2].Parts; len(p) != 1 || p[0].Tool.Output != "three" || p[0].Tool.State != persistence.ToolCompleted {
+		if p := h[2].Parts; len(p) != 1 || p[0].Tool.Output != "three" || p[0].Tool.State != messages.ToolStateCompleted {
 			t.Fatalf("a3 parts %+v", p)
 		}
 		calls, _ := j.ToolCalls(ctx, "s1")

@@ -52,7 +52,7 @@
 //	r, _ := j.AdmitPrompt(ctx, sid, last, own.Epoch, messages.PromptAdmitted{...}, backlogLimit)
 //	last, _ = j.Append(ctx, sid, last, own.Epoch, events...) // *ConflictError{Last} / ErrFenced / ErrProjection
 //	j.Session, j.PendingInbox, j.ModelHistory, j.Messages (paging), j.Epoch,
-//	j.ToolCalls(ctx, sid, ToolPending, ToolRunning), j.PendingPermissions, j.MidDrain, j.Owed
+//	j.ToolCalls(ctx, sid, messages.ToolStatePending, messages.ToolStateRunning), j.PendingPermissions, j.MidDrain, j.Owed
 //	for env, err := range j.Events(ctx, sid, after) { ... } // replay then tail
 //	rep, _ := j.Verify(ctx)
 //

@@ -53,13 +53,13 @@ type projector struct {
 // toolRow is a cached tool_calls row; flush writes new and changed ones.
 type toolRow struct {
 	am, call, tool, agent string
-	state                 ToolState
+	state                 messages.ToolState
 	seq, updated          int64
 	isNew, dirty          bool
 }
 
 type msgEntry struct {
-	m            Message
+	m            messages.Message
 	isNew, dirty bool
 	ev           messages.Event // the event that created it (for errors)
 }
@@ -174,7 +174,7 @@ func (p *projector) apply(seq int64, ev messages.Event) error {
 			if _, err := p.exec(qPromote, seq, p.sid, admitted); err != nil {
 				return err
 			}
-			if err := p.newMessage(seq, ev, Message{ID: id, Seq: seq, Index: i, Role: RoleUser, Prompt: &pr, Delivery: messages.Delivery(delivery)}); err != nil {
+			if err := p.newMessage(seq, ev, messages.Message{ID: id, Seq: seq, Index: i, Role: messages.RoleUser, Prompt: &pr, Delivery: messages.Delivery(delivery)}); err != nil {
 				return err
 			}
 		}
@@ -234,7 +234,7 @@ func (p *projector) apply(seq int64, ev messages.Event) error {
 		if id == "" {
 			id = fmt.Sprintf("ctx_%d", seq)
 		}
-		return p.newMessage(seq, ev, Message{ID: id, Seq: seq, Role: RoleSystem, Text: e.Text})
+		return p.newMessage(seq, ev, messages.Message{ID: id, Seq: seq, Role: messages.RoleSystem, Text: e.Text})
 
 	case messages.AgentSwitched:
 		if s := p.editSession(); s != nil {
@@ -273,7 +273,7 @@ func (p *projector) apply(seq int64, ev messages.Event) error {
 			return p.refuse(seq, ev, "empty assistant message ID")
 		}
 		p.status = StatusBusy
-		return p.newMessage(seq, ev, Message{ID: e.AssistantMessageID, Seq: seq, Role: RoleAssistant, Agent: e.Agent, Model: e.Model})
+		return p.newMessage(seq, ev, messages.Message{ID: e.AssistantMessageID, Seq: seq, Role: messages.RoleAssistant, Agent: e.Agent, Model: e.Model})
 
 	case messages.TurnEnded:
 		m, err := p.openTurn(seq, ev, e.AssistantMessageID)
@@ -296,7 +296,7 @@ func (p *projector) apply(seq int64, ev messages.Event) error {
 		if err != nil {
 			return err
 		}
-		m.Parts = append(m.Parts, Part{Kind: PartText, Seq: seq, Text: e.Text, ProviderMetadata: e.ProviderMetadata})
+		m.Parts = append(m.Parts, messages.Part{Kind: messages.PartText, Seq: seq, Text: e.Text, ProviderMetadata: e.ProviderMetadata})
 		return nil
 
 	case messages.ReasoningEnded:
@@ -304,7 +304,7 @@ func (p *projector) apply(seq int64, ev messages.Event) error {
 		if err != nil {
 			return err
 		}
-		m.Parts = append(m.Parts, Part{Kind: PartReasoning, Seq: seq, Text: e.Text, ProviderMetadata: e.ProviderMetadata})
+		m.Parts = append(m.Parts, messages.Part{Kind: messages.PartReasoning, Seq: seq, Text: e.Text, ProviderMetadata: e.ProviderMetadata})
 		return nil
 
 	case messages.ToolInputStarted:
@@ -323,18 +323,18 @@ func (p *projector) apply(seq int64, ev messages.Event) error {
 		case err != nil:
 			return err
 		case t == nil:
-			p.newTool(&toolRow{am: e.AssistantMessageID, call: e.CallID, tool: e.Tool, agent: e.Agent, state: ToolRunning, seq: seq, updated: seq})
-		case t.state == ToolPending:
-			t.tool, t.agent, t.state, t.updated, t.dirty = e.Tool, e.Agent, ToolRunning, seq, true
+			p.newTool(&toolRow{am: e.AssistantMessageID, call: e.CallID, tool: e.Tool, agent: e.Agent, state: messages.ToolStateRunning, seq: seq, updated: seq})
+		case t.state == messages.ToolStatePending:
+			t.tool, t.agent, t.state, t.updated, t.dirty = e.Tool, e.Agent, messages.ToolStateRunning, seq, true
 		default:
 			return p.refuse(seq, ev, "call %s is already %s", e.CallID, t.state)
 		}
-		m.Parts = append(m.Parts, Part{Kind: PartTool, Seq: seq, Tool: &ToolPart{
-			CallID: e.CallID, Tool: e.Tool, Agent: e.Agent, Input: e.Input, State: ToolRunning, CallMetadata: e.ProviderMetadata}})
+		m.Parts = append(m.Parts, messages.Part{Kind: messages.PartTool, Seq: seq, Tool: &messages.ToolPart{
+			CallID: e.CallID, Tool: e.Tool, Agent: e.Agent, Input: e.Input, State: messages.ToolStateRunning, CallMetadata: e.ProviderMetadata}})
 		return nil
 
 	case messages.ToolProgress:
-		tp, err := p.runningTool(seq, ev, e.AssistantMessageID, e.CallID, ToolRunning)
+		tp, err := p.runningTool(seq, ev, e.AssistantMessageID, e.CallID, messages.ToolStateRunning)
 		if err != nil {
 			return err
 		}
@@ -342,12 +342,12 @@ func (p *projector) apply(seq int64, ev messages.Event) error {
 		return nil
 
 	case messages.ToolSucceeded:
-		tp, err := p.runningTool(seq, ev, e.AssistantMessageID, e.CallID, ToolCompleted)
+		tp, err := p.runningTool(seq, ev, e.AssistantMessageID, e.CallID, messages.ToolStateCompleted)
 		if err != nil {
 			return err
 		}
 		tp.State, tp.Output, tp.Structured, tp.ManagedPath, tp.Lossy, tp.ResultMetadata =
-			ToolCompleted, e.Output, e.Structured, e.ManagedPath, e.Lossy, e.ProviderMetadata
+			messages.ToolStateCompleted, e.Output, e.Structured, e.ManagedPath, e.Lossy, e.ProviderMetadata
 		return nil
 
 	case messages.ToolFailed:
@@ -355,11 +355,11 @@ func (p *projector) apply(seq int64, ev messages.Event) error {
 		if err != nil {
 			return err
 		}
-		if t == nil || (t.state != ToolPending && t.state != ToolRunning) {
+		if t == nil || (t.state != messages.ToolStatePending && t.state != messages.ToolStateRunning) {
 			return p.refuse(seq, ev, "call %s of %s is not pending or running", e.CallID, e.AssistantMessageID)
 		}
-		wasPending := t.state == ToolPending
-		t.state, t.updated, t.dirty = ToolFailed, seq, true
+		wasPending := t.state == messages.ToolStatePending
+		t.state, t.updated, t.dirty = messages.ToolStateFailed, seq, true
 		if wasPending { // never called: no model-visible part to settle
 			return nil
 		}
@@ -368,7 +368,7 @@ func (p *projector) apply(seq int64, ev messages.Event) error {
 			return err
 		}
 		if tp := toolPart(m, e.CallID); tp != nil {
-			tp.State, tp.Error = ToolFailed, e.Error
+			tp.State, tp.Error = messages.ToolStateFailed, e.Error
 		}
 		return nil
 
@@ -423,7 +423,7 @@ func (p *projector) apply(seq int64, ev messages.Event) error {
 		if s := p.editSession(); s != nil {
 			s.HistorySeq = seq
 		}
-		return p.newMessage(seq, ev, Message{ID: id, Seq: seq, Role: RoleCompaction, Text: e.Summary, RecentContext: e.RecentContext})
+		return p.newMessage(seq, ev, messages.Message{ID: id, Seq: seq, Role: messages.RoleCompaction, Text: e.Summary, RecentContext: e.RecentContext})
 
 	case messages.Interrupted, messages.Idle:
 		p.status = StatusIdle
@@ -570,7 +570,7 @@ func (p *projector) tool(am, call string) (*toolRow, error) {
 	} else if err != nil {
 		return nil, err
 	}
-	t.state = ToolState(state)
+	t.state = messages.ToolState(state)
 	p.tools[[2]string{am, call}] = t
 	p.torder = append(p.torder, t)
 	return t, nil
@@ -591,9 +591,9 @@ func (p *projector) toolInput(seq int64, ev messages.Event, am, call, tool strin
 	case err != nil:
 		return err
 	case t == nil:
-		p.newTool(&toolRow{am: am, call: call, tool: tool, state: ToolPending, seq: seq, updated: seq})
+		p.newTool(&toolRow{am: am, call: call, tool: tool, state: messages.ToolStatePending, seq: seq, updated: seq})
 		return nil
-	case t.state == ToolPending:
+	case t.state == messages.ToolStatePending:
 		t.updated, t.dirty = seq, true
 		return nil
 	}
@@ -602,19 +602,19 @@ func (p *projector) toolInput(seq int64, ev messages.Event, am, call, tool strin
 
 // runningTool checks the call is running, records the new state and returns
 // its part in the assistant message.
-func (p *projector) runningTool(seq int64, ev messages.Event, am, call string, next ToolState) (*ToolPart, error) {
+func (p *projector) runningTool(seq int64, ev messages.Event, am, call string, next messages.ToolState) (*messages.ToolPart, error) {
 	t, err := p.tool(am, call)
 	if err != nil {
 		return nil, err
 	}
-	if t == nil || t.state != ToolRunning {
-		state := ToolState("")
+	if t == nil || t.state != messages.ToolStateRunning {
+		state := messages.ToolState("")
 		if t != nil {
 			state = t.state
 		}
 		return nil, p.refuse(seq, ev, "call %s of %s is not running (state %q)", call, am, state)
 	}
-	if next != ToolRunning {
+	if next != messages.ToolStateRunning {
 		t.state, t.updated, t.dirty = next, seq, true
 	}
 	m, err := p.assistant(seq, ev, am)
@@ -628,7 +628,7 @@ func (p *projector) runningTool(seq int64, ev messages.Event, am, call string, n
 	return tp, nil
 }
 
-func toolPart(m *Message, call string) *ToolPart {
+func toolPart(m *messages.Message, call string) *messages.ToolPart {
 	for i := len(m.Parts) - 1; i >= 0; i-- {
 		if t := m.Parts[i].Tool; t != nil && t.CallID == call {
 			return t
@@ -637,7 +637,7 @@ func toolPart(m *Message, call string) *ToolPart {
 	return nil
 }
 
-func (p *projector) newMessage(seq int64, ev messages.Event, m Message) error {
+func (p *projector) newMessage(seq int64, ev messages.Event, m messages.Message) error {
 	if _, ok := p.msgs[m.ID]; ok {
 		return p.refuse(seq, ev, "message %s already exists", m.ID)
 	}
@@ -650,9 +650,9 @@ func (p *projector) newMessage(seq int64, ev messages.Event, m Message) error {
 }
 
 // assistant loads an assistant message for change.
-func (p *projector) assistant(seq int64, ev messages.Event, id string) (*Message, error) {
+func (p *projector) assistant(seq int64, ev messages.Event, id string) (*messages.Message, error) {
 	if e, ok := p.msgs[id]; ok {
-		if e.m.Role != RoleAssistant {
+		if e.m.Role != messages.RoleAssistant {
 			return nil, p.refuse(seq, ev, "message %s is a %s message", id, e.m.Role)
 		}
 		e.dirty = true
@@ -668,7 +668,7 @@ func (p *projector) assistant(seq int64, ev messages.Event, id string) (*Message
 		p.order = append(p.order, e)
 		return &e.m, nil
 	}
-	var m Message
+	var m messages.Message
 	var role string
 	var body []byte
 	err := p.row(qMessageByID, id, p.sid).Scan(&m.Seq, &m.Index, &role, &body)
@@ -677,13 +677,13 @@ func (p *projector) assistant(seq int64, ev messages.Event, id string) (*Message
 	} else if err != nil {
 		return nil, fmt.Errorf("message %s: %w", id, err)
 	}
-	if Role(role) != RoleAssistant {
+	if messages.Role(role) != messages.RoleAssistant {
 		return nil, p.refuse(seq, ev, "message %s is a %s message", id, role)
 	}
 	if err := msgpack.Unmarshal(body, &m); err != nil {
 		return nil, fmt.Errorf("message %s body: %w", id, err)
 	}
-	m.ID, m.Role = id, RoleAssistant
+	m.ID, m.Role = id, messages.RoleAssistant
 	e := &msgEntry{m: m, dirty: true}
 	p.msgs[id] = e
 	p.order = append(p.order, e)
@@ -691,7 +691,7 @@ func (p *projector) assistant(seq int64, ev messages.Event, id string) (*Message
 }
 
 // openTurn loads an assistant message that has not finished yet.
-func (p *projector) openTurn(seq int64, ev messages.Event, id string) (*Message, error) {
+func (p *projector) openTurn(seq int64, ev messages.Event, id string) (*messages.Message, error) {
 	m, err := p.assistant(seq, ev, id)
 	if err != nil {
 		return nil, err

@@ -9,17 +9,17 @@ import (
 	"github.com/sessionrt/sessionrt/persistence"
 )
 
-func roles(ms []persistence.Message) string {
+func roles(ms []messages.Message) string {
 	s := ""
 	for _, m := range ms {
 		switch m.Role {
-		case persistence.RoleUser:
+		case messages.RoleUser:
 			s += "U"
-		case persistence.RoleAssistant:
+		case messages.RoleAssistant:
 			s += "A"
-		case persistence.RoleSystem:
+		case messages.RoleSystem:
 			s += "S"
-		case persistence.RoleCompaction:
+		case messages.RoleCompaction:
 			s += "C"
 		}
 	}
@@ -71,8 +71,8 @@ func TestTurnWithToolsProjectsAssistantMessageAndToolStates(t *testing.T) {
 			messages.ToolCalled{AssistantMessageID: "a1", CallID: "c2", Tool: "read", Input: []byte(`{}`), Agent: "build"},
 			messages.ToolInputStarted{AssistantMessageID: "a1", CallID: "c3", Tool: "bash"},
 			messages.TurnEnded{AssistantMessageID: "a1", FinishReason: "tool-calls", Usage: messages.Usage{InputTokens: 7}})
-		running, _ := j.ToolCalls(ctx, "s1", persistence.ToolPending, persistence.ToolRunning)
-		if len(running) != 3 || running[0].State != persistence.ToolRunning || running[2].State != persistence.ToolPending {
+		running, _ := j.ToolCalls(ctx, "s1", messages.ToolStatePending, messages.ToolStateRunning)
+		if len(running) != 3 || running[0].State != messages.ToolStateRunning || running[2].State != messages.ToolStatePending {
 			t.Fatalf("unsettled calls %+v", running)
 		}
 		last = mustAppend(t, j, "s1", last, 0,
@@ -80,7 +80,7 @@ func TestTurnWithToolsProjectsAssistantMessageAndToolStates(t *testing.T) {
 			messages.ToolSucceeded{AssistantMessageID: "a1", CallID: "c1", Output: "ok", ManagedPath: "/m/tool_c1", Lossy: false},
 			messages.ToolFailed{AssistantMessageID: "a1", CallID: "c2", Error: "Tool execution interrupted"},
 			messages.ToolFailed{AssistantMessageID: "a1", CallID: "c3", Error: "Tool execution interrupted"})
-		if left, _ := j.ToolCalls(ctx, "s1", persistence.ToolPending, persistence.ToolRunning); len(left) != 0 {
+		if left, _ := j.ToolCalls(ctx, "s1", messages.ToolStatePending, messages.ToolStateRunning); len(left) != 0 {
 			t.Fatalf("unsettled after recovery %+v", left)
 		}
 		if _, err := j.Append(ctx, "s1", last, 0, messages.ToolSucceeded{AssistantMessageID: "a1", CallID: "c1"}); err == nil {
@@ -94,15 +94,15 @@ func TestTurnWithToolsProjectsAssistantMessageAndToolStates(t *testing.T) {
 		if !a.Finished || a.FinishReason != "tool-calls" || a.Usage.InputTokens != 7 || len(a.Parts) != 4 {
 			t.Fatalf("assistant %+v", a)
 		}
-		kinds := []persistence.PartKind{a.Parts[0].Kind, a.Parts[1].Kind, a.Parts[2].Kind, a.Parts[3].Kind}
-		if !reflect.DeepEqual(kinds, []persistence.PartKind{persistence.PartReasoning, persistence.PartText, persistence.PartTool, persistence.PartTool}) {
+		kinds := []messages.PartKind{a.Parts[0].Kind, a.Parts[1].Kind, a.Parts[2].Kind, a.Parts[3].Kind}
+		if !reflect.DeepEqual(kinds, []messages.PartKind{messages.PartReasoning, messages.PartText, messages.PartTool, messages.PartTool}) {
 			t.Fatalf("parts %v", kinds)
 		}
 		c1, c2 := a.Parts[2].Tool, a.Parts[3].Tool
-		if c1.State != persistence.ToolCompleted || c1.Output != "ok" || c1.Title != "ls" || c1.ManagedPath != "/m/tool_c1" || c1.Agent != "build" {
+		if c1.State != messages.ToolStateCompleted || c1.Output != "ok" || c1.Title != "ls" || c1.ManagedPath != "/m/tool_c1" || c1.Agent != "build" {
 			t.Fatalf("c1 %+v", c1)
 		}
-		if c2.State != persistence.ToolFailed || c2.Error != "Tool execution interrupted" {
+		if c2.State != messages.ToolStateFailed || c2.Error != "Tool execution interrupted" {
 			t.Fatalf("c2 %+v", c2)
 		}
 	})

@@ -102,12 +102,12 @@ func (j *Journal) PendingInbox(ctx context.Context, sessionID string) ([]InboxEn
 	return out, nil
 }
 
-func scanMessages(rows *sql.Rows, sessionID string, keep func(*Message) bool, limit int) ([]Message, bool, error) {
+func scanMessages(rows *sql.Rows, sessionID string, keep func(*messages.Message) bool, limit int) ([]messages.Message, bool, error) {
 	defer rows.Close()
-	var out []Message
+	var out []messages.Message
 	more := false
 	for rows.Next() {
-		var m Message
+		var m messages.Message
 		var role string
 		var body []byte
 		if err := rows.Scan(&m.Seq, &m.Index, &m.ID, &role, &body); err != nil {
@@ -116,7 +116,7 @@ func scanMessages(rows *sql.Rows, sessionID string, keep func(*Message) bool, li
 		if err := msgpack.Unmarshal(body, &m); err != nil {
 			return nil, false, fmt.Errorf("message %s (seq %d) of %s: %w", m.ID, m.Seq, sessionID, err)
 		}
-		m.Role = Role(role)
+		m.Role = messages.Role(role)
 		if keep != nil && !keep(&m) {
 			continue
 		}
@@ -138,7 +138,7 @@ func scanMessages(rows *sql.Rows, sessionID string, keep func(*Message) bool, li
 // It reads and decodes the whole history (three statements); the Session
 // actor reads it once per activation and keeps its own copy current from
 // its appends (actors/history.go), which its tests compare with this.
-func (j *Journal) ModelHistory(ctx context.Context, sessionID string) ([]Message, error) {
+func (j *Journal) ModelHistory(ctx context.Context, sessionID string) ([]messages.Message, error) {
 	historySeq, hasEpoch, baselineSeq, err := j.historyBounds(ctx, sessionID)
 	if err != nil {
 		return nil, err
@@ -147,8 +147,8 @@ func (j *Journal) ModelHistory(ctx context.Context, sessionID string) ([]Message
 	if err != nil {
 		return nil, fmt.Errorf("read history of %s: %w", sessionID, err)
 	}
-	out, _, err := scanMessages(rows, sessionID, func(m *Message) bool {
-		return !(hasEpoch && m.Role == RoleSystem && m.Seq < baselineSeq)
+	out, _, err := scanMessages(rows, sessionID, func(m *messages.Message) bool {
+		return !(hasEpoch && m.Role == messages.RoleSystem && m.Seq < baselineSeq)
 	}, 0)
 	if err != nil {
 		return nil, fmt.Errorf("read history of %s: %w", sessionID, err)
@@ -190,7 +190,7 @@ func (j *Journal) Messages(ctx context.Context, sessionID string, after Cursor, 
 	if err != nil {
 		return Page{}, fmt.Errorf("page history of %s: %w", sessionID, err)
 	}
-	msgs, more, err := scanMessages(rows, sessionID, func(m *Message) bool {
+	msgs, more, err := scanMessages(rows, sessionID, func(m *messages.Message) bool {
 		return m.Seq > after.Seq || (m.Seq == after.Seq && m.Index > after.Index)
 	}, limit)
 	if err != nil {
@@ -220,8 +220,8 @@ func (j *Journal) Epoch(ctx context.Context, sessionID string) (Epoch, bool, err
 
 // ToolCalls lists the session's tool calls in the given states (all when
 // none given), ordered by assistant message ID and call ID. Crash recovery
-// asks for ToolPending and ToolRunning.
-func (j *Journal) ToolCalls(ctx context.Context, sessionID string, states ...ToolState) ([]ToolCall, error) {
+// asks for messages.ToolStatePending and ToolStateRunning.
+func (j *Journal) ToolCalls(ctx context.Context, sessionID string, states ...messages.ToolState) ([]ToolCall, error) {
 	rows, err := j.db.QueryContext(ctx, j.n.q(qToolCalls), sessionID)
 	if err != nil {
 		return nil, fmt.Errorf("read tool calls of %s: %w", sessionID, err)
@@ -234,7 +234,7 @@ func (j *Journal) ToolCalls(ctx context.Context, sessionID string, states ...Too
 		if err := rows.Scan(&c.AssistantMessageID, &c.CallID, &c.Tool, &c.Agent, &state, &c.Seq, &c.UpdatedSeq); err != nil {
 			return nil, fmt.Errorf("read tool calls of %s: %w", sessionID, err)
 		}
-		c.State = ToolState(state)
+		c.State = messages.ToolState(state)
 		if len(states) == 0 || containsState(states, c.State) {
 			out = append(out, c)
 		}
@@ -242,7 +242,7 @@ func (j *Journal) ToolCalls(ctx context.Context, sessionID string, states ...Too
 	return out, rows.Err()
 }
 
-func containsState(states []ToolState, s ToolState) bool {
+func containsState(states []messages.ToolState, s messages.ToolState) bool {
 	for _, x := range states {
 		if x == s {
 			return true

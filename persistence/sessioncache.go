@@ -4,6 +4,8 @@ import (
 	"sync"
 
 	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/sessionrt/sessionrt/messages"
 )
 
 // sessionCache remembers, per session, some projection rows as this
@@ -182,8 +184,8 @@ func (e *cacheEntry) msg(id string) *cachedMsg {
 }
 
 // decode returns the cached message as a projector entry.
-func (m *cachedMsg) decode() (Message, error) {
-	out := Message{ID: m.id, Seq: m.seq, Index: m.idx, Role: Role(m.role)}
+func (m *cachedMsg) decode() (messages.Message, error) {
+	out := messages.Message{ID: m.id, Seq: m.seq, Index: m.idx, Role: messages.Role(m.role)}
 	err := msgpack.Unmarshal(m.body, &out)
 	return out, err
 }
@@ -216,7 +218,7 @@ func (p *projector) next(head int64) *cacheEntry {
 	}
 	for _, en := range p.order {
 		body, written := p.bodies[en.m.ID]
-		if !written || en.m.Role != RoleAssistant || len(body) > cacheMaxBody {
+		if !written || en.m.Role != messages.RoleAssistant || len(body) > cacheMaxBody {
 			continue
 		}
 		all := p.fresh[en.m.ID]

@@ -88,7 +88,7 @@ func TestCachedRowsFollowAnotherJournalsWrites(t *testing.T) {
 		}
 		var got []string
 		for _, m := range page.Messages {
-			if m.Role == persistence.RoleUser {
+			if m.Role == messages.RoleUser {
 				got = append(got, m.ID+"@"+string(m.Delivery)+":"+m.Prompt.Text)
 			}
 		}

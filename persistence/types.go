@@ -109,89 +109,6 @@ type Receipt struct {
 	Admitted time.Time
 }
 
-// Role of a projected message.
-type Role string
-
-const (
-	RoleUser       Role = "user"
-	RoleAssistant  Role = "assistant"
-	RoleSystem     Role = "system"     // a Mid-Conversation System Message
-	RoleCompaction Role = "compaction" // a completed compaction checkpoint
-)
-
-// PartKind of an assistant message part.
-type PartKind string
-
-const (
-	PartText      PartKind = "text"
-	PartReasoning PartKind = "reasoning"
-	PartTool      PartKind = "tool"
-)
-
-// ToolState of a tool call.
-type ToolState string
-
-const (
-	ToolPending   ToolState = "pending" // input streaming or complete, not yet called
-	ToolRunning   ToolState = "running" // ToolCalled recorded, not settled
-	ToolCompleted ToolState = "completed"
-	ToolFailed    ToolState = "failed"
-)
-
-// Message is one projected Session message, ordered by (Seq, Index): the seq
-// of the event that created it and its position within that event (several
-// prompts promoted by one event share a seq).
-type Message struct {
-	ID    string `msgpack:"-"`
-	Seq   int64  `msgpack:"-"`
-	Index int    `msgpack:"-"`
-	Role  Role   `msgpack:"-"`
-
-	// user
-	Prompt   *messages.Prompt  `msgpack:"pr,omitempty"`
-	Delivery messages.Delivery `msgpack:"dl,omitempty"`
-	// system: the update text; compaction: the summary
-	Text          string `msgpack:"t,omitempty"`
-	RecentContext string `msgpack:"rc,omitempty"` // compaction only
-
-	// assistant
-	Agent            string            `msgpack:"ag,omitempty"`
-	Model            messages.ModelRef `msgpack:"m,omitempty"`
-	Parts            []Part            `msgpack:"pa,omitempty"`
-	Finished         bool              `msgpack:"fin,omitempty"` // TurnEnded or TurnFailed seen
-	FinishReason     string            `msgpack:"fr,omitempty"`
-	Usage            messages.Usage    `msgpack:"u,omitempty"`
-	ProviderMetadata []byte            `msgpack:"pm,omitempty"`
-	ErrorKind        string            `msgpack:"ek,omitempty"`
-	Error            string            `msgpack:"e,omitempty"`
-}
-
-// Part is one part of an assistant message, in event order.
-type Part struct {
-	Kind             PartKind  `msgpack:"k"`
-	Seq              int64     `msgpack:"s"`
-	Text             string    `msgpack:"t,omitempty"`
-	ProviderMetadata []byte    `msgpack:"pm,omitempty"`
-	Tool             *ToolPart `msgpack:"tl,omitempty"`
-}
-
-// ToolPart is a tool call and, once settled, its result.
-type ToolPart struct {
-	CallID         string    `msgpack:"c"`
-	Tool           string    `msgpack:"n"`
-	Agent          string    `msgpack:"ag"`
-	Input          []byte    `msgpack:"in"`
-	State          ToolState `msgpack:"st"`
-	Title          string    `msgpack:"ti,omitempty"` // latest ToolProgress title
-	Output         string    `msgpack:"o,omitempty"`
-	Structured     []byte    `msgpack:"so,omitempty"`
-	ManagedPath    string    `msgpack:"mp,omitempty"`
-	Lossy          bool      `msgpack:"l,omitempty"`
-	Error          string    `msgpack:"e,omitempty"`
-	CallMetadata   []byte    `msgpack:"cm,omitempty"` // provider metadata of the call side
-	ResultMetadata []byte    `msgpack:"rm,omitempty"` // provider metadata of the settlement
-}
-
 // Cursor is an exclusive position in a session's message history.
 // The zero Cursor is before the first message.
 type Cursor struct {
@@ -201,7 +118,7 @@ type Cursor struct {
 
 // Page is one page of history. More is exact: true iff messages exist after Next.
 type Page struct {
-	Messages []Message
+	Messages []messages.Message
 	Next     Cursor // position of the last message returned (or the request's cursor)
 	More     bool
 }
@@ -223,7 +140,7 @@ type ToolCall struct {
 	CallID             string
 	Tool               string
 	Agent              string
-	State              ToolState
+	State              messages.ToolState
 	Seq                int64 // first event of the call
 	UpdatedSeq         int64
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/sessionrt/sessionrt/compaction"
 	"github.com/sessionrt/sessionrt/messages"
-	"github.com/sessionrt/sessionrt/persistence"
 	"github.com/sessionrt/sessionrt/provider"
 )
 
@@ -56,13 +55,13 @@ func BenchmarkEstimate200kTokens(b *testing.B) {
 // tokens (the serialization and estimate of everything it summarizes).
 func BenchmarkPlan200kTokens(b *testing.B) {
 	code := strings.Repeat("func handler(w http.ResponseWriter, r *http.Request) { return }\n", 60)
-	var hist []persistence.Message
+	var hist []messages.Message
 	for i := 0; len(hist) < 270; i++ {
 		hist = append(hist,
-			persistence.Message{Role: persistence.RoleUser, Prompt: &messages.Prompt{Text: fmt.Sprintf("step %d: fix it", i)}},
-			persistence.Message{Role: persistence.RoleAssistant, Parts: []persistence.Part{
-				{Kind: persistence.PartText, Text: "Reading."},
-				{Kind: persistence.PartTool, Tool: &persistence.ToolPart{CallID: fmt.Sprint(i), Tool: "read", Input: []byte(`{"path":"a.go"}`), State: persistence.ToolCompleted, Output: code}},
+			messages.Message{Role: messages.RoleUser, Prompt: &messages.Prompt{Text: fmt.Sprintf("step %d: fix it", i)}},
+			messages.Message{Role: messages.RoleAssistant, Parts: []messages.Part{
+				{Kind: messages.PartText, Text: "Reading."},
+				{Kind: messages.PartTool, Tool: &messages.ToolPart{CallID: fmt.Sprint(i), Tool: "read", Input: []byte(`{"path":"a.go"}`), State: messages.ToolStateCompleted, Output: code}},
 			}})
 	}
 	in := compaction.Input{History: hist, Model: provider.ModelRef{Provider: "p", Model: "m"}, Window: 400_000, OutputAllowance: 8000, Config: compaction.DefaultConfig()}

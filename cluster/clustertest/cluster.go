@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/persistence"
 )
 
@@ -135,7 +136,7 @@ func Settled(ctx context.Context, j *persistence.Journal, sid string) (bool, err
 	if err != nil {
 		return false, err
 	}
-	open, err := j.ToolCalls(ctx, sid, persistence.ToolPending, persistence.ToolRunning)
+	open, err := j.ToolCalls(ctx, sid, messages.ToolStatePending, messages.ToolStateRunning)
 	if err != nil {
 		return false, err
 	}
@@ -147,7 +148,7 @@ func Settled(ctx context.Context, j *persistence.Journal, sid string) (bool, err
 		return false, err
 	}
 	last := hist[len(hist)-1]
-	return last.Role == persistence.RoleAssistant && last.Finished && last.Error == "" && len(last.Parts) > 0 && last.Parts[len(last.Parts)-1].Text == "done", nil
+	return last.Role == messages.RoleAssistant && last.Finished && last.Error == "" && len(last.Parts) > 0 && last.Parts[len(last.Parts)-1].Text == "done", nil
 }
 
 // MemberPackage is the command that runs Member with its configuration

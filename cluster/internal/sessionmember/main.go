@@ -183,7 +183,7 @@ func lastAssistantText(ctx context.Context, j *persistence.Journal, id string) (
 		return "", err
 	}
 	for i := len(hist) - 1; i >= 0; i-- {
-		if hist[i].Role != persistence.RoleAssistant {
+		if hist[i].Role != messages.RoleAssistant {
 			continue
 		}
 		var b strings.Builder

@@ -1,4 +1,4 @@
-package persistence
+package messages
 
 import (
 	"bytes"
@@ -63,13 +63,13 @@ func plainCopy(v reflect.Value) reflect.Value {
 	return out
 }
 
-// fill sets each field (recursively) with probability p to a non-zero value.
-func fill(v reflect.Value, r *rand.Rand, p float64) {
+// fillBody sets each field (recursively) with probability p to a non-zero value.
+func fillBody(v reflect.Value, r *rand.Rand, p float64) {
 	switch v.Kind() {
 	case reflect.Struct:
 		for i := range v.NumField() {
 			if r.Float64() < p {
-				fill(v.Field(i), r, p)
+				fillBody(v.Field(i), r, p)
 			}
 		}
 	case reflect.String:
@@ -86,11 +86,11 @@ func fill(v reflect.Value, r *rand.Rand, p float64) {
 		n := 1 + r.IntN(2)
 		v.Set(reflect.MakeSlice(v.Type(), n, n))
 		for i := range n {
-			fill(v.Index(i), r, p)
+			fillBody(v.Index(i), r, p)
 		}
 	case reflect.Pointer:
 		v.Set(reflect.New(v.Type().Elem()))
-		fill(v.Elem(), r, p)
+		fillBody(v.Elem(), r, p)
 	default:
 		panic("fill: no case for " + v.Kind().String())
 	}
@@ -101,7 +101,7 @@ func TestBodyEncodersEqualTheLibrarysReflection(t *testing.T) {
 	for i := range 2000 {
 		p := []float64{0, 1, 0.5, 0.2}[i%4]
 		var m Message
-		fill(reflect.ValueOf(&m).Elem(), r, p)
+		fillBody(reflect.ValueOf(&m).Elem(), r, p)
 		got, err := msgpack.Marshal(&m)
 		if err != nil {
 			t.Fatal(err)
@@ -125,7 +125,7 @@ func TestBodyEncodersEqualTheLibrarysReflection(t *testing.T) {
 
 func BenchmarkEncodeMessageBody(b *testing.B) {
 	var m Message
-	fill(reflect.ValueOf(&m).Elem(), rand.New(rand.NewPCG(3, 4)), 0.6)
+	fillBody(reflect.ValueOf(&m).Elem(), rand.New(rand.NewPCG(3, 4)), 0.6)
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := msgpack.Marshal(&m); err != nil {

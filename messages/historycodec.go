@@ -1,10 +1,9 @@
-package persistence
+package messages
 
 import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/sessionrt/sessionrt/internal/msgpackw"
-	"github.com/sessionrt/sessionrt/messages"
 )
 
 // Hand-written msgpack encoders for the message body, byte-identical to the
@@ -32,7 +31,7 @@ func (m Message) EncodeMsgpack(e *msgpack.Encoder) error {
 	w.OptStr("rc", m.RecentContext)
 	w.OptStr("ag", m.Agent)
 	w.Key("m")
-	messages.WriteModelRef(&w, m.Model)
+	WriteModelRef(&w, m.Model)
 	if len(m.Parts) > 0 {
 		w.Key("pa")
 		w.ArrayLen(len(m.Parts))
@@ -46,7 +45,7 @@ func (m Message) EncodeMsgpack(e *msgpack.Encoder) error {
 	w.OptStr("fr", m.FinishReason)
 	if !usageEmpty(m.Usage) {
 		w.Key("u")
-		messages.WriteUsage(&w, m.Usage)
+		WriteUsage(&w, m.Usage)
 	}
 	w.OptBin("pm", m.ProviderMetadata)
 	w.OptStr("ek", m.ErrorKind)
@@ -98,4 +97,4 @@ func (t ToolPart) EncodeMsgpack(e *msgpack.Encoder) error {
 	return w.Err
 }
 
-func usageEmpty(u messages.Usage) bool { return u == messages.Usage{} }
+func usageEmpty(u Usage) bool { return u == Usage{} }
