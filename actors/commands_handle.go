@@ -7,6 +7,7 @@ import (
 
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/persistence"
+	"github.com/sessionrt/sessionrt/session"
 	"github.com/sessionrt/sessionrt/supervisor"
 )
 
@@ -15,8 +16,8 @@ func (a *sessionActor) notFound() error {
 }
 
 func (a *sessionActor) create(m *Create) any {
-	if a.exists {
-		return &Info{Session: a.sess}
+	if a.st.Exists {
+		return &Info{Session: a.row()}
 	}
 	loc, err := supervisor.Canonical(m.Location)
 	if err != nil {
@@ -49,7 +50,7 @@ func (a *sessionActor) create(m *Create) any {
 	} else if err := a.reload(); err != nil {
 		return err // another activation created it: read what it wrote
 	}
-	return &Info{Session: sess, Created: created}
+	return &Info{Session: a.row(), Created: created}
 }
 
 // created takes the state of the session this actor just created, as a
@@ -57,16 +58,17 @@ func (a *sessionActor) create(m *Create) any {
 // wrote, SessionCreated is the only event, and only later events admit
 // prompts or start a Context Epoch.
 func (a *sessionActor) created(sess persistence.Session) {
-	a.exists, a.sess = true, sess
-	a.hist.invalidate()
+	// The fold of the one event gives the row CreateSession wrote, and a
+	// complete (empty) history.
+	a.st = session.NewState(a.id)
+	_ = a.st.Apply(sess.LastSeq, messages.SessionCreated{Location: sess.Location, Agent: sess.Agent, Model: sess.Model})
 	if sess.LastSeq > a.seq {
 		a.seq = sess.LastSeq
 	}
-	a.pending, a.epoch = nil, nil
 }
 
 func (a *sessionActor) prompt(m *Prompt) any {
-	if !a.exists {
+	if !a.st.Exists {
 		return a.notFound()
 	}
 	if m.Delivery == "" {
@@ -79,12 +81,12 @@ func (a *sessionActor) prompt(m *Prompt) any {
 		m.MessageID = messages.NewID("msg")
 	}
 	ev := messages.PromptAdmitted{MessageID: m.MessageID, Prompt: m.Prompt, Delivery: m.Delivery}
-	// a.pending is the exact pending inbox (this actor is its only writer):
+	// a.st.Pending is the exact pending inbox (this actor is its only writer):
 	// below the limit the journal need not count it again. At the limit it
 	// does, after its duplicate check, so an exact retry still gets its
 	// receipt rather than a refusal.
 	limit := a.rt.cfg.InboxLimit
-	if len(a.pending) < limit {
+	if len(a.st.Pending) < limit {
 		limit = 0
 	}
 	rec, err := a.rt.journal.AdmitPrompt(a.rt.ctx, a.id, a.seq, a.ownership, ev, limit)
@@ -94,8 +96,7 @@ func (a *sessionActor) prompt(m *Prompt) any {
 	if !rec.Duplicate {
 		first := a.seq + 1
 		a.seq = rec.LastSeq
-		a.sess.LastSeq = rec.LastSeq
-		a.pending = append(a.pending, persistence.InboxEntry{SessionID: a.id, MessageID: m.MessageID, AdmittedSeq: rec.AdmittedSeq, Delivery: m.Delivery, Prompt: m.Prompt})
+		a.fold(rec.AdmittedSeq, ev)
 		a.publish(first, ev)
 	}
 	a.fault(FaultAfterAdmission)
@@ -114,46 +115,46 @@ func (a *sessionActor) journalError(err error) error {
 }
 
 func (a *sessionActor) move(m *Move) any {
-	if !a.exists {
+	if !a.st.Exists {
 		return a.notFound()
 	}
 	to, err := supervisor.Canonical(m.To)
 	if err != nil {
 		return invalidf(err.Error())
 	}
-	if to == a.sess.Location {
-		return &Info{Session: a.sess}
+	if to == a.st.Row.Location {
+		return &Info{Session: a.row()}
 	}
 	// The epoch is cleared with the move in one transaction: the old
 	// Location's runner finds it gone and fenced, the destination builds a
 	// fresh baseline before any prompt promotes.
-	if err := a.append(messages.Moved{From: a.sess.Location, To: to}, messages.ContextEpochCleared{Reason: "moved"}); err != nil {
+	if err := a.append(messages.Moved{From: a.st.Row.Location, To: to}, messages.ContextEpochCleared{Reason: "moved"}); err != nil {
 		return err
 	}
-	return &Info{Session: a.sess}
+	return &Info{Session: a.row()}
 }
 
 func (a *sessionActor) switchAgent(m *SwitchAgent) any {
-	if !a.exists {
+	if !a.st.Exists {
 		return a.notFound()
 	}
-	setup, err := a.rt.setup(a.sess.Location)
+	setup, err := a.rt.setup(a.st.Row.Location)
 	if err != nil {
 		return err
 	}
-	if _, err := setup.agent(m.Agent, a.sess.Location); err != nil {
+	if _, err := setup.agent(m.Agent, a.st.Row.Location); err != nil {
 		return err
 	}
-	if m.Agent != a.sess.Agent {
+	if m.Agent != a.st.Row.Agent {
 		if err := a.append(messages.AgentSwitched{Agent: m.Agent}); err != nil {
 			return err
 		}
 	}
-	return &Info{Session: a.sess}
+	return &Info{Session: a.row()}
 }
 
 func (a *sessionActor) switchModel(m *SwitchModel) any {
-	if !a.exists {
+	if !a.st.Exists {
 		return a.notFound()
 	}
 	if m.Model.ID == "" || m.Model.Provider == "" {
@@ -162,16 +163,16 @@ func (a *sessionActor) switchModel(m *SwitchModel) any {
 	if err := a.rt.knownModel(m.Model); err != nil {
 		return err
 	}
-	if m.Model != a.sess.Model {
+	if m.Model != a.st.Row.Model {
 		if err := a.append(messages.ModelSwitched{Model: m.Model}); err != nil {
 			return err
 		}
 	}
-	return &Info{Session: a.sess}
+	return &Info{Session: a.row()}
 }
 
 func (a *sessionActor) run(ctx actor.Context) {
-	if !a.exists {
+	if !a.st.Exists {
 		a.respond(ctx, a.notFound())
 		return
 	}
@@ -183,14 +184,14 @@ func (a *sessionActor) run(ctx actor.Context) {
 }
 
 func (a *sessionActor) wake() {
-	if !a.exists {
+	if !a.st.Exists {
 		return
 	}
 	if a.drain != nil {
 		a.wakeAgain = true
 		return
 	}
-	if len(a.pending) == 0 {
+	if len(a.st.Pending) == 0 {
 		return // nothing can be promoted: a wake never calls the provider
 	}
 	a.startDrain(false, nil)

@@ -28,7 +28,7 @@ func (a *sessionActor) modelLimits(req *provider.Request) (window, allowance int
 	if a.rt.cfg.ModelLimits == nil {
 		return 0, 0
 	}
-	w, out := a.rt.cfg.ModelLimits(a.sess.Model)
+	w, out := a.rt.cfg.ModelLimits(a.st.Row.Model)
 	return w, compaction.OutputAllowance(req.Controls.MaxOutputTokens, out)
 }
 
@@ -52,7 +52,7 @@ func (a *sessionActor) startCompaction(history []messages.Message, req *provider
 	if err != nil {
 		return err // nothing appended
 	}
-	prov, err := a.rt.provider(a.sess.Model)
+	prov, err := a.rt.provider(a.st.Row.Model)
 	if err != nil {
 		return err
 	}
@@ -124,7 +124,7 @@ func (a *sessionActor) compactOnOverflow(t *turn) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	req := buildRequest(turnRequest{Model: a.sess.Model, Baseline: a.epoch.Baseline, History: history})
+	req := buildRequest(turnRequest{Model: a.st.Row.Model, Baseline: a.st.Epoch.Baseline, History: history})
 	if err := a.startCompaction(history, req, false); err != nil {
 		return false, errors.Join(compaction.ErrOverflow, err)
 	}
@@ -139,10 +139,10 @@ func (a *sessionActor) manualCompaction() {
 		return
 	}
 	baseline := ""
-	if a.epoch != nil {
-		baseline = a.epoch.Baseline
+	if a.st.Epoch != nil {
+		baseline = a.st.Epoch.Baseline
 	}
-	req := buildRequest(turnRequest{Model: a.sess.Model, Baseline: baseline, History: history})
+	req := buildRequest(turnRequest{Model: a.st.Row.Model, Baseline: baseline, History: history})
 	if err := a.startCompaction(history, req, true); err != nil {
 		a.endDrain(&Outcome{Err: "compaction: " + err.Error(), Kind: "compaction"})
 	}

@@ -197,16 +197,16 @@ func (a *sessionActor) async(work func() any, onPanic func(error) any) {
 }
 
 func (a *sessionActor) startDrain(runOwed bool, waiter *actor.PID) {
-	d := &drain{token: nextToken(), location: a.sess.Location, runOwed: runOwed}
-	a.log.Debug("drain start", "session", a.id, "token", d.token, "run", runOwed, "pending", len(a.pending))
+	d := &drain{token: nextToken(), location: a.st.Row.Location, runOwed: runOwed}
+	a.log.Debug("drain start", "session", a.id, "token", d.token, "run", runOwed, "pending", len(a.st.Pending))
 	d.spanCtx, d.span = a.rt.cfg.Tracer.StartInvokeAgent(a.rt.ctx, telemetry.Agent{
-		SessionID: a.id, AgentName: a.sess.Agent, ProviderName: a.sess.Model.Provider, Model: a.sess.Model.ID})
+		SessionID: a.id, AgentName: a.st.Row.Agent, ProviderName: a.st.Row.Model.Provider, Model: a.st.Row.Model.ID})
 	if waiter != nil {
 		d.waiters = append(d.waiters, waiter)
 	}
 	a.drain = d
 	d.busy = true
-	token, dir, agent := d.token, d.location, a.sess.Agent
+	token, dir, agent := d.token, d.location, a.st.Row.Agent
 	a.async(func() any {
 		loc, err := a.rt.resolveLocation(dir)
 		ag, cfgErr := a.rt.agentAt(dir, agent)
@@ -221,10 +221,10 @@ func (a *sessionActor) boundary() {
 		a.finishInterrupt()
 		return
 	}
-	if a.sess.Location != d.location {
+	if a.st.Row.Location != d.location {
 		// Moved: this runner's Location may start no new turn and may not
 		// recreate the epoch. The destination initializes on its next run.
-		a.endDrain(&Outcome{Err: "session moved to " + a.sess.Location, Kind: "moved"})
+		a.endDrain(&Outcome{Err: "session moved to " + a.st.Row.Location, Kind: "moved"})
 		return
 	}
 	if a.rt.stopping.Load() {
@@ -239,7 +239,7 @@ func (a *sessionActor) boundary() {
 		return
 	}
 	step := Decide(a.boundaryState())
-	a.log.Debug("boundary", "session", a.id, "token", d.token, "call", step.Call, "promote", step.Promote, "epoch", a.epoch != nil)
+	a.log.Debug("boundary", "session", a.id, "token", d.token, "call", step.Call, "promote", step.Promote, "epoch", a.st.Epoch != nil)
 	if step.Err != nil {
 		a.endDrain(&Outcome{Err: step.Err.Error(), Kind: "turn_limit"})
 		return
@@ -248,7 +248,7 @@ func (a *sessionActor) boundary() {
 		a.endDrain(d.lastErr)
 		return
 	}
-	if a.epoch == nil {
+	if a.st.Epoch == nil {
 		// The first complete observation initializes the epoch before any
 		// input becomes model-visible: blocked context leaves it pending.
 		if err := a.flush(); err != nil {
@@ -286,7 +286,7 @@ func (a *sessionActor) boundaryState() Boundary {
 		TurnsUsed:    a.drain.turnsUsed,
 		TurnLimit:    a.drain.agent.TurnLimit,
 	}
-	for _, p := range a.pending {
+	for _, p := range a.st.Pending {
 		dl := Steer
 		if p.Delivery == messages.Queue {
 			dl = Queue
@@ -305,7 +305,7 @@ func (a *sessionActor) observe(init bool) {
 	d := a.drain
 	d.busy = true
 	token, pid, tools, dir := d.token, d.loc.context, d.loc.tools, d.location
-	agentName := a.sess.Agent
+	agentName := a.st.Row.Agent
 	withCatalog := !init && !d.lastTurn
 	a.async(func() any {
 		agent, cfgErr := a.rt.agentAt(dir, agentName)
@@ -343,8 +343,8 @@ func (a *sessionActor) onContext(m *contextObserved) {
 		return
 	}
 	d.agent = m.agent
-	if a.sess.Location != d.location {
-		a.endDrain(&Outcome{Err: "session moved to " + a.sess.Location, Kind: "moved"})
+	if a.st.Row.Location != d.location {
+		a.endDrain(&Outcome{Err: "session moved to " + a.st.Row.Location, Kind: "moved"})
 		return
 	}
 	if m.init {
@@ -367,7 +367,7 @@ func (a *sessionActor) onContext(m *contextObserved) {
 		return
 	}
 	prev := a.epochSnapshot()
-	replace := a.sess.HistorySeq > a.epoch.BaselineSeq
+	replace := a.st.Row.HistorySeq > a.st.Epoch.BaselineSeq
 	dec := contextsources.Reconcile(m.obs, prev, contextsources.ReconcileOptions{ReplaceBaseline: replace})
 	switch dec.Action {
 	case contextsources.Updated:
@@ -408,12 +408,12 @@ func (a *sessionActor) onContext(m *contextObserved) {
 // can, and re-announces the rest per key.
 func (a *sessionActor) epochSnapshot() contextsources.Snapshot {
 	c := &a.snapshot
-	if !c.valid || c.seq != a.epoch.UpdatedSeq {
+	if !c.valid || c.seq != a.st.Epoch.UpdatedSeq {
 		s := c.next.snap
-		if !c.next.is(a.epoch.Snapshot) {
-			s, _ = contextsources.DecodeSnapshot(a.epoch.Snapshot)
+		if !c.next.is(a.st.Epoch.Snapshot) {
+			s, _ = contextsources.DecodeSnapshot(a.st.Epoch.Snapshot)
 		}
-		*c = decodedSnapshot{valid: true, seq: a.epoch.UpdatedSeq, snap: s}
+		*c = decodedSnapshot{valid: true, seq: a.st.Epoch.UpdatedSeq, snap: s}
 	}
 	return c.snap
 }
@@ -478,7 +478,7 @@ func (a *sessionActor) onCatalog(m *catalogLoaded) {
 // startTurn records the turn, then streams it off the mailbox.
 func (a *sessionActor) startTurn(tools []provider.Tool) {
 	d := a.drain
-	prov, err := a.rt.provider(a.sess.Model)
+	prov, err := a.rt.provider(a.st.Row.Model)
 	if err != nil {
 		a.endDrain(&Outcome{Err: err.Error(), Kind: KindModel})
 		return
@@ -491,7 +491,7 @@ func (a *sessionActor) startTurn(tools []provider.Tool) {
 		a.endDrain(&Outcome{Err: "load history: " + err.Error(), Kind: "internal"})
 		return
 	}
-	tr := turnRequest{Model: a.sess.Model, Baseline: a.epoch.Baseline, History: history, Tools: tools, LastTurn: d.lastTurn}
+	tr := turnRequest{Model: a.st.Row.Model, Baseline: a.st.Epoch.Baseline, History: history, Tools: tools, LastTurn: d.lastTurn}
 	req := buildRequest(tr)
 	if a.needsCompaction(req) {
 		err := a.startCompaction(history, req, false)
@@ -506,9 +506,9 @@ func (a *sessionActor) startTurn(tools []provider.Tool) {
 	t := &turn{
 		token:       nextToken(),
 		assistantID: messages.NewID("msg"),
-		agent:       a.sess.Agent,
+		agent:       a.st.Row.Agent,
 		rules:       d.agent.Rules,
-		model:       a.sess.Model,
+		model:       a.st.Row.Model,
 		calls:       map[string]*toolCall{},
 		streaming:   true,
 	}

@@ -347,14 +347,14 @@ func (h *harness) checkTurn(a *sessionActor, tr turnRequest, req *provider.Reque
 // historyDiff compares the actor's in-memory history with the journal's
 // ModelHistory; "" when they are the same.
 func historyDiff(ctx context.Context, j *persistence.Journal, a *sessionActor) string {
-	if !a.hist.valid {
+	if !a.st.History.Loaded {
 		return "the in-memory history is not loaded"
 	}
 	want, err := j.ModelHistory(ctx, a.id)
 	if err != nil {
 		return err.Error()
 	}
-	got := a.hist.msgs
+	got := a.st.History.Msgs
 	if len(got) != len(want) {
 		return fmt.Sprintf("%d messages in memory, %d in the journal: %q vs %q", len(got), len(want), renderHistory(got), renderHistory(want))
 	}
@@ -382,6 +382,15 @@ func (h *harness) checkReplay() {
 	}
 	if !rep.Clean() {
 		h.t.Fatalf("projections differ from a replay of the events: %v", rep.Differences)
+	}
+	ids, err := h.journal.SessionIDs(h.ctx())
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	for _, id := range ids {
+		if diff := foldDiff(h.ctx(), h.journal, id); diff != "" {
+			h.t.Fatalf("session %s: the events folded by session.State.Apply differ from the projections: %s", id, diff)
+		}
 	}
 }
 

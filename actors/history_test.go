@@ -89,8 +89,10 @@ func TestInMemoryHistoryMatchesTheJournal(t *testing.T) {
 	if n := h.countEvents(id, "tool.failed"); n < 3 {
 		t.Fatalf("%d failed tools, want at least 3", n)
 	}
-	if loads := h.sessions.rt.historyLoads.Load(); loads != 1 {
-		t.Fatalf("the history was read from the journal %d times in one activation, want once", loads)
+	// The activation that created the session folded its history from
+	// the first event: it never needed to read it.
+	if loads := h.sessions.rt.historyLoads.Load(); loads != 0 {
+		t.Fatalf("the history was read from the journal %d times by the activation that created it, want never", loads)
 	}
 	checked := h.turnChecks.Load()
 	if checked < 30 {

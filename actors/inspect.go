@@ -55,7 +55,7 @@ func (s *Sessions) Inspect(ctx context.Context, id string) (*Inspection, error) 
 }
 
 func (a *sessionActor) inspection() *Inspection {
-	in := &Inspection{Seq: a.seq, Ownership: a.ownership, Pending: len(a.pending),
+	in := &Inspection{Seq: a.seq, Ownership: a.ownership, Pending: len(a.st.Pending),
 		Perms: len(a.perms), WakeAgain: a.wakeAgain}
 	for _, ev := range a.staged {
 		in.Staged = append(in.Staged, ev.EventType().Name)

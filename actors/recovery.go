@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/sessionrt/sessionrt/messages"
-	"github.com/sessionrt/sessionrt/persistence"
+	"github.com/sessionrt/sessionrt/session"
 	"github.com/sessionrt/sessionrt/toolactors"
 )
 
@@ -49,7 +49,7 @@ func (a *sessionActor) failLeftovers(why string) error {
 		}
 		open = kept
 	}
-	if len(open) == 0 && a.sess.Status != persistence.StatusBusy {
+	if len(open) == 0 && a.st.Row.Status != session.StatusBusy {
 		return nil // a turn is only left unfinished by an owner that died mid-drain
 	}
 	history, err := a.history()
@@ -68,7 +68,7 @@ func (a *sessionActor) failLeftovers(why string) error {
 	if len(open) > 0 {
 		// A previous incarnation in this very process may still run them:
 		// kill them before recording that they were interrupted.
-		if loc, err := a.rt.resolveLocation(a.sess.Location); err == nil {
+		if loc, err := a.rt.resolveLocation(a.st.Row.Location); err == nil {
 			_, _ = a.system.Root.RequestFuture(loc.tools, &toolactors.CancelTool{SessionID: a.id}, a.rt.cfg.RequestTimeout).Result()
 		}
 	}
@@ -107,10 +107,10 @@ func (a *sessionActor) failLeftovers(why string) error {
 // policy is about drains that were running, and this input was never
 // acted on.
 func (a *sessionActor) recoverAfterRestart(policy Recovery, note string) any {
-	if !a.exists || a.drain != nil {
+	if !a.st.Exists || a.drain != nil {
 		return &Done{LastSeq: a.seq}
 	}
-	if a.sess.Status != persistence.StatusBusy {
+	if a.st.Row.Status != session.StatusBusy {
 		a.wake()
 		return &Done{LastSeq: a.seq}
 	}
@@ -118,16 +118,16 @@ func (a *sessionActor) recoverAfterRestart(policy Recovery, note string) any {
 		if err := a.append(messages.Interrupted{Reason: "server restarted"}, messages.Idle{}); err != nil {
 			return err
 		}
-		a.sess.Status = persistence.StatusIdle
+		a.st.Row.Status = session.StatusIdle
 		return &Done{LastSeq: a.seq}
 	}
-	if a.epoch != nil {
+	if a.st.Epoch != nil {
 		// Tell the model, chronologically, without touching the baseline.
-		if err := a.append(messages.ContextUpdated{MessageID: messages.NewID("ctx"), Text: note, Snapshot: a.epoch.Snapshot}); err != nil {
+		if err := a.append(messages.ContextUpdated{MessageID: messages.NewID("ctx"), Text: note, Snapshot: a.st.Epoch.Snapshot}); err != nil {
 			return err
 		}
 	}
-	a.sess.Status = persistence.StatusIdle
+	a.st.Row.Status = session.StatusIdle
 	a.startDrain(true, nil)
 	return &Done{LastSeq: a.seq}
 }

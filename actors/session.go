@@ -12,6 +12,7 @@ import (
 
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/persistence"
+	"github.com/sessionrt/sessionrt/session"
 )
 
 // tokens are process-wide so that a continuation registered by a previous
@@ -31,16 +32,13 @@ type sessionActor struct {
 	log    *slog.Logger
 
 	loaded    bool
-	exists    bool
-	sess      persistence.Session
 	seq       int64 // the stream's last seq as this owner knows it
 	ownership int64 // journal ownership epoch: every append is fenced by it
-	pending   []persistence.InboxEntry
-	epoch     *persistence.Epoch // nil when no Context Epoch is active
-	snapshot  decodedSnapshot    // the epoch's snapshot, decoded
-
-	// hist is the model-visible history, kept between turns (history.go).
-	hist history
+	// st is the session as its events left it (the row, the pending inbox,
+	// the Context Epoch, the model-visible history: history.go), advanced
+	// by the one fold session.State.Apply after every append.
+	st       session.State
+	snapshot decodedSnapshot // the epoch's snapshot, decoded
 	// staged are events decided but not yet appended: the next append
 	// writes them first, in one transaction with its own (see stage).
 	staged []messages.Event
@@ -159,7 +157,7 @@ func (a *sessionActor) handle(ctx actor.Context) {
 		a.drain.waiters = append(a.drain.waiters, ctx.Sender())
 	case *Compact:
 		switch {
-		case !a.exists:
+		case !a.st.Exists:
 			a.respond(ctx, a.notFound())
 		case a.drain != nil:
 			a.respond(ctx, &CommandError{Code: CodeBusy, Msg: fmt.Sprintf("session %s is running; compact it when idle (or interrupt it first)", a.id)})
@@ -227,7 +225,7 @@ func (a *sessionActor) activate(ctx actor.Context) error {
 		return err
 	}
 	a.loaded = true
-	if a.exists {
+	if a.st.Exists {
 		// A previous incarnation may have died mid-turn: settle what it
 		// left before anything else can call a provider.
 		why, policy, note := "session restarted", a.rt.cfg.Recovery, RestartNote
@@ -239,7 +237,7 @@ func (a *sessionActor) activate(ctx actor.Context) error {
 		if err := a.failLeftovers(why); err != nil {
 			return err
 		}
-		if a.sess.Status == persistence.StatusBusy {
+		if a.st.Row.Status == session.StatusBusy {
 			// Its owner died mid-drain (this actor's previous incarnation,
 			// or another process): apply the restart policy once, now, so
 			// that no command queued behind the activation sees it idle.
@@ -269,26 +267,28 @@ func (a *sessionActor) reload() error {
 func (a *sessionActor) load(sess persistence.Session, found bool) error {
 	ctx := a.rt.ctx
 	if !found {
-		a.exists = false
+		a.st.Exists = false
 		return nil
 	}
 	var err error
-	a.exists, a.sess = true, sess
-	a.hist.invalidate()
+	a.st = session.State{Exists: true, Row: stateRow(sess)}
 	a.openQuestions = -1
 	if sess.LastSeq > a.seq {
 		a.seq = sess.LastSeq
 	}
-	if a.pending, err = a.rt.journal.PendingInbox(ctx, a.id); err != nil {
+	inbox, err := a.rt.journal.PendingInbox(ctx, a.id)
+	if err != nil {
 		return fmt.Errorf("session %s: load inbox: %w", a.id, err)
+	}
+	for _, in := range inbox {
+		a.st.Pending = append(a.st.Pending, session.Input{MessageID: in.MessageID, AdmittedSeq: in.AdmittedSeq, Delivery: in.Delivery, Prompt: in.Prompt})
 	}
 	ep, ok, err := a.rt.journal.Epoch(ctx, a.id)
 	if err != nil {
 		return fmt.Errorf("session %s: load context epoch: %w", a.id, err)
 	}
-	a.epoch = nil
 	if ok {
-		a.epoch = &ep
+		a.st.Epoch = &session.Epoch{Revision: ep.Revision, Baseline: ep.Baseline, Snapshot: ep.Snapshot, Location: ep.Location, BaselineSeq: ep.BaselineSeq, UpdatedSeq: ep.UpdatedSeq}
 	}
 	return nil
 }
@@ -321,7 +321,7 @@ func (a *sessionActor) append(events ...messages.Event) error {
 	if err != nil {
 		// Nothing was written (or, on an ambiguous failure, the next append
 		// conflicts): either way the in-memory history may be ahead.
-		a.hist.invalidate()
+		a.st.History.Unload()
 		if errors.Is(err, persistence.ErrFenced) || errors.Is(err, persistence.ErrConflict) {
 			a.log.Warn("session activation fenced; stopping", "session", a.id, "err", err)
 			a.stopFenced()
@@ -339,8 +339,7 @@ func (a *sessionActor) append(events ...messages.Event) error {
 	promoted, settled := false, false
 	for i, ev := range events {
 		seq := first + int64(i)
-		a.applyHistory(seq, ev)
-		a.apply(seq, ev)
+		a.fold(seq, ev)
 		a.publish(seq, ev)
 		switch ev.(type) {
 		case messages.PromptPromoted:
@@ -395,51 +394,37 @@ func (a *sessionActor) flushResults() error {
 // shows them is read again.
 func (a *sessionActor) dropStaged() {
 	a.staged = nil
-	if a.hist.through > a.seq {
-		a.hist.invalidate()
+	if a.st.History.Through > a.seq {
+		a.st.History.Unload()
 	}
 }
 
 // nextSeq is the seq the next event staged now will get.
 func (a *sessionActor) nextSeq() int64 { return a.seq + 1 + int64(len(a.staged)) }
 
-// apply keeps the in-memory copy of the projections this actor decides on.
-func (a *sessionActor) apply(seq int64, ev messages.Event) {
-	switch e := ev.(type) {
-	case messages.PromptPromoted:
-		promoted := map[string]bool{}
-		for _, id := range e.MessageIDs {
-			promoted[id] = true
+// fold applies an event the journal took at seq to the state. The journal
+// checked it against the same rows, so a refusal means this copy is wrong:
+// it is read again.
+func (a *sessionActor) fold(seq int64, ev messages.Event) {
+	if err := a.st.Apply(seq, ev); err != nil {
+		a.log.Error("session state does not fold a written event; reading it again", "session", a.id, "err", err)
+		if err := a.reload(); err != nil {
+			a.log.Error("session reload failed", "session", a.id, "err", err)
 		}
-		kept := a.pending[:0]
-		for _, p := range a.pending {
-			if !promoted[p.MessageID] {
-				kept = append(kept, p)
-			}
-		}
-		a.pending = kept
-	case messages.ContextEpochInitialized:
-		a.epoch = &persistence.Epoch{Revision: e.Revision, Baseline: e.Baseline, Snapshot: e.Snapshot, Location: e.Location, BaselineSeq: seq, UpdatedSeq: seq}
-	case messages.ContextEpochReplaced:
-		a.epoch = &persistence.Epoch{Revision: e.Revision, Baseline: e.Baseline, Snapshot: e.Snapshot, Location: e.Location, BaselineSeq: seq, UpdatedSeq: seq}
-	case messages.ContextEpochCleared:
-		a.epoch = nil
-	case messages.ContextUpdated:
-		if a.epoch != nil {
-			// The projection counts every update as a revision.
-			a.epoch.Snapshot, a.epoch.UpdatedSeq = e.Snapshot, seq
-			a.epoch.Revision++
-		}
-	case messages.AgentSwitched:
-		a.sess.Agent = e.Agent
-	case messages.ModelSwitched:
-		a.sess.Model = e.Model
-	case messages.Moved:
-		a.sess.Location = e.To
-	case messages.CompactionEnded:
-		a.sess.HistorySeq = seq
 	}
-	a.sess.LastSeq = seq
+}
+
+// row is the session's row as the API shows it.
+func (a *sessionActor) row() persistence.Session {
+	r := a.st.Row
+	return persistence.Session{ID: r.ID, Location: r.Location, Agent: r.Agent, Model: r.Model, Status: persistence.Status(r.Status),
+		CreatedSeq: r.CreatedSeq, HistorySeq: r.HistorySeq, LastSeq: r.LastSeq}
+}
+
+// stateRow is the journal's sessions row as the session state holds it.
+func stateRow(s persistence.Session) session.Row {
+	return session.Row{ID: s.ID, Location: s.Location, Agent: s.Agent, Model: s.Model, Status: session.Status(s.Status),
+		CreatedSeq: s.CreatedSeq, HistorySeq: s.HistorySeq, LastSeq: s.LastSeq}
 }
 
 func (a *sessionActor) publish(seq int64, ev messages.Event) {
@@ -469,7 +454,7 @@ func (a *sessionActor) onIdleTick(ctx actor.Context, tick idleTick) {
 // journal (journalWaits), which resumes it as after a restart once the
 // journal accepts writes again.
 func (a *sessionActor) stopJournalFailed(err error) {
-	owed := a.drain != nil || a.sess.Status == persistence.StatusBusy
+	owed := a.drain != nil || a.st.Row.Status == session.StatusBusy
 	if owed {
 		a.log.Error("session drain stopped: the journal refused a write; it resumes once the journal accepts writes again", "session", a.id, "err", err)
 	} else {
@@ -500,7 +485,7 @@ func (a *sessionActor) stopFenced() {
 // WaitIdle on an activation that ran no drain itself (after a restart or
 // a passivation); nil when it ended normally or cannot be read.
 func (a *sessionActor) journaledOutcome() *Outcome {
-	if !a.exists || a.seq < 2 {
+	if !a.st.Exists || a.seq < 2 {
 		return nil
 	}
 	evs, err := a.rt.journal.ReadEvents(a.rt.ctx, a.id, a.seq-2, 2)

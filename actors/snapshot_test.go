@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/sessionrt/sessionrt/contextsources"
-	"github.com/sessionrt/sessionrt/persistence"
+	"github.com/sessionrt/sessionrt/session"
 )
 
 func mustSnapshot(t testing.TB, doc string) contextsources.Snapshot {
@@ -29,15 +29,15 @@ func TestEpochSnapshotAdoptsTheSnapshotItEncoded(t *testing.T) {
 	// The stand-in says which path ran: decoding these bytes would give core/b.
 	other := []byte(`{"version":1,"sources":{"core/b":{"value":2}}}`)
 	a.snapshot.next.enc = other
-	a.epoch = &persistence.Epoch{Snapshot: other, UpdatedSeq: 3}
+	a.st.Epoch = &session.Epoch{Snapshot: other, UpdatedSeq: 3}
 	if got := a.epochSnapshot().Keys(); !slices.Equal(got, []string{"core/a"}) {
 		t.Fatalf("epoch of the encoded bytes: keys %v, want the encoded snapshot's", got)
 	}
-	a.epoch = &persistence.Epoch{Snapshot: append([]byte(nil), other...), UpdatedSeq: 4}
+	a.st.Epoch = &session.Epoch{Snapshot: append([]byte(nil), other...), UpdatedSeq: 4}
 	if got := a.epochSnapshot().Keys(); !slices.Equal(got, []string{"core/b"}) {
 		t.Fatalf("epoch of a copy: keys %v, want the decoded ones", got)
 	}
-	a.epoch = &persistence.Epoch{Snapshot: enc, UpdatedSeq: 5}
+	a.st.Epoch = &session.Epoch{Snapshot: enc, UpdatedSeq: 5}
 	if got := a.epochSnapshot().Keys(); !slices.Equal(got, []string{"core/a"}) {
 		t.Fatalf("keys %v", got)
 	}
@@ -61,7 +61,7 @@ func BenchmarkEpochSnapshotAfterEncode(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		a.epoch = &persistence.Epoch{Snapshot: enc, UpdatedSeq: int64(i + 1)}
+		a.st.Epoch = &session.Epoch{Snapshot: enc, UpdatedSeq: int64(i + 1)}
 		if len(a.epochSnapshot().Keys()) != 3 {
 			b.Fatal("keys")
 		}

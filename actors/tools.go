@@ -174,7 +174,7 @@ func (a *sessionActor) onPermissionAsk(m *permissionAsk) {
 }
 
 func (a *sessionActor) replyPermission(m *ReplyPermission) any {
-	if !a.exists {
+	if !a.st.Exists {
 		return a.notFound()
 	}
 	switch m.Reply {

@@ -1,0 +1,81 @@
+package actors
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"reflect"
+
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/sessionrt/sessionrt/persistence"
+	"github.com/sessionrt/sessionrt/session"
+)
+
+// foldDiff replays every event of the session from seq 1 through
+// session.State.Apply, the fold the actor advances its state with, and
+// compares the result with the journal's projector: the sessions row, the
+// pending inbox, the Context Epoch and ModelHistory ("" when equal). The
+// harness runs it for every session at every checkReplay, so every
+// scenario checks the fold against the projector.
+func foldDiff(ctx context.Context, j *persistence.Journal, id string) string {
+	st := session.NewState(id)
+	var after int64
+	for {
+		evs, err := j.ReadEvents(ctx, id, after, 500)
+		if err != nil {
+			return err.Error()
+		}
+		if len(evs) == 0 {
+			break
+		}
+		for _, e := range evs {
+			if err := st.Apply(e.Seq, e.Event); err != nil {
+				return "fold: " + err.Error()
+			}
+			after = e.Seq
+		}
+	}
+	a := &sessionActor{id: id, st: st, seq: st.Row.LastSeq}
+	sess, err := j.Session(ctx, id)
+	if err != nil {
+		return err.Error()
+	}
+	if got := a.row(); got != sess {
+		return fmt.Sprintf("row %+v folded, %+v projected", got, sess)
+	}
+	pending, err := j.PendingInbox(ctx, id)
+	if err != nil {
+		return err.Error()
+	}
+	if got := journalInbox(a); len(got) != len(pending) || (len(got) > 0 && !reflect.DeepEqual(got, pending)) {
+		return fmt.Sprintf("inbox %+v folded, %+v projected", got, pending)
+	}
+	ep, ok, err := j.Epoch(ctx, id)
+	if err != nil {
+		return err.Error()
+	}
+	if got := journalEpoch(a); ok != (got != nil) || (ok && !reflect.DeepEqual(*got, ep)) {
+		return fmt.Sprintf("epoch %+v folded, %+v (found %v) projected", got, ep, ok)
+	}
+	want, err := j.ModelHistory(ctx, id)
+	if err != nil {
+		return err.Error()
+	}
+	got := st.History.Msgs
+	if !st.History.Complete {
+		return "the folded history is not complete"
+	}
+	if len(got) != len(want) {
+		return fmt.Sprintf("%d messages folded, %d projected: %q vs %q", len(got), len(want), renderHistory(got), renderHistory(want))
+	}
+	for i := range want {
+		g, w := got[i], want[i]
+		gb, err1 := msgpack.Marshal(&g)
+		wb, err2 := msgpack.Marshal(&w)
+		if g.ID != w.ID || g.Seq != w.Seq || g.Index != w.Index || g.Role != w.Role || err1 != nil || err2 != nil || !bytes.Equal(gb, wb) {
+			return fmt.Sprintf("message %d: %+v folded, %+v projected", i, g, w)
+		}
+	}
+	return ""
+}

@@ -1,0 +1,20 @@
+// Package session holds a Session as pure state: State, and the one fold
+// State.Apply that turns its durable events into that state. The same fold
+// serves replay (from the journal, at activation or in a simulator) and the
+// live events an owner appends, so the two cannot drift; it changes exactly
+// what the journal's projector changes in the rows it mirrors.
+//
+// Start with state.go (State, Apply), then history.go (the model-visible
+// history, which requests are built from).
+//
+//	st := session.NewState(id)
+//	for seq, ev := range events { // from seq 1
+//		if err := st.Apply(seq, ev); err != nil { … }
+//	}
+//	// st.Pending, st.Epoch, st.History.Msgs are what the journal projects.
+//
+// This package does no I/O and reads no clock: it imports no actor system,
+// storage or telemetry, and never asks the time (deps_test.go holds it to
+// that). Its owner (the Session actor) does the I/O and feeds the results
+// in.
+package session

@@ -1,0 +1,170 @@
+package session
+
+import (
+	"fmt"
+
+	"github.com/sessionrt/sessionrt/messages"
+)
+
+// Status is a session's drain status, as the journal's sessions row holds it.
+type Status string
+
+const (
+	// StatusIdle: no drain in progress (never drained, or ended with Idle or Interrupted).
+	StatusIdle Status = "idle"
+	// StatusBusy: a drain started (PromptPromoted, TurnStarted, CompactionStarted)
+	// and has not ended; a session found busy at activation was mid-drain.
+	StatusBusy Status = "busy"
+)
+
+// Row is the session's own record: where it works, with which agent and
+// model, and the positions in its stream that matter.
+type Row struct {
+	ID         string
+	Location   string
+	Agent      string
+	Model      messages.ModelRef
+	Status     Status
+	CreatedSeq int64
+	HistorySeq int64 // seq of the latest completed compaction (the history boundary); 0 none
+	LastSeq    int64 // the stream's last event seq
+}
+
+// Input is one admitted prompt that is not yet promoted.
+type Input struct {
+	MessageID   string
+	AdmittedSeq int64
+	Delivery    messages.Delivery
+	Prompt      messages.Prompt
+}
+
+// Epoch is the active Context Epoch.
+type Epoch struct {
+	Revision    int64
+	Baseline    string // verbatim provider-cache prefix
+	Snapshot    []byte
+	Location    string
+	BaselineSeq int64 // seq of the Initialized/Replaced event
+	UpdatedSeq  int64 // seq of the last event that changed it
+}
+
+// State is everything a session decides on, folded from its events by
+// Apply. The same fold serves replay (from seq 1, or from projections read
+// back) and the live events a drain appends, so the two cannot drift.
+type State struct {
+	// Exists is false until SessionCreated.
+	Exists bool
+	Row    Row
+	// Pending is the inbox: admitted, not yet promoted prompts in admission order.
+	Pending []Input
+	// Epoch is nil when no Context Epoch is active.
+	Epoch *Epoch
+	// History is the model-visible history (see History).
+	History History
+}
+
+// NewState is the state of session id before its first event.
+func NewState(id string) State { return State{Row: Row{ID: id}} }
+
+// Apply folds the event at seq into the state, exactly as the journal's
+// projector changes the rows the state mirrors (sessions, session_input,
+// context_epochs, the model-visible session_messages, tool_calls,
+// permissions). An error says the event does not fit the state (the
+// journal would have refused it); the state is then unreliable and must be
+// read again.
+func (s *State) Apply(seq int64, ev messages.Event) error {
+	if seq <= s.Row.LastSeq {
+		return fmt.Errorf("session %s: event %s at seq %d: state is already at %d", s.Row.ID, ev.EventType(), seq, s.Row.LastSeq)
+	}
+	// The history first: a promotion reads its prompts from the inbox.
+	s.History.apply(s, seq, ev)
+	switch e := ev.(type) {
+	case messages.SessionCreated:
+		s.Exists = true
+		s.Row = Row{ID: s.Row.ID, Location: e.Location, Agent: e.Agent, Model: e.Model, Status: StatusIdle, CreatedSeq: seq}
+	case messages.PromptAdmitted:
+		s.Pending = append(s.Pending, Input{MessageID: e.MessageID, AdmittedSeq: seq, Delivery: e.Delivery, Prompt: e.Prompt})
+	case messages.PromptPromoted:
+		for _, id := range e.MessageIDs {
+			if s.pendingIndex(id) < 0 {
+				return fmt.Errorf("session %s seq %d: promoted prompt %s is not pending", s.Row.ID, seq, id)
+			}
+		}
+		kept := s.Pending[:0]
+		for _, p := range s.Pending {
+			if !promoted(e.MessageIDs, p.MessageID) {
+				kept = append(kept, p)
+			}
+		}
+		clear(s.Pending[len(kept):])
+		s.Pending = kept
+		s.Row.Status = StatusBusy
+	case messages.ContextEpochInitialized:
+		s.Epoch = &Epoch{Revision: e.Revision, Baseline: e.Baseline, Snapshot: e.Snapshot, Location: e.Location, BaselineSeq: seq, UpdatedSeq: seq}
+	case messages.ContextEpochReplaced:
+		s.Epoch = &Epoch{Revision: e.Revision, Baseline: e.Baseline, Snapshot: e.Snapshot, Location: e.Location, BaselineSeq: seq, UpdatedSeq: seq}
+	case messages.ContextEpochCleared:
+		s.Epoch = nil
+	case messages.ContextUpdated:
+		if s.Epoch == nil {
+			return fmt.Errorf("session %s seq %d: context update without an epoch", s.Row.ID, seq)
+		}
+		// The projection counts every update as a revision.
+		s.Epoch.Snapshot, s.Epoch.UpdatedSeq = e.Snapshot, seq
+		s.Epoch.Revision++
+	case messages.AgentSwitched:
+		s.Row.Agent = e.Agent
+	case messages.ModelSwitched:
+		s.Row.Model = e.Model
+	case messages.Moved:
+		s.Row.Location = e.To
+		s.Epoch = nil // the destination initializes a fresh baseline
+	case messages.TurnStarted, messages.CompactionStarted:
+		s.Row.Status = StatusBusy
+	case messages.QuestionReplied:
+		// An answer is owed a drain: busy from the reply on, as the journal.
+		s.Row.Status = StatusBusy
+	case messages.CompactionEnded:
+		s.Row.HistorySeq = seq
+	case messages.Interrupted, messages.Idle:
+		s.Row.Status = StatusIdle
+	case messages.DrainFailed:
+		// the Idle that follows ends the drain
+	case messages.TurnEnded, messages.TurnFailed, messages.TextEnded, messages.ReasoningEnded,
+		messages.ToolInputStarted, messages.ToolInputEnded, messages.ToolCalled, messages.ToolProgress,
+		messages.ToolSucceeded, messages.ToolFailed, messages.PermissionAsked, messages.PermissionReplied,
+		messages.QuestionAsked, messages.QuestionRejected:
+		// the history only (tool calls and permissions are read from the journal when needed)
+	default:
+		s.Row.LastSeq = seq
+		return fmt.Errorf("session %s seq %d: no fold for event %s", s.Row.ID, seq, ev.EventType())
+	}
+	s.Row.LastSeq = seq
+	return nil
+}
+
+// PendingInput returns the pending prompt with that message ID, or nil.
+func (s *State) PendingInput(messageID string) *Input {
+	if i := s.pendingIndex(messageID); i >= 0 {
+		return &s.Pending[i]
+	}
+	return nil
+}
+
+func (s *State) pendingIndex(messageID string) int {
+	for i := range s.Pending {
+		if s.Pending[i].MessageID == messageID {
+			return i
+		}
+	}
+	return -1
+}
+
+func promoted(ids []string, id string) bool {
+	for _, p := range ids {
+		if p == id {
+			return true
+		}
+	}
+	return false
+}
