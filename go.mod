@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/alecthomas/kong v1.17.0
 	github.com/asynkron/protoactor-go v0.0.0-20240822202345-3c0e61ca19c9
+	github.com/cockroachdb/datadriven v1.0.3
 	github.com/creack/pty v1.1.24
 	github.com/dolthub/go-mysql-server v0.20.0
 	github.com/go-sql-driver/mysql v1.10.1

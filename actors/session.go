@@ -281,7 +281,7 @@ func (a *sessionActor) load(sess persistence.Session, found bool) error {
 		return fmt.Errorf("session %s: load inbox: %w", a.id, err)
 	}
 	for _, in := range inbox {
-		a.st.Pending = append(a.st.Pending, session.Input{MessageID: in.MessageID, AdmittedSeq: in.AdmittedSeq, Delivery: in.Delivery, Prompt: in.Prompt})
+		a.st.Pending = append(a.st.Pending, session.InboxEntry{MessageID: in.MessageID, AdmittedSeq: in.AdmittedSeq, Delivery: in.Delivery, Prompt: in.Prompt})
 	}
 	ep, ok, err := a.rt.journal.Epoch(ctx, a.id)
 	if err != nil {

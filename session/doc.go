@@ -5,7 +5,13 @@
 // what the journal's projector changes in the rows it mirrors.
 //
 // Start with state.go (State, Apply), then history.go (the model-visible
-// history, which requests are built from).
+// history, which requests are built from), then core.go: Core.Step takes an
+// input (AtBoundary, TurnSucceeded, TurnFailed) and returns a Ready whose
+// Append the owner writes in one journal transaction before it runs any
+// effect (Observe, FinishInterrupt, Stop, Outcome); Core.Carry holds what
+// waits for the next append. decide.go is the boundary rule itself.
+// testdata/ holds the scenario scripts (interaction_test.go), sim/ the
+// deterministic simulator (sessionrt chaos --mode sim).
 //
 //	st := session.NewState(id)
 //	for seq, ev := range events { // from seq 1

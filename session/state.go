@@ -30,8 +30,8 @@ type Row struct {
 	LastSeq    int64 // the stream's last event seq
 }
 
-// Input is one admitted prompt that is not yet promoted.
-type Input struct {
+// InboxEntry is one admitted prompt that is not yet promoted.
+type InboxEntry struct {
 	MessageID   string
 	AdmittedSeq int64
 	Delivery    messages.Delivery
@@ -56,7 +56,7 @@ type State struct {
 	Exists bool
 	Row    Row
 	// Pending is the inbox: admitted, not yet promoted prompts in admission order.
-	Pending []Input
+	Pending []InboxEntry
 	// Epoch is nil when no Context Epoch is active.
 	Epoch *Epoch
 	// History is the model-visible history (see History).
@@ -83,7 +83,7 @@ func (s *State) Apply(seq int64, ev messages.Event) error {
 		s.Exists = true
 		s.Row = Row{ID: s.Row.ID, Location: e.Location, Agent: e.Agent, Model: e.Model, Status: StatusIdle, CreatedSeq: seq}
 	case messages.PromptAdmitted:
-		s.Pending = append(s.Pending, Input{MessageID: e.MessageID, AdmittedSeq: seq, Delivery: e.Delivery, Prompt: e.Prompt})
+		s.Pending = append(s.Pending, InboxEntry{MessageID: e.MessageID, AdmittedSeq: seq, Delivery: e.Delivery, Prompt: e.Prompt})
 	case messages.PromptPromoted:
 		for _, id := range e.MessageIDs {
 			if s.pendingIndex(id) < 0 {
@@ -144,7 +144,7 @@ func (s *State) Apply(seq int64, ev messages.Event) error {
 }
 
 // PendingInput returns the pending prompt with that message ID, or nil.
-func (s *State) PendingInput(messageID string) *Input {
+func (s *State) PendingInput(messageID string) *InboxEntry {
 	if i := s.pendingIndex(messageID); i >= 0 {
 		return &s.Pending[i]
 	}

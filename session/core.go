@@ -1,0 +1,255 @@
+package session
+
+import (
+	"github.com/sessionrt/sessionrt/messages"
+)
+
+// Core is a session as a state machine, in the style of etcd's raft: its
+// owner feeds what happened in through Step, takes what must happen next
+// from the Ready that Step returns, does the I/O (the journal append first,
+// then the effects) and feeds the results back in as further inputs.
+// Nothing here touches a journal, an actor, a provider or a clock.
+//
+// The drain's phases move here one at a time: the boundary (promotion,
+// turn allowance, the first observation, the end of a drain) and the end of
+// a turn are the first. The Session actor does not execute Ready yet: its
+// drain (actors/drain.go boundary, finishTurn) still takes these decisions
+// itself, with actors.Decide, until it is wired to Core (issue #18); the
+// scripts in testdata/ and the simulator in sim/ drive this core.
+type Core struct {
+	// State is the session as its durable events left it (Apply).
+	State State
+	// Drain is the drain in progress, nil between drains.
+	Drain *Drain
+	// Carry are events decided but not yet written: the next Append carries
+	// them first, in one transaction with its own events. Decisions that no
+	// effect acts on before the next provider request (a promotion, a
+	// context update, the turn's last results and TurnEnded) wait here so
+	// that they become durable together with the TurnStarted of the
+	// request that acts on them, or with the Idle that ends the drain.
+	Carry []messages.Event
+}
+
+// Drain is the pure part of a drain: the span that promotes input and runs
+// provider turns until nothing needs continuation. It has no durable
+// identity (a restart finds the session busy and resumes it).
+type Drain struct {
+	// Location is where the drain started: every turn is fenced against it.
+	Location     string
+	RunOwed      bool // an explicit run's provider attempt is still owed
+	Continuation bool // the last turn's tool results need an answer
+	TurnsUsed    int
+	TurnLimit    int // the agent's allowance; <= 0 means DefaultTurnLimit
+	LastTurn     bool
+	Interrupted  bool
+	// Compacted: a compaction completed for the current logical turn (it
+	// is never compacted twice).
+	Compacted bool
+	// LastErr is how the last turn failed, if it did: the drain ends with
+	// it unless a steer admitted meanwhile still runs.
+	LastErr *Outcome
+}
+
+// OutcomeKind classifies how a drain ended.
+type OutcomeKind string
+
+const (
+	Completed      OutcomeKind = ""
+	Provider       OutcomeKind = "provider"        // the provider failed the turn
+	Overflow       OutcomeKind = "overflow"        // the context overflowed again after one compaction
+	TurnLimit      OutcomeKind = "turn_limit"      // work remained after the last allowed turn
+	ContextBlocked OutcomeKind = "context_blocked" // the context could not be observed or reconciled
+	Interrupted    OutcomeKind = "interrupted"
+	Moved          OutcomeKind = "moved" // the session moved to another Location mid-drain
+	LocationFailed OutcomeKind = "location"
+	ConfigFailed   OutcomeKind = "config"
+	ToolsFailed    OutcomeKind = "tools"
+	CompactFailed  OutcomeKind = "compaction"
+	Internal       OutcomeKind = "internal"
+)
+
+// Outcome is how a drain ended: Kind, and why (empty when it completed).
+type Outcome struct {
+	Kind OutcomeKind
+	Err  string
+}
+
+// Ready is what the core needs its owner to do, in this order. The
+// durability rule, as raft's Ready states it for entries and messages:
+// Append is written to the journal in one transaction, and only once the
+// journal took it may any effect below run. If the append fails, no effect
+// runs and the owner ends the drain (or stops, when it lost ownership).
+type Ready struct {
+	// Append: events to write now, in one transaction, before any effect.
+	// It begins with whatever the core carried (Core.Carry).
+	Append []messages.Event
+
+	// Effects, each run only after Append is durable:
+
+	// Observe asks the Location for a context observation (Init: for the
+	// first baseline of an epoch; otherwise to reconcile, with the tool
+	// catalog when WithCatalog). When not Init, what Core.Carry holds (the
+	// promotion, the last turn's TurnEnded) waits for the TurnStarted of
+	// the request this observation leads to, in one transaction; an end of
+	// the drain before that writes it with Idle.
+	Observe *Observe
+	// FinishInterrupt: nothing is outstanding any more; the interrupt can
+	// be written (an open turn fails as interrupted, then Interrupted and
+	// Idle, after what is carried) and the drain ended; the inbox stays.
+	FinishInterrupt bool
+	// Stop: the server is shutting down; the drain stops at this safe
+	// boundary without Idle, so that the next start finds the session
+	// mid-drain and resumes it.
+	Stop bool
+	// Outcome ends the drain: the owner appends Idle (with what is
+	// carried) and answers the drain's callers with it.
+	Outcome *Outcome
+}
+
+// Observe is a context observation to make.
+type Observe struct {
+	Init        bool
+	WithCatalog bool
+}
+
+// Input is something that happened, fed to Core.Step.
+type Input interface{ input() }
+
+// AtBoundary: the drain reached a safe provider-turn boundary (its start,
+// once the Location is resolved, or every tool of the last turn settled).
+// Stopping says the server is shutting down.
+type AtBoundary struct{ Stopping bool }
+
+// TurnSucceeded: the provider turn's stream ended with a finish reason and
+// every tool it called settled. Calls is how many it called.
+type TurnSucceeded struct {
+	AssistantMessageID string
+	FinishReason       string
+	ContentFilter      bool // the finish reason is the provider's content filter
+	Usage              messages.Usage
+	Calls              int
+	Stopping           bool
+}
+
+// TurnFailed: the provider turn failed (not as an overflow, which the
+// owner compacts first) and every tool it called settled.
+type TurnFailed struct {
+	AssistantMessageID string
+	Kind               OutcomeKind // Provider, or Overflow once the overflow's compaction is spent
+	Err                string
+	Stopping           bool
+}
+
+func (AtBoundary) input()    {}
+func (TurnSucceeded) input() {}
+func (TurnFailed) input()    {}
+
+// Step takes one input and returns what must happen next.
+func (c *Core) Step(in Input) Ready {
+	switch in := in.(type) {
+	case AtBoundary:
+		return c.stepBoundary(in)
+	case TurnSucceeded:
+		return c.stepTurnSucceeded(in)
+	case TurnFailed:
+		return c.stepTurnFailed(in)
+	}
+	return Ready{}
+}
+
+// stepTurnSucceeded ends a turn: its TurnEnded is carried to whatever the
+// boundary decides next (Idle, a promotion, or alone before the next
+// observation), and its tool results need an answer unless the content
+// filter stopped it.
+func (c *Core) stepTurnSucceeded(in TurnSucceeded) Ready {
+	d := c.Drain
+	if d.Interrupted {
+		return Ready{FinishInterrupt: true} // the open turn fails as interrupted
+	}
+	d.TurnsUsed++
+	c.Carry = append(c.Carry, messages.TurnEnded{AssistantMessageID: in.AssistantMessageID, FinishReason: in.FinishReason, Usage: in.Usage})
+	d.LastErr = nil
+	d.Compacted = false
+	d.Continuation = in.Calls > 0 && !in.ContentFilter
+	return c.stepBoundary(AtBoundary{Stopping: in.Stopping})
+}
+
+// stepTurnFailed records the failure at once; the drain then ends with it
+// unless a steer admitted meanwhile still runs (the boundary decides).
+func (c *Core) stepTurnFailed(in TurnFailed) Ready {
+	d := c.Drain
+	if d.Interrupted {
+		return Ready{FinishInterrupt: true} // the open turn fails as interrupted
+	}
+	d.TurnsUsed++
+	fail := append(c.takeCarry(), messages.TurnFailed{AssistantMessageID: in.AssistantMessageID, ErrorKind: string(in.Kind), Message: in.Err})
+	d.LastErr = &Outcome{Kind: in.Kind, Err: in.Err}
+	d.Continuation = false
+	rd := c.stepBoundary(AtBoundary{Stopping: in.Stopping})
+	rd.Append = append(fail, rd.Append...)
+	return rd
+}
+
+// stepBoundary is the boundary rule around Decide: an interrupt or a move
+// ends the drain, a stopping server stops it, otherwise Decide says whether
+// to promote and call. A call with no Context Epoch observes for the first
+// baseline before any input becomes model-visible (blocked context leaves
+// the input pending); otherwise the promotion is carried to the turn's
+// TurnStarted, and the context is observed for it.
+func (c *Core) stepBoundary(in AtBoundary) Ready {
+	d := c.Drain
+	if d.Interrupted {
+		return Ready{FinishInterrupt: true}
+	}
+	if c.State.Row.Location != d.Location {
+		// This runner's Location may start no new turn and may not
+		// recreate the epoch. The destination initializes on its next run.
+		return Ready{Outcome: &Outcome{Kind: Moved, Err: "session moved to " + c.State.Row.Location}}
+	}
+	if in.Stopping {
+		// The turn's last facts are written first.
+		return Ready{Append: c.takeCarry(), Stop: true}
+	}
+	step := Decide(c.boundary())
+	if step.Err != nil {
+		return Ready{Outcome: &Outcome{Kind: TurnLimit, Err: step.Err.Error()}}
+	}
+	if !step.Call {
+		out := d.LastErr
+		if out == nil {
+			out = &Outcome{}
+		}
+		return Ready{Outcome: out}
+	}
+	if c.State.Epoch == nil {
+		return Ready{Append: c.takeCarry(), Observe: &Observe{Init: true}}
+	}
+	if len(step.Promote) > 0 {
+		c.Carry = append(c.Carry, messages.PromptPromoted{MessageIDs: step.Promote})
+		d.Compacted = false // a new logical turn
+	}
+	d.TurnsUsed, d.LastTurn, d.RunOwed = step.TurnsUsed, step.LastTurn, false
+	d.Continuation = false
+	// Promoted input precedes any context update at this boundary.
+	return Ready{Observe: &Observe{WithCatalog: !d.LastTurn}}
+}
+
+// boundary is what Decide needs to know.
+func (c *Core) boundary() Boundary {
+	d := c.Drain
+	b := Boundary{Continuation: d.Continuation, RunOwed: d.RunOwed, TurnsUsed: d.TurnsUsed, TurnLimit: d.TurnLimit}
+	if len(c.State.Pending) > 0 {
+		b.Pending = make([]Pending, len(c.State.Pending))
+		for i, p := range c.State.Pending {
+			b.Pending[i] = Pending{MessageID: p.MessageID, Seq: p.AdmittedSeq, Delivery: p.Delivery}
+		}
+	}
+	return b
+}
+
+// takeCarry hands the carried events to an Append.
+func (c *Core) takeCarry() []messages.Event {
+	evs := c.Carry
+	c.Carry = nil
+	return evs
+}

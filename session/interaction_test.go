@@ -1,0 +1,251 @@
+package session
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/cockroachdb/datadriven"
+
+	"github.com/sessionrt/sessionrt/messages"
+)
+
+// TestInteraction runs the scenario scripts in testdata/: inputs in, Ready
+// out, like etcd raft's interaction tests. The env below plays the shell
+// faithfully: it writes Ready.Append (folding it into the state at the next
+// seqs), ends the drain on an Outcome with the carried events and Idle, and
+// starts a turn with the carried events and TurnStarted. Regenerate the
+// expectations on purpose with: go test ./session -run TestInteraction -rewrite
+func TestInteraction(t *testing.T) {
+	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
+		env := &interactionEnv{}
+		datadriven.RunTest(t, path, func(t *testing.T, td *datadriven.TestData) string {
+			return env.handle(t, td)
+		})
+	})
+}
+
+type interactionEnv struct {
+	c       Core
+	journal []messages.Event // every event written, journal[i] at seq i+1
+	turns   int
+	turn    string // the open turn's assistant message ID
+	calls   int    // requests made to the provider
+}
+
+func (e *interactionEnv) handle(t *testing.T, td *datadriven.TestData) string {
+	var out strings.Builder
+	switch td.Cmd {
+	case "create":
+		loc := "/p"
+		td.MaybeScanArgs(t, "loc", &loc)
+		e.c.State = NewState("ses_1")
+		e.write(&out, messages.SessionCreated{Location: loc, Agent: "build", Model: messages.ModelRef{Provider: "p", ID: "m"}})
+	case "admit":
+		var id string
+		td.ScanArgs(t, "id", &id)
+		dl := messages.Steer
+		if td.HasArg("queue") {
+			dl = messages.Queue
+		}
+		e.write(&out, messages.PromptAdmitted{MessageID: id, Prompt: messages.Prompt{Text: id}, Delivery: dl})
+	case "epoch":
+		e.write(&out, messages.ContextEpochInitialized{Revision: int64(len(e.journal) + 1), Baseline: "baseline", Location: e.c.State.Row.Location})
+	case "move":
+		var to string
+		td.ScanArgs(t, "to", &to)
+		e.write(&out, messages.Moved{From: e.c.State.Row.Location, To: to}, messages.ContextEpochCleared{Reason: "moved"})
+	case "drain":
+		if e.c.Drain != nil {
+			t.Fatalf("%s: a drain is running", td.Pos)
+		}
+		d := &Drain{Location: e.c.State.Row.Location, RunOwed: td.HasArg("run")}
+		td.MaybeScanArgs(t, "limit", &d.TurnLimit)
+		e.c.Drain = d
+		fmt.Fprintf(&out, "drain started run=%v\n", d.RunOwed)
+	case "boundary":
+		e.ready(&out, e.c.Step(AtBoundary{Stopping: td.HasArg("stopping")}))
+	case "observed":
+		// The observation came back unchanged: the turn starts, carrying
+		// what waited for it.
+		e.turns++
+		e.turn = fmt.Sprintf("a%d", e.turns)
+		e.calls++
+		e.write(&out, append(e.c.takeCarry(), messages.TurnStarted{AssistantMessageID: e.turn, Agent: "build"})...)
+		fmt.Fprintf(&out, "provider request %d: %s\n", e.calls, e.request())
+	case "turn-ok":
+		calls := 0
+		td.MaybeScanArgs(t, "calls", &calls)
+		e.ready(&out, e.c.Step(TurnSucceeded{AssistantMessageID: e.turn, FinishReason: "stop", Calls: calls,
+			ContentFilter: td.HasArg("filter"), Stopping: td.HasArg("stopping")}))
+	case "turn-failed":
+		e.ready(&out, e.c.Step(TurnFailed{AssistantMessageID: e.turn, Kind: Provider, Err: "503 unavailable", Stopping: td.HasArg("stopping")}))
+	case "call":
+		// The stream delivered a complete tool call: the shell records it
+		// at once (the actor's onToolCall) and starts the tool.
+		var id string
+		td.ScanArgs(t, "id", &id)
+		e.write(&out, messages.ToolCalled{AssistantMessageID: e.turn, CallID: id, Tool: "bash", Agent: "build"})
+	case "settle":
+		// The tool's one settlement (ok, failed, or interrupted when the
+		// drain cancelled it).
+		var id string
+		td.ScanArgs(t, "id", &id)
+		switch {
+		case td.HasArg("failed"):
+			e.write(&out, messages.ToolFailed{AssistantMessageID: e.turn, CallID: id, Error: "exit status 1"})
+		case td.HasArg("interrupted"):
+			e.write(&out, messages.ToolFailed{AssistantMessageID: e.turn, CallID: id, Error: "Tool execution interrupted"})
+		default:
+			e.write(&out, messages.ToolSucceeded{AssistantMessageID: e.turn, CallID: id, Output: "ok"})
+		}
+	case "interrupt":
+		e.c.Drain.Interrupted = true
+		out.WriteString("interrupt requested\n")
+	case "state":
+		e.state(&out)
+	case "replay":
+		// A fresh process folds the journal from seq 1.
+		st := NewState(e.c.State.Row.ID)
+		for i, ev := range e.journal {
+			if err := st.Apply(int64(i+1), ev); err != nil {
+				t.Fatalf("%s: replay: %v", td.Pos, err)
+			}
+		}
+		e.c = Core{State: st}
+		e.state(&out)
+	default:
+		t.Fatalf("%s: unknown command %q", td.Pos, td.Cmd)
+	}
+	return out.String()
+}
+
+// write appends events to the journal and folds them.
+func (e *interactionEnv) write(out *strings.Builder, evs ...messages.Event) {
+	for _, ev := range evs {
+		e.journal = append(e.journal, ev)
+		seq := int64(len(e.journal))
+		if err := e.c.State.Apply(seq, ev); err != nil {
+			fmt.Fprintf(out, "fold refused seq %d: %v\n", seq, err)
+			continue
+		}
+		fmt.Fprintf(out, "wrote %d %s\n", seq, describe(ev))
+	}
+}
+
+// ready prints a Ready and plays the shell's part for it.
+func (e *interactionEnv) ready(out *strings.Builder, rd Ready) {
+	if len(rd.Append) > 0 {
+		e.write(out, rd.Append...)
+	}
+	if len(e.c.Carry) > 0 {
+		var ds []string
+		for _, ev := range e.c.Carry {
+			ds = append(ds, describe(ev))
+		}
+		fmt.Fprintf(out, "carry: %s\n", strings.Join(ds, ", "))
+	}
+	switch {
+	case rd.FinishInterrupt:
+		out.WriteString("finish interrupt\n")
+		evs := e.c.takeCarry()
+		if e.turn != "" && !e.turnClosed() {
+			evs = append(evs, messages.TurnFailed{AssistantMessageID: e.turn, ErrorKind: "interrupted", Message: "interrupted"})
+		}
+		e.write(out, append(evs, messages.Interrupted{Reason: "interrupted by client"}, messages.Idle{})...)
+		e.c.Drain = nil
+	case rd.Stop:
+		out.WriteString("stop: mid-drain, no Idle\n")
+		e.c.Drain = nil
+	case rd.Outcome != nil:
+		if rd.Outcome.Kind == Completed && rd.Outcome.Err == "" {
+			out.WriteString("outcome: completed\n")
+		} else {
+			fmt.Fprintf(out, "outcome: %s %q\n", rd.Outcome.Kind, rd.Outcome.Err)
+		}
+		e.write(out, append(e.c.takeCarry(), messages.Idle{})...)
+		e.c.Drain = nil
+	case rd.Observe != nil:
+		fmt.Fprintf(out, "observe: init=%v catalog=%v\n", rd.Observe.Init, rd.Observe.WithCatalog)
+	}
+	if d := e.c.Drain; d != nil {
+		fmt.Fprintf(out, "drain: turns=%d last=%v continuation=%v\n", d.TurnsUsed, d.LastTurn, d.Continuation)
+	}
+}
+
+// turnClosed reports whether the open turn's end is already written.
+func (e *interactionEnv) turnClosed() bool {
+	for _, ev := range e.journal {
+		switch ev := ev.(type) {
+		case messages.TurnEnded:
+			if ev.AssistantMessageID == e.turn {
+				return true
+			}
+		case messages.TurnFailed:
+			if ev.AssistantMessageID == e.turn {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// request is the model-visible history a request made now carries.
+func (e *interactionEnv) request() string {
+	var parts []string
+	for _, m := range e.c.State.History.Msgs {
+		switch m.Role {
+		case messages.RoleUser:
+			parts = append(parts, "U("+m.Prompt.Text+")")
+		case messages.RoleAssistant:
+			a := "A(" + m.ID
+			for _, p := range m.Parts {
+				if p.Tool != nil {
+					a += " " + p.Tool.CallID + ":" + string(p.Tool.State)
+				}
+			}
+			parts = append(parts, a+")")
+		case messages.RoleSystem:
+			parts = append(parts, "S("+m.Text+")")
+		case messages.RoleCompaction:
+			parts = append(parts, "C")
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+func (e *interactionEnv) state(out *strings.Builder) {
+	s := &e.c.State
+	var pending []string
+	for _, p := range s.Pending {
+		pending = append(pending, fmt.Sprintf("%s/%s@%d", p.MessageID, p.Delivery, p.AdmittedSeq))
+	}
+	fmt.Fprintf(out, "status=%s seq=%d location=%s epoch=%v\n", s.Row.Status, s.Row.LastSeq, s.Row.Location, s.Epoch != nil)
+	fmt.Fprintf(out, "pending: [%s]\n", strings.Join(pending, " "))
+	fmt.Fprintf(out, "history: %s\n", e.request())
+}
+
+func describe(ev messages.Event) string {
+	name := strings.TrimPrefix(ev.EventType().Name, "session.")
+	switch e := ev.(type) {
+	case messages.PromptAdmitted:
+		return fmt.Sprintf("%s %s %s", name, e.MessageID, e.Delivery)
+	case messages.PromptPromoted:
+		return fmt.Sprintf("%s %v", name, e.MessageIDs)
+	case messages.TurnStarted:
+		return name + " " + e.AssistantMessageID
+	case messages.TurnEnded:
+		return name + " " + e.AssistantMessageID
+	case messages.TurnFailed:
+		return fmt.Sprintf("%s %s %s", name, e.AssistantMessageID, e.ErrorKind)
+	case messages.Moved:
+		return fmt.Sprintf("%s %s", name, e.To)
+	case messages.ToolCalled:
+		return name + " " + e.CallID
+	case messages.ToolSucceeded:
+		return name + " " + e.CallID
+	case messages.ToolFailed:
+		return fmt.Sprintf("%s %s %q", name, e.CallID, e.Error)
+	}
+	return name
+}

@@ -1,0 +1,650 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+
+	"github.com/sessionrt/sessionrt/messages"
+	"github.com/sessionrt/sessionrt/session"
+)
+
+// Config is one simulation run.
+type Config struct {
+	Seed     uint64
+	Sessions int // default 8
+	Steps    int // steps over all sessions; default 10,000
+	// Break deliberately breaks one rule of the shell, to show that the
+	// invariants catch it: "" (none), "promote-early" (a queued prompt is
+	// promoted with the steers), "rerun-tool" (a tool left running by a
+	// crash is run again instead of failed as interrupted).
+	Break string
+}
+
+// Result counts what a run exercised.
+type Result struct {
+	Steps, Events, Turns, Promotions, ToolCalls, Crashes, StaleRefused, Interrupts, Drains int
+}
+
+// Violation is an invariant that did not hold, with what replays it.
+type Violation struct {
+	Config  Config // the run's configuration, defaults filled in
+	Step    int
+	Session string
+	Err     error
+}
+
+func (v *Violation) Error() string {
+	c := v.Config
+	cmd := fmt.Sprintf("sessionrt chaos --mode sim --seed %d --steps %d --sessions %d", c.Seed, v.Step+1, c.Sessions)
+	if c.Break != "" {
+		cmd += " --break " + c.Break
+	}
+	return fmt.Sprintf("seed %d step %d session %s: %v (replay: %s)", c.Seed, v.Step, v.Session, v.Err, cmd)
+}
+
+func (v *Violation) Unwrap() error { return v.Err }
+
+// Run drives cfg.Sessions sessions through the real core for cfg.Steps
+// steps, choosing every input and fault from the seed, and checks the
+// invariants after each step. The same Config gives the same run.
+func Run(cfg Config) (Result, error) {
+	if cfg.Sessions <= 0 {
+		cfg.Sessions = 8
+	}
+	if cfg.Steps <= 0 {
+		cfg.Steps = 10_000
+	}
+	rng := rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15))
+	var res Result
+	ss := make([]*simSession, cfg.Sessions)
+	for i := range ss {
+		ss[i] = newSimSession(fmt.Sprintf("ses_%d", i), rng, &res, cfg.Break)
+	}
+	for step := 0; step < cfg.Steps; step++ {
+		s := ss[rng.IntN(len(ss))]
+		err := s.step()
+		if err == nil {
+			err = s.check()
+		}
+		res.Steps++
+		if err != nil {
+			return res, &Violation{Config: cfg, Step: step, Session: s.id, Err: err}
+		}
+	}
+	for _, s := range ss {
+		res.Events += len(s.j.events)
+	}
+	return res, nil
+}
+
+// errFenced is the journal's refusal of a stale owner's append.
+var errFenced = errors.New("journal fenced: ownership epoch superseded")
+
+// journal is one session's in-memory journal: one transaction per append,
+// fenced by the ownership epoch.
+type journal struct {
+	events []messages.Event
+	epoch  int64
+	// replica is the journal's own projection: every event it takes is
+	// folded into it in seq order, independently of any owner.
+	replica session.State
+	err     error // the first event the replica refused
+}
+
+func (j *journal) append(epoch int64, evs []messages.Event) error {
+	if epoch != j.epoch {
+		return errFenced
+	}
+	for _, ev := range evs {
+		j.events = append(j.events, ev)
+		if err := j.replica.Apply(int64(len(j.events)), ev); err != nil && j.err == nil {
+			j.err = fmt.Errorf("the journal's projection refused seq %d: %w", len(j.events), err)
+		}
+	}
+	return nil
+}
+
+// phase is where the shell's drain is.
+type phase int
+
+const (
+	idle      phase = iota
+	observing       // an observation is outstanding
+	streaming       // a provider turn streams, its tools run
+)
+
+type toolKey struct{ turn, call string }
+
+// simSession is one session: its journal, and the owner (shell + core)
+// that works on it until a crash replaces it.
+type simSession struct {
+	id    string
+	rng   *rand.Rand
+	res   *Result
+	brk   string
+	j     journal
+	owner *owner
+	// ledger of what the journal shows, for the invariants
+	delivery  map[string]messages.Delivery
+	promoted  map[string]int
+	called    map[toolKey]int
+	settled   map[toolKey]int
+	nextID    int
+	turnLimit int
+	// fullCheckDue: a crash or an end of a drain happened since the last
+	// full check.
+	fullCheckDue bool
+}
+
+// owner is one activation: its epoch, its core and its drain's plumbing.
+type owner struct {
+	epoch   int64
+	core    session.Core
+	phase   phase
+	init    bool // the outstanding observation is for a first baseline
+	turn    string
+	calls   []string
+	open    map[string]bool // calls started and not settled
+	streamD bool            // the stream ended
+	streamE string          // how: "" ok, "error", "filter"
+	// continuation: the last turn's results need an answer (the sim's own
+	// record, to check the queue rule against)
+	continuation bool
+	turnsSince   int // turns since the allowance was last reset
+}
+
+func newSimSession(id string, rng *rand.Rand, res *Result, brk string) *simSession {
+	s := &simSession{id: id, rng: rng, res: res, brk: brk, delivery: map[string]messages.Delivery{}, promoted: map[string]int{},
+		called: map[toolKey]int{}, settled: map[toolKey]int{}, turnLimit: 2 + rng.IntN(4)}
+	s.j.replica = session.NewState(id)
+	s.activate()
+	s.must(s.write(messages.SessionCreated{Location: "/loc", Agent: "build", Model: messages.ModelRef{Provider: "sim", ID: "m"}}))
+	return s
+}
+
+func (s *simSession) id_(prefix string) string {
+	s.nextID++
+	return fmt.Sprintf("%s%d", prefix, s.nextID)
+}
+
+func (s *simSession) must(err error) {
+	if err != nil {
+		panic(err)
+	}
+}
+
+// activate starts a new owner: it takes a newer ownership epoch and
+// rebuilds its state by replaying the journal.
+func (s *simSession) activate() {
+	s.j.epoch++
+	st := session.NewState(s.id)
+	for i, ev := range s.j.events {
+		if err := st.Apply(int64(i+1), ev); err != nil {
+			panic(fmt.Sprintf("replay of %s: %v", s.id, err))
+		}
+	}
+	s.owner = &owner{epoch: s.j.epoch, core: session.Core{State: st}, open: map[string]bool{}}
+}
+
+// write appends events as the current owner and folds them into its state.
+func (s *simSession) write(evs ...messages.Event) error {
+	o := s.owner
+	if err := s.j.append(o.epoch, evs); err != nil {
+		return err
+	}
+	first := int64(len(s.j.events) - len(evs) + 1)
+	for i, ev := range evs {
+		if err := s.ledger(o, ev); err != nil {
+			return err
+		}
+		if err := o.core.State.Apply(first+int64(i), ev); err != nil {
+			return fmt.Errorf("fold: %w", err)
+		}
+	}
+	return nil
+}
+
+// step takes one seeded action.
+func (s *simSession) step() error {
+	o := s.owner
+	r := s.rng.IntN(100)
+	switch {
+	case r < 4:
+		return s.crash()
+	case r < 16:
+		// Admission (through the journal, by whichever owner is active).
+		dl := messages.Steer
+		if s.rng.IntN(2) == 0 {
+			dl = messages.Queue
+		}
+		id := s.id_("u")
+		s.delivery[id] = dl
+		return s.write(messages.PromptAdmitted{MessageID: id, Prompt: messages.Prompt{Text: id}, Delivery: dl})
+	case r < 22:
+		if o.core.Drain == nil {
+			run := s.rng.IntN(3) == 0
+			if !run && len(o.core.State.Pending) == 0 {
+				return nil // a wake with nothing pending starts nothing
+			}
+			return s.startDrain(run)
+		}
+		return nil
+	case r < 24:
+		if o.core.Drain != nil && !o.core.Drain.Interrupted {
+			s.res.Interrupts++
+			o.core.Drain.Interrupted = true
+			if o.phase == streaming {
+				// Running tools are cancelled: each settles as interrupted.
+				for _, c := range o.calls {
+					if o.open[c] {
+						if err := s.settle(c, false); err != nil {
+							return err
+						}
+					}
+				}
+				return s.maybeFinishTurn()
+			}
+			if o.phase == idle {
+				return s.exec(session.Ready{FinishInterrupt: true})
+			}
+		}
+		return nil
+	}
+	return s.progress()
+}
+
+func (s *simSession) startDrain(run bool) error {
+	o := s.owner
+	s.res.Drains++
+	o.core.Drain = &session.Drain{Location: o.core.State.Row.Location, RunOwed: run, TurnLimit: s.turnLimit}
+	o.turnsSince = 0
+	o.continuation = false
+	return s.boundary()
+}
+
+func (s *simSession) boundary() error {
+	o := s.owner
+	owed := o.continuation
+	pendingSteer := false
+	for _, p := range o.core.State.Pending {
+		pendingSteer = pendingSteer || p.Delivery == messages.Steer
+	}
+	rd := o.core.Step(session.AtBoundary{})
+	if s.brk == "promote-early" {
+		s.breakPromoteEarly(rd)
+	}
+	// The queue rule, checked on the decision itself.
+	for _, ev := range o.core.Carry {
+		if p, ok := ev.(messages.PromptPromoted); ok {
+			for _, id := range p.MessageIDs {
+				if s.delivery[id] == messages.Queue && (len(p.MessageIDs) > 1 || owed || pendingSteer) {
+					return fmt.Errorf("queued prompt %s promoted early (with %v, continuation owed %v, steer pending %v)", id, p.MessageIDs, owed, pendingSteer)
+				}
+			}
+			o.turnsSince = 0
+		}
+	}
+	return s.exec(rd)
+}
+
+// breakPromoteEarly is the deliberately broken rule: every pending prompt,
+// queued ones too, rides along with a promotion.
+func (s *simSession) breakPromoteEarly(rd session.Ready) {
+	o := s.owner
+	for i, ev := range o.core.Carry {
+		if p, ok := ev.(messages.PromptPromoted); ok {
+			var ids []string
+			for _, in := range o.core.State.Pending {
+				ids = append(ids, in.MessageID)
+			}
+			o.core.Carry[i] = messages.PromptPromoted{MessageIDs: ids}
+			_ = p
+		}
+	}
+}
+
+// exec is the shell: Append first, then the effect.
+func (s *simSession) exec(rd session.Ready) error {
+	o := s.owner
+	if len(rd.Append) > 0 {
+		if err := s.write(rd.Append...); err != nil {
+			return err
+		}
+	}
+	switch {
+	case rd.FinishInterrupt:
+		evs := o.core.Carry
+		o.core.Carry = nil
+		if o.turn != "" {
+			evs = append(evs, messages.TurnFailed{AssistantMessageID: o.turn, ErrorKind: "interrupted", Message: "interrupted"})
+		}
+		evs = append(evs, messages.Interrupted{Reason: "interrupted by client"}, messages.Idle{})
+		return s.endDrain(evs)
+	case rd.Stop:
+		o.core.Drain, o.phase = nil, idle
+	case rd.Outcome != nil:
+		return s.endDrain(append(o.core.Carry, messages.Idle{}))
+	case rd.Observe != nil:
+		o.phase, o.init = observing, rd.Observe.Init
+	}
+	return nil
+}
+
+func (s *simSession) endDrain(evs []messages.Event) error {
+	o := s.owner
+	o.core.Carry = nil
+	if err := s.write(evs...); err != nil {
+		return err
+	}
+	o.core.Drain, o.phase, o.turn, o.calls = nil, idle, "", nil
+	s.fullCheckDue = true
+	for k, open := range o.open {
+		if open {
+			return fmt.Errorf("the drain ended with call %s unsettled", k)
+		}
+	}
+	return nil
+}
+
+// progress moves the drain's outstanding work one step.
+func (s *simSession) progress() error {
+	o := s.owner
+	switch o.phase {
+	case observing:
+		if s.rng.IntN(20) == 0 {
+			// Context blocked: the drain ends, the prompts stay pending.
+			return s.endDrain(append(o.core.Carry, messages.Idle{}))
+		}
+		if o.core.Drain.Interrupted {
+			o.phase = idle
+			return s.exec(session.Ready{FinishInterrupt: true})
+		}
+		if o.init {
+			o.phase = idle
+			if err := s.write(messages.ContextEpochInitialized{Revision: int64(len(s.j.events) + 1), Baseline: "b", Location: o.core.State.Row.Location}); err != nil {
+				return err
+			}
+			return s.boundary()
+		}
+		s.res.Turns++
+		o.turnsSince++
+		if o.turnsSince > max(o.core.Drain.TurnLimit, 1) {
+			return fmt.Errorf("%d turns since the allowance was reset, limit %d", o.turnsSince, o.core.Drain.TurnLimit)
+		}
+		o.turn, o.calls, o.streamD, o.streamE = s.id_("a"), nil, false, ""
+		clear(o.open)
+		o.phase = streaming
+		evs := append(o.core.Carry, messages.TurnStarted{AssistantMessageID: o.turn, Agent: "build"})
+		o.core.Carry = nil
+		return s.write(evs...)
+	case streaming:
+		open := 0
+		for _, c := range o.calls {
+			if o.open[c] {
+				open++
+			}
+		}
+		r := s.rng.IntN(10)
+		switch {
+		case !o.streamD && r < 3 && len(o.calls) < 4 && !o.core.Drain.Interrupted && !o.core.Drain.LastTurn:
+			c := s.id_("call")
+			o.calls = append(o.calls, c)
+			o.open[c] = true
+			s.res.ToolCalls++
+			return s.write(messages.ToolCalled{AssistantMessageID: o.turn, CallID: c, Tool: "bash", Agent: "build"})
+		case open > 0 && r < 7:
+			// A settlement, sometimes delivered twice: the shell keeps the first.
+			for _, c := range o.calls {
+				if o.open[c] {
+					if err := s.settle(c, s.rng.IntN(4) > 0); err != nil {
+						return err
+					}
+					if s.rng.IntN(10) == 0 {
+						if err := s.settle(c, true); err != nil {
+							return err
+						}
+					}
+					break
+				}
+			}
+			return s.maybeFinishTurn()
+		case !o.streamD:
+			o.streamD = true
+			switch s.rng.IntN(12) {
+			case 0:
+				o.streamE = "error"
+			case 1:
+				o.streamE = "filter"
+			}
+			return s.maybeFinishTurn()
+		}
+		return s.maybeFinishTurn()
+	}
+	return nil
+}
+
+func (s *simSession) settle(call string, ok bool) error {
+	o := s.owner
+	if !o.open[call] {
+		return nil // a duplicate delivery: the call is already settled
+	}
+	o.open[call] = false
+	if ok {
+		return s.write(messages.ToolSucceeded{AssistantMessageID: o.turn, CallID: call, Output: "ok"})
+	}
+	return s.write(messages.ToolFailed{AssistantMessageID: o.turn, CallID: call, Error: "failed"})
+}
+
+// maybeFinishTurn ends the turn once its stream ended and every call settled.
+func (s *simSession) maybeFinishTurn() error {
+	o := s.owner
+	if o.core.Drain != nil && o.core.Drain.Interrupted {
+		o.streamD = true
+	}
+	if !o.streamD {
+		return nil
+	}
+	for _, c := range o.calls {
+		if o.open[c] {
+			return nil
+		}
+	}
+	pendingSteer := false
+	for _, p := range o.core.State.Pending {
+		pendingSteer = pendingSteer || p.Delivery == messages.Steer
+	}
+	var rd session.Ready
+	if o.streamE == "error" {
+		o.continuation = false
+		rd = o.core.Step(session.TurnFailed{AssistantMessageID: o.turn, Kind: session.Provider, Err: "503"})
+	} else {
+		o.continuation = len(o.calls) > 0 && o.streamE != "filter"
+		rd = o.core.Step(session.TurnSucceeded{AssistantMessageID: o.turn, FinishReason: "stop", Calls: len(o.calls), ContentFilter: o.streamE == "filter"})
+	}
+	if s.brk == "promote-early" {
+		s.breakPromoteEarly(rd)
+	}
+	if !rd.FinishInterrupt {
+		o.turn, o.calls = "", nil
+	}
+	o.phase = idle
+	owed := o.continuation
+	for _, ev := range append(append([]messages.Event(nil), rd.Append...), o.core.Carry...) {
+		if p, ok := ev.(messages.PromptPromoted); ok {
+			for _, id := range p.MessageIDs {
+				if s.delivery[id] == messages.Queue && (len(p.MessageIDs) > 1 || owed || pendingSteer) {
+					return fmt.Errorf("queued prompt %s promoted early (with %v, continuation owed %v, steer pending %v)", id, p.MessageIDs, owed, pendingSteer)
+				}
+			}
+			o.turnsSince = 0
+		}
+	}
+	return s.exec(rd)
+}
+
+// crash kills the owner at a random point: its carried events are lost
+// (they were never written), a new owner replays the journal, fails what
+// the dead one left open (no tool runs again), and resumes a busy session.
+// The dead owner's late append is refused by the fence.
+func (s *simSession) crash() error {
+	s.res.Crashes++
+	s.fullCheckDue = true
+	dead := s.owner
+	s.activate()
+	if len(dead.core.Carry) > 0 || s.rng.IntN(2) == 0 {
+		// The dead owner's late append is refused by the fence.
+		if err := s.j.append(dead.epoch, []messages.Event{messages.Idle{}}); !errors.Is(err, errFenced) {
+			return fmt.Errorf("a stale owner's append was not refused: %v", err)
+		}
+		s.res.StaleRefused++
+	}
+	o := s.owner
+	// Recovery: every call still running fails as interrupted, and the
+	// unfinished turn fails, before anything can call a provider.
+	var evs []messages.Event
+	var unfinished string
+	for k, n := range s.called {
+		if n > s.settled[k] {
+			if s.brk == "rerun-tool" {
+				// The broken rule: run it again instead.
+				o.turn = k.turn
+				evs = append(evs, messages.ToolCalled{AssistantMessageID: k.turn, CallID: k.call, Tool: "bash", Agent: "build"})
+				continue
+			}
+			evs = append(evs, messages.ToolFailed{AssistantMessageID: k.turn, CallID: k.call, Error: "Tool execution interrupted"})
+		}
+	}
+	for _, m := range o.core.State.History.Msgs {
+		if m.Role == messages.RoleAssistant && !m.Finished {
+			unfinished = m.ID
+		}
+	}
+	if unfinished != "" {
+		evs = append(evs, messages.TurnFailed{AssistantMessageID: unfinished, ErrorKind: "interrupted", Message: "session restarted"})
+	}
+	if len(evs) > 0 {
+		if err := s.write(evs...); err != nil {
+			return err
+		}
+	}
+	if o.core.State.Row.Status == session.StatusBusy {
+		return s.startDrain(true)
+	}
+	return nil
+}
+
+// ledger keeps the journal's facts for the invariants, refusing the
+// events that break one as they are written.
+func (s *simSession) ledger(o *owner, ev messages.Event) error {
+	switch e := ev.(type) {
+	case messages.PromptPromoted:
+		s.res.Promotions++
+		for _, id := range e.MessageIDs {
+			if _, ok := s.delivery[id]; !ok {
+				return fmt.Errorf("promoted %s, which was never admitted", id)
+			}
+			s.promoted[id]++
+			if s.promoted[id] > 1 {
+				return fmt.Errorf("prompt %s promoted twice", id)
+			}
+		}
+	case messages.ToolCalled:
+		k := toolKey{e.AssistantMessageID, e.CallID}
+		s.called[k]++
+		if s.called[k] > 1 {
+			return fmt.Errorf("tool call %s of %s started twice", e.CallID, e.AssistantMessageID)
+		}
+	case messages.ToolSucceeded:
+		return s.settledOnce(toolKey{e.AssistantMessageID, e.CallID})
+	case messages.ToolFailed:
+		return s.settledOnce(toolKey{e.AssistantMessageID, e.CallID})
+	}
+	return nil
+}
+
+func (s *simSession) settledOnce(k toolKey) error {
+	s.settled[k]++
+	if s.called[k] == 0 {
+		return fmt.Errorf("tool call %s of %s settled but never started", k.call, k.turn)
+	}
+	if s.settled[k] > 1 {
+		return fmt.Errorf("tool call %s of %s settled twice", k.call, k.turn)
+	}
+	return nil
+}
+
+// check holds the invariants after every step. The live state is compared
+// with the journal's projection after every step (the row, the inbox, the
+// epoch, the history's length and newest message) and in full, with a
+// replay from seq 1, at every crash (activate) and every end of a drain.
+func (s *simSession) check() error {
+	o := s.owner
+	if s.j.err != nil {
+		return s.j.err
+	}
+	live, proj := &o.core.State, &s.j.replica
+	if live.Row != proj.Row || !samePending(live.Pending, proj.Pending) || !reflect.DeepEqual(live.Epoch, proj.Epoch) ||
+		len(live.History.Msgs) != len(proj.History.Msgs) ||
+		(len(live.History.Msgs) > 0 && !reflect.DeepEqual(live.History.Msgs[len(live.History.Msgs)-1], proj.History.Msgs[len(proj.History.Msgs)-1])) {
+		return fmt.Errorf("the live state differs from the journal's projection:\nlive       %+v\nprojection %+v", live.Row, proj.Row)
+	}
+	if o.core.Drain == nil && s.fullCheckDue {
+		s.fullCheckDue = false
+		return s.fullCheck()
+	}
+	return nil
+}
+
+// fullCheck replays the journal from seq 1 and compares everything, and
+// checks the prompt and tool ledgers.
+func (s *simSession) fullCheck() error {
+	o := s.owner
+	st := session.NewState(s.id)
+	for i, ev := range s.j.events {
+		if err := st.Apply(int64(i+1), ev); err != nil {
+			return fmt.Errorf("replay: %w", err)
+		}
+	}
+	live := o.core.State
+	if live.Row != st.Row || !samePending(live.Pending, st.Pending) || !reflect.DeepEqual(live.Epoch, st.Epoch) || !sameHistory(live.History.Msgs, st.History.Msgs) {
+		return fmt.Errorf("live state differs from a replay:\nlive   %+v\nreplay %+v", live.Row, st.Row)
+	}
+	// No admitted prompt lost: each is pending or promoted exactly once.
+	pending := map[string]bool{}
+	for _, p := range st.Pending {
+		pending[p.MessageID] = true
+	}
+	for id := range s.delivery {
+		if s.promoted[id] == 0 && !pending[id] {
+			return fmt.Errorf("prompt %s lost: neither pending nor promoted", id)
+		}
+		if s.promoted[id] > 0 && pending[id] {
+			return fmt.Errorf("prompt %s both promoted and pending", id)
+		}
+	}
+	// Every started tool settles exactly once, by the end of its drain.
+	for k, n := range s.called {
+		if s.settled[k] != n {
+			return fmt.Errorf("tool call %s of %s started %d times, settled %d times, with no drain running", k.call, k.turn, n, s.settled[k])
+		}
+	}
+	return nil
+}
+
+func samePending(a, b []session.InboxEntry) bool {
+	return len(a) == len(b) && (len(a) == 0 || reflect.DeepEqual(a, b))
+}
+
+func sameHistory(a, b []messages.Message) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !reflect.DeepEqual(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
+}
