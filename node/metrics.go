@@ -9,7 +9,7 @@ import (
 )
 
 // observeJournal publishes the journal's engine counters, size, pool and
-// the sessions awaiting a permission in the metrics, read at collection.
+// the sessions awaiting a permission or a question in the metrics, read at collection.
 // Telemetry shuts down before the journal closes, so no collection reads a
 // closed journal.
 func observeJournal(rt *metrics.Runtime, j *persistence.Journal) error {
@@ -22,6 +22,7 @@ func observeJournal(rt *metrics.Runtime, j *persistence.Journal) error {
 		Size:               j.SizeBytes,
 		Pool:               func() sql.DBStats { return db.Stats() },
 		AwaitingPermission: j.SessionsAwaitingPermission,
+		AwaitingQuestion:   j.SessionsAwaitingQuestion,
 	})
 	return err
 }

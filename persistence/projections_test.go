@@ -323,5 +323,14 @@ func TestAnsweredQuestionIsOwedADrain(t *testing.T) {
 		if s, _ := j.Session(ctx, "answered"); s.Status != persistence.StatusBusy {
 			t.Fatalf("status after the answer %s, want busy", s.Status)
 		}
+		// The metrics' sessions_awaiting{on="question"}: only a session whose
+		// question is still open counts.
+		if n, err := j.SessionsAwaitingQuestion(ctx); err != nil || n != 0 {
+			t.Fatalf("awaiting a question after both settled: %d %v, want 0", n, err)
+		}
+		asked("open")
+		if n, err := j.SessionsAwaitingQuestion(ctx); err != nil || n != 1 {
+			t.Fatalf("awaiting a question with one open: %d %v, want 1", n, err)
+		}
 	})
 }

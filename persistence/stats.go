@@ -52,3 +52,15 @@ func (j *Journal) SessionsAwaitingPermission(ctx context.Context) (int64, error)
 	}
 	return n, nil
 }
+
+var qAwaitingQuestion = stmt(`SELECT COUNT(DISTINCT session_id) FROM {questions} WHERE state = 'pending'`)
+
+// SessionsAwaitingQuestion counts the sessions with an unanswered question
+// (the question tool's call stays open until a person replies).
+func (j *Journal) SessionsAwaitingQuestion(ctx context.Context) (int64, error) {
+	var n int64
+	if err := j.db.QueryRowContext(ctx, j.n.q(qAwaitingQuestion)).Scan(&n); err != nil {
+		return 0, fmt.Errorf("sessions awaiting a question: %w", err)
+	}
+	return n, nil
+}

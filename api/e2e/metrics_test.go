@@ -152,6 +152,7 @@ func TestServeMetricsAfterAPromptWithAToolCall(t *testing.T) {
 		{"sessionrt_tool_duration_seconds", map[string]string{"gen_ai_tool_name": "bash", "outcome": "succeeded"}, 1},
 		{"sessionrt_sessions_active", nil, 1},
 		{"sessionrt_sessions_awaiting", map[string]string{"on": "permission"}, 0},
+		{"sessionrt_sessions_awaiting", map[string]string{"on": "question"}, 0},
 		{"sessionrt_journal_append_seconds", nil, 3},
 		{"sessionrt_journal_append_events", nil, 3},
 		{"sessionrt_journal_fsyncs_total", nil, 1},

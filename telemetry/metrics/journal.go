@@ -23,6 +23,7 @@ type JournalSource struct {
 	Pool func() sql.DBStats
 	// AwaitingPermission counts sessions with an unanswered permission request.
 	AwaitingPermission func(context.Context) (int64, error)
+	AwaitingQuestion   func(context.Context) (int64, error)
 }
 
 // collectTimeout bounds the queries a collection makes (database size,
@@ -39,6 +40,7 @@ const collectTimeout = 2 * time.Second
 //	db_client_connection_max                   the pool's limit (0: none)
 //	sessionrt_journal_pool_waits_total         connections waited for
 //	sessionrt_sessions_awaiting{on="permission"} sessions with an unanswered permission request
+//	sessionrt_sessions_awaiting{on="question"}   sessions with an unanswered question
 //
 // The returned func unregisters them.
 func (r *Runtime) ObserveJournal(src JournalSource) (unregister func() error, err error) {
@@ -67,7 +69,7 @@ func (r *Runtime) ObserveJournal(src JournalSource) (unregister func() error, er
 		metric.WithDescription("Journal connections waited for because the pool was at its limit."))
 	keep(err)
 	awaiting, err := m.Int64ObservableGauge("sessionrt.sessions.awaiting",
-		metric.WithDescription("Sessions waiting on a person, by what they wait on (permission)."))
+		metric.WithDescription("Sessions waiting on a person, by what they wait on (permission, question)."))
 	keep(err)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -76,6 +78,7 @@ func (r *Runtime) ObserveJournal(src JournalSource) (unregister func() error, er
 	idle := metric.WithAttributes(attribute.String("db.client.connection.pool.name", "journal"), attribute.String("db.client.connection.state", "idle"))
 	used := metric.WithAttributes(attribute.String("db.client.connection.pool.name", "journal"), attribute.String("db.client.connection.state", "used"))
 	onPermission := metric.WithAttributes(attribute.String("on", "permission"))
+	onQuestion := metric.WithAttributes(attribute.String("on", "question"))
 	reg, err := m.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
 		if src.Engine != nil {
 			if c, t, d, ok := src.Engine(); ok {
@@ -103,6 +106,11 @@ func (r *Runtime) ObserveJournal(src JournalSource) (unregister func() error, er
 		if src.AwaitingPermission != nil {
 			if n, err := src.AwaitingPermission(qctx); err == nil {
 				o.ObserveInt64(awaiting, n, onPermission)
+			}
+		}
+		if src.AwaitingQuestion != nil {
+			if n, err := src.AwaitingQuestion(qctx); err == nil {
+				o.ObserveInt64(awaiting, n, onQuestion)
 			}
 		}
 		return nil
