@@ -29,7 +29,7 @@ type questionInput struct {
 			Label       string `json:"label"`
 			Description string `json:"description"`
 		} `json:"options"`
-		Multiple bool `json:"multiple"`
+		Multiple bool  `json:"multiple"`
 		Custom   *bool `json:"custom"`
 	} `json:"questions"`
 }

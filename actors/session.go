@@ -52,7 +52,7 @@ type sessionActor struct {
 	// openQuestions counts the session's pending question requests; -1
 	// until the journal was asked (question.go).
 	openQuestions int
-	stopping    bool                       // the actor is stopping: no fault injection
+	stopping      bool // the actor is stopping: no fault injection
 }
 
 // errFenced stops an activation that lost ownership: another activation (a
