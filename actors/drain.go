@@ -15,6 +15,7 @@ import (
 	"github.com/sessionrt/sessionrt/contextsources"
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/provider"
+	"github.com/sessionrt/sessionrt/session"
 	"github.com/sessionrt/sessionrt/telemetry"
 	"github.com/sessionrt/sessionrt/toolactors/permission"
 	"go.opentelemetry.io/otel/trace"
@@ -238,7 +239,7 @@ func (a *sessionActor) boundary() {
 		a.abandon("server shutting down", CodeFenced)
 		return
 	}
-	step := Decide(a.boundaryState())
+	step := session.Decide(a.boundaryState())
 	a.log.Debug("boundary", "session", a.id, "token", d.token, "call", step.Call, "promote", step.Promote, "epoch", a.st.Epoch != nil)
 	if step.Err != nil {
 		a.endDrain(&Outcome{Err: step.Err.Error(), Kind: "turn_limit"})
@@ -279,19 +280,15 @@ func (a *sessionActor) boundary() {
 	a.observe(false)
 }
 
-func (a *sessionActor) boundaryState() Boundary {
-	b := Boundary{
+func (a *sessionActor) boundaryState() session.Boundary {
+	b := session.Boundary{
 		Continuation: a.drain.continuation,
 		RunOwed:      a.drain.runOwed,
 		TurnsUsed:    a.drain.turnsUsed,
 		TurnLimit:    a.drain.agent.TurnLimit,
 	}
 	for _, p := range a.st.Pending {
-		dl := Steer
-		if p.Delivery == messages.Queue {
-			dl = Queue
-		}
-		b.Pending = append(b.Pending, Pending{MessageID: p.MessageID, Seq: p.AdmittedSeq, Delivery: dl})
+		b.Pending = append(b.Pending, session.Pending{MessageID: p.MessageID, Seq: p.AdmittedSeq, Delivery: p.Delivery})
 	}
 	return b
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/provider"
+	"github.com/sessionrt/sessionrt/session"
 )
 
 // InterruptedToolError is what a tool left running by an interruption or a
@@ -75,7 +76,7 @@ func buildRequest(r turnRequest) *provider.Request {
 		}
 	}
 	if r.LastTurn {
-		req.Messages = append(req.Messages, provider.Message{Role: provider.RoleSystem, Text: MaxStepsInstruction})
+		req.Messages = append(req.Messages, provider.Message{Role: provider.RoleSystem, Text: session.MaxStepsInstruction})
 	}
 	if len(req.Messages) == 0 {
 		req.Messages = nil // as when nothing was ever appended

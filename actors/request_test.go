@@ -8,6 +8,7 @@ import (
 
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/provider"
+	"github.com/sessionrt/sessionrt/session"
 )
 
 // TestBuildRequestIsUnchangedByItsAllocationCuts compares buildRequest with
@@ -90,7 +91,7 @@ func referenceRequest(r turnRequest) *provider.Request {
 		}
 	}
 	if r.LastTurn {
-		req.Messages = append(req.Messages, provider.Message{Role: provider.RoleSystem, Text: MaxStepsInstruction})
+		req.Messages = append(req.Messages, provider.Message{Role: provider.RoleSystem, Text: session.MaxStepsInstruction})
 	}
 	return req
 }

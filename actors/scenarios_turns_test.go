@@ -15,6 +15,7 @@ import (
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/provider"
 	"github.com/sessionrt/sessionrt/provider/scripted"
+	"github.com/sessionrt/sessionrt/session"
 	"github.com/sessionrt/sessionrt/toolactors"
 	"github.com/sessionrt/sessionrt/toolactors/permission"
 	"github.com/sessionrt/sessionrt/toolactors/tools"
@@ -266,7 +267,7 @@ func TestS21_TurnLimitLastTurnHasNoToolsThenFails(t *testing.T) {
 	if len(last.Tools) != 0 || last.ToolChoice != provider.ToolChoiceNone {
 		t.Fatalf("last allowed turn offered tools: %v", last.Tools)
 	}
-	if m := last.Messages[len(last.Messages)-1]; m.Role != provider.RoleSystem || m.Text != MaxStepsInstruction {
+	if m := last.Messages[len(last.Messages)-1]; m.Role != provider.RoleSystem || m.Text != session.MaxStepsInstruction {
 		t.Fatalf("last allowed turn ends with %+v, want the maximum-steps instruction", m)
 	}
 	if len(reqs[0].Tools) == 0 {

@@ -14,7 +14,7 @@ import (
 // turn allowance, the first observation, the end of a drain) and the end of
 // a turn are the first. The Session actor does not execute Ready yet: its
 // drain (actors/drain.go boundary, finishTurn) still takes these decisions
-// itself, with actors.Decide, until it is wired to Core (issue #18); the
+// itself, calling Decide directly, until it is wired to Core (issue #18); the
 // scripts in testdata/ and the simulator in sim/ drive this core.
 type Core struct {
 	// State is the session as its durable events left it (Apply).
