@@ -80,7 +80,7 @@ func (a *sessionActor) prompt(m *Prompt) any {
 	if m.MessageID == "" {
 		m.MessageID = messages.NewID("msg")
 	}
-	ev := messages.PromptAdmitted{MessageID: m.MessageID, Prompt: m.Prompt, Delivery: m.Delivery}
+	ev := messages.PromptAdmitted{MessageID: m.MessageID, Prompt: m.Prompt, Delivery: m.Delivery, Held: !m.Resume}
 	// a.st.Pending is the exact pending inbox (this actor is its only writer):
 	// below the limit the journal need not count it again. At the limit it
 	// does, after its duplicate check, so an exact retry still gets its

@@ -23,15 +23,12 @@ import (
 func TestAdmittedInputIsWokenAtStartUpWhateverItsStatus(t *testing.T) {
 	for _, policy := range []Recovery{RecoverResume, RecoverInterrupt} {
 		t.Run(string(policy), func(t *testing.T) {
-			h := newHarness(t, text("answered"))
+			h := newHarness(t, text("answered"), killAfterAdmission())
 			id := h.create("")
 			untouched := h.create("")
-			// Admitted, receipt given, no drain yet: the state a kill right
-			// after the receipt leaves (Resume false holds the drain back).
-			rec := h.prompt(id, "msg_owed", "do it", "", false)
-			if rec.AdmittedSeq == 0 {
-				t.Fatalf("receipt %+v", rec)
-			}
+			// Admitted, no drain yet: the state a kill right after the
+			// receipt leaves.
+			admitThenDie(h, id, "msg_owed", "do it")
 			h.restart(func(c *Config) { c.Recovery = policy })
 			ids, err := h.sessions.Recover(h.ctx(), nil)
 			if err != nil {
@@ -52,6 +49,82 @@ func TestAdmittedInputIsWokenAtStartUpWhateverItsStatus(t *testing.T) {
 			}
 			if again, _ := h.sessions.Recover(h.ctx(), nil); len(again) != 0 {
 				t.Fatalf("recovered again: %v", again)
+			}
+			h.checkReplay()
+		})
+	}
+}
+
+// killAfterAdmission kills the session actor once, right after the first
+// admission is durable (the after-admission fault point): its drain never
+// starts, as when the server dies between the receipt and the drain.
+func killAfterAdmission() harnessOption {
+	var killed atomic.Bool
+	return func(c *Config) {
+		c.Faults = func(p FaultPoint, _ string) bool {
+			return p == FaultAfterAdmission && killed.CompareAndSwap(false, true)
+		}
+	}
+}
+
+// admitThenDie admits a prompt that asks for a drain into a harness built
+// with killAfterAdmission: the admission is durable, the drain never
+// starts.
+func admitThenDie(h *harness, id, msgID, text string) {
+	h.t.Helper()
+	if _, err := h.sessions.Prompt(h.ctx(), id, Prompt{MessageID: msgID, Prompt: messages.Prompt{Text: text}, Resume: true}); err == nil {
+		h.t.Fatal("the injected fault did not kill the admission's actor")
+	}
+	if n, err := h.journal.PendingInbox(h.ctx(), id); err != nil || len(n) != 1 {
+		h.t.Fatalf("pending inbox %+v, %v: want the admitted prompt", n, err)
+	}
+}
+
+// TestHeldInputStaysHeldAcrossARestart: a prompt admitted with resume:false
+// (V1 noReply) waits for the client by design; a restart does not run it,
+// while a prompt whose server died between its receipt and its drain is
+// run once, on both journals. The held prompt runs when the client asks.
+// Before the hold was durable, start-up recovery ran both.
+func TestHeldInputStaysHeldAcrossARestart(t *testing.T) {
+	for _, backend := range []string{"embedded", "mariadb"} {
+		t.Run(backend, func(t *testing.T) {
+			t.Setenv("SESSIONRT_SCENARIO_JOURNAL", backend)
+			h := newHarness(t, text("answered"), killAfterAdmission())
+			owed, held := h.create(""), h.create("")
+			admitThenDie(h, owed, "msg_owed", "run me")
+			h.prompt(held, "msg_held", "keep me", messages.Queue, false)
+			h.restart()
+			ids, err := h.sessions.Recover(h.ctx(), nil)
+			if err != nil || !reflect.DeepEqual(ids, []string{owed}) {
+				t.Fatalf("recovered %v %v, want only %s", ids, err, owed)
+			}
+			h.waitIdle(owed)
+			if got, want := h.history(owed), []string{"U:run me", "A:answered"}; !reflect.DeepEqual(got, want) {
+				t.Fatalf("owed history %v, want %v", got, want)
+			}
+			// Recover answered before the drain ended: the held session's
+			// activation (if any) ran in the same actor turn, so idle here
+			// means nothing was started for it.
+			if out := h.waitIdle(held); out.Err != "" {
+				t.Fatalf("held session outcome %+v", out)
+			}
+			if hist := h.history(held); len(hist) != 0 {
+				t.Fatalf("held history %v: the held prompt ran at start-up", hist)
+			}
+			if inbox, err := h.journal.PendingInbox(h.ctx(), held); err != nil || len(inbox) != 1 {
+				t.Fatalf("held inbox %+v %v", inbox, err)
+			}
+			if n := h.prov.Count(); n != 1 {
+				t.Fatalf("%d provider requests, want 1 (the owed prompt's)", n)
+			}
+			// A second restart still leaves it, and the client's run runs it once.
+			h.restart()
+			if ids, err := h.sessions.Recover(h.ctx(), nil); err != nil || len(ids) != 0 {
+				t.Fatalf("recovered %v %v after the owed work was done", ids, err)
+			}
+			h.run(held)
+			if got, want := h.history(held), []string{"U:keep me", "A:answered"}; !reflect.DeepEqual(got, want) {
+				t.Fatalf("held history after run %v, want %v", got, want)
 			}
 			h.checkReplay()
 		})
@@ -94,9 +167,9 @@ func TestInputAdmittedBeforeAKilledActorIsWokenAtStartUp(t *testing.T) {
 // freed its prompt is promoted once and answered without a client action
 // (before: Recover stopped at the refused session and nothing retried it).
 func TestAdmittedInputWaitsForAFullDiskAtStartUp(t *testing.T) {
-	h := newHarness(t, text("answered"))
+	h := newHarness(t, text("answered"), killAfterAdmission())
 	id := h.create("")
-	h.prompt(id, "msg_full", "after the disk", "", false)
+	admitThenDie(h, id, "msg_full", "after the disk")
 	h.faults.FailWrites(nil)
 	h.restart()
 	sub := h.bus.Subscribe(id, 4096)

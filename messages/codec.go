@@ -29,11 +29,12 @@ type handEncoded interface {
 }
 
 func (p PromptAdmitted) encodeMsgpack(w *msgpackw.Writer) {
-	w.MapLen(3)
+	w.MapLen(msgpackw.Count(true, true, true, p.Held))
 	w.Str("id", p.MessageID)
 	w.Key("pr")
 	writePrompt(w, p.Prompt)
 	w.Str("dl", string(p.Delivery))
+	w.Flag("hd", p.Held)
 }
 
 func (p PromptPromoted) encodeMsgpack(w *msgpackw.Writer) {

@@ -58,10 +58,18 @@ type SessionCreated struct {
 
 // PromptAdmitted puts a prompt into the durable inbox; it is not yet
 // model-visible. MessageID is the idempotency key of the admission.
+//
+// Held records that the client asked for no drain (V2 resume:false, V1
+// noReply): the prompt waits for a later wake, run or prompt, and start-up
+// recovery must not run it on its own. Without the flag such a prompt looks
+// exactly like one whose server died between its receipt and its drain,
+// which recovery does run. It is not part of the admission's identity (a
+// retry that differs only in it is the same prompt).
 type PromptAdmitted struct {
 	MessageID string   `msgpack:"id"`
 	Prompt    Prompt   `msgpack:"pr"`
 	Delivery  Delivery `msgpack:"dl"`
+	Held      bool     `msgpack:"hd,omitempty"`
 }
 
 // PromptPromoted makes admitted prompts model-visible user messages, in the

@@ -179,3 +179,48 @@ func TestMigrationAlteringATableUpgradesAnOldJournal(t *testing.T) {
 		})
 	}
 }
+
+// Migration 5 adds session_input.held to a journal written without it: the
+// input admitted before it keeps being owed (every old admission asked for
+// a drain or was not distinguishable), a held admission after it is not,
+// and the migration runs again harmlessly when its version was not recorded.
+func TestMigrationFiveKeepsOldInputOwed(t *testing.T) {
+	for name, db := range internalBackends(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			all := migrations
+			migrations = all[:4]
+			j4, err := Open(ctx, Config{DB: db})
+			if err != nil {
+				migrations = all
+				t.Fatal(err)
+			}
+			// Version 4's projector wrote no held column.
+			n := newNames("", false)
+			if _, err := db.ExecContext(ctx, n.q(`INSERT INTO {session_input} (session_id, admitted_seq, message_id, delivery, prompt, promoted_seq) VALUES ('old', 2, 'o1', 'steer', '', 0)`)); err != nil {
+				migrations = all
+				t.Fatal(err)
+			}
+			_ = j4
+			migrations = all
+			j5, err := Open(ctx, Config{DB: db})
+			if err != nil {
+				t.Fatalf("migrating: %v", err)
+			}
+			if _, err := j5.Append(ctx, "new", 0, 0, messages.SessionCreated{Location: "/p"},
+				messages.PromptAdmitted{MessageID: "n1", Prompt: messages.Prompt{Text: "x"}, Delivery: messages.Queue, Held: true}); err != nil {
+				t.Fatal(err)
+			}
+			if owed, err := j5.Owed(ctx); err != nil || len(owed) != 1 || owed[0] != "old" {
+				t.Fatalf("owed %v %v, want [old]", owed, err)
+			}
+			if _, err := db.ExecContext(ctx, `DELETE FROM schema_migrations WHERE version >= 5`); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Open(ctx, Config{DB: db}); err != nil {
+				t.Fatalf("re-running migration 5: %v", err)
+			}
+		})
+	}
+}

@@ -98,7 +98,7 @@ var (
 	qSetHistorySeq  = stmt(`UPDATE {sessions} SET history_seq = ? WHERE session_id = ?`)
 	qInsertPromptID = stmt(`INSERT INTO {prompt_ids} (message_id, session_id, admitted_seq) VALUES (?, ?, ?)`)
 	qPromptID       = stmt(`SELECT session_id, admitted_seq FROM {prompt_ids} WHERE message_id = ?`)
-	qInsertInput    = stmt(`INSERT INTO {session_input} (session_id, admitted_seq, message_id, delivery, prompt, promoted_seq) VALUES (?, ?, ?, ?, ?, 0)`)
+	qInsertInput    = stmt(`INSERT INTO {session_input} (session_id, admitted_seq, message_id, delivery, prompt, promoted_seq, held) VALUES (?, ?, ?, ?, ?, 0, ?)`)
 	qInput          = stmt(`SELECT delivery, prompt, promoted_seq FROM {session_input} WHERE session_id = ? AND admitted_seq = ?`)
 	qPromote        = stmt(`UPDATE {session_input} SET promoted_seq = ? WHERE session_id = ? AND admitted_seq = ?`)
 	qEpochRevision  = stmt(`SELECT revision, baseline_seq FROM {context_epochs} WHERE session_id = ?`)
@@ -151,7 +151,7 @@ func (p *projector) apply(seq int64, ev messages.Event) error {
 		if err != nil {
 			return err
 		}
-		if _, err = p.exec(qInsertInput, p.sid, seq, e.MessageID, string(e.Delivery), prompt); err != nil {
+		if _, err = p.exec(qInsertInput, p.sid, seq, e.MessageID, string(e.Delivery), prompt, held(e.Held)); err != nil {
 			return err
 		}
 		p.inbox = append(p.inbox, cachedInput{id: e.MessageID, delivery: string(e.Delivery), seq: seq, prompt: prompt})
@@ -461,6 +461,15 @@ func (p *projector) apply(seq int64, ev messages.Event) error {
 		return p.settleQuestion(seq, ev, e.RequestID, "rejected", func(q *QuestionRequest) { q.Reason = e.Reason })
 	}
 	return p.refuse(seq, ev, "no projection for this event type")
+}
+
+// held is the session_input.held column of an admission (TINYINT: the same
+// value on both backends, where BOOLEAN is an alias of it).
+func held(h bool) int {
+	if h {
+		return 1
+	}
+	return 0
 }
 
 func nonNil(b []byte) []byte {

@@ -293,6 +293,51 @@ func TestOwedListsMidDrainAndUnpromotedSessions(t *testing.T) {
 	})
 }
 
+// TestOwedLeavesHeldInput: a prompt the client admitted without a drain
+// (resume:false, V1 noReply: PromptAdmitted.Held) is not owed work, so
+// start-up recovery leaves it for the client's wake; a session holding
+// held input beside input admitted for a drain is owed (its drain promotes
+// both, as it would have live), and so is a busy one. Held input promoted
+// later is owed nothing. Before the flag Owed listed "held" too, and
+// recovery ran what the client had held back.
+func TestOwedLeavesHeldInput(t *testing.T) {
+	eachBackend(t, func(t *testing.T, j *persistence.Journal) {
+		ctx := testCtx(t)
+		admit := func(id string, held bool) messages.PromptAdmitted {
+			return messages.PromptAdmitted{MessageID: id, Prompt: messages.Prompt{Text: id}, Delivery: messages.Steer, Held: held}
+		}
+		last := mustAppend(t, j, "held", 0, 0, created("/p"), admit("h1", true), admit("h2", true))
+		mustAppend(t, j, "mixed", 0, 0, created("/p"), admit("m1", true), admit("m2", false))
+		mustAppend(t, j, "owed", 0, 0, created("/p"), admit("o1", false))
+		mustAppend(t, j, "busy", 0, 0, created("/p"), admit("b1", false),
+			messages.PromptPromoted{MessageIDs: []string{"b1"}}, admit("b2", true))
+		owed, err := j.Owed(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []string{"busy", "mixed", "owed"}; !reflect.DeepEqual(owed, want) {
+			t.Fatalf("owed %v, want %v", owed, want)
+		}
+		inbox, err := j.PendingInbox(ctx, "held")
+		if err != nil || len(inbox) != 2 {
+			t.Fatalf("held inbox %+v, %v: held input stays pending", inbox, err)
+		}
+		// The client wakes it later: promoted, idle, owed nothing.
+		mustAppend(t, j, "held", last, 0, messages.PromptPromoted{MessageIDs: []string{"h1", "h2"}},
+			messages.TurnStarted{AssistantMessageID: "a1"}, messages.TurnEnded{AssistantMessageID: "a1"}, messages.Idle{})
+		if owed, _ = j.Owed(ctx); !reflect.DeepEqual(owed, []string{"busy", "mixed", "owed"}) {
+			t.Fatalf("owed %v after the held input ran", owed)
+		}
+		envs := readAll(t, j, "mixed")
+		if a, ok := envs[1].Event.(messages.PromptAdmitted); !ok || !a.Held {
+			t.Fatalf("read back %+v: the hold is part of the event", envs[1].Event)
+		}
+		if rep, err := j.Verify(ctx); err != nil || !rep.Clean() {
+			t.Fatalf("verify: %v %v", err, rep.Differences)
+		}
+	})
+}
+
 // TestAnsweredQuestionIsOwedADrain: a question's drain ends idle with the
 // call open; the reply settles the call and makes the session busy (a drain
 // is owed: the model continues from the answer), so a server that dies

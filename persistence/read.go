@@ -22,7 +22,7 @@ var (
 	qPermissions  = stmt(`SELECT request_id, seq, body, state FROM {permissions} WHERE session_id = ? ORDER BY session_id, request_id`)
 	qBusy         = stmt(`SELECT session_id FROM {sessions} WHERE status = 'busy' ORDER BY session_id`)
 	qAllSessions  = stmt(`SELECT session_id FROM {streams} ORDER BY session_id`)
-	qUnpromoted   = stmt(`SELECT DISTINCT session_id FROM {session_input} WHERE promoted_seq = 0`)
+	qUnpromoted   = stmt(`SELECT DISTINCT session_id FROM {session_input} WHERE promoted_seq = 0 AND held = 0`)
 	qHistoryState = stmt(`SELECT history_seq FROM {sessions} WHERE session_id = ?`)
 )
 
@@ -318,7 +318,9 @@ func (j *Journal) SessionIDs(ctx context.Context) ([]string, error) {
 // Owed lists, sorted, the sessions that owe work to a client whatever their
 // status: those mid-drain (MidDrain) and those holding admitted input that no
 // drain promoted yet (a server killed between a prompt's receipt and its
-// drain's start, or a drain the journal stopped before it promoted). A
+// drain's start, or a drain the journal stopped before it promoted), unless
+// the client held all of it back (PromptAdmitted.Held: it waits for the
+// client's wake, as it would have without the restart). A
 // pending permission reply is owed only by a drain, so by a busy session.
 // Start-up recovery and a cluster member taking sessions over wake each of
 // them, so that a receipt means the work happens without further help from

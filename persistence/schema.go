@@ -127,6 +127,12 @@ var migrations = [][]string{
 			state VARBINARY(16) NOT NULL,
 			PRIMARY KEY (session_id, request_id))`,
 	},
+	{ // 5: an admission the client held back (resume:false, V1 noReply:
+		// messages.PromptAdmitted.Held) is marked, so start-up recovery
+		// (Owed) leaves it for the client's later wake; existing rows were
+		// all admitted without the mark and keep being owed.
+		`ALTER TABLE {session_input} ADD COLUMN held TINYINT NOT NULL DEFAULT 0`,
+	},
 }
 
 // projectionTables are rebuilt by Verify, with the columns that form their
