@@ -47,6 +47,11 @@ type journalWait struct {
 	attempts int
 	err      string
 	gen      int // counts add calls: a failure during an attempt that looked fine
+	// stopped: the journal stopped a drain this process ran, which resumes
+	// whatever the restart policy. Otherwise the journal refused the
+	// activation that was to settle what a dead owner left (start-up
+	// recovery, a takeover), and the restart policy still applies to it.
+	stopped bool
 }
 
 const (
@@ -68,9 +73,10 @@ type SessionStatus struct {
 	Next    time.Time
 }
 
-// add records that id's drain stopped on err and starts the loop if it is
-// not running.
-func (w *journalWaits) add(id string, err error) {
+// add records that id waits for the journal after err (stopped: a drain
+// of this process stopped; else an activation owed work was refused) and
+// starts the loop if it is not running.
+func (w *journalWaits) add(id string, err error, stopped bool) {
 	now := time.Now()
 	w.mu.Lock()
 	if w.waiting == nil {
@@ -91,6 +97,7 @@ func (w *journalWaits) add(id string, err error) {
 	}
 	e.err = err.Error()
 	e.gen++
+	e.stopped = e.stopped || stopped // a refused resumption is the same wait
 	if now.Sub(w.lastFail) > journalOutage || w.delay == 0 {
 		w.delay = journalRetryMin
 	}
@@ -105,12 +112,13 @@ func (w *journalWaits) add(id string, err error) {
 	}
 }
 
-// waitingFor reports whether id waits for the journal.
-func (w *journalWaits) waitingFor(id string) bool {
+// drainStopped reports whether id waits for the journal because it
+// stopped a drain of this process (not for a refused activation).
+func (w *journalWaits) drainStopped(id string) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	_, ok := w.waiting[id]
-	return ok
+	e, ok := w.waiting[id]
+	return ok && e.stopped
 }
 
 func (w *journalWaits) loop() {

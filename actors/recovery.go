@@ -146,6 +146,6 @@ func (a *sessionActor) owedWhileJournalFails(msg any, err error) {
 	}
 	if errorCode(err) == CodeJournal {
 		a.log.Error("session owes work but the journal refused its activation; it resumes once the journal accepts writes again", "session", a.id, "err", err)
-		a.rt.waits.add(a.id, err)
+		a.rt.waits.add(a.id, err, false)
 	}
 }

@@ -248,3 +248,62 @@ func TestAPermissionRequestOfADeadDrainIsClosedAndItsSessionResumed(t *testing.T
 	}
 	h.checkReplay()
 }
+
+// TestRestartPolicyHoldsWhenTheJournalRefusedTheStartUp: a session left
+// mid-drain by a dead process comes back on a full disk, so its start-up
+// activation is refused and it waits for the journal. Once the disk is
+// freed the restart policy applies to it as to any restart: under
+// interrupt it is settled as interrupted (no provider request), under
+// resume it resumes with the restart note. Before, a refused activation
+// counted as a drain the journal stopped here, which resumes with the
+// journal's note whatever the policy: the interrupt policy was ignored.
+func TestRestartPolicyHoldsWhenTheJournalRefusedTheStartUp(t *testing.T) {
+	for _, policy := range []Recovery{RecoverResume, RecoverInterrupt} {
+		t.Run(string(policy), func(t *testing.T) {
+			started := make(chan int, 1)
+			h := newHarness(t, hangFirst(started))
+			id := h.create("")
+			h.prompt(id, "", "u1", "", true)
+			<-started
+			h.faults.FailWrites(nil)
+			h.restart(func(c *Config) { c.Recovery = policy })
+			h.mu.Lock()
+			h.turns = text("resumed")
+			h.mu.Unlock()
+			sub := h.bus.Subscribe(id, 4096)
+			defer sub.Close()
+			if _, err := h.sessions.Recover(h.ctx(), nil); err == nil || !strings.Contains(err.Error(), "no space left on device") {
+				t.Fatalf("recover on a full disk: %v, want the disk's error", err)
+			}
+			awaitStatus(t, sub, func(s SessionStatus) bool { return s.Type == "retry" })
+			h.faults.Heal()
+			awaitStatus(t, sub, func(s SessionStatus) bool { return s.Type == "busy" })
+			h.waitIdle(id)
+			evs := strings.Join(h.events(id), " ")
+			reqs := h.prov.Requests()
+			switch policy {
+			case RecoverInterrupt:
+				if len(reqs) != 0 || !strings.HasSuffix(evs, "turn.failed interrupted idle") {
+					t.Fatalf("%d requests, events %s: want the session settled as interrupted, not resumed", len(reqs), evs)
+				}
+			case RecoverResume:
+				if len(reqs) != 1 {
+					t.Fatalf("%d requests after the disk was freed, want one resumed attempt", len(reqs))
+				}
+				notes := map[string]bool{}
+				for _, m := range reqs[0].Messages {
+					if m.Role == provider.RoleSystem {
+						notes[m.Text] = true
+					}
+				}
+				if !notes[RestartNote] || notes[JournalNote] {
+					t.Fatalf("resumed request %q: want the restart note (the process died), not the journal's", requestRoles(reqs[0]))
+				}
+			}
+			if again, _ := h.sessions.Recover(h.ctx(), nil); len(again) != 0 {
+				t.Fatalf("recovered again: %v", again)
+			}
+			h.checkReplay()
+		})
+	}
+}

@@ -229,9 +229,12 @@ func (a *sessionActor) activate(ctx actor.Context) error {
 		// A previous incarnation may have died mid-turn: settle what it
 		// left before anything else can call a provider.
 		why, policy, note := "session restarted", a.rt.cfg.Recovery, RestartNote
-		if a.rt.waits.waitingFor(a.id) {
-			// A journal failure stopped it: it resumes whatever the
-			// restart policy, which is about restarts.
+		if a.rt.waits.drainStopped(a.id) {
+			// A journal failure stopped its drain here: it resumes
+			// whatever the restart policy, which is about restarts. (A
+			// session whose activation the journal refused at start-up
+			// or a takeover waits too, but its owner died: the policy
+			// applies.)
 			why, policy, note = "the journal refused a write", RecoverResume, JournalNote
 		}
 		if err := a.failLeftovers(why); err != nil {
@@ -454,7 +457,8 @@ func (a *sessionActor) onIdleTick(ctx actor.Context, tick idleTick) {
 // journal (journalWaits), which resumes it as after a restart once the
 // journal accepts writes again.
 func (a *sessionActor) stopJournalFailed(err error) {
-	owed := a.drain != nil || a.st.Row.Status == session.StatusBusy
+	drained := a.drain != nil
+	owed := drained || a.st.Row.Status == session.StatusBusy
 	if owed {
 		a.log.Error("session drain stopped: the journal refused a write; it resumes once the journal accepts writes again", "session", a.id, "err", err)
 	} else {
@@ -466,7 +470,10 @@ func (a *sessionActor) stopJournalFailed(err error) {
 	a.idle.stop()
 	a.system.Root.Stop(a.self)
 	if owed {
-		a.rt.waits.add(a.id, err)
+		// Without a drain, the write that failed was this activation's
+		// settling of a dead owner's drain: the restart policy still
+		// applies when the journal comes back.
+		a.rt.waits.add(a.id, err, drained)
 	}
 }
 
