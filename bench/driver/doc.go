@@ -9,7 +9,8 @@
 // whose drain died), and measures start-up to first answer, single-session
 // latency, throughput at several concurrency levels (a level may be cut
 // short by a timeout, and is then rated over the turns that finished),
-// server CPU per turn and RSS (both from /proc). Report renders results
+// server CPU per turn (the server's and its tool watchdog's) and RSS (both
+// from /proc). Report renders results
 // side by side as a table, JSON and a PNG chart.
 //
 // CrashMode kills a server with SIGKILL mid-stream or mid-tool, restarts

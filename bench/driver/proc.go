@@ -37,6 +37,37 @@ func procCPU(pid int) (time.Duration, error) {
 	return time.Duration(ut+st) * time.Second / clockTicks, nil
 }
 
+// watchdogName is the name (comm) of sessionrt's tool watchdog (package
+// toolactors/proc/reaper), a long-lived child of the server.
+const watchdogName = "srt-watchdog"
+
+// serverCPU is procCPU of pid plus its tool watchdog's own CPU: both are the
+// server's work (the commands the watchdog runs and reaps are not counted, as
+// for any system). Other children are not counted.
+func serverCPU(pid int) (time.Duration, error) {
+	total, err := procCPU(pid)
+	if err != nil {
+		return 0, err
+	}
+	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	for _, t := range tasks {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", pid, t.Name()))
+		for _, f := range strings.Fields(string(b)) {
+			c, err := strconv.Atoi(f)
+			if err != nil {
+				continue
+			}
+			if comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", c)); strings.TrimSpace(string(comm)) != watchdogName {
+				continue
+			}
+			if cpu, err := procCPU(c); err == nil {
+				total += cpu
+			}
+		}
+	}
+	return total, nil
+}
+
 // memory is a process's resident set from /proc/PID/status.
 type memory struct {
 	rss, peak int64 // VmRSS, VmHWM

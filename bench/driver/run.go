@@ -184,7 +184,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	res.StartupSeconds = time.Since(t0).Seconds()
 	fmt.Fprintf(cfg.Progress, "%s: first answer after %.2fs\n", res.System, res.StartupSeconds)
 
-	cpu0, err := procCPU(pid)
+	cpu0, err := serverCPU(pid)
 	if err != nil {
 		return res, fail(err)
 	}
@@ -197,7 +197,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	fmt.Fprintf(cfg.Progress, "%s: latency p50 %.1fms p90 %.1fms p99 %.1fms (%d runs)\n", res.System, lat.P50, lat.P90, lat.P99, lat.Runs)
 
 	for _, lv := range cfg.Levels {
-		before, err := procCPU(pid)
+		before, err := serverCPU(pid)
 		if err != nil {
 			return res, fail(err)
 		}
@@ -205,7 +205,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 		if err != nil {
 			return res, fail(fmt.Errorf("throughput at %d sessions: %w", lv.Sessions, err))
 		}
-		after, err := procCPU(pid)
+		after, err := serverCPU(pid)
 		if err != nil {
 			return res, fail(err)
 		}
@@ -218,7 +218,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 		res.Throughput = append(res.Throughput, lr)
 		fmt.Fprintf(cfg.Progress, "%s: %d sessions × %d turns: %.1f turns/s, %.2f ms CPU/turn%s\n", res.System, lv.Sessions, lv.Turns, lr.TurnsPerSec, lr.CPUPerTurn, lr.note())
 	}
-	cpu1, err := procCPU(pid)
+	cpu1, err := serverCPU(pid)
 	if err != nil {
 		return res, fail(err)
 	}

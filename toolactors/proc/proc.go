@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
@@ -78,41 +77,32 @@ func Run(ctx context.Context, spec Spec) (Outcome, error) {
 		timeout = t.C
 	}
 
+	env := spec.Env
+	if env == nil {
+		env = os.Environ()
+	}
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return Outcome{}, fmt.Errorf("run command: output pipe: %w", err)
 	}
-	controlR, controlW, err := os.Pipe()
+	var conn *os.File
+	var w *watchdog
+	for try := 0; ; try++ {
+		if w, err = theWatchdog(); err == nil {
+			conn, err = w.open(outW, spec.Shell, spec.Command, spec.Dir, env)
+		}
+		if err != errGone || try > 0 {
+			break
+		}
+		forget(w) // it died since the previous call: once more, with a new one
+	}
+	// The shell gets the watchdog's copy; ours must close so EOF can arrive.
+	outW.Close()
 	if err != nil {
 		outR.Close()
-		outW.Close()
-		return Outcome{}, fmt.Errorf("run command: watchdog pipe: %w", err)
+		return Outcome{}, fmt.Errorf("run command in %s: %w", spec.Dir, err)
 	}
-	defer controlW.Close() // closing it tells the watchdog to kill what is left
-	statusR, statusW, err := os.Pipe()
-	if err != nil {
-		outR.Close()
-		outW.Close()
-		controlR.Close()
-		return Outcome{}, fmt.Errorf("run command: status pipe: %w", err)
-	}
-	defer statusR.Close()
-
-	// The watchdog is this very binary (package reaper's init takes over when argv[0]
-	// names it); /proc/self/exe still works when the file was replaced or deleted.
-	cmd := &exec.Cmd{
-		Path: "/proc/self/exe",
-		Args: []string{reaper.Name, spec.Shell, spec.Command},
-		Dir:  spec.Dir,
-		Env:  spec.Env,
-		// Stdin nil: /dev/null.
-		Stdout:     outW,
-		Stderr:     outW,
-		ExtraFiles: []*os.File{controlR, statusW}, // fds 3 and 4, see package reaper
-		// Its own process group: a terminal's signals never reach it. No Pdeathsig:
-		// the watchdog must outlive the server long enough to kill what is left.
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
-	}
+	defer conn.Close() // closing it (or dying) tells the watchdog to kill what is left
 
 	capt := newCapture(spec.OutputCap)
 	copied := make(chan struct{})
@@ -121,44 +111,46 @@ func Run(ctx context.Context, spec Spec) (Outcome, error) {
 		_, _ = io.Copy(capt, outR)
 	}()
 
-	err = cmd.Start()
-	// The watchdog holds its own copies; ours must close so EOF can arrive.
-	outW.Close()
-	controlR.Close()
-	statusW.Close()
-	if err != nil {
-		outR.Close()
-		<-copied
-		return Outcome{}, fmt.Errorf("run command in %s: start the tool watchdog: %w", spec.Dir, err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-
 	// The first status line says whether the shell runs.
-	status := bufio.NewReader(statusR)
-	line, _ := status.ReadString('\n')
+	status := bufio.NewReader(conn)
+	line, readErr := status.ReadString('\n')
 	pid, started := strings.CutPrefix(strings.TrimSuffix(line, "\n"), "pid ")
 	shellPID, convErr := strconv.Atoi(pid)
 	if !started || convErr != nil {
-		controlW.Close()
-		waitErr := <-done
+		closeWrite(conn)
 		outR.Close()
 		<-copied
 		msg, isErr := strings.CutPrefix(strings.TrimSuffix(line, "\n"), "error ")
 		if !isErr {
-			msg = fmt.Sprintf("the tool watchdog ended before the shell ran (%v)", waitErr)
+			// The watchdog died, maybe after it started the shell (which then died
+			// with it): the call is not tried again. The next one starts a new
+			// watchdog once this one is seen gone, which is a moment away.
+			msg = fmt.Sprintf("the tool watchdog ended before the shell ran (%v)", readErr)
+			select {
+			case <-w.dead:
+			case <-time.After(time.Second):
+			}
 		}
 		return Outcome{}, fmt.Errorf("run command in %s: %s", spec.Dir, msg)
 	}
 	if spec.Started != nil {
 		spec.Started(shellPID)
 	}
+	type reported struct {
+		ws syscall.WaitStatus
+		ok bool
+	}
+	done := make(chan reported, 1)
+	go func() {
+		ws, ok := reportedStatus(status)
+		done <- reported{ws, ok}
+	}()
 
 	out := Outcome{PID: shellPID}
-	var waitErr error
+	var res reported
 	exited := false
 	select {
-	case waitErr = <-done:
+	case res = <-done:
 		exited = true
 	case <-ctx.Done():
 		out.Cancelled = true
@@ -166,33 +158,35 @@ func Run(ctx context.Context, spec Spec) (Outcome, error) {
 		out.TimedOut = true
 	}
 	if !exited {
-		// Politely first: the watchdog forwards SIGTERM to the command's group and to
+		// Politely first: the watchdog sends SIGTERM to the command's group and to
 		// whatever left it. Then, after the grace, it kills everything.
-		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_, _ = conn.Write([]byte{reaper.Term})
 		grace := time.NewTimer(spec.KillGrace)
 		select {
-		case waitErr = <-done:
+		case res = <-done:
 		case <-grace.C:
-			controlW.Close()
+			closeWrite(conn)
 			backstop := time.NewTimer(watchdogBackstop)
 			select {
-			case waitErr = <-done:
+			case res = <-done:
 			case <-backstop.C:
+				// The watchdog is stuck: kill the group ourselves and stop waiting.
 				_ = syscall.Kill(-shellPID, syscall.SIGKILL)
-				_ = cmd.Process.Kill()
-				waitErr = <-done
+				conn.Close()
+				res = <-done
 			}
 			backstop.Stop()
 		}
 		grace.Stop()
 	}
-	controlW.Close()
-	// The watchdog has killed and reaped every descendant, so the output pipe is at
-	// EOF unless something escaped the subreaper (only a process started by another
-	// parent, e.g. through a daemon the command asked). After a bound, stop waiting for
-	// it. The bound is wall-clock and a loaded machine may not have scheduled the
-	// reader yet, so nothing already in the pipe is discarded: the reader is woken
-	// with a deadline, then the buffered rest is read without blocking.
+	closeWrite(conn)
+	// The watchdog has killed and reaped every process of the call, so the output
+	// pipe is at EOF unless something escaped it (only a process started by another
+	// parent, e.g. through a daemon the command asked, or one that cleared its
+	// environment while other calls ran: see package reaper). After a bound, stop
+	// waiting for it. The bound is wall-clock and a loaded machine may not have
+	// scheduled the reader yet, so nothing already in the pipe is discarded: the
+	// reader is woken with a deadline, then the buffered rest is read without blocking.
 	drain := time.NewTimer(spec.KillGrace)
 	select {
 	case <-copied:
@@ -207,14 +201,11 @@ func Run(ctx context.Context, spec Spec) (Outcome, error) {
 	outR.Close()
 	<-copied
 
-	// The shell's own wait status, which the watchdog reports last; without it (the
-	// watchdog was killed) the watchdog's status stands in.
-	ws, ok := reportedStatus(status)
-	if !ok {
-		if cmd.ProcessState == nil {
-			return out, fmt.Errorf("run command in %s: wait: %w", spec.Dir, waitErr)
-		}
-		ws, _ = cmd.ProcessState.Sys().(syscall.WaitStatus)
+	// The shell's own wait status, which the watchdog reports last. Without it the
+	// watchdog died, and the shell with it (Pdeathsig SIGKILL).
+	ws := res.ws
+	if !res.ok {
+		ws = syscall.WaitStatus(syscall.SIGKILL)
 	}
 	out.ExitCode = ws.ExitStatus()
 	if ws.Signaled() {

@@ -220,3 +220,149 @@ func TestSetsidAndDaemonsDieWithAKilledServer(t *testing.T) {
 		}
 	}
 }
+
+// gated starts a call in dir that writes its shell's PID to file name, waits for the
+// file "go" and prints name; the result arrives on the channel.
+func gated(t *testing.T, dir, name string) <-chan Outcome {
+	t.Helper()
+	res := make(chan Outcome, 1)
+	go func() {
+		out, err := Run(context.Background(), Spec{
+			Command: `echo $$ > ` + name + `.tmp; mv ` + name + `.tmp ` + name + `; until [ -e go ]; do sleep 0.01; done; echo ` + name,
+			Dir:     dir,
+		})
+		if err != nil {
+			t.Error(err)
+		}
+		res <- out
+	}()
+	return res
+}
+
+func TestEscapeesOfOneCallDieWhileAnotherRuns(t *testing.T) {
+	other := t.TempDir()
+	waiting := gated(t, other, "waiting")
+	waitingPID := readPID(t, filepath.Join(other, "waiting"))
+
+	dir := t.TempDir()
+	out, err := Run(context.Background(), Spec{Command: escapees("echo done"), Dir: dir})
+	pids := []int{readPID(t, filepath.Join(dir, "setsid")), readPID(t, filepath.Join(dir, "daemon"))}
+	t.Cleanup(func() {
+		for _, p := range pids {
+			_ = syscall.Kill(p, syscall.SIGKILL)
+		}
+	})
+	if err != nil || out.ExitCode != 0 || out.Output != "done\n" {
+		t.Fatalf("%+v %v", out, err)
+	}
+	for _, p := range pids {
+		if !Gone(p, 10*time.Second) {
+			t.Fatalf("process %d left the session and outlived its call while another call ran", p)
+		}
+	}
+	if !Alive(waitingPID) {
+		t.Fatal("the other call's shell died with the first call")
+	}
+	if err := os.WriteFile(filepath.Join(other, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if o := <-waiting; o.ExitCode != 0 || o.Output != "waiting\n" {
+		t.Fatalf("the other call: %+v", o)
+	}
+}
+
+// An escapee that also cleared its environment cannot be told apart from the processes
+// of the calls running beside its own: it dies when they have all ended.
+func TestEscapeeWithoutItsEnvironmentDiesWhenTheCallsBesideItEnd(t *testing.T) {
+	other := t.TempDir()
+	waiting := gated(t, other, "waiting")
+	readPID(t, filepath.Join(other, "waiting"))
+
+	dir := t.TempDir()
+	out, err := Run(context.Background(), Spec{
+		Command: `env -i setsid sh -c 'echo $$ > bare.tmp; mv bare.tmp bare; exec sleep 600' & ` +
+			`while [ ! -e bare ]; do sleep 0.01; done; echo done`,
+		// The escapee holds the output pipe: the call stops waiting for it after this.
+		Dir: dir, KillGrace: 100 * time.Millisecond,
+	})
+	bare := readPID(t, filepath.Join(dir, "bare"))
+	t.Cleanup(func() { _ = syscall.Kill(bare, syscall.SIGKILL) })
+	if err != nil || out.ExitCode != 0 || out.Output != "done\n" {
+		t.Fatalf("%+v %v", out, err)
+	}
+	if err := os.WriteFile(filepath.Join(other, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if o := <-waiting; o.ExitCode != 0 || o.Output != "waiting\n" {
+		t.Fatalf("the other call: %+v", o)
+	}
+	if !Gone(bare, 10*time.Second) {
+		t.Fatalf("the escapee without a marker (%d) outlived every call", bare)
+	}
+}
+
+func TestConcurrentCallsKeepTheirOwnOutputAndStatus(t *testing.T) {
+	const n = 24
+	type result struct {
+		i   int
+		out Outcome
+		err error
+	}
+	results := make(chan result, n)
+	for i := 0; i < n; i++ {
+		go func(i int) {
+			out, err := Run(context.Background(), Spec{
+				Command: "echo call " + strconv.Itoa(i) + "; sleep 0.0" + strconv.Itoa(i%10) + "; exit " + strconv.Itoa(i%7),
+				Dir:     t.TempDir(),
+			})
+			results <- result{i, out, err}
+		}(i)
+	}
+	for range n {
+		r := <-results
+		if r.err != nil || r.out.ExitCode != r.i%7 || r.out.Output != "call "+strconv.Itoa(r.i)+"\n" {
+			t.Errorf("call %d: %+v %v", r.i, r.out, r.err)
+		}
+	}
+}
+
+func TestACallOutlivesNoWatchdogAndTheNextStartsOne(t *testing.T) {
+	dir := t.TempDir()
+	res := make(chan Outcome, 1)
+	go func() {
+		out, err := Run(context.Background(), Spec{Command: "echo $$ > pid.tmp; mv pid.tmp pid; exec sleep 600", Dir: dir})
+		if err != nil {
+			t.Error(err)
+		}
+		res <- out
+	}()
+	shell := readPID(t, filepath.Join(dir, "pid"))
+	t.Cleanup(func() { _ = syscall.Kill(shell, syscall.SIGKILL) })
+	w, err := theWatchdog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(w.pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case out := <-res:
+		if out.Signal != "killed" {
+			t.Fatalf("outcome %+v", out)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the call did not end with its watchdog")
+	}
+	if !Gone(shell, 10*time.Second) {
+		t.Fatal("the shell outlived its watchdog")
+	}
+	select { // the call has ended: the server sees the watchdog gone a moment later
+	case <-w.dead:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the server did not see its watchdog die")
+	}
+	out, err := Run(context.Background(), Spec{Command: "echo again", Dir: dir})
+	if err != nil || out.Output != "again\n" {
+		t.Fatalf("%+v %v", out, err)
+	}
+}

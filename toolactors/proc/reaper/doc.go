@@ -1,26 +1,42 @@
-// Package reaper is the watchdog process a tool command runs under, so that nothing it
-// starts can outlive the call: not background jobs, not `setsid`, not double-forked
-// daemons.
+// Package reaper is the tool watchdog: one process per server that starts every bash
+// call's shell, so that nothing a command starts can outlive its call — not background
+// jobs, not `setsid`, not double-forked daemons — nor the server.
 //
 // The server (package proc) re-executes its own binary (/proc/self/exe) with argv[0]
-// set to Name; this package's init sees that and runs the watchdog instead of the
-// program, then exits. The watchdog:
-//   - makes itself a child subreaper (PR_SET_CHILD_SUBREAPER): every process the
-//     command orphans, whatever its session or process group, is re-parented to it
-//     instead of to init, so it stays findable;
-//   - starts `<shell> -c <command>` as the leader of a new process group and reports
-//     its PID on the status pipe (StatusFD);
-//   - on SIGTERM (a polite stop), forwards SIGTERM to the command's group and to every
-//     descendant that left it;
-//   - when the command's shell exits, or when the control pipe (ControlFD, whose only
-//     writer is the server) reaches end of file — the server closed it or died, even by
-//     SIGKILL — kills every descendant with SIGKILL and reaps until it has no child
-//     left, then writes the shell's wait status and exits.
+// set to Name when its first call runs; this package's init sees that and runs the
+// watchdog instead of the program. The watchdog (named srt-watchdog in ps):
+//   - makes itself a child subreaper (PR_SET_CHILD_SUBREAPER): every process a command
+//     orphans, whatever its session or process group, is re-parented to it instead of
+//     to init, so it stays findable;
+//   - receives each call over the server's SOCK_SEQPACKET socket (SocketFD): the call's
+//     own connection and its output pipe, passed with SCM_RIGHTS; reads the request
+//     (shell, command, directory, environment) from the connection; starts
+//     `<shell> -c <command>` as the leader of a new process group with Pdeathsig
+//     SIGKILL (all forks happen on one locked thread, which lives as long as the
+//     watchdog) and answers "pid N";
+//   - on Term (a polite stop) sends SIGTERM to the command's group and to every process
+//     of the call that left it;
+//   - when the shell exits, or the server shuts down the connection's write side or
+//     closes it, kills every process of the call with SIGKILL, reaps them, and only
+//     then answers "status W" (the shell's wait status);
+//   - on end of file on SocketFD (the server is gone, even by SIGKILL) kills every
+//     descendant, reaps until it has no child left, and exits.
 //
-// It imports only a few standard packages on purpose: Go initialises packages in
-// import-path order once their imports are done, so a package with light imports runs
-// its init before the heavy ones of the server binary (the SQL engine's ICU regex alone
-// takes a second to start). The watchdog costs one short-lived Go process per call.
+// Attribution. A process still below its call's shell belongs to that call. One whose
+// parent died is re-parented to the watchdog and loses that link; the watchdog looks at
+// its direct children when a call ends (and while it kills), and gives each new one to
+// a call:
+//   - by the marker: every shell's environment carries MarkerVar=<call id>, inherited
+//     by whatever it starts; /proc/PID/environ names the call;
+//   - otherwise (a process that cleared its environment) to the calls running since the
+//     previous look, of which its own is one: when only one is left it is that call's,
+//     and when they have all ended it is killed. Every call's end looks, so none that
+//     ended can be missing from that set. Descendants of such a process are found by
+//     walking the tree from it.
+//
+// The watchdog costs one long-lived Go process per server (a few MB resident) and, per
+// call, a message over a socket, a fork from a small process and a read of its own
+// children files in /proc.
 //
 // Every binary that runs tool commands imports this package through proc; nothing else
 // should import it.
