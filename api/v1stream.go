@@ -69,6 +69,12 @@ func (s *Server) v1Stream(w http.ResponseWriter, r *http.Request, keep func(dir 
 	}
 	batches := make(chan tailBatch, 16)
 	tails := map[string]context.CancelFunc{}
+	// written is the last seq this stream wrote of each session, kept after
+	// the session goes idle and the translator forgets it: the next tail
+	// continues from there. Starting it from the seq of whatever brings the
+	// session back (a bus event, a route's hint: the two race in the select
+	// below) skipped the events between, such as a new prompt's admission.
+	written := map[string]int64{}
 	defer func() {
 		for _, stop := range tails {
 			stop()
@@ -79,6 +85,9 @@ func (s *Server) v1Stream(w http.ResponseWriter, r *http.Request, keep func(dir 
 	follow := func(id string, after int64) {
 		if _, ok := tails[id]; ok || !keep(tr.directory(id)) {
 			return
+		}
+		if w, ok := written[id]; ok {
+			after = w
 		}
 		after = max(after, tr.session(id).lastSeq)
 		tctx, stop := context.WithCancel(ctx)
@@ -125,6 +134,14 @@ func (s *Server) v1Stream(w http.ResponseWriter, r *http.Request, keep func(dir 
 	// starts the session's tail (which writes it).
 	live := func(item actors.Live) error {
 		if item.Event != nil {
+			// A route's hint is sent before its admission is appended, so it
+			// is queued before the admission's bus event; select picks among
+			// ready channels at random, so take the hints first, or the bus
+			// event would start the tail past the admission.
+			for len(watch) > 0 {
+				w := <-watch
+				follow(w.id, w.after)
+			}
 			follow(item.SessionID, item.Event.Seq-1)
 			return nil
 		}
@@ -172,6 +189,7 @@ func (s *Server) v1Stream(w http.ResponseWriter, r *http.Request, keep func(dir 
 				if emit(actors.Live{SessionID: b.id, Event: &b.envs[i]}) != nil {
 					return
 				}
+				written[b.id] = max(written[b.id], b.envs[i].Seq)
 				switch b.envs[i].Event.(type) {
 				case messages.Idle, messages.Interrupted:
 					// Idle: stop polling it and forget it (the next sight
