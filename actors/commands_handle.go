@@ -16,7 +16,7 @@ func (a *sessionActor) notFound() error {
 }
 
 func (a *sessionActor) create(m *Create) any {
-	if a.st.Exists {
+	if a.core.State.Exists {
 		return &Info{Session: a.row()}
 	}
 	loc, err := supervisor.Canonical(m.Location)
@@ -60,15 +60,15 @@ func (a *sessionActor) create(m *Create) any {
 func (a *sessionActor) created(sess persistence.Session) {
 	// The fold of the one event gives the row CreateSession wrote, and a
 	// complete (empty) history.
-	a.st = session.NewState(a.id)
-	_ = a.st.Apply(sess.LastSeq, messages.SessionCreated{Location: sess.Location, Agent: sess.Agent, Model: sess.Model})
+	a.core.State = session.NewState(a.id)
+	_ = a.core.State.Apply(sess.LastSeq, messages.SessionCreated{Location: sess.Location, Agent: sess.Agent, Model: sess.Model})
 	if sess.LastSeq > a.seq {
 		a.seq = sess.LastSeq
 	}
 }
 
 func (a *sessionActor) prompt(m *Prompt) any {
-	if !a.st.Exists {
+	if !a.core.State.Exists {
 		return a.notFound()
 	}
 	if m.Delivery == "" {
@@ -81,12 +81,12 @@ func (a *sessionActor) prompt(m *Prompt) any {
 		m.MessageID = messages.NewID("msg")
 	}
 	ev := messages.PromptAdmitted{MessageID: m.MessageID, Prompt: m.Prompt, Delivery: m.Delivery, Held: !m.Resume}
-	// a.st.Pending is the exact pending inbox (this actor is its only writer):
+	// a.core.State.Pending is the exact pending inbox (this actor is its only writer):
 	// below the limit the journal need not count it again. At the limit it
 	// does, after its duplicate check, so an exact retry still gets its
 	// receipt rather than a refusal.
 	limit := a.rt.cfg.InboxLimit
-	if len(a.st.Pending) < limit {
+	if len(a.core.State.Pending) < limit {
 		limit = 0
 	}
 	rec, err := a.rt.journal.AdmitPrompt(a.rt.ctx, a.id, a.seq, a.ownership, ev, limit)
@@ -115,37 +115,37 @@ func (a *sessionActor) journalError(err error) error {
 }
 
 func (a *sessionActor) move(m *Move) any {
-	if !a.st.Exists {
+	if !a.core.State.Exists {
 		return a.notFound()
 	}
 	to, err := supervisor.Canonical(m.To)
 	if err != nil {
 		return invalidf(err.Error())
 	}
-	if to == a.st.Row.Location {
+	if to == a.core.State.Row.Location {
 		return &Info{Session: a.row()}
 	}
 	// The epoch is cleared with the move in one transaction: the old
 	// Location's runner finds it gone and fenced, the destination builds a
 	// fresh baseline before any prompt promotes.
-	if err := a.append(messages.Moved{From: a.st.Row.Location, To: to}, messages.ContextEpochCleared{Reason: "moved"}); err != nil {
+	if err := a.append(messages.Moved{From: a.core.State.Row.Location, To: to}, messages.ContextEpochCleared{Reason: "moved"}); err != nil {
 		return err
 	}
 	return &Info{Session: a.row()}
 }
 
 func (a *sessionActor) switchAgent(m *SwitchAgent) any {
-	if !a.st.Exists {
+	if !a.core.State.Exists {
 		return a.notFound()
 	}
-	setup, err := a.rt.setup(a.st.Row.Location)
+	setup, err := a.rt.setup(a.core.State.Row.Location)
 	if err != nil {
 		return err
 	}
-	if _, err := setup.agent(m.Agent, a.st.Row.Location); err != nil {
+	if _, err := setup.agent(m.Agent, a.core.State.Row.Location); err != nil {
 		return err
 	}
-	if m.Agent != a.st.Row.Agent {
+	if m.Agent != a.core.State.Row.Agent {
 		if err := a.append(messages.AgentSwitched{Agent: m.Agent}); err != nil {
 			return err
 		}
@@ -154,7 +154,7 @@ func (a *sessionActor) switchAgent(m *SwitchAgent) any {
 }
 
 func (a *sessionActor) switchModel(m *SwitchModel) any {
-	if !a.st.Exists {
+	if !a.core.State.Exists {
 		return a.notFound()
 	}
 	if m.Model.ID == "" || m.Model.Provider == "" {
@@ -163,7 +163,7 @@ func (a *sessionActor) switchModel(m *SwitchModel) any {
 	if err := a.rt.knownModel(m.Model); err != nil {
 		return err
 	}
-	if m.Model != a.st.Row.Model {
+	if m.Model != a.core.State.Row.Model {
 		if err := a.append(messages.ModelSwitched{Model: m.Model}); err != nil {
 			return err
 		}
@@ -172,7 +172,7 @@ func (a *sessionActor) switchModel(m *SwitchModel) any {
 }
 
 func (a *sessionActor) run(ctx actor.Context) {
-	if !a.st.Exists {
+	if !a.core.State.Exists {
 		a.respond(ctx, a.notFound())
 		return
 	}
@@ -184,14 +184,14 @@ func (a *sessionActor) run(ctx actor.Context) {
 }
 
 func (a *sessionActor) wake() {
-	if !a.st.Exists {
+	if !a.core.State.Exists {
 		return
 	}
 	if a.drain != nil {
 		a.wakeAgain = true
 		return
 	}
-	if len(a.st.Pending) == 0 {
+	if len(a.core.State.Pending) == 0 {
 		return // nothing can be promoted: a wake never calls the provider
 	}
 	a.startDrain(false, nil)

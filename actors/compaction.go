@@ -28,14 +28,14 @@ func (a *sessionActor) modelLimits(req *provider.Request) (window, allowance int
 	if a.rt.cfg.ModelLimits == nil {
 		return 0, 0
 	}
-	w, out := a.rt.cfg.ModelLimits(a.st.Row.Model)
+	w, out := a.rt.cfg.ModelLimits(a.core.State.Row.Model)
 	return w, compaction.OutputAllowance(req.Controls.MaxOutputTokens, out)
 }
 
 // needsCompaction is the pre-turn budget check.
 func (a *sessionActor) needsCompaction(req *provider.Request) bool {
 	window, allowance := a.modelLimits(req)
-	st := compaction.TurnState{Estimate: compaction.Estimate(req), Window: window, OutputAllowance: allowance, Compacted: a.drain.compacted}
+	st := compaction.TurnState{Estimate: compaction.Estimate(req), Window: window, OutputAllowance: allowance, Compacted: a.drain.Compacted}
 	return compaction.BeforeTurn(st, *a.rt.cfg.Compaction).Action == compaction.Compact
 }
 
@@ -52,7 +52,7 @@ func (a *sessionActor) startCompaction(history []messages.Message, req *provider
 	if err != nil {
 		return err // nothing appended
 	}
-	prov, err := a.rt.provider(a.st.Row.Model)
+	prov, err := a.rt.provider(a.core.State.Row.Model)
 	if err != nil {
 		return err
 	}
@@ -90,7 +90,7 @@ func (a *sessionActor) onCompactionDone(m *compactionDone) {
 	d.busy = false
 	d.compacting()
 	d.compacting = nil
-	if d.interrupted {
+	if d.Interrupted {
 		a.finishInterrupt()
 		return
 	}
@@ -103,20 +103,20 @@ func (a *sessionActor) onCompactionDone(m *compactionDone) {
 		a.endDrain(&Outcome{Err: err.Error(), Kind: errorCode(err)})
 		return
 	}
-	d.compacted = true
+	d.Compacted = true
 	if d.manualCompaction {
 		a.endDrain(nil)
 		return
 	}
 	// The next attempt renders a fresh baseline from current context (the
 	// reconcile sees the new history boundary), then sends the turn.
-	a.observe(false)
+	a.observe(false, !d.LastTurn)
 }
 
 // compactOnOverflow decides what a context overflow of the turn t leads to.
 // It reports whether a compaction was started (the turn will be retried).
 func (a *sessionActor) compactOnOverflow(t *turn) (bool, error) {
-	dec := compaction.OnOverflow(compaction.OverflowState{DurableOutput: t.recorded, Compacted: a.drain.compacted}, *a.rt.cfg.Compaction)
+	dec := compaction.OnOverflow(compaction.OverflowState{DurableOutput: t.recorded, Compacted: a.drain.Compacted}, *a.rt.cfg.Compaction)
 	if dec.Action == compaction.Fail {
 		return false, dec.Err
 	}
@@ -124,7 +124,7 @@ func (a *sessionActor) compactOnOverflow(t *turn) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	req := buildRequest(turnRequest{Model: a.st.Row.Model, Baseline: a.st.Epoch.Baseline, History: history})
+	req := buildRequest(turnRequest{Model: a.core.State.Row.Model, Baseline: a.core.State.Epoch.Baseline, History: history})
 	if err := a.startCompaction(history, req, false); err != nil {
 		return false, errors.Join(compaction.ErrOverflow, err)
 	}
@@ -139,10 +139,10 @@ func (a *sessionActor) manualCompaction() {
 		return
 	}
 	baseline := ""
-	if a.st.Epoch != nil {
-		baseline = a.st.Epoch.Baseline
+	if a.core.State.Epoch != nil {
+		baseline = a.core.State.Epoch.Baseline
 	}
-	req := buildRequest(turnRequest{Model: a.st.Row.Model, Baseline: baseline, History: history})
+	req := buildRequest(turnRequest{Model: a.core.State.Row.Model, Baseline: baseline, History: history})
 	if err := a.startCompaction(history, req, true); err != nil {
 		a.endDrain(&Outcome{Err: "compaction: " + err.Error(), Kind: "compaction"})
 	}

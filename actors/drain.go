@@ -22,20 +22,17 @@ import (
 )
 
 // drain is the process-local span that promotes input and runs provider turns
-// until nothing needs continuation. It has no durable identity.
+// until nothing needs continuation. It has no durable identity. Its pure
+// part (session.Drain: the Location it is fenced to, the turn allowance,
+// continuation, interruption) is the core's (setDrain); the rest is what
+// the shell needs to carry out the core's decisions.
 type drain struct {
+	session.Drain
 	token        uint64
-	location     string // captured at start: every turn is fenced against it
-	runOwed      bool   // an explicit run's provider attempt is still owed
-	continuation bool   // the last turn's tool results need an answer
-	turnsUsed    int
-	lastTurn     bool
 	waiters      []*actor.PID // Run and WaitIdle callers
 	interrupters []*actor.PID // Interrupt callers waiting for cleanup
-	interrupted  bool
-	busy         bool // an async step (observation, catalog, stream) is outstanding
-	carry        bool // staged events wait for the next TurnStarted (set at a boundary that calls)
-	lastErr      *Outcome
+	busy         bool         // an async step (observation, catalog, stream) is outstanding
+	carry        bool         // staged events wait for the next TurnStarted (set at a boundary that calls)
 	loc          *locationPIDs
 	// agent is the session's agent as its Location's configuration said at
 	// the drain's start or at the last boundary; a turn keeps the one it
@@ -45,9 +42,7 @@ type drain struct {
 	spanCtx context.Context // carries the invoke_agent span
 	span    trace.Span
 	usage   telemetry.Usage
-	// compacted: a compaction completed for the current logical turn (it
-	// is never compacted twice); compacting cancels one in flight.
-	compacted        bool
+	// compacting cancels a compaction in flight.
 	compacting       context.CancelFunc
 	manualCompaction bool
 }
@@ -139,7 +134,8 @@ func (a *sessionActor) onDrainMessage(ctx actor.Context, msg any) {
 			a.endDrain(&Outcome{Err: m.cfgErr.Error(), Kind: "config"})
 			return
 		}
-		d.loc, d.agent = m.loc, m.agent
+		d.loc = m.loc
+		d.setAgent(m.agent)
 		if d.manualCompaction {
 			a.manualCompaction()
 			return
@@ -198,16 +194,16 @@ func (a *sessionActor) async(work func() any, onPanic func(error) any) {
 }
 
 func (a *sessionActor) startDrain(runOwed bool, waiter *actor.PID) {
-	d := &drain{token: nextToken(), location: a.st.Row.Location, runOwed: runOwed}
-	a.log.Debug("drain start", "session", a.id, "token", d.token, "run", runOwed, "pending", len(a.st.Pending))
+	d := &drain{token: nextToken(), Drain: session.Drain{Location: a.core.State.Row.Location, RunOwed: runOwed}}
+	a.log.Debug("drain start", "session", a.id, "token", d.token, "run", runOwed, "pending", len(a.core.State.Pending))
 	d.spanCtx, d.span = a.rt.cfg.Tracer.StartInvokeAgent(a.rt.ctx, telemetry.Agent{
-		SessionID: a.id, AgentName: a.st.Row.Agent, ProviderName: a.st.Row.Model.Provider, Model: a.st.Row.Model.ID})
+		SessionID: a.id, AgentName: a.core.State.Row.Agent, ProviderName: a.core.State.Row.Model.Provider, Model: a.core.State.Row.Model.ID})
 	if waiter != nil {
 		d.waiters = append(d.waiters, waiter)
 	}
-	a.drain = d
+	a.setDrain(d)
 	d.busy = true
-	token, dir, agent := d.token, d.location, a.st.Row.Agent
+	token, dir, agent := d.token, d.Location, a.core.State.Row.Agent
 	a.async(func() any {
 		loc, err := a.rt.resolveLocation(dir)
 		ag, cfgErr := a.rt.agentAt(dir, agent)
@@ -215,82 +211,77 @@ func (a *sessionActor) startDrain(runOwed bool, waiter *actor.PID) {
 	}, func(err error) any { return &locationResolved{token: token, err: err} })
 }
 
-// boundary is the safe provider-turn boundary: every started tool has settled.
-func (a *sessionActor) boundary() {
-	d := a.drain
-	if d.interrupted {
-		a.finishInterrupt()
+// setDrain makes d the drain in progress (nil: none), for the actor and
+// for its core.
+func (a *sessionActor) setDrain(d *drain) {
+	a.drain = d
+	if d == nil {
+		a.core.Drain = nil
 		return
 	}
-	if a.st.Row.Location != d.location {
-		// Moved: this runner's Location may start no new turn and may not
-		// recreate the epoch. The destination initializes on its next run.
-		a.endDrain(&Outcome{Err: "session moved to " + a.st.Row.Location, Kind: "moved"})
-		return
-	}
-	if a.rt.stopping.Load() {
-		// Shutting down: stop at this safe boundary without Idle, so the
-		// session is found mid-drain and resumed by the next start. The
-		// turn's last facts are written first.
-		if err := a.flush(); err != nil {
-			a.endDrain(&Outcome{Err: err.Error(), Kind: errorCode(err)})
-			return
-		}
-		a.abandon("server shutting down", CodeFenced)
-		return
-	}
-	step := session.Decide(a.boundaryState())
-	a.log.Debug("boundary", "session", a.id, "token", d.token, "call", step.Call, "promote", step.Promote, "epoch", a.st.Epoch != nil)
-	if step.Err != nil {
-		a.endDrain(&Outcome{Err: step.Err.Error(), Kind: "turn_limit"})
-		return
-	}
-	if !step.Call {
-		a.endDrain(d.lastErr)
-		return
-	}
-	if a.st.Epoch == nil {
-		// The first complete observation initializes the epoch before any
-		// input becomes model-visible: blocked context leaves it pending.
-		if err := a.flush(); err != nil {
-			a.endDrain(&Outcome{Err: err.Error(), Kind: errorCode(err)})
-			return
-		}
-		a.observe(true)
-		return
-	}
-	if len(step.Promote) > 0 {
-		if err := a.rejectOpenQuestions(); err != nil {
-			a.endDrain(&Outcome{Err: err.Error(), Kind: errorCode(err)})
-			return
-		}
-		a.stage(messages.PromptPromoted{MessageIDs: step.Promote})
-	}
-	// What the last turn left staged (its last results, TurnEnded) and the
-	// promotion are written with the TurnStarted of the request that acts
-	// on them, in one transaction; an end of the drain before that (an
-	// interrupt, blocked context, a move) writes them with Idle.
-	d.carry = true
-	d.turnsUsed, d.lastTurn, d.runOwed = step.TurnsUsed, step.LastTurn, false
-	if len(step.Promote) > 0 {
-		d.compacted = false // a new logical turn
-	}
-	d.continuation = false
-	// Promoted input precedes any context update at this boundary.
-	a.observe(false)
+	a.core.Drain = &d.Drain
 }
 
-func (a *sessionActor) boundaryState() session.Boundary {
-	b := session.Boundary{
-		Continuation: a.drain.continuation,
-		RunOwed:      a.drain.runOwed,
-		TurnsUsed:    a.drain.turnsUsed,
-		TurnLimit:    a.drain.agent.TurnLimit,
+// setAgent takes the agent as the Location's configuration gives it now;
+// its turn allowance is the core's.
+func (d *drain) setAgent(ag Agent) {
+	d.agent = ag
+	d.TurnLimit = ag.TurnLimit
+}
+
+// boundary is the safe provider-turn boundary: every started tool has
+// settled. The core decides (session.Core.Step); the actor executes.
+func (a *sessionActor) boundary() {
+	a.execute(a.core.Step(session.AtBoundary{Stopping: a.rt.stopping.Load()}))
+}
+
+// execute carries out a Ready, in the order its durability rule asks: its
+// Append in one journal transaction, then, only once the journal took it,
+// the one effect it names. A failed append ends the drain with the error
+// (or finds it already abandoned, when the append lost ownership).
+func (a *sessionActor) execute(rd session.Ready) {
+	d := a.drain
+	if err := a.write(rd.Append); err != nil {
+		a.endDrain(&Outcome{Err: err.Error(), Kind: errorCode(err)})
+		return
 	}
-	for _, p := range a.st.Pending {
-		b.Pending = append(b.Pending, session.Pending{MessageID: p.MessageID, Seq: p.AdmittedSeq, Delivery: p.Delivery})
+	switch {
+	case rd.FinishInterrupt:
+		a.finishInterrupt()
+	case rd.Stop:
+		// Shutting down: stop at this safe boundary without Idle, so the
+		// session is found mid-drain and resumed by the next start.
+		a.abandon("server shutting down", CodeFenced)
+	case rd.Outcome != nil:
+		a.endDrain(&Outcome{Err: rd.Outcome.Err, Kind: string(rd.Outcome.Kind)})
+	case rd.Observe != nil && rd.Observe.Init:
+		// The first complete observation initializes the epoch before any
+		// input becomes model-visible: blocked context leaves it pending.
+		a.log.Debug("boundary", "session", a.id, "token", d.token, "observe", "init")
+		a.observe(true, false)
+	case rd.Observe != nil:
+		if n := len(a.core.Carry); n > 0 {
+			if p, ok := a.core.Carry[n-1].(messages.PromptPromoted); ok {
+				// The user spoke instead of answering: open questions are
+				// dismissed before the prompt becomes model-visible (what
+				// the last turn left is written with the dismissal).
+				a.core.Carry = a.core.Carry[:n-1]
+				if err := a.rejectOpenQuestions(); err != nil {
+					a.endDrain(&Outcome{Err: err.Error(), Kind: errorCode(err)})
+					return
+				}
+				a.core.Carry = append(a.core.Carry, p)
+				a.log.Debug("boundary", "session", a.id, "token", d.token, "promote", p.MessageIDs)
+			}
+		}
+		// What the last turn left (its last results, TurnEnded) and the
+		// promotion are written with the TurnStarted of the request that
+		// acts on them, in one transaction; an end of the drain before
+		// that (an interrupt, blocked context, a move) writes them with
+		// Idle.
+		d.carry = true
+		a.observe(false, rd.Observe.WithCatalog)
 	}
-	return b
 }
 
 // observe reads the Location's configuration for the session's agent (a
@@ -298,12 +289,11 @@ func (a *sessionActor) boundaryState() session.Boundary {
 // Location for a context observation and, when a turn with tools follows
 // it, for the tool catalog at the same time: two independent reads in one
 // round trip instead of two in a row.
-func (a *sessionActor) observe(init bool) {
+func (a *sessionActor) observe(init, withCatalog bool) {
 	d := a.drain
 	d.busy = true
-	token, pid, tools, dir := d.token, d.loc.context, d.loc.tools, d.location
-	agentName := a.st.Row.Agent
-	withCatalog := !init && !d.lastTurn
+	token, pid, tools, dir := d.token, d.loc.context, d.loc.tools, d.Location
+	agentName := a.core.State.Row.Agent
 	a.async(func() any {
 		agent, cfgErr := a.rt.agentAt(dir, agentName)
 		if cfgErr != nil {
@@ -327,7 +317,7 @@ func (a *sessionActor) observe(init bool) {
 
 func (a *sessionActor) onContext(m *contextObserved) {
 	d := a.drain
-	if d.interrupted {
+	if d.Interrupted {
 		a.finishInterrupt()
 		return
 	}
@@ -339,9 +329,9 @@ func (a *sessionActor) onContext(m *contextObserved) {
 		a.endDrain(&Outcome{Err: "observe context: " + m.err.Error(), Kind: "context_blocked"})
 		return
 	}
-	d.agent = m.agent
-	if a.st.Row.Location != d.location {
-		a.endDrain(&Outcome{Err: "session moved to " + a.st.Row.Location, Kind: "moved"})
+	d.setAgent(m.agent)
+	if a.core.State.Row.Location != d.Location {
+		a.endDrain(&Outcome{Err: "session moved to " + a.core.State.Row.Location, Kind: "moved"})
 		return
 	}
 	if m.init {
@@ -355,7 +345,7 @@ func (a *sessionActor) onContext(m *contextObserved) {
 			a.endDrain(&Outcome{Err: err.Error(), Kind: "internal"})
 			return
 		}
-		ev := messages.ContextEpochInitialized{Revision: a.nextSeq(), Baseline: gen.Baseline, Snapshot: snap, Location: d.location}
+		ev := messages.ContextEpochInitialized{Revision: a.nextSeq(), Baseline: gen.Baseline, Snapshot: snap, Location: d.Location}
 		if err := a.append(ev); err != nil {
 			a.endDrain(&Outcome{Err: err.Error(), Kind: errorCode(err)})
 			return
@@ -364,7 +354,7 @@ func (a *sessionActor) onContext(m *contextObserved) {
 		return
 	}
 	prev := a.epochSnapshot()
-	replace := a.st.Row.HistorySeq > a.st.Epoch.BaselineSeq
+	replace := a.core.State.Row.HistorySeq > a.core.State.Epoch.BaselineSeq
 	dec := contextsources.Reconcile(m.obs, prev, contextsources.ReconcileOptions{ReplaceBaseline: replace})
 	switch dec.Action {
 	case contextsources.Updated:
@@ -378,7 +368,7 @@ func (a *sessionActor) onContext(m *contextObserved) {
 	case contextsources.ReplacementReady:
 		snap, err := a.encodeSnapshot(dec.Generation.Snapshot)
 		if err == nil {
-			err = a.append(messages.ContextEpochReplaced{Revision: a.nextSeq(), Baseline: dec.Generation.Baseline, Snapshot: snap, Location: d.location})
+			err = a.append(messages.ContextEpochReplaced{Revision: a.nextSeq(), Baseline: dec.Generation.Baseline, Snapshot: snap, Location: d.Location})
 		}
 		if err != nil {
 			a.endDrain(&Outcome{Err: err.Error(), Kind: errorCode(err)})
@@ -405,12 +395,12 @@ func (a *sessionActor) onContext(m *contextObserved) {
 // can, and re-announces the rest per key.
 func (a *sessionActor) epochSnapshot() contextsources.Snapshot {
 	c := &a.snapshot
-	if !c.valid || c.seq != a.st.Epoch.UpdatedSeq {
+	if !c.valid || c.seq != a.core.State.Epoch.UpdatedSeq {
 		s := c.next.snap
-		if !c.next.is(a.st.Epoch.Snapshot) {
-			s, _ = contextsources.DecodeSnapshot(a.st.Epoch.Snapshot)
+		if !c.next.is(a.core.State.Epoch.Snapshot) {
+			s, _ = contextsources.DecodeSnapshot(a.core.State.Epoch.Snapshot)
 		}
-		*c = decodedSnapshot{valid: true, seq: a.st.Epoch.UpdatedSeq, snap: s}
+		*c = decodedSnapshot{valid: true, seq: a.core.State.Epoch.UpdatedSeq, snap: s}
 	}
 	return c.snap
 }
@@ -448,7 +438,7 @@ func (a *sessionActor) encodeSnapshot(s contextsources.Snapshot) ([]byte, error)
 
 func (a *sessionActor) loadCatalog() {
 	d := a.drain
-	if d.lastTurn {
+	if d.LastTurn {
 		a.startTurn(nil) // the last allowed turn is sent without tools
 		return
 	}
@@ -461,7 +451,7 @@ func (a *sessionActor) loadCatalog() {
 }
 
 func (a *sessionActor) onCatalog(m *catalogLoaded) {
-	if a.drain.interrupted {
+	if a.drain.Interrupted {
 		a.finishInterrupt()
 		return
 	}
@@ -475,7 +465,7 @@ func (a *sessionActor) onCatalog(m *catalogLoaded) {
 // startTurn records the turn, then streams it off the mailbox.
 func (a *sessionActor) startTurn(tools []provider.Tool) {
 	d := a.drain
-	prov, err := a.rt.provider(a.st.Row.Model)
+	prov, err := a.rt.provider(a.core.State.Row.Model)
 	if err != nil {
 		a.endDrain(&Outcome{Err: err.Error(), Kind: KindModel})
 		return
@@ -488,7 +478,7 @@ func (a *sessionActor) startTurn(tools []provider.Tool) {
 		a.endDrain(&Outcome{Err: "load history: " + err.Error(), Kind: "internal"})
 		return
 	}
-	tr := turnRequest{Model: a.st.Row.Model, Baseline: a.st.Epoch.Baseline, History: history, Tools: tools, LastTurn: d.lastTurn}
+	tr := turnRequest{Model: a.core.State.Row.Model, Baseline: a.core.State.Epoch.Baseline, History: history, Tools: tools, LastTurn: d.LastTurn}
 	req := buildRequest(tr)
 	if a.needsCompaction(req) {
 		err := a.startCompaction(history, req, false)
@@ -503,9 +493,9 @@ func (a *sessionActor) startTurn(tools []provider.Tool) {
 	t := &turn{
 		token:       nextToken(),
 		assistantID: messages.NewID("msg"),
-		agent:       a.st.Row.Agent,
+		agent:       a.core.State.Row.Agent,
 		rules:       d.agent.Rules,
-		model:       a.st.Row.Model,
+		model:       a.core.State.Row.Model,
 		calls:       map[string]*toolCall{},
 		streaming:   true,
 	}
@@ -595,7 +585,7 @@ func (a *sessionActor) delta(kind messages.DeltaKind, assistantID, callID, text 
 // onToolCall records a complete call durably, then starts it at once.
 func (a *sessionActor) onToolCall(p provider.Part) {
 	d, t := a.drain, a.drain.turn
-	if d.interrupted {
+	if d.Interrupted {
 		return // nothing new starts once an interrupt is under way
 	}
 	if _, dup := t.calls[p.ID]; dup || p.ID == "" {
@@ -640,7 +630,7 @@ func (a *sessionActor) onStreamEnded(err error) {
 		a.stage(messages.TextEnded{AssistantMessageID: t.assistantID, Text: s})
 		t.recorded = true
 	}
-	if d.interrupted {
+	if d.Interrupted {
 		a.cancelTools()
 	}
 	if t.unsettled == 0 {
@@ -652,61 +642,66 @@ func (a *sessionActor) onStreamEnded(err error) {
 	}
 }
 
-// finishTurn closes the turn once its stream is over and every tool settled.
+// finishTurn closes the turn once its stream is over and every tool
+// settled, and hands its end to the core: what to write and what follows
+// is the core's (TurnSucceeded, TurnFailed); only an overflow, which is
+// compacted first, is still decided here.
 func (a *sessionActor) finishTurn() {
 	d, t := a.drain, a.drain.turn
-	if d.interrupted {
+	if d.Interrupted {
 		a.finishInterrupt() // fails the turn as interrupted
 		return
 	}
 	d.turn = nil
-	d.turnsUsed++
 	a.endChat(t)
+	stopping := a.rt.stopping.Load()
 	if t.err != nil {
-		kind := "provider"
 		if errorCode(t.err) == CodeFenced {
 			a.dropStaged()
 			return // the activation is stopping
 		}
-		overflow := errors.Is(t.err, provider.ErrContextOverflow)
-		if overflow {
-			kind = "overflow"
-		}
-		if err := a.append(messages.TurnFailed{AssistantMessageID: t.assistantID, ErrorKind: kind, Message: t.err.Error()}); err != nil {
+		if errors.Is(t.err, provider.ErrContextOverflow) {
+			a.overflowed(t)
 			return
 		}
-		if overflow {
-			// Exactly one compaction and one rebuilt attempt, never after
-			// durable output, never a loop.
-			retrying, err := a.compactOnOverflow(t)
-			if retrying {
-				d.turnsUsed-- // the rebuilt attempt is the same logical turn
-				return
-			}
-			if err != nil {
-				d.lastErr = &Outcome{Err: err.Error(), Kind: "overflow"}
-				d.continuation = false
-				a.endDrain(d.lastErr)
-				return
-			}
-		}
-		d.lastErr = &Outcome{Err: t.err.Error(), Kind: kind}
-		d.continuation = false
-		a.boundary() // a steer admitted meanwhile still runs
+		// A steer admitted meanwhile still runs.
+		a.execute(a.core.Step(session.TurnFailed{AssistantMessageID: t.assistantID, Kind: session.Provider, Err: t.err.Error(), Stopping: stopping}))
 		return
 	}
 	a.fault(FaultBeforeTurnEnd)
-	// TurnEnded is written with what the boundary decides next: Idle, a
-	// promotion, or alone before the next observation.
-	a.stage(messages.TurnEnded{AssistantMessageID: t.assistantID, FinishReason: string(t.finish), Usage: messages.Usage{
-		InputTokens: int64(t.usage.InputTokens), OutputTokens: int64(t.usage.OutputTokens), ReasoningTokens: int64(t.usage.ReasoningTokens),
-		CacheReadTokens: int64(t.usage.CacheReadTokens), CacheWriteTokens: int64(t.usage.CacheWriteTokens),
-	}})
-	d.lastErr = nil
-	d.compacted = false
-	// An open question ends the drain: its answer starts the next one.
-	d.continuation = len(t.order) > 0 && t.finish != provider.FinishContentFilter && t.questions == 0
-	a.boundary()
+	a.execute(a.core.Step(session.TurnSucceeded{
+		AssistantMessageID: t.assistantID,
+		FinishReason:       string(t.finish),
+		ContentFilter:      t.finish == provider.FinishContentFilter,
+		Usage: messages.Usage{
+			InputTokens: int64(t.usage.InputTokens), OutputTokens: int64(t.usage.OutputTokens), ReasoningTokens: int64(t.usage.ReasoningTokens),
+			CacheReadTokens: int64(t.usage.CacheReadTokens), CacheWriteTokens: int64(t.usage.CacheWriteTokens),
+		},
+		Calls:         len(t.order),
+		OpenQuestions: t.questions,
+		Stopping:      stopping,
+	}))
+}
+
+// overflowed fails a turn whose context overflowed: exactly one compaction
+// and one rebuilt attempt, never after durable output, never a loop.
+func (a *sessionActor) overflowed(t *turn) {
+	d := a.drain
+	if err := a.append(messages.TurnFailed{AssistantMessageID: t.assistantID, ErrorKind: string(session.Overflow), Message: t.err.Error()}); err != nil {
+		a.endDrain(&Outcome{Err: err.Error(), Kind: errorCode(err)})
+		return
+	}
+	retrying, err := a.compactOnOverflow(t)
+	if retrying {
+		return // the rebuilt attempt is the same logical turn
+	}
+	if err == nil {
+		err = t.err
+	}
+	d.TurnsUsed++
+	d.Continuation = false
+	d.LastErr = &session.Outcome{Kind: session.Overflow, Err: err.Error()}
+	a.endDrain(&Outcome{Err: err.Error(), Kind: string(session.Overflow)})
 }
 
 // endDrain closes the drain: Idle is appended, callers get the outcome, and a
@@ -737,7 +732,7 @@ func (a *sessionActor) endDrain(out *Outcome) {
 		return // the append failed and stopped the activation: abandon told the callers
 	}
 	out.LastSeq = a.seq
-	a.drain = nil
+	a.setDrain(nil)
 	endDrainSpan(d, out)
 	a.drainMetrics(out)
 	a.lastOutcome = out
@@ -765,10 +760,10 @@ func (a *sessionActor) interrupt(ctx actor.Context) {
 
 func (a *sessionActor) beginInterrupt() {
 	d := a.drain
-	if d.interrupted {
+	if d.Interrupted {
 		return
 	}
-	d.interrupted = true
+	d.Interrupted = true
 	a.wakeAgain = false // reruns queued before the interruption are suppressed
 	if t := d.turn; t != nil {
 		t.cancel()
@@ -803,7 +798,7 @@ func (a *sessionActor) finishInterrupt() {
 	if a.drain != d {
 		return // the append failed and stopped the activation: abandon told the callers
 	}
-	a.drain = nil
+	a.setDrain(nil)
 	out := &Outcome{Err: "interrupted", Kind: "interrupted", LastSeq: a.seq}
 	endDrainSpan(d, out)
 	a.drainMetrics(out)
@@ -832,7 +827,7 @@ func (a *sessionActor) abandon(why, kind string) {
 	if d.compacting != nil {
 		d.compacting()
 	}
-	a.drain = nil
+	a.setDrain(nil)
 	out := &Outcome{Err: why, Kind: kind, LastSeq: a.seq}
 	endDrainSpan(d, out)
 	a.drainMetrics(out)

@@ -36,7 +36,7 @@ func foldDiff(ctx context.Context, j *persistence.Journal, id string) string {
 			after = e.Seq
 		}
 	}
-	a := &sessionActor{id: id, st: st, seq: st.Row.LastSeq}
+	a := &sessionActor{id: id, core: session.Core{State: st}, seq: st.Row.LastSeq}
 	sess, err := j.Session(ctx, id)
 	if err != nil {
 		return err.Error()

@@ -347,14 +347,14 @@ func (h *harness) checkTurn(a *sessionActor, tr turnRequest, req *provider.Reque
 // historyDiff compares the actor's in-memory history with the journal's
 // ModelHistory; "" when they are the same.
 func historyDiff(ctx context.Context, j *persistence.Journal, a *sessionActor) string {
-	if !a.st.History.Loaded {
+	if !a.core.State.History.Loaded {
 		return "the in-memory history is not loaded"
 	}
 	want, err := j.ModelHistory(ctx, a.id)
 	if err != nil {
 		return err.Error()
 	}
-	got := a.st.History.Msgs
+	got := a.core.State.History.Msgs
 	if len(got) != len(want) {
 		return fmt.Sprintf("%d messages in memory, %d in the journal: %q vs %q", len(got), len(want), renderHistory(got), renderHistory(want))
 	}

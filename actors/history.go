@@ -4,7 +4,7 @@ import (
 	"github.com/sessionrt/sessionrt/messages"
 )
 
-// The actor keeps the journal's model-visible history in a.st.History
+// The actor keeps the journal's model-visible history in a.core.State.History
 // (session.History), between turns, so that building a request reads
 // nothing. It is complete from the session's creation by this actor, else
 // loaded from the journal once per activation (or after anything made it
@@ -18,15 +18,15 @@ import (
 // when the in-memory copy is not loaded. The slice is the actor's own: use
 // it on the actor goroutine only, and do not keep it.
 func (a *sessionActor) history() ([]messages.Message, error) {
-	if !a.st.History.Loaded {
+	if !a.core.State.History.Loaded {
 		msgs, err := a.rt.journal.ModelHistory(a.rt.ctx, a.id)
 		if err != nil {
 			return nil, err
 		}
 		a.rt.historyLoads.Add(1)
-		a.st.History.Load(msgs, a.seq)
+		a.core.State.History.Load(msgs, a.seq)
 	}
-	return a.st.History.Msgs, nil
+	return a.core.State.History.Msgs, nil
 }
 
 // historyWithStaged is history with the staged events (not yet appended)
@@ -34,9 +34,9 @@ func (a *sessionActor) history() ([]messages.Message, error) {
 // carries them; if it fails, or they are dropped, the copy is unloaded.
 func (a *sessionActor) historyWithStaged() ([]messages.Message, error) {
 	msgs, err := a.history()
-	if err != nil || len(a.staged) == 0 {
+	if err != nil || len(a.core.Carry) == 0 {
 		return msgs, err
 	}
-	a.st.ApplyAhead(a.seq+1, a.staged)
-	return a.st.History.Msgs, nil
+	a.core.State.ApplyAhead(a.seq+1, a.core.Carry)
+	return a.core.State.History.Msgs, nil
 }

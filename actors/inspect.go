@@ -55,13 +55,13 @@ func (s *Sessions) Inspect(ctx context.Context, id string) (*Inspection, error) 
 }
 
 func (a *sessionActor) inspection() *Inspection {
-	in := &Inspection{Seq: a.seq, Ownership: a.ownership, Pending: len(a.st.Pending),
+	in := &Inspection{Seq: a.seq, Ownership: a.ownership, Pending: len(a.core.State.Pending),
 		Perms: len(a.perms), WakeAgain: a.wakeAgain}
-	for _, ev := range a.staged {
+	for _, ev := range a.core.Carry {
 		in.Staged = append(in.Staged, ev.EventType().Name)
 	}
 	if d := a.drain; d != nil {
-		in.Drain = &DrainInspection{Token: d.token, Busy: d.busy, Carry: d.carry, Interrupted: d.interrupted, Waiters: len(d.waiters)}
+		in.Drain = &DrainInspection{Token: d.token, Busy: d.busy, Carry: d.carry, Interrupted: d.Interrupted, Waiters: len(d.waiters)}
 		if t := d.turn; t != nil {
 			ti := &TurnInspection{AssistantID: t.assistantID, Streaming: t.streaming}
 			for id, c := range t.calls {

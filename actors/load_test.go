@@ -23,8 +23,8 @@ type loadedState struct {
 }
 
 func stateOf(a *sessionActor) loadedState {
-	s := loadedState{Exists: a.st.Exists, Seq: a.seq, Epoch: journalEpoch(a), Hist: a.st.History.Loaded}
-	if a.st.Exists {
+	s := loadedState{Exists: a.core.State.Exists, Seq: a.seq, Epoch: journalEpoch(a), Hist: a.core.State.History.Loaded}
+	if a.core.State.Exists {
 		s.Sess = a.row()
 	}
 	s.Pending = journalInbox(a)
@@ -34,7 +34,7 @@ func stateOf(a *sessionActor) loadedState {
 // journalInbox is the actor's pending inbox as the journal's rows show it.
 func journalInbox(a *sessionActor) []persistence.InboxEntry {
 	var out []persistence.InboxEntry
-	for _, p := range a.st.Pending {
+	for _, p := range a.core.State.Pending {
 		out = append(out, persistence.InboxEntry{SessionID: a.id, MessageID: p.MessageID, AdmittedSeq: p.AdmittedSeq, Delivery: p.Delivery, Prompt: p.Prompt})
 	}
 	return out
@@ -42,7 +42,7 @@ func journalInbox(a *sessionActor) []persistence.InboxEntry {
 
 // journalEpoch is the actor's Context Epoch as the journal's row shows it.
 func journalEpoch(a *sessionActor) *persistence.Epoch {
-	e := a.st.Epoch
+	e := a.core.State.Epoch
 	if e == nil {
 		return nil
 	}
@@ -89,8 +89,8 @@ func TestCreatedSessionStateIsTheReloadedState(t *testing.T) {
 	if err := a.activate(nil); err != nil {
 		t.Fatal(err)
 	}
-	if a.st.Exists || a.seq != 0 {
-		t.Fatalf("a new session's activation: exists %v seq %d", a.st.Exists, a.seq)
+	if a.core.State.Exists || a.seq != 0 {
+		t.Fatalf("a new session's activation: exists %v seq %d", a.core.State.Exists, a.seq)
 	}
 	res, ok := a.create(&Create{Location: h.loc}).(*Info)
 	if !ok || !res.Created {
@@ -98,7 +98,7 @@ func TestCreatedSessionStateIsTheReloadedState(t *testing.T) {
 	}
 	got, want := stateOf(a), reloaded(t, h.sessions.rt, a.id)
 	want.Hist = true // the fold of SessionCreated: a complete, empty history
-	if !reflect.DeepEqual(got, want) || len(a.st.History.Msgs) != 0 {
+	if !reflect.DeepEqual(got, want) || len(a.core.State.History.Msgs) != 0 {
 		t.Fatalf("after create\n got %+v\nwant %+v", got, want)
 	}
 	if want.Sess.Status != persistence.StatusIdle || want.Seq != 1 || want.Sess.LastSeq != 1 {
@@ -175,7 +175,7 @@ func stateDiff(ctx context.Context, j *persistence.Journal, a *sessionActor) str
 	if err != nil {
 		return err.Error()
 	}
-	if got := a.row(); !a.st.Exists || got != sess || a.seq != sess.LastSeq {
+	if got := a.row(); !a.core.State.Exists || got != sess || a.seq != sess.LastSeq {
 		return fmt.Sprintf("session %+v seq %d in memory, %+v in the journal", got, a.seq, sess)
 	}
 	if got := journalInbox(a); len(pending) != len(got) || (len(pending) > 0 && !reflect.DeepEqual(pending, got)) {

@@ -123,7 +123,7 @@ func (a *sessionActor) replyQuestion(m *ReplyPermission) any {
 		}
 	case d != nil:
 		if !reject {
-			d.runOwed = true // the model answers at the drain's next boundary
+			d.RunOwed = true // the model answers at the drain's next boundary
 		}
 	case !reject:
 		a.startDrain(true, nil)

@@ -49,7 +49,7 @@ func (a *sessionActor) failLeftovers(why string) error {
 		}
 		open = kept
 	}
-	if len(open) == 0 && a.st.Row.Status != session.StatusBusy {
+	if len(open) == 0 && a.core.State.Row.Status != session.StatusBusy {
 		return nil // a turn is only left unfinished by an owner that died mid-drain
 	}
 	history, err := a.history()
@@ -68,7 +68,7 @@ func (a *sessionActor) failLeftovers(why string) error {
 	if len(open) > 0 {
 		// A previous incarnation in this very process may still run them:
 		// kill them before recording that they were interrupted.
-		if loc, err := a.rt.resolveLocation(a.st.Row.Location); err == nil {
+		if loc, err := a.rt.resolveLocation(a.core.State.Row.Location); err == nil {
 			_, _ = a.system.Root.RequestFuture(loc.tools, &toolactors.CancelTool{SessionID: a.id}, a.rt.cfg.RequestTimeout).Result()
 		}
 	}
@@ -107,10 +107,10 @@ func (a *sessionActor) failLeftovers(why string) error {
 // policy is about drains that were running, and this input was never
 // acted on.
 func (a *sessionActor) recoverAfterRestart(policy Recovery, note string) any {
-	if !a.st.Exists || a.drain != nil {
+	if !a.core.State.Exists || a.drain != nil {
 		return &Done{LastSeq: a.seq}
 	}
-	if a.st.Row.Status != session.StatusBusy {
+	if a.core.State.Row.Status != session.StatusBusy {
 		a.wake()
 		return &Done{LastSeq: a.seq}
 	}
@@ -118,16 +118,16 @@ func (a *sessionActor) recoverAfterRestart(policy Recovery, note string) any {
 		if err := a.append(messages.Interrupted{Reason: "server restarted"}, messages.Idle{}); err != nil {
 			return err
 		}
-		a.st.Row.Status = session.StatusIdle
+		a.core.State.Row.Status = session.StatusIdle
 		return &Done{LastSeq: a.seq}
 	}
-	if a.st.Epoch != nil {
+	if a.core.State.Epoch != nil {
 		// Tell the model, chronologically, without touching the baseline.
-		if err := a.append(messages.ContextUpdated{MessageID: messages.NewID("ctx"), Text: note, Snapshot: a.st.Epoch.Snapshot}); err != nil {
+		if err := a.append(messages.ContextUpdated{MessageID: messages.NewID("ctx"), Text: note, Snapshot: a.core.State.Epoch.Snapshot}); err != nil {
 			return err
 		}
 	}
-	a.st.Row.Status = session.StatusIdle
+	a.core.State.Row.Status = session.StatusIdle
 	a.startDrain(true, nil)
 	return &Done{LastSeq: a.seq}
 }

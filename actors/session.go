@@ -34,14 +34,16 @@ type sessionActor struct {
 	loaded    bool
 	seq       int64 // the stream's last seq as this owner knows it
 	ownership int64 // journal ownership epoch: every append is fenced by it
-	// st is the session as its events left it (the row, the pending inbox,
-	// the Context Epoch, the model-visible history: history.go), advanced
-	// by the one fold session.State.Apply after every append.
-	st       session.State
+	// core is the session as a state machine: core.State is the session
+	// as its events left it (the row, the pending inbox, the Context
+	// Epoch, the model-visible history: history.go), advanced by the one
+	// fold session.State.Apply after every append; core.Carry are events
+	// decided but not yet appended (the next append writes them first, in
+	// one transaction with its own: see stage); core.Drain is the pure
+	// part of the drain in progress (drain.Drain, set by setDrain). The
+	// actor executes the Ready its Step returns (drain.go execute).
+	core     session.Core
 	snapshot decodedSnapshot // the epoch's snapshot, decoded
-	// staged are events decided but not yet appended: the next append
-	// writes them first, in one transaction with its own (see stage).
-	staged []messages.Event
 
 	drain     *drain
 	wakeAgain bool // a wake arrived during the drain: one follow-up drain
@@ -157,7 +159,7 @@ func (a *sessionActor) handle(ctx actor.Context) {
 		a.drain.waiters = append(a.drain.waiters, ctx.Sender())
 	case *Compact:
 		switch {
-		case !a.st.Exists:
+		case !a.core.State.Exists:
 			a.respond(ctx, a.notFound())
 		case a.drain != nil:
 			a.respond(ctx, &CommandError{Code: CodeBusy, Msg: fmt.Sprintf("session %s is running; compact it when idle (or interrupt it first)", a.id)})
@@ -225,7 +227,7 @@ func (a *sessionActor) activate(ctx actor.Context) error {
 		return err
 	}
 	a.loaded = true
-	if a.st.Exists {
+	if a.core.State.Exists {
 		// A previous incarnation may have died mid-turn: settle what it
 		// left before anything else can call a provider.
 		why, policy, note := "session restarted", a.rt.cfg.Recovery, RestartNote
@@ -240,7 +242,7 @@ func (a *sessionActor) activate(ctx actor.Context) error {
 		if err := a.failLeftovers(why); err != nil {
 			return err
 		}
-		if a.st.Row.Status == session.StatusBusy {
+		if a.core.State.Row.Status == session.StatusBusy {
 			// Its owner died mid-drain (this actor's previous incarnation,
 			// or another process): apply the restart policy once, now, so
 			// that no command queued behind the activation sees it idle.
@@ -270,11 +272,11 @@ func (a *sessionActor) reload() error {
 func (a *sessionActor) load(sess persistence.Session, found bool) error {
 	ctx := a.rt.ctx
 	if !found {
-		a.st.Exists = false
+		a.core.State.Exists = false
 		return nil
 	}
 	var err error
-	a.st = session.State{Exists: true, Row: stateRow(sess)}
+	a.core.State = session.State{Exists: true, Row: stateRow(sess)}
 	a.openQuestions = -1
 	if sess.LastSeq > a.seq {
 		a.seq = sess.LastSeq
@@ -284,30 +286,36 @@ func (a *sessionActor) load(sess persistence.Session, found bool) error {
 		return fmt.Errorf("session %s: load inbox: %w", a.id, err)
 	}
 	for _, in := range inbox {
-		a.st.Pending = append(a.st.Pending, session.InboxEntry{MessageID: in.MessageID, AdmittedSeq: in.AdmittedSeq, Delivery: in.Delivery, Prompt: in.Prompt})
+		a.core.State.Pending = append(a.core.State.Pending, session.InboxEntry{MessageID: in.MessageID, AdmittedSeq: in.AdmittedSeq, Delivery: in.Delivery, Prompt: in.Prompt})
 	}
 	ep, ok, err := a.rt.journal.Epoch(ctx, a.id)
 	if err != nil {
 		return fmt.Errorf("session %s: load context epoch: %w", a.id, err)
 	}
 	if ok {
-		a.st.Epoch = &session.Epoch{Revision: ep.Revision, Baseline: ep.Baseline, Snapshot: ep.Snapshot, Location: ep.Location, BaselineSeq: ep.BaselineSeq, UpdatedSeq: ep.UpdatedSeq}
+		a.core.State.Epoch = &session.Epoch{Revision: ep.Revision, Baseline: ep.Baseline, Snapshot: ep.Snapshot, Location: ep.Location, BaselineSeq: ep.BaselineSeq, UpdatedSeq: ep.UpdatedSeq}
 	}
 	return nil
 }
 
-// append writes the staged events, then events, in one transaction fenced
-// by this activation's ownership, and applies them to the in-memory state.
-// On a fence or conflict the activation is stale: it stops, and the next
-// command re-activates from the journal.
+// append writes the staged events (core.Carry), then events, in one
+// transaction fenced by this activation's ownership, and applies them to
+// the in-memory state. On a fence or conflict the activation is stale: it
+// stops, and the next command re-activates from the journal.
 func (a *sessionActor) append(events ...messages.Event) error {
-	if len(a.staged) > 0 {
-		events = append(a.staged, events...)
-		a.staged = nil
+	if len(a.core.Carry) > 0 {
+		events = append(a.core.Carry, events...)
+		a.core.Carry = nil
 	}
 	if d := a.drain; d != nil {
 		d.carry = false
 	}
+	return a.write(events)
+}
+
+// write appends exactly events (a Ready's Append, which already begins
+// with what the core carried), as append does.
+func (a *sessionActor) write(events []messages.Event) error {
 	if len(events) == 0 {
 		return nil
 	}
@@ -324,7 +332,7 @@ func (a *sessionActor) append(events ...messages.Event) error {
 	if err != nil {
 		// Nothing was written (or, on an ambiguous failure, the next append
 		// conflicts): either way the in-memory history may be ahead.
-		a.st.History.Unload()
+		a.core.State.History.Unload()
 		if errors.Is(err, persistence.ErrFenced) || errors.Is(err, persistence.ErrConflict) {
 			a.log.Warn("session activation fenced; stopping", "session", a.id, "err", err)
 			a.stopFenced()
@@ -368,7 +376,7 @@ func (a *sessionActor) append(events ...messages.Event) error {
 // the TurnStarted of that request (drain.carry); otherwise results are
 // written before the handler that staged them returns (flushResults).
 func (a *sessionActor) stage(events ...messages.Event) {
-	a.staged = append(a.staged, events...)
+	a.core.Carry = append(a.core.Carry, events...)
 }
 
 // flush appends whatever is staged.
@@ -382,7 +390,7 @@ func (a *sessionActor) flushResults() error {
 	if d := a.drain; d != nil && d.carry {
 		return nil
 	}
-	for _, ev := range a.staged {
+	for _, ev := range a.core.Carry {
 		switch ev.(type) {
 		case messages.PromptPromoted, messages.ContextUpdated, messages.ContextEpochReplaced:
 		default:
@@ -396,20 +404,20 @@ func (a *sessionActor) flushResults() error {
 // is abandoned): the prompts stay pending, and a history that already
 // shows them is read again.
 func (a *sessionActor) dropStaged() {
-	a.staged = nil
-	if a.st.History.Through > a.seq {
-		a.st.History.Unload()
+	a.core.Carry = nil
+	if a.core.State.History.Through > a.seq {
+		a.core.State.History.Unload()
 	}
 }
 
 // nextSeq is the seq the next event staged now will get.
-func (a *sessionActor) nextSeq() int64 { return a.seq + 1 + int64(len(a.staged)) }
+func (a *sessionActor) nextSeq() int64 { return a.seq + 1 + int64(len(a.core.Carry)) }
 
 // fold applies an event the journal took at seq to the state. The journal
 // checked it against the same rows, so a refusal means this copy is wrong:
 // it is read again.
 func (a *sessionActor) fold(seq int64, ev messages.Event) {
-	if err := a.st.Apply(seq, ev); err != nil {
+	if err := a.core.State.Apply(seq, ev); err != nil {
 		a.log.Error("session state does not fold a written event; reading it again", "session", a.id, "err", err)
 		if err := a.reload(); err != nil {
 			a.log.Error("session reload failed", "session", a.id, "err", err)
@@ -419,7 +427,7 @@ func (a *sessionActor) fold(seq int64, ev messages.Event) {
 
 // row is the session's row as the API shows it.
 func (a *sessionActor) row() persistence.Session {
-	r := a.st.Row
+	r := a.core.State.Row
 	return persistence.Session{ID: r.ID, Location: r.Location, Agent: r.Agent, Model: r.Model, Status: persistence.Status(r.Status),
 		CreatedSeq: r.CreatedSeq, HistorySeq: r.HistorySeq, LastSeq: r.LastSeq}
 }
@@ -458,7 +466,7 @@ func (a *sessionActor) onIdleTick(ctx actor.Context, tick idleTick) {
 // journal accepts writes again.
 func (a *sessionActor) stopJournalFailed(err error) {
 	drained := a.drain != nil
-	owed := drained || a.st.Row.Status == session.StatusBusy
+	owed := drained || a.core.State.Row.Status == session.StatusBusy
 	if owed {
 		a.log.Error("session drain stopped: the journal refused a write; it resumes once the journal accepts writes again", "session", a.id, "err", err)
 	} else {
@@ -492,7 +500,7 @@ func (a *sessionActor) stopFenced() {
 // WaitIdle on an activation that ran no drain itself (after a restart or
 // a passivation); nil when it ended normally or cannot be read.
 func (a *sessionActor) journaledOutcome() *Outcome {
-	if !a.st.Exists || a.seq < 2 {
+	if !a.core.State.Exists || a.seq < 2 {
 		return nil
 	}
 	evs, err := a.rt.journal.ReadEvents(a.rt.ctx, a.id, a.seq-2, 2)

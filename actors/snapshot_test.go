@@ -29,15 +29,15 @@ func TestEpochSnapshotAdoptsTheSnapshotItEncoded(t *testing.T) {
 	// The stand-in says which path ran: decoding these bytes would give core/b.
 	other := []byte(`{"version":1,"sources":{"core/b":{"value":2}}}`)
 	a.snapshot.next.enc = other
-	a.st.Epoch = &session.Epoch{Snapshot: other, UpdatedSeq: 3}
+	a.core.State.Epoch = &session.Epoch{Snapshot: other, UpdatedSeq: 3}
 	if got := a.epochSnapshot().Keys(); !slices.Equal(got, []string{"core/a"}) {
 		t.Fatalf("epoch of the encoded bytes: keys %v, want the encoded snapshot's", got)
 	}
-	a.st.Epoch = &session.Epoch{Snapshot: append([]byte(nil), other...), UpdatedSeq: 4}
+	a.core.State.Epoch = &session.Epoch{Snapshot: append([]byte(nil), other...), UpdatedSeq: 4}
 	if got := a.epochSnapshot().Keys(); !slices.Equal(got, []string{"core/b"}) {
 		t.Fatalf("epoch of a copy: keys %v, want the decoded ones", got)
 	}
-	a.st.Epoch = &session.Epoch{Snapshot: enc, UpdatedSeq: 5}
+	a.core.State.Epoch = &session.Epoch{Snapshot: enc, UpdatedSeq: 5}
 	if got := a.epochSnapshot().Keys(); !slices.Equal(got, []string{"core/a"}) {
 		t.Fatalf("keys %v", got)
 	}
@@ -61,7 +61,7 @@ func BenchmarkEpochSnapshotAfterEncode(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		a.st.Epoch = &session.Epoch{Snapshot: enc, UpdatedSeq: int64(i + 1)}
+		a.core.State.Epoch = &session.Epoch{Snapshot: enc, UpdatedSeq: int64(i + 1)}
 		if len(a.epochSnapshot().Keys()) != 3 {
 			b.Fatal("keys")
 		}

@@ -33,7 +33,7 @@ func (a *sessionActor) executeTool(t *turn, c *toolCall) {
 		Tool:               c.tool,
 		Input:              c.input,
 		Agent:              t.agent,
-		Dir:                d.location,
+		Dir:                d.Location,
 		Rules:              t.rules,
 		Asker:              a.asker(t.token, t.assistantID, c.id),
 		ReplyTo:            a.self,
@@ -174,7 +174,7 @@ func (a *sessionActor) onPermissionAsk(m *permissionAsk) {
 }
 
 func (a *sessionActor) replyPermission(m *ReplyPermission) any {
-	if !a.st.Exists {
+	if !a.core.State.Exists {
 		return a.notFound()
 	}
 	switch m.Reply {

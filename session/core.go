@@ -121,13 +121,15 @@ type Input interface{ input() }
 type AtBoundary struct{ Stopping bool }
 
 // TurnSucceeded: the provider turn's stream ended with a finish reason and
-// every tool it called settled. Calls is how many it called.
+// every tool it called settled. Calls is how many it called; OpenQuestions
+// how many of them asked the user a question still unanswered.
 type TurnSucceeded struct {
 	AssistantMessageID string
 	FinishReason       string
 	ContentFilter      bool // the finish reason is the provider's content filter
 	Usage              messages.Usage
 	Calls              int
+	OpenQuestions      int
 	Stopping           bool
 }
 
@@ -160,7 +162,8 @@ func (c *Core) Step(in Input) Ready {
 // stepTurnSucceeded ends a turn: its TurnEnded is carried to whatever the
 // boundary decides next (Idle, a promotion, or alone before the next
 // observation), and its tool results need an answer unless the content
-// filter stopped it.
+// filter stopped it or a question is open (its answer starts the next
+// drain).
 func (c *Core) stepTurnSucceeded(in TurnSucceeded) Ready {
 	d := c.Drain
 	if d.Interrupted {
@@ -170,7 +173,7 @@ func (c *Core) stepTurnSucceeded(in TurnSucceeded) Ready {
 	c.Carry = append(c.Carry, messages.TurnEnded{AssistantMessageID: in.AssistantMessageID, FinishReason: in.FinishReason, Usage: in.Usage})
 	d.LastErr = nil
 	d.Compacted = false
-	d.Continuation = in.Calls > 0 && !in.ContentFilter
+	d.Continuation = in.Calls > 0 && !in.ContentFilter && in.OpenQuestions == 0
 	return c.stepBoundary(AtBoundary{Stopping: in.Stopping})
 }
 

@@ -74,9 +74,10 @@ func (e *interactionEnv) handle(t *testing.T, td *datadriven.TestData) string {
 		e.write(&out, append(e.c.takeCarry(), messages.TurnStarted{AssistantMessageID: e.turn, Agent: "build"})...)
 		fmt.Fprintf(&out, "provider request %d: %s\n", e.calls, e.request())
 	case "turn-ok":
-		calls := 0
+		calls, questions := 0, 0
 		td.MaybeScanArgs(t, "calls", &calls)
-		e.ready(&out, e.c.Step(TurnSucceeded{AssistantMessageID: e.turn, FinishReason: "stop", Calls: calls,
+		td.MaybeScanArgs(t, "questions", &questions)
+		e.ready(&out, e.c.Step(TurnSucceeded{AssistantMessageID: e.turn, FinishReason: "stop", Calls: calls, OpenQuestions: questions,
 			ContentFilter: td.HasArg("filter"), Stopping: td.HasArg("stopping")}))
 	case "turn-failed":
 		e.ready(&out, e.c.Step(TurnFailed{AssistantMessageID: e.turn, Kind: Provider, Err: "503 unavailable", Stopping: td.HasArg("stopping")}))
