@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -119,6 +120,12 @@ func TestEmbeddedPlansUseTheRightIndex(t *testing.T) {
 		{qMessagesPage, []any{"s", 1, 10}, "index: [session_messages.session_id,session_messages.seq,session_messages.idx]"},
 		{qEvents, []any{"s", 1, 10}, "index: [events.session_id,events.seq]"},
 		{qMessageByID, []any{"m", "s"}, "index: [session_messages.message_id,session_messages.session_id]"},
+		// Owed: the unpromoted rows only, not every prompt ever admitted
+		// (migration 6); a session's inbox stays on the primary key.
+		{qUnpromoted, nil, "index: [session_input.promoted_seq,session_input.session_id,session_input.admitted_seq,session_input.held]"},
+		{qPendingInbox, []any{"s"}, "index: [session_input.session_id,session_input.admitted_seq]"},
+		{qPendingCount, []any{"s"}, "index: [session_input.session_id,session_input.admitted_seq]"},
+		{qPromote, []any{5, "s", 2}, "index: [session_input.session_id,session_input.admitted_seq]"},
 	} {
 		p := plan(c.q, c.args...)
 		if !strings.Contains(p, c.index) || strings.Contains(p, "Sort") {
@@ -222,5 +229,73 @@ func TestMigrationFiveKeepsOldInputOwed(t *testing.T) {
 				t.Fatalf("re-running migration 5: %v", err)
 			}
 		})
+	}
+}
+
+// Owed's scan of session_input reads the unpromoted rows through migration
+// 6's index on MariaDB too (covering: no row is read), and a session's
+// inbox and backlog count read by the session, not through all pending
+// input. Without the index MariaDB reads the whole primary key (type index,
+// key PRIMARY).
+func TestMariaDBPlansUseTheOwedIndex(t *testing.T) {
+	db := testdb.MariaDB(t).DB
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	j, err := Open(ctx, Config{DB: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 50; i++ {
+		sid := fmt.Sprintf("s%02d", i)
+		last, err := j.Append(ctx, sid, 0, 0, messages.SessionCreated{Location: "/p"},
+			messages.PromptAdmitted{MessageID: sid + "a", Prompt: messages.Prompt{Text: "x"}, Delivery: messages.Steer})
+		if err == nil && i%10 != 0 {
+			_, err = j.Append(ctx, sid, last, 0, messages.PromptPromoted{MessageIDs: []string{sid + "a"}}, messages.Idle{})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.ExecContext(ctx, `ANALYZE TABLE session_input`); err != nil {
+		t.Fatal(err)
+	}
+	explain := func(q string, args ...any) (key, extra string) {
+		t.Helper()
+		rows, err := db.QueryContext(ctx, "EXPLAIN "+j.n.q(q), args...)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		defer rows.Close()
+		cols, _ := rows.Columns()
+		for rows.Next() {
+			vals := make([]sql.NullString, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			if err := rows.Scan(ptrs...); err != nil {
+				t.Fatal(err)
+			}
+			for i, c := range cols {
+				switch c {
+				case "key":
+					key = vals[i].String
+				case "Extra":
+					extra = vals[i].String
+				}
+			}
+		}
+		return key, extra
+	}
+	if key, extra := explain(qUnpromoted); key != "session_input_owed" || !strings.Contains(extra, "Using index") {
+		t.Errorf("Owed's scan: key %q, extra %q; want session_input_owed, covering", key, extra)
+	}
+	for _, q := range []string{qPendingInbox, qPendingCount} {
+		if key, extra := explain(q, "s01"); key == "" || strings.Contains(extra, "filesort") {
+			t.Errorf("%s: key %q, extra %q: want a key lookup by the session, no filesort", q, key, extra)
+		}
+	}
+	if owed, err := j.Owed(ctx); err != nil || len(owed) != 5 {
+		t.Fatalf("owed %v %v, want the 5 sessions with unpromoted input", owed, err)
 	}
 }

@@ -133,6 +133,15 @@ var migrations = [][]string{
 		// all admitted without the mark and keep being owed.
 		`ALTER TABLE {session_input} ADD COLUMN held TINYINT NOT NULL DEFAULT 0`,
 	},
+	{ // 6: Owed (start-up recovery, every cluster takeover) lists the
+		// sessions with unpromoted input that is not held. Without an index
+		// led by promoted_seq both backends scan all of session_input, which
+		// keeps every prompt ever admitted. The index holds only what the
+		// queries read (covering for Owed and the backlog count); admitted_seq
+		// before held keeps a session's pending rows in admission order for
+		// MariaDB's PendingInbox, which may pick this index.
+		`CREATE INDEX session_input_owed ON {session_input} (promoted_seq, session_id, admitted_seq, held)`,
+	},
 }
 
 // projectionTables are rebuilt by Verify, with the columns that form their
