@@ -27,9 +27,10 @@ type JoinConfig struct {
 	// on every member. Directories under no root run their tools where the
 	// session's grain is.
 	Roots map[string]string
-	// MidDrain lists the sessions mid-drain in the shared journal
-	// (persistence.Journal.MidDrain); when set, this member resumes those
-	// a dead member left (ResumeOrphans) until ctx ends.
+	// MidDrain lists the sessions that owe work in the shared journal
+	// (persistence.Journal.Owed: mid-drain, or holding admitted input no
+	// drain promoted); when set, this member resumes those a dead member
+	// left (ResumeOrphans) until ctx ends.
 	MidDrain func(context.Context) ([]string, error)
 	// ResumeAtStart also resumes, once the topology forms, what the
 	// journal shows mid-drain and disthash places here: for a whole-cluster

@@ -14,10 +14,10 @@ import (
 const orphanWakers = 8
 
 // ResumeOrphans re-activates, on this member, the sessions a dead member
-// left mid-drain, without waiting for a caller to touch them: whenever a
+// left owing work, without waiting for a caller to touch them: whenever a
 // member leaves the topology it lists the sessions the shared journal shows
-// mid-drain (midDrain, e.g. persistence.Journal.MidDrain) and wakes those
-// that disthash now places here. The activation settles what the dead
+// mid-drain or holding admitted, unpromoted input (midDrain, e.g.
+// persistence.Journal.Owed) and wakes those that disthash now places here. The activation settles what the dead
 // owner left (its running tools fail durably, none runs again) and resumes
 // the drain once. Rendezvous hashing moves only the dead member's
 // identities, so a session still running on a live member is not disturbed

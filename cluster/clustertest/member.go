@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/sessionrt/sessionrt/actors"
@@ -47,6 +48,13 @@ type MemberConfig struct {
 	// ResumeAtStart resumes what the journal shows mid-drain once the
 	// topology forms (a whole-cluster start; see cluster.JoinConfig).
 	ResumeAtStart bool `json:",omitempty"`
+	// DieAfterAdmitting is a session ID: the member SIGKILLs its own
+	// process the moment a prompt admitted to that session is durable,
+	// before its receipt is sent and before any drain starts, so the
+	// journal holds admitted, unpromoted input that only a takeover can
+	// act on (issue #21). Given to every member, it kills the one hosting
+	// the session.
+	DieAfterAdmitting string `json:",omitempty"`
 }
 
 // Member is the body of a member process: a node on the shared journal
@@ -107,6 +115,7 @@ func Member(ctx context.Context, cfg MemberConfig, out io.Writer) error {
 		DefaultModel: Model,
 		Logger:       log,
 		NoSpanStore:  !cfg.Spans,
+		Faults:       dieAfterAdmitting(cfg.DieAfterAdmitting),
 	})
 	if err != nil {
 		return err
@@ -200,6 +209,21 @@ func Member(ctx context.Context, cfg MemberConfig, out io.Writer) error {
 		return nil
 	}
 	return err
+}
+
+// dieAfterAdmitting is the fault hook of MemberConfig.DieAfterAdmitting
+// (nil: no faults).
+func dieAfterAdmitting(sid string) func(actors.FaultPoint, string) bool {
+	if sid == "" {
+		return nil
+	}
+	return func(p actors.FaultPoint, s string) bool {
+		if p == actors.FaultAfterAdmission && s == sid {
+			_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			select {} // nothing more of this process may run
+		}
+		return false
+	}
 }
 
 // MemberInspection is one member's in-memory view of a session, for a

@@ -36,6 +36,8 @@ type Config struct {
 	AskBash       bool
 	Spans         bool
 	ResumeAtStart bool
+	// DieAfterAdmitting is given to every member (see MemberConfig).
+	DieAfterAdmitting string
 	// OnTurn, if set, is told of every provider turn a member starts.
 	OnTurn func(Turn)
 }
@@ -106,7 +108,8 @@ func StartMembers(ctx context.Context, cfg Config) ([]*Proc, error) {
 	for i := range cfg.Members {
 		mc := MemberConfig{Name: fmt.Sprintf("m%d", i), Health: ports[i], Members: peers, Refresh: cfg.Refresh,
 			JournalURL: cfg.JournalURL, Data: filepath.Join(cfg.Data, fmt.Sprintf("member%d", i)), ToolSleep: cfg.ToolSleep,
-			LocationRoots: cfg.LocationRoots, AskBash: cfg.AskBash, Spans: cfg.Spans, ResumeAtStart: cfg.ResumeAtStart}
+			LocationRoots: cfg.LocationRoots, AskBash: cfg.AskBash, Spans: cfg.Spans, ResumeAtStart: cfg.ResumeAtStart,
+			DieAfterAdmitting: cfg.DieAfterAdmitting}
 		m, err := launch(cfg, mc, i, fmt.Sprintf("member%d.log", i), ready)
 		if err != nil {
 			return ms, err
