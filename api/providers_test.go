@@ -3,9 +3,11 @@ package api_test
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +20,9 @@ import (
 // fakeChat is a local OpenAI-compatible server: it answers every chat
 // completion with text and records what each request carried.
 type fakeChat struct {
+	// answer, when set, chooses the answer from the request's text (every
+	// string of its body, joined); default a fixed greeting.
+	answer   func(text string) string
 	mu       sync.Mutex
 	requests []fakeChatRequest
 }
@@ -25,6 +30,9 @@ type fakeChat struct {
 type fakeChatRequest struct {
 	Auth, Header, Model string
 	Temperature         *float64
+	// Body is the whole decoded request body; Text every string in it.
+	Body map[string]any
+	Text string
 }
 
 func (f *fakeChat) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -32,22 +40,54 @@ func (f *fakeChat) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
+	raw, _ := io.ReadAll(r.Body)
 	var body struct {
 		Model       string   `json:"model"`
 		Temperature *float64 `json:"temperature"`
 	}
-	_ = json.NewDecoder(r.Body).Decode(&body)
+	_ = json.Unmarshal(raw, &body)
+	var all map[string]any
+	_ = json.Unmarshal(raw, &all)
+	text := strings.Join(bodyTexts(all, nil), "\n")
 	f.mu.Lock()
-	f.requests = append(f.requests, fakeChatRequest{Auth: r.Header.Get("Authorization"), Header: r.Header.Get("X-Team"), Model: body.Model, Temperature: body.Temperature})
+	f.requests = append(f.requests, fakeChatRequest{Auth: r.Header.Get("Authorization"), Header: r.Header.Get("X-Team"), Model: body.Model,
+		Temperature: body.Temperature, Body: all, Text: text})
 	f.mu.Unlock()
+	answer := "hello from the configured model"
+	if f.answer != nil {
+		answer = f.answer(text)
+	}
+	content, _ := json.Marshal(answer)
 	w.Header().Set("Content-Type", "text/event-stream")
 	for _, chunk := range []string{
-		`{"id":"c1","object":"chat.completion.chunk","model":"` + body.Model + `","choices":[{"index":0,"delta":{"role":"assistant","content":"hello from the configured model"},"finish_reason":null}]}`,
+		`{"id":"c1","object":"chat.completion.chunk","model":"` + body.Model + `","choices":[{"index":0,"delta":{"role":"assistant","content":` + string(content) + `},"finish_reason":null}]}`,
 		`{"id":"c1","object":"chat.completion.chunk","model":"` + body.Model + `","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`,
 		`[DONE]`,
 	} {
 		fmt.Fprintf(w, "data: %s\n\n", chunk)
 	}
+}
+
+// bodyTexts collects every string of a decoded JSON value, in order.
+func bodyTexts(v any, out []string) []string {
+	switch v := v.(type) {
+	case string:
+		out = append(out, v)
+	case []any:
+		for _, e := range v {
+			out = bodyTexts(e, out)
+		}
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			out = bodyTexts(v[k], out)
+		}
+	}
+	return out
 }
 
 func (f *fakeChat) seen() []fakeChatRequest {
@@ -134,5 +174,58 @@ func TestConfiguredOpenAICompatibleProviderServesSessions(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(ids, ","), "local") || strings.Contains(strings.Join(ids, ","), "openai") {
 		t.Fatalf("providers listed %v, want local and not the disabled openai (%+v)", ids, provs)
+	}
+}
+
+// serve knows each model's context window from the catalog: a configured
+// model whose limits leave little room compacts before the turn that would
+// not fit, without waiting for the provider to refuse it. Before, node gave
+// the drain no window and the summary request never came.
+func TestConfiguredContextWindowCompactsBeforeTheTurn(t *testing.T) {
+	long := strings.Repeat("A long answer that fills the history. ", 1300) // ~12k tokens
+	fake := &fakeChat{answer: func(text string) string {
+		switch {
+		case strings.Contains(text, "You write the working summary of an AI coding session"):
+			return "## Goal\nthe summary"
+		case strings.Contains(text, "<conversation-summary>"):
+			return "answered after the compaction"
+		}
+		return long
+	}}
+	srv := httptest.NewServer(fake)
+	t.Cleanup(srv.Close)
+	cf := newConfigured(t)
+	// Budget: 30,000 - max(output 1,000, buffer 20,000) = 10,000 tokens:
+	// the second prompt's request (~12k) does not fit, and its older turn
+	// is more than the 8,000 tokens a compaction keeps.
+	cf.global(t, `{
+		"provider": {"local": {"npm": "@ai-sdk/openai-compatible",
+			"options": {"baseURL": "`+srv.URL+`/v1"},
+			"models": {"small": {"limit": {"context": 30000, "output": 1000}}}}},
+		"model": "local/small",
+	}`)
+	rt := cf.start(t, apitest.Options{ConfiguredProviders: true})
+	c := newClient(t, rt)
+	ctx := ctxT(t)
+	s, err := c.CreateSession(ctx, wire.CreateSessionRequest{Location: &wire.LocationRef{Directory: cf.project}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{"first", "second"} {
+		prompt(t, c, s.ID, text)
+		if out, err := c.WaitOutcome(ctx, s.ID); err != nil || out.Error != "" {
+			t.Fatalf("wait after %q: %+v %v", text, out, err)
+		}
+	}
+	var summaries, rebuilt int
+	for _, r := range fake.seen() {
+		if strings.Contains(r.Text, "You write the working summary of an AI coding session") {
+			summaries++
+		} else if strings.Contains(r.Text, "<conversation-summary>") {
+			rebuilt++
+		}
+	}
+	if summaries != 1 || rebuilt != 1 {
+		t.Fatalf("%d summary requests and %d requests after a summary (of %d), want 1 and 1", summaries, rebuilt, len(fake.seen()))
 	}
 }

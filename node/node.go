@@ -176,6 +176,18 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 		providers = func(m messages.ModelRef) (provider.Provider, error) {
 			return reg.For(provider.ModelRef{Provider: m.Provider, Model: m.ID})
 		}
+		if cfg.ModelLimits == nil {
+			// The catalog's limits drive pre-emptive compaction; without
+			// them the drain knew no window and only a provider's overflow
+			// ever compacted.
+			cfg.ModelLimits = func(m messages.ModelRef) (int, int) {
+				d, err := reg.Model(provider.ModelRef{Provider: m.Provider, Model: m.ID})
+				if err != nil {
+					return 0, 0 // the turn itself fails with the catalog's error
+				}
+				return d.ContextWindow, d.OutputLimit
+			}
+		}
 	}
 
 	actorLog := cfg.Logger.With("lib", "protoactor")

@@ -210,7 +210,10 @@ func TestEveryFamilysOverflowCompactsOnceAndRetries(t *testing.T) {
 		if f.anthropic {
 			kind, base = "anthropic", srv.URL+"/"+f.name
 		}
-		providers["f-"+f.name] = map[string]any{"kind": kind, "base_url": base, "allow_unlisted": true}
+		// A window the local estimate never reaches: the overflow, not the
+		// pre-emptive check, must be what compacts here.
+		providers["f-"+f.name] = map[string]any{"kind": kind, "base_url": base,
+			"models": map[string]any{"m": map[string]any{"context_window": 1_000_000, "output_limit": 4096, "tools": true}}}
 	}
 	catalog := filepath.Join(t.TempDir(), "catalog.json")
 	b, _ := json.Marshal(map[string]any{"providers": providers})
