@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sessionrt/sessionrt/actors"
+	"github.com/sessionrt/sessionrt/cluster/clustertest"
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/node"
 	"github.com/sessionrt/sessionrt/persistence"
@@ -258,7 +259,7 @@ func awaitSettled(ctx context.Context, n *node.Node, sid string) error {
 			return fmt.Errorf("session %s did not settle: %w (%s)", sid, err, describe(n.Journal, sid))
 		}
 		_, _ = n.Sessions.WaitIdle(ctx, sid)
-		done, err := settled(ctx, n.Journal, sid)
+		done, err := clustertest.Settled(ctx, n.Journal, sid)
 		if err != nil || done {
 			return err
 		}
@@ -278,37 +279,6 @@ func awaitSettled(ctx context.Context, n *node.Node, sid string) error {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-}
-
-// settled: nothing pending, nothing open, idle, and the last turn answered.
-func settled(ctx context.Context, j *persistence.Journal, sid string) (bool, error) {
-	s, err := j.Session(ctx, sid)
-	if errors.Is(err, persistence.ErrNotFound) {
-		return true, nil // its creation never became durable: it owes nothing
-	}
-	if err != nil {
-		return false, err
-	}
-	pending, err := j.PendingInbox(ctx, sid)
-	if err != nil {
-		return false, err
-	}
-	open, err := j.ToolCalls(ctx, sid, messages.ToolStatePending, messages.ToolStateRunning)
-	if err != nil {
-		return false, err
-	}
-	if s.Status != persistence.StatusIdle || len(pending) > 0 || len(open) > 0 {
-		return false, nil
-	}
-	hist, err := j.ModelHistory(ctx, sid)
-	if err != nil {
-		return false, err
-	}
-	if len(hist) == 0 {
-		return true, nil // created, never prompted (its worker died first)
-	}
-	last := hist[len(hist)-1]
-	return last.Role == messages.RoleAssistant && last.Finished && last.Error == "" && len(last.Parts) > 0 && last.Parts[len(last.Parts)-1].Text == "done", nil
 }
 
 // retry repeats an idempotent command until it succeeds: a kill can lose

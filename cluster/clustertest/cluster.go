@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -126,9 +127,14 @@ func SessionOfMarker(m string) string {
 
 // Settled reports whether a session is idle with nothing pending or open
 // and its last turn answered "done" (what the scripted providers answer
-// once their work is done).
+// once their work is done). A session whose creation never became durable,
+// or that was created and never prompted (its client died first), owes
+// nothing and is settled.
 func Settled(ctx context.Context, j *persistence.Journal, sid string) (bool, error) {
 	s, err := j.Session(ctx, sid)
+	if errors.Is(err, persistence.ErrNotFound) {
+		return true, nil
+	}
 	if err != nil {
 		return false, err
 	}
@@ -146,6 +152,9 @@ func Settled(ctx context.Context, j *persistence.Journal, sid string) (bool, err
 	hist, err := j.ModelHistory(ctx, sid)
 	if err != nil {
 		return false, err
+	}
+	if len(hist) == 0 {
+		return true, nil
 	}
 	last := hist[len(hist)-1]
 	return last.Role == messages.RoleAssistant && last.Finished && last.Error == "" && len(last.Parts) > 0 && last.Parts[len(last.Parts)-1].Text == "done", nil
