@@ -104,7 +104,7 @@ func (a *sessionActor) onCompactionDone(m *compactionDone) {
 		return
 	}
 	d.Compacted = true
-	if d.manualCompaction {
+	if d.Manual {
 		a.endDrain(nil)
 		return
 	}

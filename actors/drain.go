@@ -43,8 +43,10 @@ type drain struct {
 	span    trace.Span
 	usage   telemetry.Usage
 	// compacting cancels a compaction in flight.
-	compacting       context.CancelFunc
-	manualCompaction bool
+	compacting context.CancelFunc
+	// catalog is the tool catalog listed for the turn the core is about
+	// to start (StartTurn), nil until listed.
+	catalog *catalogLoaded
 }
 
 // turn is one provider turn in flight.
@@ -126,21 +128,16 @@ func (a *sessionActor) onDrainMessage(ctx actor.Context, msg any) {
 			return
 		}
 		d.busy = false
-		if m.err != nil {
-			a.endDrain(&Outcome{Err: m.err.Error(), Kind: "location"})
-			return
+		in := session.LocationResolved{TurnLimit: m.agent.TurnLimit, Stopping: a.rt.stopping.Load()}
+		switch {
+		case m.err != nil:
+			in.Err = m.err.Error()
+		case m.cfgErr != nil:
+			in.ConfigErr = m.cfgErr.Error()
+		default:
+			d.loc, d.agent = m.loc, m.agent
 		}
-		if m.cfgErr != nil {
-			a.endDrain(&Outcome{Err: m.cfgErr.Error(), Kind: "config"})
-			return
-		}
-		d.loc = m.loc
-		d.setAgent(m.agent)
-		if d.manualCompaction {
-			a.manualCompaction()
-			return
-		}
-		a.boundary()
+		a.execute(a.core.Step(in))
 	case *contextObserved:
 		if d == nil || m.token != d.token {
 			return
@@ -222,13 +219,6 @@ func (a *sessionActor) setDrain(d *drain) {
 	a.core.Drain = &d.Drain
 }
 
-// setAgent takes the agent as the Location's configuration gives it now;
-// its turn allowance is the core's.
-func (d *drain) setAgent(ag Agent) {
-	d.agent = ag
-	d.TurnLimit = ag.TurnLimit
-}
-
 // boundary is the safe provider-turn boundary: every started tool has
 // settled. The core decides (session.Core.Step); the actor executes.
 func (a *sessionActor) boundary() {
@@ -254,6 +244,22 @@ func (a *sessionActor) execute(rd session.Ready) {
 		a.abandon("server shutting down", CodeFenced)
 	case rd.Outcome != nil:
 		a.endDrain(&Outcome{Err: rd.Outcome.Err, Kind: string(rd.Outcome.Kind)})
+	case rd.Summarize != nil:
+		a.manualCompaction()
+	case rd.StartTurn != nil:
+		// What is carried (the promotion, the context update, the last
+		// turn's TurnEnded) goes with the turn's TurnStarted.
+		d.carry = true
+		cat := d.catalog
+		d.catalog = nil
+		switch {
+		case !rd.StartTurn.Tools:
+			a.startTurn(nil) // the last allowed turn is sent without tools
+		case cat == nil:
+			a.loadCatalog()
+		default:
+			a.startTurn(cat.tools)
+		}
 	case rd.Observe != nil && rd.Observe.Init:
 		// The first complete observation initializes the epoch before any
 		// input becomes model-visible: blocked context leaves it pending.
@@ -317,40 +323,45 @@ func (a *sessionActor) observe(init, withCatalog bool) {
 
 func (a *sessionActor) onContext(m *contextObserved) {
 	d := a.drain
-	if d.Interrupted {
-		a.finishInterrupt()
-		return
+	in := session.ContextObserved{Init: m.init, TurnLimit: m.agent.TurnLimit, Stopping: a.rt.stopping.Load()}
+	switch {
+	case d.Interrupted:
+	case m.cfgErr != nil:
+		in.ConfigErr = m.cfgErr.Error()
+	case m.err != nil:
+		in.Err = m.err.Error()
+	case a.core.State.Row.Location != d.Location || (!m.init && a.core.State.Epoch == nil):
+		// Moved: the core ends the drain; there is no epoch to reconcile.
+		d.agent = m.agent
+	default:
+		d.agent = m.agent
+		a.reconcile(m, &in)
 	}
-	if m.cfgErr != nil {
-		a.endDrain(&Outcome{Err: m.cfgErr.Error(), Kind: "config"})
-		return
+	if m.catalog != nil {
+		in.Catalog, d.catalog = true, m.catalog
+		if m.catalog.err != nil {
+			in.CatalogErr = m.catalog.err.Error()
+		}
 	}
-	if m.err != nil {
-		a.endDrain(&Outcome{Err: "observe context: " + m.err.Error(), Kind: "context_blocked"})
-		return
-	}
-	d.setAgent(m.agent)
-	if a.core.State.Row.Location != d.Location {
-		a.endDrain(&Outcome{Err: "session moved to " + a.core.State.Row.Location, Kind: "moved"})
-		return
-	}
+	a.execute(a.core.Step(in))
+}
+
+// reconcile makes the events of an observation for the core: the epoch's
+// first baseline, or what changed since its snapshot (an update, or a
+// fresh baseline once a compaction moved the history boundary past it).
+func (a *sessionActor) reconcile(m *contextObserved, in *session.ContextObserved) {
 	if m.init {
 		gen, err := contextsources.Initialize(m.obs)
 		if err != nil {
-			a.endDrain(&Outcome{Err: err.Error(), Kind: "context_blocked"})
+			in.Blocked = err.Error()
 			return
 		}
 		snap, err := a.encodeSnapshot(gen.Snapshot)
 		if err != nil {
-			a.endDrain(&Outcome{Err: err.Error(), Kind: "internal"})
+			in.Fail = &session.Outcome{Kind: session.Internal, Err: err.Error()}
 			return
 		}
-		ev := messages.ContextEpochInitialized{Revision: a.nextSeq(), Baseline: gen.Baseline, Snapshot: snap, Location: d.Location}
-		if err := a.append(ev); err != nil {
-			a.endDrain(&Outcome{Err: err.Error(), Kind: errorCode(err)})
-			return
-		}
-		a.boundary()
+		in.Initialized = &messages.ContextEpochInitialized{Revision: a.nextSeq(), Baseline: gen.Baseline, Snapshot: snap, Location: a.drain.Location}
 		return
 	}
 	prev := a.epochSnapshot()
@@ -360,33 +371,23 @@ func (a *sessionActor) onContext(m *contextObserved) {
 	case contextsources.Updated:
 		snap, err := a.encodeSnapshot(dec.Snapshot)
 		if err != nil {
-			a.endDrain(&Outcome{Err: err.Error(), Kind: errorCode(err)})
+			in.Fail = &session.Outcome{Kind: session.OutcomeKind(errorCode(err)), Err: err.Error()}
 			return
 		}
-		// Written with the turn's TurnStarted, after the promotion.
-		a.stage(messages.ContextUpdated{MessageID: messages.NewID("ctx"), Text: dec.Message, Snapshot: snap})
+		in.Updated = &messages.ContextUpdated{MessageID: messages.NewID("ctx"), Text: dec.Message, Snapshot: snap}
 	case contextsources.ReplacementReady:
 		snap, err := a.encodeSnapshot(dec.Generation.Snapshot)
-		if err == nil {
-			err = a.append(messages.ContextEpochReplaced{Revision: a.nextSeq(), Baseline: dec.Generation.Baseline, Snapshot: snap, Location: d.Location})
-		}
 		if err != nil {
-			a.endDrain(&Outcome{Err: err.Error(), Kind: errorCode(err)})
+			in.Fail = &session.Outcome{Kind: session.OutcomeKind(errorCode(err)), Err: err.Error()}
 			return
 		}
+		in.Replaced = &messages.ContextEpochReplaced{Revision: a.nextSeq(), Baseline: dec.Generation.Baseline, Snapshot: snap, Location: a.drain.Location}
 	case contextsources.ReplacementBlocked:
-		msg := "context replacement blocked"
+		in.Blocked = "context replacement blocked"
 		if dec.Blocked != nil {
-			msg = dec.Blocked.Error()
+			in.Blocked = dec.Blocked.Error()
 		}
-		a.endDrain(&Outcome{Err: msg, Kind: "context_blocked"})
-		return
 	}
-	if m.catalog != nil {
-		a.onCatalog(m.catalog)
-		return
-	}
-	a.loadCatalog()
 }
 
 // epochSnapshot is the current epoch's snapshot, decoded once per version
@@ -436,12 +437,10 @@ func (a *sessionActor) encodeSnapshot(s contextsources.Snapshot) ([]byte, error)
 	return b, err
 }
 
+// loadCatalog lists the tool catalog for a turn whose observation did not
+// bring it.
 func (a *sessionActor) loadCatalog() {
 	d := a.drain
-	if d.LastTurn {
-		a.startTurn(nil) // the last allowed turn is sent without tools
-		return
-	}
 	d.busy = true
 	token, pid, rules := d.token, d.loc.tools, d.agent.Rules
 	a.async(func() any {
@@ -451,15 +450,12 @@ func (a *sessionActor) loadCatalog() {
 }
 
 func (a *sessionActor) onCatalog(m *catalogLoaded) {
-	if a.drain.Interrupted {
-		a.finishInterrupt()
-		return
-	}
+	var in session.CatalogLoaded
 	if m.err != nil {
-		a.endDrain(&Outcome{Err: "tool catalog: " + m.err.Error(), Kind: "tools"})
-		return
+		in.Err = m.err.Error()
 	}
-	a.startTurn(m.tools)
+	a.drain.catalog = m
+	a.execute(a.core.Step(in))
 }
 
 // startTurn records the turn, then streams it off the mailbox.

@@ -165,7 +165,7 @@ func (a *sessionActor) handle(ctx actor.Context) {
 			a.respond(ctx, &CommandError{Code: CodeBusy, Msg: fmt.Sprintf("session %s is running; compact it when idle (or interrupt it first)", a.id)})
 		default:
 			a.startDrain(false, ctx.Sender())
-			a.drain.manualCompaction = true
+			a.drain.Manual = true
 		}
 	case *recoverSession:
 		a.respond(ctx, a.recoverAfterRestart(m.policy, RestartNote))

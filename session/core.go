@@ -48,6 +48,8 @@ type Drain struct {
 	// LastErr is how the last turn failed, if it did: the drain ends with
 	// it unless a steer admitted meanwhile still runs.
 	LastErr *Outcome
+	// Manual: the drain runs a manual compaction and nothing else.
+	Manual bool
 }
 
 // OutcomeKind classifies how a drain ended.
@@ -97,6 +99,14 @@ type Ready struct {
 	// be written (an open turn fails as interrupted, then Interrupted and
 	// Idle, after what is carried) and the drain ended; the inbox stays.
 	FinishInterrupt bool
+	// StartTurn: the context is observed and reconciled; the provider
+	// turn can be built and started. What Core.Carry holds (the promotion,
+	// the context update, the last turn's TurnEnded) is written with its
+	// TurnStarted, in one transaction.
+	StartTurn *StartTurn
+	// Summarize: run the compaction (a manual one: the drain does nothing
+	// else).
+	Summarize *Summarize
 	// Stop: the server is shutting down; the drain stops at this safe
 	// boundary without Idle, so that the next start finds the session
 	// mid-drain and resumes it.
@@ -111,6 +121,13 @@ type Observe struct {
 	Init        bool
 	WithCatalog bool
 }
+
+// StartTurn is the provider turn to start. Tools: the request carries the
+// tool catalog (every turn but the last allowed one).
+type StartTurn struct{ Tools bool }
+
+// Summarize is a compaction to run.
+type Summarize struct{ Manual bool }
 
 // Input is something that happened, fed to Core.Step.
 type Input interface{ input() }
@@ -142,9 +159,57 @@ type TurnFailed struct {
 	Stopping           bool
 }
 
-func (AtBoundary) input()    {}
-func (TurnSucceeded) input() {}
-func (TurnFailed) input()    {}
+// LocationResolved: the drain's Location answered at its start (Err: it
+// could not be resolved; ConfigErr: its configuration does not give the
+// session's agent). TurnLimit is the agent's allowance.
+type LocationResolved struct {
+	Err       string
+	ConfigErr string
+	TurnLimit int
+	Stopping  bool
+}
+
+// ContextObserved: the observation a Ready.Observe asked for came back,
+// with what the owner's reconcile made of it (contextsources.Initialize or
+// Reconcile: the owner runs them, as it holds the decoded snapshot).
+// At most one of Initialized, Updated, Replaced is set; none when nothing
+// changed.
+type ContextObserved struct {
+	Init      bool
+	ConfigErr string // the configuration does not give the session's agent at this boundary
+	Err       string // the observation failed: the context is blocked
+	TurnLimit int    // the agent's allowance, as configured at this boundary
+	// Blocked: the context could not be initialized or reconciled (why).
+	Blocked string
+	// Fail: the owner could not take the observation (it could not encode
+	// the snapshot): the drain ends with it.
+	Fail *Outcome
+	// Initialized is the epoch's first baseline (Init); its Revision is
+	// the seq it gets (written first in the next Append).
+	Initialized *messages.ContextEpochInitialized
+	// Updated is a changed source's update: written with the turn's
+	// TurnStarted, after the promotion.
+	Updated *messages.ContextUpdated
+	// Replaced is a fresh baseline after a compaction, written at once;
+	// its Revision is the seq it gets after what is carried.
+	Replaced *messages.ContextEpochReplaced
+	// Catalog: the tool catalog came with the observation (CatalogErr:
+	// it could not be listed).
+	Catalog    bool
+	CatalogErr string
+	Stopping   bool
+}
+
+// CatalogLoaded: the tool catalog a StartTurn with Tools needed was
+// listed on its own (Err: it could not be).
+type CatalogLoaded struct{ Err string }
+
+func (AtBoundary) input()       {}
+func (TurnSucceeded) input()    {}
+func (TurnFailed) input()       {}
+func (LocationResolved) input() {}
+func (ContextObserved) input()  {}
+func (CatalogLoaded) input()    {}
 
 // Step takes one input and returns what must happen next.
 func (c *Core) Step(in Input) Ready {
@@ -155,8 +220,98 @@ func (c *Core) Step(in Input) Ready {
 		return c.stepTurnSucceeded(in)
 	case TurnFailed:
 		return c.stepTurnFailed(in)
+	case LocationResolved:
+		return c.stepLocationResolved(in)
+	case ContextObserved:
+		return c.stepContextObserved(in)
+	case CatalogLoaded:
+		return c.stepCatalogLoaded(in)
 	}
 	return Ready{}
+}
+
+// stepLocationResolved starts the drain's work once its Location answered:
+// the first boundary, or the manual compaction it was started for.
+func (c *Core) stepLocationResolved(in LocationResolved) Ready {
+	d := c.Drain
+	if in.Err != "" {
+		return Ready{Outcome: &Outcome{Kind: LocationFailed, Err: in.Err}}
+	}
+	if in.ConfigErr != "" {
+		return Ready{Outcome: &Outcome{Kind: ConfigFailed, Err: in.ConfigErr}}
+	}
+	d.TurnLimit = in.TurnLimit
+	if d.Manual {
+		if d.Interrupted {
+			return Ready{FinishInterrupt: true}
+		}
+		return Ready{Summarize: &Summarize{Manual: true}}
+	}
+	return c.stepBoundary(AtBoundary{Stopping: in.Stopping})
+}
+
+// stepContextObserved takes an observation: a first baseline is written
+// at once and the boundary decides again (now with an epoch); otherwise
+// the context update waits for the turn's TurnStarted (a fresh baseline
+// after a compaction is written at once) and the turn starts. Blocked
+// context, a configuration that lost the agent or a move end the drain;
+// the inbox stays.
+func (c *Core) stepContextObserved(in ContextObserved) Ready {
+	d := c.Drain
+	if d.Interrupted {
+		return Ready{FinishInterrupt: true}
+	}
+	if in.ConfigErr != "" {
+		return Ready{Outcome: &Outcome{Kind: ConfigFailed, Err: in.ConfigErr}}
+	}
+	if in.Err != "" {
+		return Ready{Outcome: &Outcome{Kind: ContextBlocked, Err: "observe context: " + in.Err}}
+	}
+	d.TurnLimit = in.TurnLimit
+	if c.State.Row.Location != d.Location {
+		return Ready{Outcome: &Outcome{Kind: Moved, Err: "session moved to " + c.State.Row.Location}}
+	}
+	if in.Blocked != "" {
+		return Ready{Outcome: &Outcome{Kind: ContextBlocked, Err: in.Blocked}}
+	}
+	if in.Fail != nil {
+		return Ready{Outcome: in.Fail}
+	}
+	if in.Init {
+		if in.Initialized == nil {
+			return Ready{Outcome: &Outcome{Kind: Internal, Err: "a first observation without a baseline"}}
+		}
+		// The boundary decides again as it will be once the baseline is
+		// written (the Append below writes it first).
+		first := append(c.takeCarry(), *in.Initialized)
+		rd := c.decideBoundary(AtBoundary{Stopping: in.Stopping}, true)
+		rd.Append = append(first, rd.Append...)
+		return rd
+	}
+	var rd Ready
+	switch {
+	case in.Updated != nil:
+		c.Carry = append(c.Carry, *in.Updated)
+	case in.Replaced != nil:
+		rd.Append = append(c.takeCarry(), *in.Replaced)
+	}
+	if in.Catalog && in.CatalogErr != "" {
+		rd.Outcome = &Outcome{Kind: ToolsFailed, Err: "tool catalog: " + in.CatalogErr}
+		return rd
+	}
+	rd.StartTurn = &StartTurn{Tools: !d.LastTurn}
+	return rd
+}
+
+// stepCatalogLoaded starts the turn once its tool catalog is listed.
+func (c *Core) stepCatalogLoaded(in CatalogLoaded) Ready {
+	if c.Drain.Interrupted {
+		return Ready{FinishInterrupt: true}
+	}
+	if in.Err != "" {
+		return Ready{Outcome: &Outcome{Kind: ToolsFailed, Err: "tool catalog: " + in.Err}}
+	}
+	return Ready{StartTurn: &StartTurn{Tools: true}}
 }
 
 // stepTurnSucceeded ends a turn: its TurnEnded is carried to whatever the
@@ -200,6 +355,12 @@ func (c *Core) stepTurnFailed(in TurnFailed) Ready {
 // the input pending); otherwise the promotion is carried to the turn's
 // TurnStarted, and the context is observed for it.
 func (c *Core) stepBoundary(in AtBoundary) Ready {
+	return c.decideBoundary(in, c.State.Epoch != nil)
+}
+
+// decideBoundary is stepBoundary with whether an epoch exists (or is
+// about to be written) given.
+func (c *Core) decideBoundary(in AtBoundary, haveEpoch bool) Ready {
 	d := c.Drain
 	if d.Interrupted {
 		return Ready{FinishInterrupt: true}
@@ -224,7 +385,7 @@ func (c *Core) stepBoundary(in AtBoundary) Ready {
 		}
 		return Ready{Outcome: out}
 	}
-	if c.State.Epoch == nil {
+	if !haveEpoch {
 		return Ready{Append: c.takeCarry(), Observe: &Observe{Init: true}}
 	}
 	if len(step.Promote) > 0 {

@@ -31,6 +31,7 @@ type interactionEnv struct {
 	turns   int
 	turn    string // the open turn's assistant message ID
 	calls   int    // requests made to the provider
+	init    bool   // the outstanding observation is for a first baseline
 }
 
 func (e *interactionEnv) handle(t *testing.T, td *datadriven.TestData) string {
@@ -59,20 +60,59 @@ func (e *interactionEnv) handle(t *testing.T, td *datadriven.TestData) string {
 		if e.c.Drain != nil {
 			t.Fatalf("%s: a drain is running", td.Pos)
 		}
-		d := &Drain{Location: e.c.State.Row.Location, RunOwed: td.HasArg("run")}
+		d := &Drain{Location: e.c.State.Row.Location, RunOwed: td.HasArg("run"), Manual: td.HasArg("manual")}
 		td.MaybeScanArgs(t, "limit", &d.TurnLimit)
 		e.c.Drain = d
 		fmt.Fprintf(&out, "drain started run=%v\n", d.RunOwed)
+	case "located":
+		// The drain's Location answered (or failed, or its configuration
+		// lost the agent).
+		in := LocationResolved{TurnLimit: e.c.Drain.TurnLimit, Stopping: td.HasArg("stopping")}
+		td.MaybeScanArgs(t, "limit", &in.TurnLimit)
+		if td.HasArg("failed") {
+			in.Err = "location /p: no such directory"
+		}
+		if td.HasArg("config-failed") {
+			in.ConfigErr = "agent build: not configured"
+		}
+		e.ready(&out, e.c.Step(in))
 	case "boundary":
 		e.ready(&out, e.c.Step(AtBoundary{Stopping: td.HasArg("stopping")}))
 	case "observed":
-		// The observation came back unchanged: the turn starts, carrying
-		// what waited for it.
-		e.turns++
-		e.turn = fmt.Sprintf("a%d", e.turns)
-		e.calls++
-		e.write(&out, append(e.c.takeCarry(), messages.TurnStarted{AssistantMessageID: e.turn, Agent: "build"})...)
-		fmt.Fprintf(&out, "provider request %d: %s\n", e.calls, e.request())
+		// The observation an Observe asked for came back: unchanged, or
+		// with an update, a fresh baseline (replaced), blocked, failed;
+		// its tool catalog with it unless the turn is the last allowed
+		// (catalog-failed: it could not be listed).
+		d := e.c.Drain
+		in := ContextObserved{Init: e.init, TurnLimit: d.TurnLimit, Catalog: !e.init && !d.LastTurn, Stopping: td.HasArg("stopping")}
+		seq := int64(len(e.journal)+len(e.c.Carry)) + 1
+		switch {
+		case td.HasArg("failed"):
+			in.Err = "source agents: timeout"
+		case td.HasArg("blocked"):
+			in.Blocked = "source agents: unavailable with no value to restate"
+		case td.HasArg("config-failed"):
+			in.ConfigErr = "agent build: not configured"
+		case e.init:
+			in.Initialized = &messages.ContextEpochInitialized{Revision: seq, Baseline: "baseline", Location: d.Location}
+		case td.HasArg("update"):
+			var text string
+			td.ScanArgs(t, "update", &text)
+			in.Updated = &messages.ContextUpdated{MessageID: fmt.Sprintf("ctx%d", seq), Text: text}
+		case td.HasArg("replaced"):
+			in.Replaced = &messages.ContextEpochReplaced{Revision: seq, Baseline: "baseline 2", Location: d.Location}
+		}
+		if td.HasArg("catalog-failed") {
+			in.CatalogErr = "tool registry: stopped"
+		}
+		e.ready(&out, e.c.Step(in))
+	case "catalog":
+		// The catalog a StartTurn needed, listed on its own.
+		var in CatalogLoaded
+		if td.HasArg("failed") {
+			in.Err = "tool registry: stopped"
+		}
+		e.ready(&out, e.c.Step(in))
 	case "turn-ok":
 		calls, questions := 0, 0
 		td.MaybeScanArgs(t, "calls", &calls)
@@ -167,7 +207,18 @@ func (e *interactionEnv) ready(out *strings.Builder, rd Ready) {
 		e.write(out, append(e.c.takeCarry(), messages.Idle{})...)
 		e.c.Drain = nil
 	case rd.Observe != nil:
+		e.init = rd.Observe.Init
 		fmt.Fprintf(out, "observe: init=%v catalog=%v\n", rd.Observe.Init, rd.Observe.WithCatalog)
+	case rd.Summarize != nil:
+		fmt.Fprintf(out, "summarize: manual=%v\n", rd.Summarize.Manual)
+	case rd.StartTurn != nil:
+		// The turn starts, carrying what waited for it.
+		e.turns++
+		e.turn = fmt.Sprintf("a%d", e.turns)
+		e.calls++
+		fmt.Fprintf(out, "start turn: tools=%v\n", rd.StartTurn.Tools)
+		e.write(out, append(e.c.takeCarry(), messages.TurnStarted{AssistantMessageID: e.turn, Agent: "build"})...)
+		fmt.Fprintf(out, "provider request %d: %s\n", e.calls, e.request())
 	}
 	if d := e.c.Drain; d != nil {
 		fmt.Fprintf(out, "drain: turns=%d last=%v continuation=%v\n", d.TurnsUsed, d.LastTurn, d.Continuation)

@@ -153,6 +153,9 @@ type owner struct {
 	// record, to check the queue rule against)
 	continuation bool
 	turnsSince   int // turns since the allowance was last reset
+	// checked: prompts whose promotion the queue rule was checked on (a
+	// promotion stays carried across steps until it is written)
+	checked map[string]bool
 }
 
 func newSimSession(id string, rng *rand.Rand, res *Result, brk string) *simSession {
@@ -185,7 +188,7 @@ func (s *simSession) activate() {
 			panic(fmt.Sprintf("replay of %s: %v", s.id, err))
 		}
 	}
-	s.owner = &owner{epoch: s.j.epoch, core: session.Core{State: st}, open: map[string]bool{}}
+	s.owner = &owner{epoch: s.j.epoch, core: session.Core{State: st}, open: map[string]bool{}, checked: map[string]bool{}}
 }
 
 // write appends events as the current owner and folds them into its state.
@@ -258,35 +261,58 @@ func (s *simSession) step() error {
 func (s *simSession) startDrain(run bool) error {
 	o := s.owner
 	s.res.Drains++
-	o.core.Drain = &session.Drain{Location: o.core.State.Row.Location, RunOwed: run, TurnLimit: s.turnLimit}
+	o.core.Drain = &session.Drain{Location: o.core.State.Row.Location, RunOwed: run}
 	o.turnsSince = 0
 	o.continuation = false
-	return s.boundary()
+	// The Location answers, or (rarely) fails.
+	in := session.LocationResolved{TurnLimit: s.turnLimit}
+	switch s.rng.IntN(60) {
+	case 0:
+		in.Err = "location unavailable"
+	case 1:
+		in.ConfigErr = "agent not configured"
+	}
+	return s.stepChecked(in)
 }
 
-func (s *simSession) boundary() error {
+// stepChecked steps the core with in, checks the queue rule on what it
+// decided, and executes the Ready.
+func (s *simSession) stepChecked(in session.Input) error {
 	o := s.owner
 	owed := o.continuation
 	pendingSteer := false
 	for _, p := range o.core.State.Pending {
 		pendingSteer = pendingSteer || p.Delivery == messages.Steer
 	}
-	rd := o.core.Step(session.AtBoundary{})
+	rd := o.core.Step(in)
 	if s.brk == "promote-early" {
 		s.breakPromoteEarly(rd)
 	}
-	// The queue rule, checked on the decision itself.
-	for _, ev := range o.core.Carry {
-		if p, ok := ev.(messages.PromptPromoted); ok {
-			for _, id := range p.MessageIDs {
-				if s.delivery[id] == messages.Queue && (len(p.MessageIDs) > 1 || owed || pendingSteer) {
-					return fmt.Errorf("queued prompt %s promoted early (with %v, continuation owed %v, steer pending %v)", id, p.MessageIDs, owed, pendingSteer)
-				}
-			}
-			o.turnsSince = 0
-		}
+	if err := s.checkPromotions(rd, owed, pendingSteer); err != nil {
+		return err
 	}
 	return s.exec(rd)
+}
+
+// checkPromotions checks the queue rule on the promotions a step decided
+// (once each, when decided): a queued prompt is promoted alone, with no
+// continuation owed and no steer pending.
+func (s *simSession) checkPromotions(rd session.Ready, owed, pendingSteer bool) error {
+	o := s.owner
+	for _, ev := range append(append([]messages.Event(nil), rd.Append...), o.core.Carry...) {
+		p, ok := ev.(messages.PromptPromoted)
+		if !ok || len(p.MessageIDs) == 0 || o.checked[p.MessageIDs[0]] {
+			continue
+		}
+		for _, id := range p.MessageIDs {
+			o.checked[id] = true
+			if s.delivery[id] == messages.Queue && (len(p.MessageIDs) > 1 || owed || pendingSteer) {
+				return fmt.Errorf("queued prompt %s promoted early (with %v, continuation owed %v, steer pending %v)", id, p.MessageIDs, owed, pendingSteer)
+			}
+		}
+		o.turnsSince = 0
+	}
+	return nil
 }
 
 // breakPromoteEarly is the deliberately broken rule: every pending prompt,
@@ -328,6 +354,23 @@ func (s *simSession) exec(rd session.Ready) error {
 		return s.endDrain(append(o.core.Carry, messages.Idle{}))
 	case rd.Observe != nil:
 		o.phase, o.init = observing, rd.Observe.Init
+	case rd.Summarize != nil:
+		return fmt.Errorf("a drain that was not started for a manual compaction summarizes")
+	case rd.StartTurn != nil:
+		if rd.StartTurn.Tools == o.core.Drain.LastTurn {
+			return fmt.Errorf("the turn starts with tools %v, last allowed turn %v", rd.StartTurn.Tools, o.core.Drain.LastTurn)
+		}
+		s.res.Turns++
+		o.turnsSince++
+		if o.turnsSince > max(o.core.Drain.TurnLimit, 1) {
+			return fmt.Errorf("%d turns since the allowance was reset, limit %d", o.turnsSince, o.core.Drain.TurnLimit)
+		}
+		o.turn, o.calls, o.streamD, o.streamE = s.id_("a"), nil, false, ""
+		clear(o.open)
+		o.phase = streaming
+		evs := append(o.core.Carry, messages.TurnStarted{AssistantMessageID: o.turn, Agent: "build"})
+		o.core.Carry = nil
+		return s.write(evs...)
 	}
 	return nil
 }
@@ -353,32 +396,35 @@ func (s *simSession) progress() error {
 	o := s.owner
 	switch o.phase {
 	case observing:
-		if s.rng.IntN(20) == 0 {
-			// Context blocked: the drain ends, the prompts stay pending.
-			return s.endDrain(append(o.core.Carry, messages.Idle{}))
+		// The observation comes back: unchanged, with an update or a
+		// fresh baseline, blocked (the drain ends, the prompts stay
+		// pending), or with the agent gone from the configuration; its
+		// tool catalog with it unless the turn is the last allowed.
+		o.phase = idle
+		seq := int64(len(s.j.events)+len(o.core.Carry)) + 1
+		loc := o.core.State.Row.Location
+		in := session.ContextObserved{Init: o.init, TurnLimit: s.turnLimit}
+		switch r := s.rng.IntN(40); {
+		case r < 1:
+			in.Err = "source unavailable"
+		case r < 2:
+			in.Blocked = "replacement blocked"
+		case r < 3:
+			in.ConfigErr = "agent not configured"
+		case o.init:
+			in.Initialized = &messages.ContextEpochInitialized{Revision: seq, Baseline: "b", Location: loc}
+		case r < 10:
+			in.Updated = &messages.ContextUpdated{MessageID: s.id_("ctx"), Text: "changed"}
+		case r < 12:
+			in.Replaced = &messages.ContextEpochReplaced{Revision: seq, Baseline: "b2", Location: loc}
 		}
-		if o.core.Drain.Interrupted {
-			o.phase = idle
-			return s.exec(session.Ready{FinishInterrupt: true})
-		}
-		if o.init {
-			o.phase = idle
-			if err := s.write(messages.ContextEpochInitialized{Revision: int64(len(s.j.events) + 1), Baseline: "b", Location: o.core.State.Row.Location}); err != nil {
-				return err
+		if !o.init && !o.core.Drain.LastTurn {
+			in.Catalog = true
+			if s.rng.IntN(60) == 0 {
+				in.CatalogErr = "registry stopped"
 			}
-			return s.boundary()
 		}
-		s.res.Turns++
-		o.turnsSince++
-		if o.turnsSince > max(o.core.Drain.TurnLimit, 1) {
-			return fmt.Errorf("%d turns since the allowance was reset, limit %d", o.turnsSince, o.core.Drain.TurnLimit)
-		}
-		o.turn, o.calls, o.streamD, o.streamE = s.id_("a"), nil, false, ""
-		clear(o.open)
-		o.phase = streaming
-		evs := append(o.core.Carry, messages.TurnStarted{AssistantMessageID: o.turn, Agent: "build"})
-		o.core.Carry = nil
-		return s.write(evs...)
+		return s.stepChecked(in)
 	case streaming:
 		open := 0
 		for _, c := range o.calls {
@@ -470,16 +516,8 @@ func (s *simSession) maybeFinishTurn() error {
 		o.turn, o.calls = "", nil
 	}
 	o.phase = idle
-	owed := o.continuation
-	for _, ev := range append(append([]messages.Event(nil), rd.Append...), o.core.Carry...) {
-		if p, ok := ev.(messages.PromptPromoted); ok {
-			for _, id := range p.MessageIDs {
-				if s.delivery[id] == messages.Queue && (len(p.MessageIDs) > 1 || owed || pendingSteer) {
-					return fmt.Errorf("queued prompt %s promoted early (with %v, continuation owed %v, steer pending %v)", id, p.MessageIDs, owed, pendingSteer)
-				}
-			}
-			o.turnsSince = 0
-		}
+	if err := s.checkPromotions(rd, o.continuation, pendingSteer); err != nil {
+		return err
 	}
 	return s.exec(rd)
 }
