@@ -125,7 +125,7 @@ func Run(ctx context.Context, spec Spec) (Outcome, error) {
 			// The watchdog died, maybe after it started the shell (which then died
 			// with it): the call is not tried again. The next one starts a new
 			// watchdog once this one is seen gone, which is a moment away.
-			msg = fmt.Sprintf("the tool watchdog ended before the shell ran (%v)", readErr)
+			msg = fmt.Sprintf("the tool watchdog ended before it reported the shell running (%v)", readErr)
 			select {
 			case <-w.dead:
 			case <-time.After(time.Second):

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sessionrt/sessionrt/toolactors/proc/reaper"
 )
 
 // readPID waits (bounded) for a file holding a PID written by the command.
@@ -222,11 +224,21 @@ func TestSetsidAndDaemonsDieWithAKilledServer(t *testing.T) {
 }
 
 // gated starts a call in dir that writes its shell's PID to file name, waits for the
-// file "go" and prints name; the result arrives on the channel.
+// file "go" and prints name; the result arrives on the channel. At the end of the test
+// the call is let go and waited for, so a failing test leaves no call running.
 func gated(t *testing.T, dir, name string) <-chan Outcome {
 	t.Helper()
 	res := make(chan Outcome, 1)
+	ended := make(chan struct{})
+	t.Cleanup(func() {
+		_ = os.WriteFile(filepath.Join(dir, "go"), nil, 0o644)
+		select {
+		case <-ended:
+		case <-time.After(30 * time.Second):
+		}
+	})
 	go func() {
+		defer close(ended)
 		out, err := Run(context.Background(), Spec{
 			Command: `echo $$ > ` + name + `.tmp; mv ` + name + `.tmp ` + name + `; until [ -e go ]; do sleep 0.01; done; echo ` + name,
 			Dir:     dir,
@@ -329,14 +341,23 @@ func TestConcurrentCallsKeepTheirOwnOutputAndStatus(t *testing.T) {
 func TestACallOutlivesNoWatchdogAndTheNextStartsOne(t *testing.T) {
 	dir := t.TempDir()
 	res := make(chan Outcome, 1)
+	started := make(chan int, 1)
 	go func() {
-		out, err := Run(context.Background(), Spec{Command: "echo $$ > pid.tmp; mv pid.tmp pid; exec sleep 600", Dir: dir})
+		out, err := Run(context.Background(), Spec{
+			Command: "exec sleep 600", Dir: dir,
+			Started: func(pid int) { started <- pid },
+		})
 		if err != nil {
 			t.Error(err)
 		}
 		res <- out
 	}()
-	shell := readPID(t, filepath.Join(dir, "pid"))
+	var shell int
+	select {
+	case shell = <-started:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the call did not start")
+	}
 	t.Cleanup(func() { _ = syscall.Kill(shell, syscall.SIGKILL) })
 	w, err := theWatchdog()
 	if err != nil {
@@ -364,5 +385,38 @@ func TestACallOutlivesNoWatchdogAndTheNextStartsOne(t *testing.T) {
 	out, err := Run(context.Background(), Spec{Command: "echo again", Dir: dir})
 	if err != nil || out.Output != "again\n" {
 		t.Fatalf("%+v %v", out, err)
+	}
+}
+
+// TestWithoutPidfds runs calls through a watchdog that learns of deaths by SIGCHLD, as
+// on kernels without pidfds.
+func TestWithoutPidfds(t *testing.T) {
+	t.Setenv(reaper.NoPidfdsVar, "1")
+	w, err := startWatchdog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	current.Lock()
+	saved := current.w
+	current.w = w
+	current.Unlock()
+	t.Cleanup(func() {
+		current.Lock()
+		current.w = saved
+		current.Unlock()
+		w.sock.Close()
+		select {
+		case <-w.dead:
+		case <-time.After(30 * time.Second):
+			t.Error("the watchdog did not exit when its socket closed")
+		}
+	})
+	t.Run("exit", TestExitCodeOutputAndClosedStdin)
+	t.Run("term", TestTermIgnoredEscalatesToKill)
+	t.Run("escapees", TestSetsidAndDaemonsDieWithTheCall)
+	t.Run("beside", TestEscapeesOfOneCallDieWhileAnotherRuns)
+	t.Run("concurrent", TestConcurrentCallsKeepTheirOwnOutputAndStatus)
+	if current.w != w {
+		t.Fatal("the calls did not run through the watchdog without pidfds")
 	}
 }

@@ -1,7 +1,6 @@
 package reaper
 
 import (
-	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -32,11 +31,12 @@ const SocketFD = 3
 // another call's; see Attribution in doc.go.
 const MarkerVar = "SESSIONRT_TOOL_CALL"
 
-// The call's connection: the server writes the request (see WriteRequest), then
-// optionally Term; shutting down its write side (or closing it, or dying) means "kill
-// the call now". The watchdog answers "pid N\n" once the shell runs, then "status W\n"
-// (W the shell's raw wait status) when the shell and every process attributed to the
-// call are gone, or "error MESSAGE\n" if the shell could not be started.
+// Term, written by the server on a call's connection after the request, is the polite
+// stop. Shutting down the connection's write side (or closing it, or dying) means
+// "kill the call now". The watchdog answers "pid N\n" once the shell runs, then
+// "status W\n" (W the shell's raw wait status) when the shell and every process
+// attributed to the call are gone, or "error MESSAGE\n" if the shell could not be
+// started.
 const Term = 't'
 
 // maxRequest bounds a request (the kernel's own limit on one exec string is 128 KiB,
@@ -65,36 +65,19 @@ func WriteRequest(w io.Writer, shell, command, dir string, env []string) error {
 	return err
 }
 
-func readRequest(r io.Reader) (shell, command, dir string, env []string, err error) {
-	var hdr [4]byte
-	if _, err = io.ReadFull(r, hdr[:]); err != nil {
-		return
-	}
-	size := binary.BigEndian.Uint32(hdr[:])
-	if size > maxRequest {
-		err = fmt.Errorf("request of %d bytes is over the %d limit", size, maxRequest)
-		return
-	}
-	body := make([]byte, size)
-	if _, err = io.ReadFull(r, body); err != nil {
-		return
-	}
-	f := strings.Split(string(body), "\x00")
-	if len(f) < 3 {
-		err = errors.New("short request")
-		return
-	}
-	return f[0], f[1], f[2], f[3:], nil
-}
+// NoPidfdsVar, set to 1 in the server's environment, makes the watchdog it starts work
+// as on a kernel without pidfds (deaths come as SIGCHLD): for tests of that path.
+const NoPidfdsVar = "SESSIONRT_TOOL_WATCHDOG_NO_PIDFDS"
 
 // rescan bounds how long a kill round waits for a death notice before it looks at the
 // process tree again (a process forked during a round is re-parented silently).
 const rescan = 50 * time.Millisecond
 
-// prctl options that package syscall does not name (linux/prctl.h).
+// Linux numbers that package syscall does not name.
 const (
-	prSetName           = 15
+	prSetName           = 15 // prctl, linux/prctl.h
 	prSetChildSubreaper = 36
+	sysPidfdOpen        = 434 // the same on every architecture
 )
 
 func init() {
@@ -103,14 +86,14 @@ func init() {
 	}
 }
 
-// call is one command's life in the watchdog; only the main loop touches it after
-// it is handed over.
+// call is one command's life in the watchdog.
 type call struct {
 	id    string
-	conn  *os.File
-	out   *os.File
-	shell int // PID, also its process group; 0 until started
-	req   []string
+	conn  int    // non-blocking stream socket
+	out   int    // the output pipe's write end until the shell has it, then -1
+	in    []byte // the request as it arrives
+	shell int    // PID, also its process group; 0 until started
+	pidfd int    // the shell's, or -1
 
 	status    syscall.WaitStatus
 	shellDone bool // reaped
@@ -125,87 +108,193 @@ type call struct {
 type root struct {
 	owner *call
 	cands map[*call]bool
+	pidfd int
+	// reads counts the reads of an empty environment: a process in the middle of
+	// execve shows none until the new program's stack is laid out, so an empty one is
+	// read again by the next sweeps before the candidates decide.
+	reads int
 }
 
-type event struct {
-	c    *call
-	kind byte // 's' start, 't' polite stop, 'k' kill now
-}
+// markerReads is how many times an empty environment is read before it is believed
+// (the process cleared it), at least rescan apart.
+const markerReads = 3
 
+// The watchdog is one thread: every descriptor it waits on — the server's socket, the
+// calls' connections, a pidfd per shell and per re-parented process (or, on kernels
+// without pidfds, a pipe fed on SIGCHLD) — is in one epoll set, and the thread that
+// waits on it is the one that forks, to which the shells' Pdeathsig is tied. No
+// goroutine hands work to another: a call costs a few system calls and no wake-up of
+// another thread.
 type watchdog struct {
-	self   int
-	devnul *os.File
-	seq    uint64
-	live   map[*call]bool
-	shells map[int]*call
-	roots  map[int]*root
+	self    int
+	epfd    int
+	devnull int
+	sigchld int // read end of the SIGCHLD pipe, or -1 when pidfds tell deaths
+	pidfds  bool
+	seq     uint64
+	conns   map[int]*call // by connection fd
+	deaths  map[int]int   // pidfd → PID
+	live    map[*call]bool
+	shells  map[int]*call
+	roots   map[int]*root
 }
 
 // serve is the watchdog's life; its result is its exit code.
 func serve() int {
-	// Every fork happens on this thread, to which the shells' Pdeathsig is tied: it
-	// lives as long as the watchdog.
+	// This is the main thread (init runs on it, and stays on it once locked): it forks
+	// every shell, and re-parented processes are attached to it, the thread group
+	// leader, so its own children file lists every child.
 	runtime.LockOSThread()
 	// A name ps and top show (the executable's would be "exe", from /proc/self/exe).
 	if name, err := syscall.BytePtrFromString("srt-watchdog"); err == nil {
 		_, _, _ = syscall.RawSyscall(syscall.SYS_PRCTL, prSetName, uintptr(unsafe.Pointer(name)), 0)
 	}
-	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); errno != 0 {
-		fmt.Fprintf(os.Stderr, "%s: make it a child subreaper: %v\n", Name, errno)
+	fail := func(what string, err error) int {
+		fmt.Fprintf(os.Stderr, "%s: %s: %v\n", Name, what, err)
 		return 125
+	}
+	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); errno != 0 {
+		return fail("make it a child subreaper", errno)
 	}
 	syscall.CloseOnExec(SocketFD)
-	_ = syscall.SetNonblock(SocketFD, false) // read by a goroutine of its own
-	devnull, err := os.Open(os.DevNull)
+	devnull, err := syscall.Open(os.DevNull, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "%s: %v\n", Name, err)
-		return 125
+		return fail("open "+os.DevNull, err)
 	}
-	w := &watchdog{self: os.Getpid(), devnul: devnull, live: map[*call]bool{}, shells: map[int]*call{}, roots: map[int]*root{}}
-
-	signals := make(chan os.Signal, 1)
-	signal.Notify(signals, syscall.SIGCHLD)
-	events := make(chan event, 64)
-	closed := make(chan struct{})
-	go accept(events, closed)
-
-	var tick <-chan time.Time
-	var ticker *time.Ticker
-	for {
-		select {
-		case ev := <-events:
-			w.handle(ev)
-		case <-signals:
-			w.reap()
-		case <-tick:
-		case <-closed:
-			w.killAll(signals)
-			return 0
+	epfd, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+	if err != nil {
+		return fail("epoll", err)
+	}
+	w := &watchdog{
+		self: os.Getpid(), epfd: epfd, devnull: devnull, sigchld: -1,
+		conns: map[int]*call{}, deaths: map[int]int{}, live: map[*call]bool{}, shells: map[int]*call{}, roots: map[int]*root{},
+	}
+	if fd, err := pidfdOpen(w.self); err == nil && os.Getenv(NoPidfdsVar) != "1" {
+		syscall.Close(fd)
+		w.pidfds = true
+	} else {
+		// No pidfds: deaths come as SIGCHLD, which only the runtime can receive; a
+		// goroutine turns each into a byte on a pipe.
+		var p [2]int
+		if err := syscall.Pipe2(p[:], syscall.O_CLOEXEC|syscall.O_NONBLOCK); err != nil {
+			return fail("pipe", err)
 		}
-		if w.sweep() {
-			if ticker == nil {
-				ticker = time.NewTicker(rescan)
-				tick = ticker.C
+		w.sigchld = p[0]
+		signals := make(chan os.Signal, 1)
+		signal.Notify(signals, syscall.SIGCHLD)
+		go func() {
+			for range signals {
+				_, _ = syscall.Write(p[1], []byte{0})
 			}
-		} else if ticker != nil {
-			ticker.Stop()
-			ticker, tick = nil, nil
-		}
+		}()
+		w.watch(p[0])
 	}
-}
+	if err := syscall.SetNonblock(SocketFD, true); err != nil {
+		return fail("socket", err)
+	}
+	w.watch(SocketFD)
 
-// accept receives the server's calls until end of file on SocketFD.
-func accept(events chan<- event, closed chan<- struct{}) {
-	defer close(closed)
-	buf := make([]byte, 16)
-	oob := make([]byte, syscall.CmsgSpace(2*4))
+	events := make([]syscall.EpollEvent, 64)
+	busy := false
 	for {
-		n, oobn, _, _, err := syscall.Recvmsg(SocketFD, buf, oob, syscall.MSG_CMSG_CLOEXEC)
+		timeout := -1
+		if busy {
+			timeout = int(rescan / time.Millisecond)
+		}
+		n, err := syscall.EpollWait(w.epfd, events, timeout)
 		if err == syscall.EINTR {
 			continue
 		}
+		if err != nil {
+			return fail("epoll", err)
+		}
+		reap := false
+		for _, ev := range events[:n] {
+			fd := int(ev.Fd)
+			switch {
+			case fd == SocketFD:
+				if !w.accept() {
+					w.killAll()
+					return 0
+				}
+			case fd == w.sigchld:
+				var b [64]byte
+				for {
+					if n, _ := syscall.Read(fd, b[:]); n <= 0 {
+						break
+					}
+				}
+				reap = true
+			default:
+				if c, ok := w.conns[fd]; ok {
+					w.read(c)
+				} else if _, ok := w.deaths[fd]; ok {
+					reap = true
+				}
+			}
+		}
+		if reap || busy {
+			w.reap() // while killing, also on the tick: a death may have gone unseen
+		}
+		busy = w.sweep()
+	}
+}
+
+func pidfdOpen(pid int) (int, error) {
+	fd, _, errno := syscall.Syscall(sysPidfdOpen, uintptr(pid), 0, 0)
+	if errno != 0 {
+		return -1, errno
+	}
+	syscall.CloseOnExec(int(fd))
+	return int(fd), nil
+}
+
+func (w *watchdog) watch(fd int) {
+	_ = syscall.EpollCtl(w.epfd, syscall.EPOLL_CTL_ADD, fd, &syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(fd)})
+}
+
+func (w *watchdog) unwatch(fd int) {
+	_ = syscall.EpollCtl(w.epfd, syscall.EPOLL_CTL_DEL, fd, nil)
+}
+
+// watchDeath adds a pidfd for pid, so its exit wakes the loop.
+func (w *watchdog) watchDeath(pid, pidfd int) int {
+	if !w.pidfds {
+		return -1
+	}
+	if pidfd < 0 {
+		var err error
+		if pidfd, err = pidfdOpen(pid); err != nil {
+			return -1 // gone already: a sweep or the next death reaps it
+		}
+	}
+	w.deaths[pidfd] = pid
+	w.watch(pidfd)
+	return pidfd
+}
+
+func (w *watchdog) forgetDeath(pidfd int) {
+	if pidfd >= 0 {
+		delete(w.deaths, pidfd)
+		w.unwatch(pidfd)
+		syscall.Close(pidfd)
+	}
+}
+
+// accept takes every call waiting on the server's socket; false: end of file.
+func (w *watchdog) accept() bool {
+	buf := make([]byte, 16)
+	oob := make([]byte, syscall.CmsgSpace(2*4))
+	for {
+		n, oobn, _, _, err := syscall.Recvmsg(SocketFD, buf, oob, syscall.MSG_CMSG_CLOEXEC|syscall.MSG_DONTWAIT)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err == syscall.EAGAIN {
+			return true
+		}
 		if err != nil || (n == 0 && oobn == 0) {
-			return
+			return false
 		}
 		var fds []int
 		if msgs, err := syscall.ParseSocketControlMessage(oob[:oobn]); err == nil {
@@ -217,81 +306,131 @@ func accept(events chan<- event, closed chan<- struct{}) {
 		}
 		if len(fds) != 2 {
 			for _, fd := range fds {
-				_ = syscall.Close(fd)
+				syscall.Close(fd)
 			}
 			continue // not a call: nothing to answer on
 		}
-		c := &call{conn: os.NewFile(uintptr(fds[0]), "call"), out: os.NewFile(uintptr(fds[1]), "output")}
-		go c.read(events)
+		_ = syscall.SetNonblock(fds[0], true)
+		c := &call{conn: fds[0], out: fds[1], pidfd: -1}
+		w.conns[c.conn] = c
+		w.watch(c.conn)
+		w.read(c)
 	}
 }
 
-// read reads the call's request, hands it to the main loop, then turns what the server
-// says next into events.
-func (c *call) read(events chan<- event) {
-	r := bufio.NewReader(c.conn)
-	shell, command, dir, env, err := readRequest(r)
-	if err != nil {
-		_, _ = c.conn.WriteString("error read the request: " + err.Error() + "\n")
-		c.conn.Close()
-		c.out.Close()
-		return
-	}
-	c.req = append([]string{shell, command, dir}, env...)
-	events <- event{c, 's'}
+// read takes what the server wrote on a call's connection: the request, then Term, or
+// end of file (kill now).
+func (w *watchdog) read(c *call) {
+	var buf [4096]byte
 	for {
-		b, err := r.ReadByte()
-		if err != nil {
-			events <- event{c, 'k'}
+		n, err := syscall.Read(c.conn, buf[:])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err == syscall.EAGAIN {
 			return
 		}
-		if b == Term {
-			events <- event{c, 't'}
+		if n <= 0 {
+			// The server shut its side: nothing more will come, and a level-triggered
+			// end of file would wake the loop forever.
+			w.unwatch(c.conn)
+			delete(w.conns, c.conn)
+			if c.shell == 0 {
+				w.drop(c, "")
+			} else if !c.done {
+				c.killing = true
+			}
+			return
+		}
+		data := buf[:n]
+		if c.shell == 0 {
+			c.in = append(c.in, data...)
+			req, rest, err := request(c.in)
+			if err != nil {
+				w.drop(c, "error read the request: "+err.Error())
+				return
+			}
+			if req == nil {
+				continue
+			}
+			c.in = nil
+			w.start(c, req)
+			if c.done {
+				return
+			}
+			data = rest
+		}
+		for _, b := range data {
+			if b == Term && !c.killing && !c.done {
+				w.term(c)
+			}
 		}
 	}
 }
 
-func (w *watchdog) handle(ev event) {
-	c := ev.c
-	switch ev.kind {
-	case 's':
-		w.start(c)
-	case 't':
-		if !c.done && !c.killing && c.shell != 0 {
-			w.term(c)
-		}
-	case 'k':
-		if !c.done {
-			c.killing = true
-		}
+// request parses a complete request from b: nil while it is incomplete.
+func request(b []byte) (fields []string, rest []byte, err error) {
+	if len(b) < 4 {
+		return nil, nil, nil
 	}
+	size := binary.BigEndian.Uint32(b)
+	if size > maxRequest {
+		return nil, nil, fmt.Errorf("request of %d bytes is over the %d limit", size, maxRequest)
+	}
+	if uint32(len(b)-4) < size {
+		return nil, nil, nil
+	}
+	f := strings.Split(string(b[4:4+size]), "\x00")
+	if len(f) < 3 {
+		return nil, nil, errors.New("short request")
+	}
+	return f, b[4+size:], nil
 }
 
-// start forks the call's shell, on the locked thread.
-func (w *watchdog) start(c *call) {
-	shell, command, dir, env := c.req[0], c.req[1], c.req[2], c.req[3:]
-	c.req = nil
+// drop ends a call that never started, with a message if the server is still there.
+func (w *watchdog) drop(c *call, msg string) {
+	if msg != "" {
+		_, _ = syscall.Write(c.conn, []byte(msg+"\n"))
+	}
+	if c.out >= 0 {
+		syscall.Close(c.out)
+		c.out = -1
+	}
+	if _, ok := w.conns[c.conn]; ok {
+		w.unwatch(c.conn)
+		delete(w.conns, c.conn)
+	}
+	syscall.Close(c.conn)
+	c.done = true
+}
+
+// start forks the call's shell.
+func (w *watchdog) start(c *call, req []string) {
+	shell, command, dir, env := req[0], req[1], req[2], req[3:]
 	w.seq++
 	c.id = strconv.Itoa(w.self) + "." + strconv.FormatUint(w.seq, 10)
-	env = withMarker(env, c.id)
+	pidfd := -1
+	sys := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if w.pidfds {
+		sys.PidFD = &pidfd
+	}
 	pid, err := syscall.ForkExec(shell, []string{shell, "-c", command}, &syscall.ProcAttr{
 		Dir:   dir,
-		Env:   env,
-		Files: []uintptr{w.devnul.Fd(), c.out.Fd(), c.out.Fd()},
-		Sys:   &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
+		Env:   withMarker(env, c.id),
+		Files: []uintptr{uintptr(w.devnull), uintptr(c.out), uintptr(c.out)},
+		Sys:   sys,
 	})
-	c.out.Close() // the shell has its own copies
-	c.out = nil
 	if err != nil {
-		_, _ = c.conn.WriteString("error start " + shell + ": " + err.Error() + "\n")
-		c.conn.Close()
-		c.done = true
+		w.drop(c, "error start "+shell+": "+err.Error())
 		return
 	}
+	syscall.Close(c.out) // the shell has its own copies
+	c.out = -1
 	c.shell = pid
+	c.pidfd = w.watchDeath(pid, pidfd)
 	w.live[c] = true
 	w.shells[pid] = c
-	_, _ = c.conn.WriteString("pid " + strconv.Itoa(pid) + "\n")
+	_, _ = syscall.Write(c.conn, []byte("pid "+strconv.Itoa(pid)+"\n"))
 }
 
 func withMarker(env []string, id string) []string {
@@ -317,81 +456,111 @@ func (w *watchdog) reap() {
 		}
 		if c, ok := w.shells[pid]; ok {
 			delete(w.shells, pid)
+			w.forgetDeath(c.pidfd)
+			c.pidfd = -1
 			c.status, c.shellDone, c.killing = ws, true, true // whatever the command left dies with it
 		}
-		delete(w.roots, pid)
+		if r, ok := w.roots[pid]; ok {
+			w.forgetDeath(r.pidfd)
+			delete(w.roots, pid)
+		}
 	}
 }
 
 // scan attributes the watchdog's new direct children (processes re-parented to it).
 func (w *watchdog) scan() {
-	for _, pid := range children(w.self) {
+	for _, pid := range ownChildren(w.self) {
 		if _, ok := w.shells[pid]; ok {
 			continue
 		}
 		if _, ok := w.roots[pid]; ok {
 			continue
 		}
-		r := &root{}
-		if c := w.byMarker(pid); c != nil {
-			r.owner = c
-		} else {
-			// It was re-parented after the previous scan, and every call that ended
-			// since then scanned before it was reported: its owner, if still running,
-			// is one of these.
-			r.cands = make(map[*call]bool, len(w.live))
-			for c := range w.live {
-				r.cands[c] = true
-			}
-			if len(r.cands) == 1 {
-				for c := range r.cands {
-					r.owner = c
-				}
-			}
+		// It was re-parented after the previous scan, and every call that ended since
+		// then scanned before it was reported: its owner, if still running, is one
+		// of these.
+		r := &root{cands: make(map[*call]bool, len(w.live))}
+		for c := range w.live {
+			r.cands[c] = true
 		}
+		w.attribute(pid, r)
+		r.pidfd = w.watchDeath(pid, -1)
 		w.roots[pid] = r
+
 	}
 }
 
-// byMarker finds the running call whose id pid's environment carries.
-func (w *watchdog) byMarker(pid int) *call {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-	if err != nil {
-		return nil
+// ownChildren lists the watchdog's children: those of its main thread, which forks
+// every shell and to which the kernel re-parents orphans (the first live thread of a
+// subreaper, its leader), unless the main thread is somehow not the leader.
+func ownChildren(self int) []int {
+	if syscall.Gettid() != self {
+		return children(self)
 	}
-	prefix := MarkerVar + "="
-	for _, kv := range strings.Split(string(b), "\x00") {
-		if id, ok := strings.CutPrefix(kv, prefix); ok {
-			for c := range w.live {
-				if c.id == id {
-					return c
-				}
-			}
-			return nil
+	b, err := os.ReadFile("/proc/self/task/" + strconv.Itoa(self) + "/children")
+	if err != nil {
+		return children(self)
+	}
+	var out []int
+	for _, f := range strings.Fields(string(b)) {
+		if c, err := strconv.Atoi(f); err == nil {
+			out = append(out, c)
 		}
 	}
-	return nil
+	return out
+}
+
+// attribute gives r (pid) its owner: the candidate its marker names, else the only
+// candidate left once its environment is believed.
+func (w *watchdog) attribute(pid int, r *root) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err == nil && len(b) == 0 {
+		if r.reads++; r.reads < markerReads {
+			return // pending: maybe in execve
+		}
+	}
+	r.reads = markerReads
+	if id, ok := marker(b); ok {
+		for c := range r.cands {
+			if c.id == id {
+				r.owner = c
+				return
+			}
+		}
+	}
+	if len(r.cands) == 1 {
+		for c := range r.cands {
+			r.owner = c
+		}
+	}
+}
+
+// pending: r's environment may not be readable yet.
+func (r *root) pending() bool { return r.owner == nil && r.reads > 0 && r.reads < markerReads }
+
+func marker(environ []byte) (string, bool) {
+	prefix := MarkerVar + "="
+	for _, kv := range strings.Split(string(environ), "\x00") {
+		if id, ok := strings.CutPrefix(kv, prefix); ok {
+			return id, true
+		}
+	}
+	return "", false
 }
 
 // sweep kills what belongs to calls that are over, reports the calls that have nothing
 // left, and kills the roots nobody can own any more. It reports whether anything is
 // still being killed.
 func (w *watchdog) sweep() bool {
-	busy := false
-	for c := range w.live {
-		if c.killing {
-			busy = true
-		}
-	}
-	for _, r := range w.roots {
-		if r.owner == nil && len(r.cands) == 0 {
-			busy = true
-		}
-	}
-	if !busy {
+	if !w.killing() {
 		return false
 	}
 	w.scan()
+	for pid, r := range w.roots {
+		if r.pending() {
+			w.attribute(pid, r)
+		}
+	}
 	for c := range w.live {
 		if !c.killing {
 			continue
@@ -405,36 +574,50 @@ func (w *watchdog) sweep() bool {
 			if r.owner == c {
 				owned = true
 				killTree(pid, syscall.SIGKILL, 0)
+			} else if r.pending() && r.cands[c] {
+				owned = true // maybe c's: it cannot finish before that is known
 			}
 		}
 		if c.shellDone && !owned {
 			w.finish(c)
 		}
 	}
-	busy = false
+	for pid, r := range w.roots {
+		if r.owner == nil && len(r.cands) == 0 && !r.pending() {
+			killTree(pid, syscall.SIGKILL, 0)
+		}
+	}
+	return w.killing()
+}
+
+// killing: some call is over but not yet reported, or some root is owned by no one.
+func (w *watchdog) killing() bool {
 	for c := range w.live {
 		if c.killing {
-			busy = true
+			return true
 		}
 	}
-	for pid, r := range w.roots {
-		if r.owner == nil && len(r.cands) == 0 {
-			killTree(pid, syscall.SIGKILL, 0)
-			busy = true
+	for _, r := range w.roots {
+		if (r.owner == nil && len(r.cands) == 0) || r.pending() {
+			return true
 		}
 	}
-	return busy
+	return false
 }
 
 // finish reports the call's status and forgets it.
 func (w *watchdog) finish(c *call) {
-	_, _ = c.conn.WriteString("status " + strconv.FormatUint(uint64(c.status), 10) + "\n")
-	c.conn.Close()
+	_, _ = syscall.Write(c.conn, []byte("status "+strconv.FormatUint(uint64(c.status), 10)+"\n"))
+	if _, ok := w.conns[c.conn]; ok {
+		w.unwatch(c.conn)
+		delete(w.conns, c.conn)
+	}
+	syscall.Close(c.conn)
 	c.done = true
 	delete(w.live, c)
 	for _, r := range w.roots {
 		delete(r.cands, c)
-		if r.owner == nil && len(r.cands) == 1 {
+		if r.owner == nil && len(r.cands) == 1 && !r.pending() {
 			for o := range r.cands {
 				r.owner = o
 			}
@@ -456,12 +639,10 @@ func (w *watchdog) term(c *call) {
 }
 
 // killAll: the server is gone. Everything below the watchdog dies; then it exits.
-func (w *watchdog) killAll(signals <-chan os.Signal) {
+func (w *watchdog) killAll() {
 	for _, c := range w.shells {
 		_ = syscall.Kill(-c.shell, syscall.SIGKILL)
 	}
-	ticker := time.NewTicker(rescan)
-	defer ticker.Stop()
 	for {
 		killTree(w.self, syscall.SIGKILL, 0)
 		for {
@@ -477,10 +658,7 @@ func (w *watchdog) killAll(signals <-chan os.Signal) {
 				break
 			}
 		}
-		select {
-		case <-signals:
-		case <-ticker.C:
-		}
+		time.Sleep(rescan / 10)
 	}
 }
 
