@@ -420,3 +420,22 @@ func TestWithoutPidfds(t *testing.T) {
 		t.Fatal("the calls did not run through the watchdog without pidfds")
 	}
 }
+
+// A long command (a file written through a heredoc) reaches the shell whole: the
+// request crosses the watchdog's connection in many reads.
+func TestLongCommand(t *testing.T) {
+	body := strings.Repeat("0123456789abcdef\n", 6000) // 102,000 bytes
+	out, err := Run(context.Background(), Spec{
+		Command: "cat > f <<'EOF'\n" + body + "EOF\nwc -c < f",
+		Dir:     t.TempDir(),
+	})
+	if err != nil || out.ExitCode != 0 || strings.TrimSpace(out.Output) != strconv.Itoa(len(body)) {
+		t.Fatalf("%+v %v", out, err)
+	}
+}
+
+func TestNULInCommandIsAStartError(t *testing.T) {
+	if _, err := Run(context.Background(), Spec{Command: "echo a\x00b", Dir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "NUL") {
+		t.Fatalf("err %v", err)
+	}
+}

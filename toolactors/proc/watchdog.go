@@ -101,6 +101,10 @@ func startWatchdog() (*watchdog, error) {
 // open starts a call: it hands the watchdog the call's connection and out (which the
 // caller may close once open returns) and writes the request on it.
 func (w *watchdog) open(out *os.File, shell, command, dir string, env []string) (*os.File, error) {
+	req, err := reaper.EncodeRequest(shell, command, dir, env)
+	if err != nil {
+		return nil, err
+	}
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("call socket: %w", err)
@@ -126,7 +130,7 @@ func (w *watchdog) open(out *os.File, shell, command, dir string, env []string) 
 		}
 		return nil, fmt.Errorf("hand the call to the tool watchdog: %w", err)
 	}
-	if err := reaper.WriteRequest(conn, shell, command, dir, env); err != nil {
+	if _, err := conn.Write(req); err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("send the command to the tool watchdog: %w", err)
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"runtime"
@@ -31,7 +30,8 @@ const SocketFD = 3
 // another call's; see Attribution in doc.go.
 const MarkerVar = "SESSIONRT_TOOL_CALL"
 
-// Term, written by the server on a call's connection after the request, is the polite
+// Term, written by the server on a call's connection after the request (see
+// EncodeRequest), is the polite
 // stop. Shutting down the connection's write side (or closing it, or dying) means
 // "kill the call now". The watchdog answers "pid N\n" once the shell runs, then
 // "status W\n" (W the shell's raw wait status) when the shell and every process
@@ -43,26 +43,24 @@ const Term = 't'
 // on all of them a quarter of the stack limit).
 const maxRequest = 64 << 20
 
-// WriteRequest writes a call's request on its connection: a big-endian uint32 length,
-// then shell, command, dir and the environment joined by NUL bytes (none of them can
-// hold one: they become C strings).
-func WriteRequest(w io.Writer, shell, command, dir string, env []string) error {
+// EncodeRequest is a call's request as the server writes it on the call's connection:
+// a big-endian uint32 length, then shell, command, dir and the environment joined by
+// NUL bytes (none of them can hold one: they become C strings).
+func EncodeRequest(shell, command, dir string, env []string) ([]byte, error) {
 	fields := append([]string{shell, command, dir}, env...)
 	size := len(fields) - 1
 	for _, f := range fields {
 		if strings.IndexByte(f, 0) >= 0 {
-			return fmt.Errorf("%.40q holds a NUL byte", f)
+			return nil, fmt.Errorf("%.40q holds a NUL byte", f)
 		}
 		size += len(f)
 	}
 	if size > maxRequest {
-		return fmt.Errorf("request of %d bytes is over the %d limit", size, maxRequest)
+		return nil, fmt.Errorf("request of %d bytes is over the %d limit", size, maxRequest)
 	}
 	buf := make([]byte, 4, 4+size)
 	binary.BigEndian.PutUint32(buf, uint32(size))
-	buf = append(buf, strings.Join(fields, "\x00")...)
-	_, err := w.Write(buf)
-	return err
+	return append(buf, strings.Join(fields, "\x00")...), nil
 }
 
 // NoPidfdsVar, set to 1 in the server's environment, makes the watchdog it starts work
