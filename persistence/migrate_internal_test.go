@@ -126,11 +126,19 @@ func TestEmbeddedPlansUseTheRightIndex(t *testing.T) {
 		{qPendingInbox, []any{"s"}, "index: [session_input.session_id,session_input.admitted_seq]"},
 		{qPendingCount, []any{"s"}, "index: [session_input.session_id,session_input.admitted_seq]"},
 		{qPromote, []any{5, "s", 2}, "index: [session_input.session_id,session_input.admitted_seq]"},
+		{qSession, []any{"s"}, "index: [sessions.session_id]"},
+		{qSetStatus, []any{"busy", "s"}, "index: [sessions.session_id]"},
 	} {
 		p := plan(c.q, c.args...)
 		if !strings.Contains(p, c.index) || strings.Contains(p, "Sort") {
 			t.Errorf("%s\nplan:\n%s", c.q, p)
 		}
+	}
+	// Owed's mid-drain half reads the busy sessions, not all (migration 7);
+	// it sorts them (few), as ORDER BY status, session_id would cost
+	// MariaDB a filesort instead.
+	if p := plan(qBusy); !strings.Contains(p, "index: [sessions.status,sessions.session_id]") {
+		t.Errorf("%s\nplan:\n%s", qBusy, p)
 	}
 }
 
@@ -233,7 +241,8 @@ func TestMigrationFiveKeepsOldInputOwed(t *testing.T) {
 }
 
 // Owed's scan of session_input reads the unpromoted rows through migration
-// 6's index on MariaDB too (covering: no row is read), and a session's
+// 6's index on MariaDB too (covering: no row is read), its busy sessions
+// through migration 7's, and a session's
 // inbox and backlog count read by the session, not through all pending
 // input. Without the index MariaDB reads the whole primary key (type index,
 // key PRIMARY).
@@ -256,7 +265,7 @@ func TestMariaDBPlansUseTheOwedIndex(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := db.ExecContext(ctx, `ANALYZE TABLE session_input`); err != nil {
+	if _, err := db.ExecContext(ctx, `ANALYZE TABLE session_input, sessions`); err != nil {
 		t.Fatal(err)
 	}
 	explain := func(q string, args ...any) (key, extra string) {
@@ -289,6 +298,9 @@ func TestMariaDBPlansUseTheOwedIndex(t *testing.T) {
 	}
 	if key, extra := explain(qUnpromoted); key != "session_input_owed" || !strings.Contains(extra, "Using index") {
 		t.Errorf("Owed's scan: key %q, extra %q; want session_input_owed, covering", key, extra)
+	}
+	if key, extra := explain(qBusy); key != "sessions_status" || strings.Contains(extra, "filesort") {
+		t.Errorf("Owed's busy sessions: key %q, extra %q; want sessions_status, no filesort", key, extra)
 	}
 	for _, q := range []string{qPendingInbox, qPendingCount} {
 		if key, extra := explain(q, "s01"); key == "" || strings.Contains(extra, "filesort") {
