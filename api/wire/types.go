@@ -110,7 +110,10 @@ type Prompt struct {
 	Agents []AgentAttachment `json:"agents,omitempty"`
 }
 
-// PromptRequest is the body of POST /api/session/{id}/prompt.
+// PromptRequest is the body of POST /api/session/{id}/prompt. Resume false
+// admits the prompt and holds it: it runs with the next prompt, run or wake
+// of the session, and a restart does not run it on its own (V1's noReply
+// is the same hold).
 type PromptRequest struct {
 	ID       string  `json:"id,omitempty"`
 	Prompt   *Prompt `json:"prompt"`
