@@ -115,8 +115,8 @@ func (a *sessionActor) onCompactionDone(m *compactionDone) {
 
 // compactOnOverflow decides what a context overflow of the turn t leads to.
 // It reports whether a compaction was started (the turn will be retried).
-func (a *sessionActor) compactOnOverflow(t *turn) (bool, error) {
-	dec := compaction.OnOverflow(compaction.OverflowState{DurableOutput: t.recorded, Compacted: a.drain.Compacted}, *a.rt.cfg.Compaction)
+func (a *sessionActor) compactOnOverflow(recorded bool) (bool, error) {
+	dec := compaction.OnOverflow(compaction.OverflowState{DurableOutput: recorded, Compacted: a.drain.Compacted}, *a.rt.cfg.Compaction)
 	if dec.Action == compaction.Fail {
 		return false, dec.Err
 	}

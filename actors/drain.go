@@ -57,18 +57,13 @@ type turn struct {
 	rules       []permission.Rule // the agent's rules when the turn started
 	model       messages.ModelRef
 	cancel      context.CancelFunc
-	streaming   bool
 	text        strings.Builder
 	reasoning   strings.Builder
 	reasonMeta  map[string]string
-	calls       map[string]*toolCall // by provider call ID
-	order       []string
-	unsettled   int
+	calls       map[string]*toolCall // by provider call ID (the core's Turn counts them)
 	finish      provider.FinishReason
 	usage       provider.Usage
 	err         error
-	recorded    bool            // durable output exists (text, reasoning or a tool call)
-	questions   int             // question calls of this turn still awaiting the user
 	spanCtx     context.Context // carries the chat span
 	span        trace.Span
 }
@@ -76,7 +71,7 @@ type turn struct {
 type toolCall struct {
 	id, tool string
 	input    []byte
-	settled  bool
+	settled  bool // its settlement reached this actor (for its span and metrics)
 	span     trace.Span
 	started  time.Time // sent to the tool actor (sessionrt.tool.duration)
 }
@@ -232,7 +227,41 @@ func (a *sessionActor) boundary() {
 func (a *sessionActor) execute(rd session.Ready) {
 	d := a.drain
 	if err := a.write(rd.Append); err != nil {
+		if a.drain == d && d != nil && d.turn != nil {
+			// The turn in flight stops with the drain.
+			t := d.turn
+			t.cancel()
+			a.cancelTools()
+			d.turn = nil
+			t.err = err
+			a.endChat(t)
+		}
 		a.endDrain(&Outcome{Err: err.Error(), Kind: errorCode(err)})
+		return
+	}
+	if d == nil {
+		return
+	}
+	for _, call := range rd.StartTools {
+		a.startTool(call)
+		if a.drain != d {
+			return
+		}
+	}
+	if rd.Cancel {
+		// An interrupt is under way: reruns queued before it are
+		// suppressed; the stream's end and the settlements (or the
+		// compaction's result) finish it.
+		a.wakeAgain = false
+		if t := d.turn; t != nil {
+			t.cancel()
+			a.cancelTools()
+		} else if d.compacting != nil {
+			d.compacting() // nothing is stored
+		}
+	}
+	if rd.TurnOver {
+		a.finishTurn()
 		return
 	}
 	switch {
@@ -493,7 +522,6 @@ func (a *sessionActor) startTurn(tools []provider.Tool) {
 		rules:       d.agent.Rules,
 		model:       a.core.State.Row.Model,
 		calls:       map[string]*toolCall{},
-		streaming:   true,
 	}
 	if err := a.append(messages.TurnStarted{AssistantMessageID: t.assistantID, Agent: t.agent, Model: t.model}); err != nil {
 		a.endDrain(&Outcome{Err: err.Error(), Kind: errorCode(err)})
@@ -507,6 +535,7 @@ func (a *sessionActor) startTurn(tools []provider.Tool) {
 	sctx, cancel := context.WithCancel(a.rt.ctx)
 	t.cancel = cancel
 	d.turn = t
+	a.core.Step(session.TurnOpened{AssistantMessageID: t.assistantID})
 	system, self, token := a.system, a.self, t.token
 	go func() {
 		err := pump(sctx, prov, req, func(p provider.Part) {
@@ -578,25 +607,19 @@ func (a *sessionActor) delta(kind messages.DeltaKind, assistantID, callID, text 
 	a.rt.bus.Publish(Live{SessionID: a.id, Delta: &messages.Delta{SessionID: a.id, AssistantMessageID: assistantID, CallID: callID, Kind: kind, Text: text}})
 }
 
-// onToolCall records a complete call durably, then starts it at once.
+// onToolCall hands a complete call to the core, which records it and
+// starts it at once (Ready.StartTools).
 func (a *sessionActor) onToolCall(p provider.Part) {
-	d, t := a.drain, a.drain.turn
-	if d.Interrupted {
-		return // nothing new starts once an interrupt is under way
-	}
-	if _, dup := t.calls[p.ID]; dup || p.ID == "" {
-		return // a provider repeating a call ID within a turn: keep the first
-	}
-	c := &toolCall{id: p.ID, tool: p.Name, input: append([]byte(nil), p.Args...)}
-	if err := a.append(messages.ToolCalled{AssistantMessageID: t.assistantID, CallID: c.id, Tool: c.tool, Input: c.input, Agent: t.agent}); err != nil {
-		t.err = err
-		t.cancel()
-		return
-	}
-	t.recorded = true
+	t := a.drain.turn
+	a.execute(a.core.Step(session.ToolCallStreamed{CallID: p.ID, Tool: p.Name, Input: append([]byte(nil), p.Args...), Agent: t.agent}))
+}
+
+// startTool starts a call the journal recorded: the question tool is the
+// session's own, any other runs in the Location's tool registry.
+func (a *sessionActor) startTool(ev messages.ToolCalled) {
+	t := a.drain.turn
+	c := &toolCall{id: ev.CallID, tool: ev.Tool, input: ev.Input}
 	t.calls[c.id] = c
-	t.order = append(t.order, c.id)
-	t.unsettled++
 	a.fault(FaultAfterToolCalled)
 	if c.tool == QuestionTool {
 		a.askQuestion(t, c)
@@ -606,8 +629,7 @@ func (a *sessionActor) onToolCall(p provider.Part) {
 }
 
 func (a *sessionActor) onStreamEnded(err error) {
-	d, t := a.drain, a.drain.turn
-	t.streaming = false
+	t := a.drain.turn
 	t.cancel()
 	if err != nil && t.err == nil {
 		t.err = err
@@ -615,27 +637,7 @@ func (a *sessionActor) onStreamEnded(err error) {
 	if t.err == nil && t.finish == "" {
 		t.err = &provider.Error{Kind: provider.KindMalformed, Message: "stream ended without a finish reason"}
 	}
-	// The final text and reasoning are stored once, as soon as the stream
-	// is over, whatever the tools still do: with the turn's end when
-	// nothing is left to settle, else at once.
-	if s := t.reasoning.String(); s != "" {
-		a.stage(messages.ReasoningEnded{AssistantMessageID: t.assistantID, Text: s, ProviderMetadata: encodeMeta(t.reasonMeta)})
-		t.recorded = true
-	}
-	if s := t.text.String(); s != "" {
-		a.stage(messages.TextEnded{AssistantMessageID: t.assistantID, Text: s})
-		t.recorded = true
-	}
-	if d.Interrupted {
-		a.cancelTools()
-	}
-	if t.unsettled == 0 {
-		a.finishTurn()
-		return
-	}
-	if err := a.flush(); err != nil && t.err == nil {
-		t.err = err
-	}
+	a.execute(a.core.Step(session.StreamEnded{Text: t.text.String(), Reasoning: t.reasoning.String(), ReasoningMetadata: encodeMeta(t.reasonMeta)}))
 }
 
 // finishTurn closes the turn once its stream is over and every tool
@@ -673,9 +675,7 @@ func (a *sessionActor) finishTurn() {
 			InputTokens: int64(t.usage.InputTokens), OutputTokens: int64(t.usage.OutputTokens), ReasoningTokens: int64(t.usage.ReasoningTokens),
 			CacheReadTokens: int64(t.usage.CacheReadTokens), CacheWriteTokens: int64(t.usage.CacheWriteTokens),
 		},
-		Calls:         len(t.order),
-		OpenQuestions: t.questions,
-		Stopping:      stopping,
+		Stopping: stopping,
 	}))
 }
 
@@ -683,11 +683,13 @@ func (a *sessionActor) finishTurn() {
 // and one rebuilt attempt, never after durable output, never a loop.
 func (a *sessionActor) overflowed(t *turn) {
 	d := a.drain
+	recorded := d.Turn != nil && d.Turn.Recorded
+	d.Turn = nil // the core's turn ends here too (the overflow is still the actor's)
 	if err := a.append(messages.TurnFailed{AssistantMessageID: t.assistantID, ErrorKind: string(session.Overflow), Message: t.err.Error()}); err != nil {
 		a.endDrain(&Outcome{Err: err.Error(), Kind: errorCode(err)})
 		return
 	}
-	retrying, err := a.compactOnOverflow(t)
+	retrying, err := a.compactOnOverflow(recorded)
 	if retrying {
 		return // the rebuilt attempt is the same logical turn
 	}
@@ -759,20 +761,8 @@ func (a *sessionActor) beginInterrupt() {
 	if d.Interrupted {
 		return
 	}
-	d.Interrupted = true
 	a.wakeAgain = false // reruns queued before the interruption are suppressed
-	if t := d.turn; t != nil {
-		t.cancel()
-		a.cancelTools()
-		return // the stream's end and the settlements call finishInterrupt
-	}
-	if d.compacting != nil {
-		d.compacting() // its result finishes the interrupt; nothing is stored
-		return
-	}
-	if !d.busy {
-		a.finishInterrupt()
-	}
+	a.execute(a.core.Step(session.Interrupt{Waiting: d.busy}))
 }
 
 // finishInterrupt runs once nothing is outstanding: the open turn fails as
@@ -781,7 +771,7 @@ func (a *sessionActor) finishInterrupt() {
 	d := a.drain
 	var evs []messages.Event
 	if t := d.turn; t != nil {
-		if t.streaming || t.unsettled > 0 {
+		if ct := d.Turn; ct != nil && (ct.Streaming || ct.Unsettled > 0) {
 			return
 		}
 		d.turn = nil

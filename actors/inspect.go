@@ -63,7 +63,7 @@ func (a *sessionActor) inspection() *Inspection {
 	if d := a.drain; d != nil {
 		in.Drain = &DrainInspection{Token: d.token, Busy: d.busy, Carry: d.carry, Interrupted: d.Interrupted, Waiters: len(d.waiters)}
 		if t := d.turn; t != nil {
-			ti := &TurnInspection{AssistantID: t.assistantID, Streaming: t.streaming}
+			ti := &TurnInspection{AssistantID: t.assistantID, Streaming: d.Turn != nil && d.Turn.Streaming}
 			for id, c := range t.calls {
 				if c.settled {
 					ti.Settled = append(ti.Settled, id)

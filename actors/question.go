@@ -7,6 +7,7 @@ import (
 
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/persistence"
+	"github.com/sessionrt/sessionrt/session"
 	"github.com/sessionrt/sessionrt/toolactors/permission"
 )
 
@@ -58,12 +59,12 @@ func parseQuestions(input []byte) ([]messages.Question, error) {
 
 // askQuestion journals a question tool call's request instead of running
 // a tool. The call counts as settled for the turn; the turn's end does not
-// continue the drain while the question is open (turn.questions).
+// continue the drain while the question is open (the core's
+// Turn.OpenQuestions).
 func (a *sessionActor) askQuestion(t *turn, c *toolCall) {
 	c.settled = true
-	t.unsettled--
 	fail := func(msg string) {
-		a.stage(messages.ToolFailed{AssistantMessageID: t.assistantID, CallID: c.id, Error: msg})
+		a.execute(a.core.Step(session.ToolSettled{Result: messages.ToolFailed{AssistantMessageID: t.assistantID, CallID: c.id, Error: msg}}))
 	}
 	if permission.Evaluate(t.rules, QuestionTool, "*").Effect == permission.Deny {
 		fail("permission denied: question (the agent may not ask the user)")
@@ -74,14 +75,9 @@ func (a *sessionActor) askQuestion(t *turn, c *toolCall) {
 		fail(err.Error())
 		return
 	}
-	id := messages.NewID("que")
-	if err := a.append(messages.QuestionAsked{RequestID: id, AssistantMessageID: t.assistantID, CallID: c.id, Questions: qs}); err != nil {
-		t.err = err
-		t.cancel()
-		return
-	}
-	t.questions++
-	if a.openQuestions >= 0 {
+	d := a.drain
+	a.execute(a.core.Step(session.QuestionAsked{Asked: messages.QuestionAsked{RequestID: messages.NewID("que"), AssistantMessageID: t.assistantID, CallID: c.id, Questions: qs}}))
+	if a.drain == d && a.openQuestions >= 0 {
 		a.openQuestions++
 	}
 }
@@ -114,17 +110,11 @@ func (a *sessionActor) replyQuestion(m *ReplyPermission) any {
 	if a.openQuestions > 0 {
 		a.openQuestions--
 	}
-	switch d := a.drain; {
-	case d != nil && d.turn != nil && d.turn.assistantID == q.AssistantMessageID:
-		// Answered while the asking turn still streams or settles.
-		d.turn.questions--
-		if reject {
-			a.beginInterrupt()
-		}
-	case d != nil:
-		if !reject {
-			d.RunOwed = true // the model answers at the drain's next boundary
-		}
+	switch {
+	case a.drain != nil:
+		// Answered while the asking turn still streams or settles, or
+		// owed a provider attempt at the drain's next boundary.
+		a.execute(a.core.Step(session.QuestionAnswered{AssistantMessageID: q.AssistantMessageID, Rejected: reject}))
 	case !reject:
 		a.startDrain(true, nil)
 	}

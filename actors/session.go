@@ -170,7 +170,7 @@ func (a *sessionActor) handle(ctx actor.Context) {
 	case *recoverSession:
 		a.respond(ctx, a.recoverAfterRestart(m.policy, RestartNote))
 	case *midTool:
-		if d := a.drain; d != nil && d.turn != nil && d.turn.token == m.token && d.turn.unsettled > 0 {
+		if d := a.drain; d != nil && d.turn != nil && d.turn.token == m.token && d.Turn != nil && d.Turn.Unsettled > 0 {
 			a.fault(FaultMidTool)
 		}
 	default:

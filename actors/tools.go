@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/sessionrt/sessionrt/messages"
+	"github.com/sessionrt/sessionrt/session"
 	"github.com/sessionrt/sessionrt/telemetry"
 	"github.com/sessionrt/sessionrt/toolactors"
 	"github.com/sessionrt/sessionrt/toolactors/permission"
@@ -69,7 +70,6 @@ func (a *sessionActor) onToolSettled(m *toolSettled) {
 		return
 	}
 	c.settled = true
-	t.unsettled--
 	var ev messages.Event
 	rejectWithoutFeedback := false
 	if m.Output != nil {
@@ -105,21 +105,9 @@ func (a *sessionActor) onToolSettled(m *toolSettled) {
 		telemetry.End(c.span, spanErr)
 		c.span = nil
 	}
-	// The last settlement of a turn is written with its TurnEnded (and
-	// whatever the boundary decides next); any other at once.
-	a.stage(ev)
-	if rejectWithoutFeedback {
-		// A rejection without feedback stops the drain; with feedback the
-		// model sees the error and the drain goes on.
-		a.beginInterrupt()
-	}
-	if a.drain != nil && a.drain.turn == t && !t.streaming && t.unsettled == 0 {
-		a.finishTurn()
-		return
-	}
-	if err := a.flush(); err != nil && t.err == nil {
-		t.err = err
-	}
+	// The core writes it (the last of a turn with the turn's end) and
+	// says what follows; a rejection without feedback stops the drain.
+	a.execute(a.core.Step(session.ToolSettled{Result: ev, StopsDrain: rejectWithoutFeedback}))
 }
 
 // permissionAsk carries a tool's ask into the mailbox so that the request

@@ -50,6 +50,22 @@ type Drain struct {
 	LastErr *Outcome
 	// Manual: the drain runs a manual compaction and nothing else.
 	Manual bool
+	// Turn is the provider turn in flight, nil between turns.
+	Turn *Turn
+}
+
+// Turn is the pure part of a provider turn in flight: its stream, the
+// tool calls it recorded and which of them settled.
+type Turn struct {
+	AssistantMessageID string
+	Streaming          bool
+	Calls              int // calls recorded (ToolCalled written)
+	Unsettled          int // recorded calls not settled yet
+	OpenQuestions      int // question calls awaiting the user
+	// Recorded: durable output exists (text, reasoning or a tool call), so
+	// an overflow is not retried.
+	Recorded bool
+	settled  map[string]bool // by call ID: recorded, and whether settled
 }
 
 // OutcomeKind classifies how a drain ended.
@@ -107,6 +123,18 @@ type Ready struct {
 	// Summarize: run the compaction (a manual one: the drain does nothing
 	// else).
 	Summarize *Summarize
+	// StartTools: the calls to start, each recorded by Append (ToolCalled)
+	// first. Each settles exactly once (ToolSettled), or the next owner
+	// fails it as interrupted: a recorded call is never started again.
+	StartTools []messages.ToolCalled
+	// Cancel: stop the turn's stream and kill its running tools (each
+	// settles as interrupted), or the compaction in flight; an interrupt
+	// is under way.
+	Cancel bool
+	// TurnOver: the turn's stream ended and every call settled; the owner
+	// reports how the turn ended (TurnSucceeded, TurnFailed), after
+	// compacting an overflow.
+	TurnOver bool
 	// Stop: the server is shutting down; the drain stops at this safe
 	// boundary without Idle, so that the next start finds the session
 	// mid-drain and resumes it.
@@ -139,7 +167,9 @@ type AtBoundary struct{ Stopping bool }
 
 // TurnSucceeded: the provider turn's stream ended with a finish reason and
 // every tool it called settled. Calls is how many it called; OpenQuestions
-// how many of them asked the user a question still unanswered.
+// how many of them asked the user a question still unanswered: both count
+// only what the core did not see itself (an owner that reports calls with
+// ToolCallStreamed and questions with QuestionAsked leaves them 0).
 type TurnSucceeded struct {
 	AssistantMessageID string
 	FinishReason       string
@@ -204,7 +234,57 @@ type ContextObserved struct {
 // listed on its own (Err: it could not be).
 type CatalogLoaded struct{ Err string }
 
+// TurnOpened: the owner wrote the TurnStarted of the turn StartTurn asked
+// for (with what was carried) and streams it.
+type TurnOpened struct{ AssistantMessageID string }
+
+// ToolCallStreamed: the stream delivered a complete tool call.
+type ToolCallStreamed struct {
+	CallID, Tool, Agent string
+	Input               []byte
+}
+
+// StreamEnded: the turn's stream is over (finished, failed or
+// cancelled), with its final text and reasoning.
+type StreamEnded struct {
+	Text, Reasoning   string
+	ReasoningMetadata []byte
+}
+
+// ToolSettled: a recorded call's one settlement (Result is its
+// ToolSucceeded or ToolFailed). StopsDrain: the user rejected it without
+// feedback, which stops the drain as an interrupt does (with feedback the
+// model sees the error and the drain goes on).
+type ToolSettled struct {
+	Result     messages.Event
+	StopsDrain bool
+}
+
+// QuestionAsked: a question call of the turn in flight was journaled as a
+// request to the user instead of run (the owner checked the agent may ask
+// and the input parses; if not, the call settles failed instead).
+type QuestionAsked struct{ Asked messages.QuestionAsked }
+
+// QuestionAnswered: the user answered (or dismissed: Rejected) a pending
+// question; the owner wrote the reply and the call's result.
+type QuestionAnswered struct {
+	AssistantMessageID string
+	Rejected           bool
+}
+
+// Interrupt: a client asked to stop the drain. Waiting: the owner waits
+// for an asynchronous result (the Location, an observation, a catalog, a
+// compaction), whose arrival finishes the interrupt.
+type Interrupt struct{ Waiting bool }
+
 func (AtBoundary) input()       {}
+func (TurnOpened) input()       {}
+func (ToolCallStreamed) input() {}
+func (StreamEnded) input()      {}
+func (ToolSettled) input()      {}
+func (QuestionAsked) input()    {}
+func (QuestionAnswered) input() {}
+func (Interrupt) input()        {}
 func (TurnSucceeded) input()    {}
 func (TurnFailed) input()       {}
 func (LocationResolved) input() {}
@@ -226,8 +306,173 @@ func (c *Core) Step(in Input) Ready {
 		return c.stepContextObserved(in)
 	case CatalogLoaded:
 		return c.stepCatalogLoaded(in)
+	case TurnOpened:
+		c.Drain.Turn = &Turn{AssistantMessageID: in.AssistantMessageID, Streaming: true}
+		return Ready{}
+	case ToolCallStreamed:
+		return c.stepToolCall(in)
+	case StreamEnded:
+		return c.stepStreamEnded(in)
+	case ToolSettled:
+		return c.stepToolSettled(in)
+	case QuestionAsked:
+		return c.stepQuestionAsked(in)
+	case QuestionAnswered:
+		return c.stepQuestionAnswered(in)
+	case Interrupt:
+		return c.stepInterrupt(in)
 	}
 	return Ready{}
+}
+
+// stepToolCall records a complete call durably, then starts it at once:
+// nothing new starts once an interrupt is under way, and a provider
+// repeating a call ID within a turn keeps its first call.
+func (c *Core) stepToolCall(in ToolCallStreamed) Ready {
+	d := c.Drain
+	t := d.Turn
+	if t == nil || d.Interrupted || in.CallID == "" {
+		return Ready{}
+	}
+	if _, dup := t.settled[in.CallID]; dup {
+		return Ready{}
+	}
+	if t.settled == nil {
+		t.settled = map[string]bool{}
+	}
+	t.settled[in.CallID] = false
+	t.Calls++
+	t.Unsettled++
+	t.Recorded = true
+	ev := messages.ToolCalled{AssistantMessageID: t.AssistantMessageID, CallID: in.CallID, Tool: in.Tool, Input: in.Input, Agent: in.Agent}
+	return Ready{Append: append(c.takeCarry(), ev), StartTools: []messages.ToolCalled{ev}}
+}
+
+// stepStreamEnded stores the final text and reasoning once, as soon as the
+// stream is over, whatever the tools still do: with the turn's end when
+// nothing is left to settle, else at once.
+func (c *Core) stepStreamEnded(in StreamEnded) Ready {
+	d := c.Drain
+	t := d.Turn
+	if t == nil {
+		return Ready{}
+	}
+	t.Streaming = false
+	if in.Reasoning != "" {
+		c.Carry = append(c.Carry, messages.ReasoningEnded{AssistantMessageID: t.AssistantMessageID, Text: in.Reasoning, ProviderMetadata: in.ReasoningMetadata})
+		t.Recorded = true
+	}
+	if in.Text != "" {
+		c.Carry = append(c.Carry, messages.TextEnded{AssistantMessageID: t.AssistantMessageID, Text: in.Text})
+		t.Recorded = true
+	}
+	rd := Ready{Cancel: d.Interrupted && t.Unsettled > 0}
+	if t.Unsettled == 0 {
+		rd.TurnOver = true
+		return rd
+	}
+	rd.Append = c.takeCarry()
+	return rd
+}
+
+// stepToolSettled takes a call's one settlement (a second, or one for
+// another turn, is dropped: that turn already failed durably). The last
+// settlement of a turn is written with its end (and whatever the boundary
+// decides next); any other at once.
+func (c *Core) stepToolSettled(in ToolSettled) Ready {
+	d := c.Drain
+	var assistant, call string
+	switch r := in.Result.(type) {
+	case messages.ToolSucceeded:
+		assistant, call = r.AssistantMessageID, r.CallID
+	case messages.ToolFailed:
+		assistant, call = r.AssistantMessageID, r.CallID
+	default:
+		return Ready{}
+	}
+	if d == nil || d.Turn == nil || d.Turn.AssistantMessageID != assistant {
+		return Ready{}
+	}
+	t := d.Turn
+	if settled, ok := t.settled[call]; !ok || settled {
+		return Ready{}
+	}
+	t.settled[call] = true
+	t.Unsettled--
+	c.Carry = append(c.Carry, in.Result)
+	var rd Ready
+	if in.StopsDrain {
+		rd = c.stepInterrupt(Interrupt{})
+	}
+	if !t.Streaming && t.Unsettled == 0 {
+		rd.TurnOver = true
+		return rd
+	}
+	rd.Append = c.takeCarry()
+	return rd
+}
+
+// stepQuestionAsked: the call counts as settled for the turn (its answer
+// settles it durably later); the turn's end does not continue the drain
+// while the question is open.
+func (c *Core) stepQuestionAsked(in QuestionAsked) Ready {
+	d := c.Drain
+	if d == nil || d.Turn == nil || d.Turn.AssistantMessageID != in.Asked.AssistantMessageID {
+		return Ready{}
+	}
+	t := d.Turn
+	if settled, ok := t.settled[in.Asked.CallID]; !ok || settled {
+		return Ready{}
+	}
+	t.settled[in.Asked.CallID] = true
+	t.Unsettled--
+	t.OpenQuestions++
+	rd := Ready{Append: append(c.takeCarry(), in.Asked)}
+	if !t.Streaming && t.Unsettled == 0 {
+		rd.TurnOver = true
+	}
+	return rd
+}
+
+// stepQuestionAnswered: an answer to the turn in flight lets its end
+// continue; one to an earlier turn is owed a provider attempt at this
+// drain's next boundary. A dismissal stops the drain as a declined
+// permission does.
+func (c *Core) stepQuestionAnswered(in QuestionAnswered) Ready {
+	d := c.Drain
+	if d == nil {
+		return Ready{}
+	}
+	if t := d.Turn; t != nil && t.AssistantMessageID == in.AssistantMessageID {
+		if t.OpenQuestions > 0 {
+			t.OpenQuestions--
+		}
+		if in.Rejected {
+			return c.stepInterrupt(Interrupt{})
+		}
+		return Ready{}
+	}
+	if !in.Rejected {
+		d.RunOwed = true
+	}
+	return Ready{}
+}
+
+// stepInterrupt begins an interrupt: a turn in flight (its stream and
+// tools) or a compaction is cancelled, and its end finishes the
+// interrupt; an outstanding observation finishes it when it comes back;
+// otherwise it finishes now. The inbox stays.
+func (c *Core) stepInterrupt(in Interrupt) Ready {
+	d := c.Drain
+	if d == nil || d.Interrupted {
+		return Ready{}
+	}
+	d.Interrupted = true
+	switch {
+	case d.Turn != nil, in.Waiting:
+		return Ready{Cancel: true}
+	}
+	return Ready{FinishInterrupt: true}
 }
 
 // stepLocationResolved starts the drain's work once its Location answered:
@@ -325,10 +570,15 @@ func (c *Core) stepTurnSucceeded(in TurnSucceeded) Ready {
 		return Ready{FinishInterrupt: true} // the open turn fails as interrupted
 	}
 	d.TurnsUsed++
+	calls, asking := in.Calls, in.OpenQuestions
+	if t := d.Turn; t != nil {
+		calls, asking = calls+t.Calls, asking+t.OpenQuestions
+	}
+	d.Turn = nil
 	c.Carry = append(c.Carry, messages.TurnEnded{AssistantMessageID: in.AssistantMessageID, FinishReason: in.FinishReason, Usage: in.Usage})
 	d.LastErr = nil
 	d.Compacted = false
-	d.Continuation = in.Calls > 0 && !in.ContentFilter && in.OpenQuestions == 0
+	d.Continuation = calls > 0 && !in.ContentFilter && asking == 0
 	return c.stepBoundary(AtBoundary{Stopping: in.Stopping})
 }
 
@@ -340,6 +590,7 @@ func (c *Core) stepTurnFailed(in TurnFailed) Ready {
 		return Ready{FinishInterrupt: true} // the open turn fails as interrupted
 	}
 	d.TurnsUsed++
+	d.Turn = nil
 	fail := append(c.takeCarry(), messages.TurnFailed{AssistantMessageID: in.AssistantMessageID, ErrorKind: string(in.Kind), Message: in.Err})
 	d.LastErr = &Outcome{Kind: in.Kind, Err: in.Err}
 	d.Continuation = false

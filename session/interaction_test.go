@@ -122,27 +122,54 @@ func (e *interactionEnv) handle(t *testing.T, td *datadriven.TestData) string {
 	case "turn-failed":
 		e.ready(&out, e.c.Step(TurnFailed{AssistantMessageID: e.turn, Kind: Provider, Err: "503 unavailable", Stopping: td.HasArg("stopping")}))
 	case "call":
-		// The stream delivered a complete tool call: the shell records it
-		// at once (the actor's onToolCall) and starts the tool.
+		// The stream delivered a complete tool call: the core records it
+		// and starts it.
 		var id string
 		td.ScanArgs(t, "id", &id)
-		e.write(&out, messages.ToolCalled{AssistantMessageID: e.turn, CallID: id, Tool: "bash", Agent: "build"})
+		tool := "bash"
+		td.MaybeScanArgs(t, "tool", &tool)
+		e.ready(&out, e.c.Step(ToolCallStreamed{CallID: id, Tool: tool, Agent: "build"}))
 	case "settle":
-		// The tool's one settlement (ok, failed, or interrupted when the
-		// drain cancelled it).
+		// The tool's one settlement (ok, failed, interrupted when the
+		// drain cancelled it, or rejected by the user without feedback).
 		var id string
 		td.ScanArgs(t, "id", &id)
+		in := ToolSettled{Result: messages.ToolSucceeded{AssistantMessageID: e.turn, CallID: id, Output: "ok"}}
 		switch {
 		case td.HasArg("failed"):
-			e.write(&out, messages.ToolFailed{AssistantMessageID: e.turn, CallID: id, Error: "exit status 1"})
+			in.Result = messages.ToolFailed{AssistantMessageID: e.turn, CallID: id, Error: "exit status 1"}
 		case td.HasArg("interrupted"):
-			e.write(&out, messages.ToolFailed{AssistantMessageID: e.turn, CallID: id, Error: "Tool execution interrupted"})
-		default:
-			e.write(&out, messages.ToolSucceeded{AssistantMessageID: e.turn, CallID: id, Output: "ok"})
+			in.Result = messages.ToolFailed{AssistantMessageID: e.turn, CallID: id, Error: "Tool execution interrupted"}
+		case td.HasArg("rejected"):
+			in.Result = messages.ToolFailed{AssistantMessageID: e.turn, CallID: id, Error: "permission rejected"}
+			in.StopsDrain = true
 		}
+		e.ready(&out, e.c.Step(in))
+	case "answer":
+		// The user answers (or dismisses) a question of turn; the shell
+		// wrote the reply and the call's result.
+		var id, turn string
+		td.ScanArgs(t, "id", &id)
+		td.ScanArgs(t, "turn", &turn)
+		rejected := td.HasArg("rejected")
+		if rejected {
+			e.write(&out, messages.QuestionRejected{RequestID: "que_" + id, Reason: "dismissed"}, messages.ToolFailed{AssistantMessageID: turn, CallID: id, Error: "dismissed"})
+		} else {
+			e.write(&out, messages.QuestionReplied{RequestID: "que_" + id}, messages.ToolSucceeded{AssistantMessageID: turn, CallID: id, Output: "blue"})
+		}
+		if e.c.Drain != nil {
+			e.ready(&out, e.c.Step(QuestionAnswered{AssistantMessageID: turn, Rejected: rejected}))
+		}
+	case "stream-end":
+		// The stream is over, with its final text.
+		var text string
+		td.MaybeScanArgs(t, "text", &text)
+		e.ready(&out, e.c.Step(StreamEnded{Text: text}))
 	case "interrupt":
-		e.c.Drain.Interrupted = true
+		// waiting: an observation (or the Location, a catalog, a
+		// compaction) is outstanding.
 		out.WriteString("interrupt requested\n")
+		e.ready(&out, e.c.Step(Interrupt{Waiting: td.HasArg("waiting")}))
 	case "state":
 		e.state(&out)
 	case "replay":
@@ -178,6 +205,19 @@ func (e *interactionEnv) write(out *strings.Builder, evs ...messages.Event) {
 func (e *interactionEnv) ready(out *strings.Builder, rd Ready) {
 	if len(rd.Append) > 0 {
 		e.write(out, rd.Append...)
+	}
+	for _, c := range rd.StartTools {
+		fmt.Fprintf(out, "start tool %s %s\n", c.CallID, c.Tool)
+		if c.Tool == "question" {
+			// The shell asks the user instead of running a tool.
+			e.ready(out, e.c.Step(QuestionAsked{Asked: messages.QuestionAsked{RequestID: "que_" + c.CallID, AssistantMessageID: c.AssistantMessageID, CallID: c.CallID}}))
+		}
+	}
+	if rd.Cancel {
+		out.WriteString("cancel: the stream and running tools\n")
+	}
+	if rd.TurnOver {
+		out.WriteString("turn over\n")
 	}
 	if len(e.c.Carry) > 0 {
 		var ds []string
@@ -218,6 +258,7 @@ func (e *interactionEnv) ready(out *strings.Builder, rd Ready) {
 		e.calls++
 		fmt.Fprintf(out, "start turn: tools=%v\n", rd.StartTurn.Tools)
 		e.write(out, append(e.c.takeCarry(), messages.TurnStarted{AssistantMessageID: e.turn, Agent: "build"})...)
+		e.c.Step(TurnOpened{AssistantMessageID: e.turn})
 		fmt.Fprintf(out, "provider request %d: %s\n", e.calls, e.request())
 	}
 	if d := e.c.Drain; d != nil {

@@ -237,21 +237,7 @@ func (s *simSession) step() error {
 	case r < 24:
 		if o.core.Drain != nil && !o.core.Drain.Interrupted {
 			s.res.Interrupts++
-			o.core.Drain.Interrupted = true
-			if o.phase == streaming {
-				// Running tools are cancelled: each settles as interrupted.
-				for _, c := range o.calls {
-					if o.open[c] {
-						if err := s.settle(c, false); err != nil {
-							return err
-						}
-					}
-				}
-				return s.maybeFinishTurn()
-			}
-			if o.phase == idle {
-				return s.exec(session.Ready{FinishInterrupt: true})
-			}
+			return s.stepChecked(session.Interrupt{Waiting: o.phase == observing})
 		}
 		return nil
 	}
@@ -339,6 +325,25 @@ func (s *simSession) exec(rd session.Ready) error {
 			return err
 		}
 	}
+	for _, c := range rd.StartTools {
+		if o.open[c.CallID] {
+			return fmt.Errorf("call %s started while it runs", c.CallID)
+		}
+		o.calls = append(o.calls, c.CallID)
+		o.open[c.CallID] = true
+		s.res.ToolCalls++
+	}
+	if rd.Cancel {
+		if err := s.cancel(); err != nil {
+			return err
+		}
+	}
+	if rd.TurnOver {
+		if o.phase != streaming {
+			return nil // the cancellation already finished it
+		}
+		return s.finishTurn()
+	}
 	switch {
 	case rd.FinishInterrupt:
 		evs := o.core.Carry
@@ -370,7 +375,32 @@ func (s *simSession) exec(rd session.Ready) error {
 		o.phase = streaming
 		evs := append(o.core.Carry, messages.TurnStarted{AssistantMessageID: o.turn, Agent: "build"})
 		o.core.Carry = nil
-		return s.write(evs...)
+		if err := s.write(evs...); err != nil {
+			return err
+		}
+		o.core.Step(session.TurnOpened{AssistantMessageID: o.turn})
+	}
+	return nil
+}
+
+// cancel is the shell's part of an interrupt: the running tools are
+// killed and each settles as interrupted, and the stream ends.
+func (s *simSession) cancel() error {
+	o := s.owner
+	if o.phase != streaming {
+		return nil // an observation is outstanding: its return finishes the interrupt
+	}
+	turn := o.turn
+	for _, c := range append([]string(nil), o.calls...) {
+		if o.open[c] && o.turn == turn && o.phase == streaming {
+			if err := s.settle(c, false, false); err != nil {
+				return err
+			}
+		}
+	}
+	if o.phase == streaming && o.turn == turn && !o.streamD {
+		o.streamD = true
+		return s.exec(o.core.Step(session.StreamEnded{}))
 	}
 	return nil
 }
@@ -432,30 +462,40 @@ func (s *simSession) progress() error {
 				open++
 			}
 		}
+		if o.streamD && open == 0 {
+			return fmt.Errorf("turn %s: the stream ended and every call settled, but the core did not say the turn was over", o.turn)
+		}
 		r := s.rng.IntN(10)
 		switch {
-		case !o.streamD && r < 3 && len(o.calls) < 4 && !o.core.Drain.Interrupted && !o.core.Drain.LastTurn:
+		case !o.streamD && r < 3 && len(o.calls) < 4 && !o.core.Drain.LastTurn:
 			c := s.id_("call")
-			o.calls = append(o.calls, c)
-			o.open[c] = true
-			s.res.ToolCalls++
-			return s.write(messages.ToolCalled{AssistantMessageID: o.turn, CallID: c, Tool: "bash", Agent: "build"})
+			if len(o.calls) > 0 && s.rng.IntN(8) == 0 {
+				c = o.calls[s.rng.IntN(len(o.calls))] // a provider repeating a call ID
+			}
+			interrupted := o.core.Drain.Interrupted
+			rd := o.core.Step(session.ToolCallStreamed{CallID: c, Tool: "bash", Agent: "build"})
+			if interrupted && len(rd.StartTools) > 0 {
+				return fmt.Errorf("call %s started after the interrupt", c)
+			}
+			return s.exec(rd)
 		case open > 0 && r < 7:
-			// A settlement, sometimes delivered twice: the shell keeps the first.
+			// A settlement, sometimes delivered twice (the core keeps the
+			// first), rarely a rejection that stops the drain.
 			for _, c := range o.calls {
 				if o.open[c] {
-					if err := s.settle(c, s.rng.IntN(4) > 0); err != nil {
+					turn := o.turn
+					if err := s.settle(c, s.rng.IntN(4) > 0, s.rng.IntN(40) == 0); err != nil {
 						return err
 					}
-					if s.rng.IntN(10) == 0 {
-						if err := s.settle(c, true); err != nil {
+					if s.rng.IntN(10) == 0 && o.turn == turn {
+						if err := s.settle(c, true, false); err != nil {
 							return err
 						}
 					}
 					break
 				}
 			}
-			return s.maybeFinishTurn()
+			return nil
 		case !o.streamD:
 			o.streamD = true
 			switch s.rng.IntN(12) {
@@ -464,38 +504,38 @@ func (s *simSession) progress() error {
 			case 1:
 				o.streamE = "filter"
 			}
-			return s.maybeFinishTurn()
+			return s.exec(o.core.Step(session.StreamEnded{Text: "text of " + o.turn}))
 		}
-		return s.maybeFinishTurn()
+		return nil
 	}
 	return nil
 }
 
-func (s *simSession) settle(call string, ok bool) error {
+// settle delivers a call's settlement to the core (a duplicate too: the
+// core must drop it). reject: the user rejected it without feedback.
+func (s *simSession) settle(call string, ok, reject bool) error {
 	o := s.owner
-	if !o.open[call] {
-		return nil // a duplicate delivery: the call is already settled
-	}
 	o.open[call] = false
-	if ok {
-		return s.write(messages.ToolSucceeded{AssistantMessageID: o.turn, CallID: call, Output: "ok"})
+	in := session.ToolSettled{Result: messages.ToolSucceeded{AssistantMessageID: o.turn, CallID: call, Output: "ok"}}
+	if !ok || reject {
+		in = session.ToolSettled{Result: messages.ToolFailed{AssistantMessageID: o.turn, CallID: call, Error: "failed"}, StopsDrain: reject}
 	}
-	return s.write(messages.ToolFailed{AssistantMessageID: o.turn, CallID: call, Error: "failed"})
+	if reject && !o.core.Drain.Interrupted {
+		s.res.Interrupts++
+	}
+	return s.exec(o.core.Step(in))
 }
 
-// maybeFinishTurn ends the turn once its stream ended and every call settled.
-func (s *simSession) maybeFinishTurn() error {
+// finishTurn reports the turn's end once the core said it is over.
+func (s *simSession) finishTurn() error {
 	o := s.owner
-	if o.core.Drain != nil && o.core.Drain.Interrupted {
-		o.streamD = true
-	}
-	if !o.streamD {
-		return nil
-	}
 	for _, c := range o.calls {
 		if o.open[c] {
-			return nil
+			return fmt.Errorf("the core said turn %s is over with call %s running", o.turn, c)
 		}
+	}
+	if !o.streamD {
+		return fmt.Errorf("the core said turn %s is over while it streams", o.turn)
 	}
 	pendingSteer := false
 	for _, p := range o.core.State.Pending {
@@ -507,7 +547,7 @@ func (s *simSession) maybeFinishTurn() error {
 		rd = o.core.Step(session.TurnFailed{AssistantMessageID: o.turn, Kind: session.Provider, Err: "503"})
 	} else {
 		o.continuation = len(o.calls) > 0 && o.streamE != "filter"
-		rd = o.core.Step(session.TurnSucceeded{AssistantMessageID: o.turn, FinishReason: "stop", Calls: len(o.calls), ContentFilter: o.streamE == "filter"})
+		rd = o.core.Step(session.TurnSucceeded{AssistantMessageID: o.turn, FinishReason: "stop", ContentFilter: o.streamE == "filter"})
 	}
 	if s.brk == "promote-early" {
 		s.breakPromoteEarly(rd)
