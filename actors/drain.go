@@ -195,6 +195,7 @@ func (a *sessionActor) startDrain(runOwed bool, waiter *actor.PID) {
 	}
 	a.setDrain(d)
 	d.busy = true
+	a.finalizeRevert()
 	token, dir, agent := d.token, d.Location, a.core.State.Row.Agent
 	a.async(func() any {
 		loc, err := a.rt.resolveLocation(dir)
@@ -523,7 +524,7 @@ func (a *sessionActor) startTurn(tools []provider.Tool) {
 		model:       a.core.State.Row.Model,
 		calls:       map[string]*toolCall{},
 	}
-	if err := a.append(messages.TurnStarted{AssistantMessageID: t.assistantID, Agent: t.agent, Model: t.model}); err != nil {
+	if err := a.append(messages.TurnStarted{AssistantMessageID: t.assistantID, Agent: t.agent, Model: t.model, Snapshot: a.fileSnapshot()}); err != nil {
 		a.endDrain(&Outcome{Err: err.Error(), Kind: errorCode(err)})
 		return
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/vmihailenco/msgpack/v5"
 
+	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/persistence"
 	"github.com/sessionrt/sessionrt/session"
 )
@@ -58,6 +59,13 @@ func foldDiff(ctx context.Context, j *persistence.Journal, id string) string {
 	if got := journalEpoch(a); ok != (got != nil) || (ok && !reflect.DeepEqual(*got, ep)) {
 		return fmt.Sprintf("epoch %+v folded, %+v (found %v) projected", got, ep, ok)
 	}
+	rv, err := j.Reverts(ctx, id)
+	if err != nil {
+		return err.Error()
+	}
+	if !reflect.DeepEqual(normReverts(st.Reverts), normReverts(rv)) {
+		return fmt.Sprintf("reverts %+v folded, %+v projected", st.Reverts, rv)
+	}
 	want, err := j.ModelHistory(ctx, id)
 	if err != nil {
 		return err.Error()
@@ -78,4 +86,26 @@ func foldDiff(ctx context.Context, j *persistence.Journal, id string) string {
 		}
 	}
 	return ""
+}
+
+// normReverts makes empty and nil slices compare equal (msgpack gives nil).
+func normReverts(r messages.Reverts) messages.Reverts {
+	if len(r.Hidden) == 0 {
+		r.Hidden = nil
+	}
+	if o := r.Open; o != nil {
+		c := *o
+		if len(c.Files) == 0 {
+			c.Files = nil
+		}
+		r.Open = &c
+	}
+	if rs := r.Restore; rs != nil {
+		c := *rs
+		if len(c.Files) == 0 {
+			c.Files = nil
+		}
+		r.Restore = &c
+	}
+	return r
 }

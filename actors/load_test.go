@@ -184,5 +184,12 @@ func stateDiff(ctx context.Context, j *persistence.Journal, a *sessionActor) str
 	if got := journalEpoch(a); ok != (got != nil) || (ok && !reflect.DeepEqual(ep, *got)) {
 		return fmt.Sprintf("context epoch %+v in memory, %+v (found %v) in the journal", got, ep, ok)
 	}
+	rv, err := j.Reverts(ctx, a.id)
+	if err != nil {
+		return err.Error()
+	}
+	if !reflect.DeepEqual(normReverts(a.core.State.Reverts), normReverts(rv)) {
+		return fmt.Sprintf("reverts %+v in memory, %+v in the journal", a.core.State.Reverts, rv)
+	}
 	return ""
 }

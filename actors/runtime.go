@@ -15,6 +15,7 @@ import (
 
 	"github.com/sessionrt/sessionrt/compaction"
 	"github.com/sessionrt/sessionrt/contextsources"
+	"github.com/sessionrt/sessionrt/filesnap"
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/persistence"
 	"github.com/sessionrt/sessionrt/provider"
@@ -114,6 +115,10 @@ type Config struct {
 	Compaction *compaction.Config
 	// Metrics receives the runtime's counters; nil records nothing.
 	Metrics *metrics.Runtime
+	// Snapshots keeps the file snapshots of Locations (taken at every
+	// provider turn's start) that reverts restore; nil takes none, and a
+	// revert then changes the history only.
+	Snapshots *filesnap.Store
 	// ModelLimits returns a model's context window and output limit in
 	// tokens (0: unknown, which turns automatic compaction off).
 	ModelLimits func(messages.ModelRef) (window, outputLimit int)

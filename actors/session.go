@@ -143,6 +143,8 @@ func (a *sessionActor) handle(ctx actor.Context) {
 		a.respond(ctx, a.switchModel(m))
 	case *ReplyPermission:
 		a.respond(ctx, a.replyPermission(m))
+	case *Revert:
+		a.respond(ctx, a.revert(m))
 	case *WaitIdle:
 		if a.drain == nil {
 			out := Outcome{LastSeq: a.seq}
@@ -242,6 +244,10 @@ func (a *sessionActor) activate(ctx actor.Context) error {
 		if err := a.failLeftovers(why); err != nil {
 			return err
 		}
+		// A revert that died between its event and its files finishes now.
+		if err := a.runRestore(); err != nil {
+			a.log.Error("owed file restore failed; the next revert command retries it", "session", a.id, "err", err)
+		}
 		if a.core.State.Row.Status == session.StatusBusy {
 			// Its owner died mid-drain (this actor's previous incarnation,
 			// or another process): apply the restart policy once, now, so
@@ -294,6 +300,9 @@ func (a *sessionActor) load(sess persistence.Session, found bool) error {
 	}
 	if ok {
 		a.core.State.Epoch = &session.Epoch{Revision: ep.Revision, Baseline: ep.Baseline, Snapshot: ep.Snapshot, Location: ep.Location, BaselineSeq: ep.BaselineSeq, UpdatedSeq: ep.UpdatedSeq}
+	}
+	if a.core.State.Reverts, err = a.rt.journal.Reverts(ctx, a.id); err != nil {
+		return fmt.Errorf("session %s: load reverts: %w", a.id, err)
 	}
 	return nil
 }

@@ -51,11 +51,12 @@ func (c ContextUpdated) encodeMsgpack(w *msgpackw.Writer) {
 }
 
 func (t TurnStarted) encodeMsgpack(w *msgpackw.Writer) {
-	w.MapLen(3)
+	w.MapLen(msgpackw.Count(true, true, true, t.Snapshot != ""))
 	w.Str("am", t.AssistantMessageID)
 	w.Str("ag", t.Agent)
 	w.Key("m")
 	WriteModelRef(w, t.Model)
+	w.OptStr("sn", t.Snapshot)
 }
 
 func (t TurnEnded) encodeMsgpack(w *msgpackw.Writer) {

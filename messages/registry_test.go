@@ -21,7 +21,7 @@ func samples() []Event {
 		AgentSwitched{Agent: "plan"},
 		ModelSwitched{Model: m},
 		Moved{From: "/a", To: "/b"},
-		TurnStarted{AssistantMessageID: "am_1", Agent: "build", Model: m},
+		TurnStarted{AssistantMessageID: "am_1", Agent: "build", Model: m, Snapshot: "ab12"},
 		TurnEnded{AssistantMessageID: "am_1", FinishReason: "stop", Usage: Usage{InputTokens: 10, OutputTokens: 5}, ProviderMetadata: []byte(`{"x":1}`)},
 		TurnFailed{AssistantMessageID: "am_1", ErrorKind: "provider", Message: "boom"},
 		TextEnded{AssistantMessageID: "am_1", Text: "hello"},
@@ -42,6 +42,11 @@ func samples() []Event {
 		QuestionRejected{RequestID: "que_2", Reason: "dismissed"},
 		DrainFailed{Kind: "turn_limit", Message: "maximum provider turns reached"},
 		Idle{},
+		RevertStaged{MessageID: "msg_1", BoundarySeq: 4, BoundaryIndex: 1, Snapshot: "ab12", Current: "cd34", Files: []string{"a.txt", "dir/b.go"}},
+		RevertCommitted{MessageID: "msg_1"},
+		RevertCleared{},
+		RevertRestored{Snapshot: "ab12"},
+		RevertFinalized{},
 	}
 }
 

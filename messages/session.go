@@ -128,11 +128,15 @@ type Moved struct {
 	To   string `msgpack:"t"`
 }
 
-// TurnStarted opens a provider turn and its assistant message.
+// TurnStarted opens a provider turn and its assistant message. Snapshot
+// names the file snapshot of the session's Location taken just before the
+// turn (a filesnap tree ID; empty when none was taken): a revert to this
+// turn, or to the prompt before it, restores the files to it.
 type TurnStarted struct {
 	AssistantMessageID string   `msgpack:"am"`
 	Agent              string   `msgpack:"ag"`
 	Model              ModelRef `msgpack:"m"`
+	Snapshot           string   `msgpack:"sn,omitempty"`
 }
 
 // TurnEnded closes a provider turn normally (any finish reason, including
@@ -311,6 +315,45 @@ type DrainFailed struct {
 	Message string `msgpack:"msg"`
 }
 
+// RevertStaged stages (or moves) a revert of the session to just before
+// message MessageID (at BoundarySeq/BoundaryIndex in the stream): the
+// message and everything after it would leave the history, and Files
+// (paths relative to the Location) would go back to how they were in the
+// file snapshot Snapshot. Current is the snapshot taken when the first
+// revert of a chain was staged, to which a clear restores them. Nothing
+// changes until RevertCommitted.
+type RevertStaged struct {
+	MessageID     string   `msgpack:"id"`
+	BoundarySeq   int64    `msgpack:"bs"`
+	BoundaryIndex int      `msgpack:"bi,omitempty"`
+	Snapshot      string   `msgpack:"sn,omitempty"`
+	Current       string   `msgpack:"cur,omitempty"`
+	Files         []string `msgpack:"f,omitempty"`
+}
+
+// RevertCommitted applies the staged revert: its messages leave the
+// model-visible history, and its Files are owed a restore to its Snapshot
+// (the restore runs after this event is durable, and again at activation
+// until RevertRestored says it finished).
+type RevertCommitted struct {
+	MessageID string `msgpack:"id"`
+}
+
+// RevertCleared drops the staged revert, or undoes the committed one: its
+// messages come back and its Files are owed a restore to its Current
+// snapshot.
+type RevertCleared struct{}
+
+// RevertRestored says the owed file restore (to Snapshot) finished.
+type RevertRestored struct {
+	Snapshot string `msgpack:"sn,omitempty"`
+}
+
+// RevertFinalized is written when a drain starts over a revert: a
+// committed revert's messages leave the history for good (they can no
+// longer be cleared), a staged one is dropped.
+type RevertFinalized struct{}
+
 // Idle is appended by the runner when a drain ends; a session whose last
 // drain event is not followed by Idle or Interrupted was mid-drain.
 type Idle struct{}
@@ -352,6 +395,11 @@ func (QuestionReplied) EventType() EventType   { return EventType{"session.quest
 func (QuestionRejected) EventType() EventType  { return EventType{"session.question.rejected", 1} }
 func (DrainFailed) EventType() EventType       { return EventType{"session.drain.failed", 1} }
 func (Idle) EventType() EventType              { return EventType{"session.idle", 1} }
+func (RevertStaged) EventType() EventType      { return EventType{"session.revert.staged", 1} }
+func (RevertCommitted) EventType() EventType   { return EventType{"session.revert.committed", 1} }
+func (RevertCleared) EventType() EventType     { return EventType{"session.revert.cleared", 1} }
+func (RevertRestored) EventType() EventType    { return EventType{"session.revert.restored", 1} }
+func (RevertFinalized) EventType() EventType   { return EventType{"session.revert.finalized", 1} }
 
 // SessionEvents returns one zero value of every session event type.
 func SessionEvents() []Event {
@@ -363,6 +411,7 @@ func SessionEvents() []Event {
 		ToolInputStarted{}, ToolInputEnded{}, ToolCalled{}, ToolProgress{}, ToolSucceeded{}, ToolFailed{},
 		PermissionAsked{}, PermissionReplied{}, QuestionAsked{}, QuestionReplied{}, QuestionRejected{},
 		CompactionStarted{}, CompactionEnded{}, Interrupted{}, DrainFailed{}, Idle{},
+		RevertStaged{}, RevertCommitted{}, RevertCleared{}, RevertRestored{}, RevertFinalized{},
 	}
 }
 

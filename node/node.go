@@ -17,6 +17,7 @@ import (
 	"github.com/sessionrt/sessionrt/contextsources"
 	"github.com/sessionrt/sessionrt/contextsources/environment"
 	"github.com/sessionrt/sessionrt/contextsources/instructions"
+	"github.com/sessionrt/sessionrt/filesnap"
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/persistence"
 	"github.com/sessionrt/sessionrt/provider"
@@ -68,6 +69,9 @@ type Config struct {
 	Logger *slog.Logger
 	// NoSpanStore leaves the span store out (benchmarks of the bare runtime).
 	NoSpanStore bool
+	// NoSnapshots takes no file snapshots of Locations (benchmarks of the
+	// bare runtime); reverts then change the history only.
+	NoSnapshots bool
 	// Faults injects actor kills at named fault points (chaos runs only).
 	Faults func(actors.FaultPoint, string) bool
 	// Compaction configures automatic compaction (default: on, 20k buffer, 8k kept).
@@ -87,6 +91,9 @@ type Node struct {
 	Bus       *actors.Bus
 	Providers *catalog.Registry // nil when Config.Providers was given
 	Output    *managed.Store
+	// Snapshots keeps the Locations' file snapshots (data dir/snapshots);
+	// nil with Config.NoSnapshots.
+	Snapshots *filesnap.Store
 	// Loader reads each Location's configuration files.
 	Loader *config.Loader
 
@@ -153,6 +160,11 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 		return n, fmt.Errorf("tool output store: %w", err)
 	}
 	go n.Output.Run(bg)
+	if !cfg.NoSnapshots {
+		if n.Snapshots, err = filesnap.Open(filesnap.Config{Dir: filepath.Join(data, "snapshots")}); err != nil {
+			return n, fmt.Errorf("file snapshots: %w", err)
+		}
+	}
 	n.Loader = config.NewLoader(config.Options{Getenv: cfg.Getenv, File: cfg.ConfigFile})
 	var setup func(string) (actors.Setup, error)
 	if cfg.Agents == nil {
@@ -239,6 +251,7 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 		Compaction:   cfg.Compaction,
 		Metrics:      n.Telemetry.Metrics,
 		ModelLimits:  cfg.ModelLimits,
+		Snapshots:    n.Snapshots,
 	})
 	return n, err
 }

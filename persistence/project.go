@@ -48,6 +48,9 @@ type projector struct {
 	sessOwned bool
 	ep        epochState
 	inbox     []cachedInput
+	// reverts is the session_reverts row as this batch leaves it, once read.
+	reverts      *messages.Reverts
+	revertsFound bool
 }
 
 // toolRow is a cached tool_calls row; flush writes new and changed ones.
@@ -116,6 +119,9 @@ var (
 	qInsertQuestion = stmt(`INSERT INTO {questions} (session_id, request_id, seq, body, state) VALUES (?, ?, ?, ?, 'pending')`)
 	qQuestion       = stmt(`SELECT body, state FROM {questions} WHERE session_id = ? AND request_id = ?`)
 	qSettleQuestion = stmt(`UPDATE {questions} SET body = ?, state = ? WHERE session_id = ? AND request_id = ?`)
+	qReverts        = stmt(`SELECT body FROM {session_reverts} WHERE session_id = ?`)
+	qInsertReverts  = stmt(`INSERT INTO {session_reverts} (session_id, body) VALUES (?, ?)`)
+	qUpdateReverts  = stmt(`UPDATE {session_reverts} SET body = ? WHERE session_id = ?`)
 )
 
 // apply projects one event with its seq.
@@ -459,6 +465,9 @@ func (p *projector) apply(seq int64, ev messages.Event) error {
 
 	case messages.QuestionRejected:
 		return p.settleQuestion(seq, ev, e.RequestID, "rejected", func(q *QuestionRequest) { q.Reason = e.Reason })
+
+	case messages.RevertStaged, messages.RevertCommitted, messages.RevertCleared, messages.RevertRestored, messages.RevertFinalized:
+		return p.revert(seq, ev)
 	}
 	return p.refuse(seq, ev, "no projection for this event type")
 }
@@ -879,4 +888,53 @@ func (p *projector) settleQuestion(seq int64, ev messages.Event, id, state strin
 	}
 	_, err = p.exec(qSettleQuestion, body, state, p.sid, id)
 	return err
+}
+
+// revert folds a revert event into the session_reverts row with the fold
+// the session core uses (messages.Reverts.Apply). The history rows stay:
+// ModelHistory leaves out what the row says is hidden, so a clear brings
+// the messages back unchanged.
+func (p *projector) revert(seq int64, ev messages.Event) error {
+	if p.reverts == nil {
+		var body []byte
+		err := p.row(qReverts, p.sid).Scan(&body)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			p.reverts = &messages.Reverts{}
+		case err != nil:
+			return err
+		default:
+			r, err := decodeReverts(p.sid, body)
+			if err != nil {
+				return err
+			}
+			p.reverts, p.revertsFound = &r, true
+		}
+	}
+	next := *p.reverts
+	if err := next.Apply(p.sid, seq, ev); err != nil {
+		return p.refuse(seq, ev, "%v", err)
+	}
+	body, err := msgpack.Marshal(next)
+	if err != nil {
+		return err
+	}
+	if p.revertsFound {
+		_, err = p.exec(qUpdateReverts, body, p.sid)
+	} else {
+		_, err = p.exec(qInsertReverts, p.sid, body)
+	}
+	if err != nil {
+		return err
+	}
+	p.reverts, p.revertsFound = &next, true
+	return nil
+}
+
+func decodeReverts(sid string, body []byte) (messages.Reverts, error) {
+	var r messages.Reverts
+	if err := msgpack.Unmarshal(body, &r); err != nil {
+		return r, fmt.Errorf("session %s: reverts body: %w", sid, err)
+	}
+	return r, nil
 }

@@ -143,12 +143,16 @@ func (j *Journal) ModelHistory(ctx context.Context, sessionID string) ([]message
 	if err != nil {
 		return nil, err
 	}
+	rv, err := j.Reverts(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
 	rows, err := j.db.QueryContext(ctx, j.n.q(qMessagesFrom), sessionID, historySeq)
 	if err != nil {
 		return nil, fmt.Errorf("read history of %s: %w", sessionID, err)
 	}
 	out, _, err := scanMessages(rows, sessionID, func(m *messages.Message) bool {
-		return !(hasEpoch && m.Role == messages.RoleSystem && m.Seq < baselineSeq)
+		return !(hasEpoch && m.Role == messages.RoleSystem && m.Seq < baselineSeq) && !rv.Hides(*m)
 	}, 0)
 	if err != nil {
 		return nil, fmt.Errorf("read history of %s: %w", sessionID, err)
@@ -179,7 +183,39 @@ func (j *Journal) historyBounds(ctx context.Context, sessionID string) (historyS
 // Messages pages through the full projected history (compacted and
 // superseded messages included) in event order: up to limit messages
 // strictly after the cursor. More says exactly whether any remain.
+//
+// Messages a committed or finalized revert hides are left out (a page may
+// then say More and the next one hold nothing).
 func (j *Journal) Messages(ctx context.Context, sessionID string, after Cursor, limit int) (Page, error) {
+	if limit <= 0 {
+		return Page{}, fmt.Errorf("page history of %s: limit %d must be positive", sessionID, limit)
+	}
+	rv, err := j.Reverts(ctx, sessionID)
+	if err != nil {
+		return Page{}, err
+	}
+	if rv.Empty() {
+		return j.messagesPage(ctx, sessionID, after, limit)
+	}
+	out := Page{Next: after}
+	for {
+		p, err := j.messagesPage(ctx, sessionID, out.Next, limit-len(out.Messages))
+		if err != nil {
+			return Page{}, err
+		}
+		for _, m := range p.Messages {
+			if !rv.Hides(m) {
+				out.Messages = append(out.Messages, m)
+			}
+		}
+		out.Next, out.More = p.Next, p.More
+		if !p.More || len(out.Messages) == limit {
+			return out, nil
+		}
+	}
+}
+
+func (j *Journal) messagesPage(ctx context.Context, sessionID string, after Cursor, limit int) (Page, error) {
 	if limit <= 0 {
 		return Page{}, fmt.Errorf("page history of %s: limit %d must be positive", sessionID, limit)
 	}
@@ -410,4 +446,32 @@ func (j *Journal) AllPendingQuestions(ctx context.Context) ([]QuestionRequest, e
 		out = append(out, q)
 	}
 	return out, rows.Err()
+}
+
+// Reverts reads the session's revert state (empty when it never reverted).
+func (j *Journal) Reverts(ctx context.Context, sessionID string) (messages.Reverts, error) {
+	var body []byte
+	err := j.db.QueryRowContext(ctx, j.n.q(qReverts), sessionID).Scan(&body)
+	if errors.Is(err, sql.ErrNoRows) {
+		return messages.Reverts{}, nil
+	} else if err != nil {
+		return messages.Reverts{}, fmt.Errorf("read reverts of %s: %w", sessionID, err)
+	}
+	return decodeReverts(sessionID, body)
+}
+
+var qMessagePos = stmt(`SELECT seq, idx, role FROM {session_messages} WHERE message_id = ? AND session_id = ?`)
+
+// MessagePosition returns where message messageID of the session is in its
+// stream (the seq of the event that made it, its index there) and its
+// role; ErrNotFound when the session has no such message.
+func (j *Journal) MessagePosition(ctx context.Context, sessionID, messageID string) (seq int64, idx int, role messages.Role, err error) {
+	var r string
+	err = j.db.QueryRowContext(ctx, j.n.q(qMessagePos), messageID, sessionID).Scan(&seq, &idx, &r)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, 0, "", fmt.Errorf("message %s of session %s: %w", messageID, sessionID, ErrNotFound)
+	} else if err != nil {
+		return 0, 0, "", fmt.Errorf("read message %s of session %s: %w", messageID, sessionID, err)
+	}
+	return seq, idx, messages.Role(r), nil
 }

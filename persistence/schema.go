@@ -146,6 +146,14 @@ var migrations = [][]string{
 		// through an index instead of a scan of every session ever created.
 		`CREATE INDEX sessions_status ON {sessions} (status, session_id)`,
 	},
+	{ // 8: a session's reverts (projection of session.revert.*): the body is
+		// the msgpack of messages.Reverts (the open revert, an owed file
+		// restore, the ranges finalized reverts hid from the history).
+		`CREATE TABLE IF NOT EXISTS {session_reverts} (
+			session_id VARBINARY(255) NOT NULL,
+			body LONGBLOB NOT NULL,
+			PRIMARY KEY (session_id))`,
+	},
 }
 
 // projectionTables are rebuilt by Verify, with the columns that form their
@@ -159,13 +167,14 @@ var projectionTables = []struct{ name, key string }{
 	{"tool_calls", "session_id, assistant_message_id, call_id"},
 	{"permissions", "session_id, request_id"},
 	{"questions", "session_id, request_id"},
+	{"session_reverts", "session_id"},
 }
 
 // tableNames are every table the migrations create ({name} placeholders);
 // message_ids was dropped by migration 2 but stays so that its placeholder
 // renders in migration 1 (and Verify drops its scratch copy).
 var tableNames = []string{"streams", "events", "sessions", "session_input", "prompt_ids",
-	"session_messages", "message_ids", "context_epochs", "tool_calls", "permissions", "project_approvals", "questions"}
+	"session_messages", "message_ids", "context_epochs", "tool_calls", "permissions", "project_approvals", "questions", "session_reverts"}
 
 // names renders {table} placeholders with a prefix ("" for the live tables,
 // a scratch prefix for Verify).

@@ -25,6 +25,9 @@ type History struct {
 	// Superseded are the system messages since the boundary that a newer
 	// baseline restates (kept when Complete).
 	Superseded []messages.Message
+	// Reverted are the messages a committed revert hides (kept when
+	// Complete, so a clear brings them back).
+	Reverted []messages.Message
 	// Through is the last seq applied. Events up to it were applied ahead
 	// of their append (ApplyAhead) and are skipped when the append lands.
 	Through int64
@@ -145,6 +148,35 @@ func (h *History) apply(s *State, seq int64, ev messages.Event) {
 				tp.State, tp.Error = messages.ToolStateFailed, e.Error
 			}
 		}
+	case messages.RevertCommitted:
+		o := s.Reverts.Open
+		if o == nil || !h.Complete {
+			h.Unload() // a loaded copy is read back with the revert applied
+			return
+		}
+		kept := h.Msgs[:0]
+		for _, m := range h.Msgs {
+			if !before(m, o.Boundary()) {
+				h.Reverted = append(h.Reverted, m)
+			} else {
+				kept = append(kept, m)
+			}
+		}
+		clear(h.Msgs[len(kept):])
+		h.Msgs = kept
+	case messages.RevertCleared:
+		if o := s.Reverts.Open; o != nil && o.Committed {
+			if !h.Complete {
+				h.Unload()
+				return
+			}
+			h.Msgs = append(h.Msgs, h.Reverted...) // all after the kept ones
+			h.Reverted = nil
+		}
+	case messages.RevertFinalized:
+		h.Reverted = nil
+	case messages.RevertStaged, messages.RevertRestored:
+		// no model-visible message changes until a commit
 	case messages.PromptAdmitted, messages.AgentSwitched, messages.ModelSwitched,
 		messages.ToolInputStarted, messages.ToolInputEnded, messages.PermissionAsked, messages.PermissionReplied,
 		messages.QuestionAsked, messages.QuestionReplied, messages.QuestionRejected,

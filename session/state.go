@@ -61,6 +61,8 @@ type State struct {
 	Epoch *Epoch
 	// History is the model-visible history (see History).
 	History History
+	// Reverts is the session's revert state (the journal's session_reverts).
+	Reverts messages.Reverts
 }
 
 // NewState is the state of session id before its first event.
@@ -130,6 +132,11 @@ func (s *State) Apply(seq int64, ev messages.Event) error {
 		s.Row.Status = StatusIdle
 	case messages.DrainFailed:
 		// the Idle that follows ends the drain
+	case messages.RevertStaged, messages.RevertCommitted, messages.RevertCleared, messages.RevertRestored, messages.RevertFinalized:
+		if err := s.Reverts.Apply(s.Row.ID, seq, e); err != nil {
+			s.Row.LastSeq = seq
+			return err
+		}
 	case messages.TurnEnded, messages.TurnFailed, messages.TextEnded, messages.ReasoningEnded,
 		messages.ToolInputStarted, messages.ToolInputEnded, messages.ToolCalled, messages.ToolProgress,
 		messages.ToolSucceeded, messages.ToolFailed, messages.PermissionAsked, messages.PermissionReplied,
