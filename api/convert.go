@@ -342,7 +342,19 @@ func eventData(d fields, ev messages.Event) fields {
 	case messages.Moved:
 		return append(d, field{"from", wire.LocationRef{Directory: e.From}}, field{"location", wire.LocationRef{Directory: e.To}})
 	case messages.TurnStarted:
-		return append(d, field{"assistantMessageID", e.AssistantMessageID}, field{"agent", e.Agent}, field{"model", toModel(e.Model)})
+		d = append(d, field{"assistantMessageID", e.AssistantMessageID}, field{"agent", e.Agent}, field{"model", toModel(e.Model)})
+		if e.Snapshot != "" {
+			d = append(d, field{"snapshot", e.Snapshot})
+		}
+		return d
+	case messages.RevertStaged:
+		return append(d, field{"revert", wire.RevertState{MessageID: e.MessageID, Snapshot: e.Snapshot}}, field{"files", nonNil(e.Files)})
+	case messages.RevertCommitted:
+		return append(d, field{"messageID", e.MessageID})
+	case messages.RevertRestored:
+		return append(d, field{"snapshot", e.Snapshot})
+	case messages.RevertCleared, messages.RevertFinalized:
+		return d
 	case messages.TurnEnded:
 		u := e.Usage
 		return append(d, field{"assistantMessageID", e.AssistantMessageID}, field{"finish", e.FinishReason}, field{"cost", 0.0},

@@ -29,6 +29,9 @@
 //	GET  /api/session/{id}/question                   the session's pending question requests (question tool)
 //	POST /api/session/{id}/question/{requestID}/reply|reject   204: answered (the model continues) | dismissed
 //	POST /api/session/{id}/compact                    manual compaction: 204, 409 while running, 503 when it failed
+//	POST /api/session/{id}/revert/stage               {messageID} → {data: {messageID, snapshot, diff, files}}: what a commit changes (409 while running)
+//	POST /api/session/{id}/revert/commit|clear        204: files restored and messages hidden | a staged or committed revert undone
+//	GET  /api/session/{id}/diff?messageID             sessionrt: {data: [FileDiff]} the files the session (or one prompt's turns) changed
 //	GET  /api/location?location[directory]            the Location and its project (root, ID)
 //	GET  /api/agent|model|provider[/{id}]|command|skill|reference?location[directory]
 //	                                                  the Location's catalog from its opencode.json[c] (400 naming file:line:col when malformed)
@@ -65,14 +68,16 @@
 //	GET  /session/{id}/message?limit&before | /message/{messageID}   messages with parts
 //	POST /session/{id}/message                        synchronous prompt: the last assistant message
 //	POST /session/{id}/prompt_async | /abort | /command   204 | true | 400 naming the configured commands
-//	GET  /session/{id}/todo | /diff                   [] (no todo tool, no snapshots)
+//	GET  /session/{id}/todo                           [] (no todo tool)
+//	GET  /session/{id}/diff?messageID                 [SnapshotFileDiff] from the file snapshots
+//	POST /session/{id}/revert {messageID} | /unrevert the session with its revert: stage + commit | clear
 //	GET  /permission | POST /permission/{requestID}/reply | POST /session/{id}/permissions/{requestID}
 //	GET  /question | POST /question/{requestID}/reply|reject   pending questions of the directory | true
 //	GET  /event?directory                             SSE: V1 bus (message.updated, message.part.updated/delta, session.status, …)
 //	GET  /global/event                                SSE: the same, each wrapped {directory, payload}
 //	GET  /path | /project/current | /config | /config/providers | /provider | /agent | /command   from Config.Catalog
 //	GET  /lsp | /mcp | /formatter | /vcs | /experimental/… | /provider/auth   honest empty answers
-//	PATCH|DELETE /session/{id}, …/fork|share|revert|shell   501 naming what sessionrt does not do
+//	PATCH|DELETE /session/{id}, …/fork|share|shell   501 naming what sessionrt does not do
 //
 // Every route needs "Authorization: Bearer <Config.Token>", or HTTP Basic
 // with the token as password (OpenCode's clients; any user name) (Insecure

@@ -33,6 +33,7 @@ type Sessions interface {
 	SwitchAgent(ctx context.Context, id, agent string) (*actors.Info, error)
 	SwitchModel(ctx context.Context, id string, m messages.ModelRef) (*actors.Info, error)
 	ReplyPermission(ctx context.Context, id string, r actors.ReplyPermission) error
+	Revert(ctx context.Context, id string, r actors.Revert) (*actors.RevertInfo, error)
 }
 
 var _ Sessions = (*actors.Sessions)(nil)
@@ -227,6 +228,10 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /api/session/{sessionID}/question/{requestID}/reply", s.replyQuestion)
 	m.HandleFunc("POST /api/session/{sessionID}/question/{requestID}/reject", s.rejectQuestion)
 	m.HandleFunc("GET /api/session/{sessionID}/trace", s.trace)
+	m.HandleFunc("POST /api/session/{sessionID}/revert/stage", s.revertStage)
+	m.HandleFunc("POST /api/session/{sessionID}/revert/commit", s.revertOp(actors.RevertCommit))
+	m.HandleFunc("POST /api/session/{sessionID}/revert/clear", s.revertOp(actors.RevertClear))
+	m.HandleFunc("GET /api/session/{sessionID}/diff", s.diff)
 	m.HandleFunc("GET /api/event", s.globalEvents)
 	s.ptyRoutes()
 	s.catalogRoutes()
@@ -235,9 +240,6 @@ func (s *Server) routes() {
 	s.v1Routes()
 	// OpenCode routes sessionrt has no behaviour for yet: a clear 501, not a 404.
 	m.HandleFunc("POST /api/session/{sessionID}/permission", s.notImplemented("asking for a permission from outside a tool call"))
-	m.HandleFunc("POST /api/session/{sessionID}/revert/stage", s.notImplemented("revert"))
-	m.HandleFunc("POST /api/session/{sessionID}/revert/clear", s.notImplemented("revert"))
-	m.HandleFunc("POST /api/session/{sessionID}/revert/commit", s.notImplemented("revert"))
 	if s.cfg.Telemetry != nil && s.cfg.Telemetry.Registry != nil {
 		m.Handle("GET /metrics", s.cfg.Telemetry.Registry.Handler())
 	}

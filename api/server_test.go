@@ -559,7 +559,7 @@ func TestSwitchesMoveRunAndCompact(t *testing.T) {
 	if err != nil || len(msgs.Data) == 0 || msgs.Data[len(msgs.Data)-1].Agent != "plan" {
 		t.Fatalf("run answered with the switched agent: %+v %v", msgs.Data, err)
 	}
-	for _, path := range []string{"/permission", "/revert/stage", "/revert/clear", "/revert/commit"} {
+	for _, path := range []string{"/permission"} {
 		if code, e := raw(t, rt, "POST", "/api/session/"+s.ID+path, `{}`, false); code != http.StatusNotImplemented || e.Tag != wire.TagNotImplemented {
 			t.Errorf("POST %s: %d %+v, want 501", path, code, e)
 		}

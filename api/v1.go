@@ -41,11 +41,12 @@ func (s *Server) v1Routes() {
 	m.HandleFunc("POST /session/{sessionID}/command", s.v1Command)
 	m.HandleFunc("POST /session/{sessionID}/abort", s.v1Abort)
 	m.HandleFunc("GET /session/{sessionID}/todo", s.v1EmptyListOfSession)
-	m.HandleFunc("GET /session/{sessionID}/diff", s.v1EmptyListOfSession)
+	m.HandleFunc("GET /session/{sessionID}/diff", s.v1Diff)
 	m.HandleFunc("POST /session/{sessionID}/permissions/{requestID}", s.v1ReplySessionPermission)
 	m.HandleFunc("POST /session/{sessionID}/fork", s.v1Unsupported("forking a session"))
 	m.HandleFunc("POST /session/{sessionID}/share", s.v1Unsupported("sharing a session"))
-	m.HandleFunc("POST /session/{sessionID}/revert", s.v1Unsupported("reverting a message"))
+	m.HandleFunc("POST /session/{sessionID}/revert", s.v1RevertSession)
+	m.HandleFunc("POST /session/{sessionID}/unrevert", s.v1Unrevert)
 	m.HandleFunc("POST /session/{sessionID}/shell", s.v1Unsupported("running a shell command outside a turn (use /api/pty)"))
 	m.HandleFunc("GET /permission", s.v1Permissions)
 	m.HandleFunc("POST /permission/{requestID}/reply", s.v1ReplyPermission)
@@ -192,7 +193,9 @@ func (s *Server) v1GetSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.v1Watchers.notify(sess)
-	writeJSON(w, http.StatusOK, s.v1Info(r.Context(), sess))
+	info := s.v1Info(r.Context(), sess)
+	info.Revert = s.v1RevertOf(r, sess.ID)
+	writeJSON(w, http.StatusOK, info)
 }
 
 type v1UpdateRequest struct {

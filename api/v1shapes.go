@@ -37,6 +37,7 @@ type v1Session struct {
 	Agent     string        `json:"agent,omitempty"`
 	Model     *v1SessionRef `json:"model,omitempty"`
 	Time      v1SessionTime `json:"time"`
+	Revert    *v1Revert     `json:"revert,omitempty"`
 }
 
 type v1SessionRef struct {

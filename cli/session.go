@@ -29,6 +29,8 @@ type SessionCmd struct {
 	Run       SessionRunCmd       `cmd:"" help:"Resume a session explicitly and wait for the drain to end."`
 	Compact   SessionCompactCmd   `cmd:"" help:"Compact an idle session's history now (summary + recent context)."`
 	Move      SessionMoveCmd      `cmd:"" help:"Move a session to another directory."`
+	Revert    SessionRevertCmd    `cmd:"" help:"Undo a session's file changes and messages back to a message (stage; --commit applies, --clear undoes)."`
+	Diff      SessionDiffCmd      `cmd:"" help:"Print the files a session changed, from its snapshots."`
 	Messages  SessionMessagesCmd  `cmd:"" help:"Print a session's messages."`
 	Events    SessionEventsCmd    `cmd:"" help:"Print a session's durable events (--follow to keep tailing)."`
 }
@@ -581,6 +583,90 @@ func (c *SessionMoveCmd) Run(g *Globals, s *SessionCmd) error {
 	}
 	_, err = fmt.Fprintf(g.out(), "moved %s to %s\n", info.ID, info.Location.Directory)
 	return err
+}
+
+// SessionRevertCmd stages, commits or clears a revert.
+type SessionRevertCmd struct {
+	sessionRef
+	Message string `arg:"" optional:"" help:"The first message to revert (it and everything after it). Required unless --clear."`
+	Commit  bool   `help:"Apply the revert: restore the files and hide the messages." xor:"op"`
+	Clear   bool   `help:"Undo a staged or committed revert." xor:"op"`
+	Patch   bool   `help:"Print the patch of every file that changes."`
+}
+
+func (c *SessionRevertCmd) Run(g *Globals, s *SessionCmd) error {
+	cl, err := s.client(g)
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	if c.Clear {
+		if err := cl.RevertClear(ctx, c.Session); err != nil {
+			return failed("session revert --clear", err)
+		}
+		if s.JSON {
+			return printJSON(g.out(), map[string]bool{"cleared": true})
+		}
+		_, err := fmt.Fprintln(g.out(), "revert cleared")
+		return err
+	}
+	if c.Message == "" {
+		return &exitError{code: exitUsage, err: errors.New("session revert: MESSAGE is required (or --clear)")}
+	}
+	st, err := cl.RevertStage(ctx, c.Session, c.Message)
+	if err != nil {
+		return failed("session revert", err)
+	}
+	if c.Commit {
+		if err := cl.RevertCommit(ctx, c.Session); err != nil {
+			return failed("session revert --commit", err)
+		}
+	}
+	if s.JSON {
+		return printJSON(g.out(), map[string]any{"revert": st, "committed": c.Commit})
+	}
+	return printFileDiffs(g.out(), st.Files, c.Patch, map[bool]string{true: "reverted", false: "staged (apply with --commit)"}[c.Commit])
+}
+
+func printFileDiffs(w io.Writer, files []wire.FileDiff, patch bool, what string) error {
+	rows := [][]string{{"STATUS", "FILE", "+", "-"}}
+	for _, f := range files {
+		rows = append(rows, []string{f.Status, f.Path, strconv.Itoa(f.Additions), strconv.Itoa(f.Deletions)})
+	}
+	if len(files) > 0 {
+		if err := table(w, rows); err != nil {
+			return err
+		}
+	}
+	if patch {
+		for _, f := range files {
+			fmt.Fprint(w, f.Patch)
+		}
+	}
+	_, err := fmt.Fprintf(w, "%s: %d files\n", what, len(files))
+	return err
+}
+
+// SessionDiffCmd prints what a session changed.
+type SessionDiffCmd struct {
+	sessionRef
+	Message string `arg:"" optional:"" help:"Only the changes of the turns that answered this user message."`
+	Patch   bool   `help:"Print the patches."`
+}
+
+func (c *SessionDiffCmd) Run(g *Globals, s *SessionCmd) error {
+	cl, err := s.client(g)
+	if err != nil {
+		return err
+	}
+	files, err := cl.Diff(context.Background(), c.Session, c.Message)
+	if err != nil {
+		return failed("session diff", err)
+	}
+	if s.JSON {
+		return printJSON(g.out(), files)
+	}
+	return printFileDiffs(g.out(), files, c.Patch, "changed")
 }
 
 // SessionMessagesCmd prints messages.

@@ -100,6 +100,8 @@ func SessionRegistry() *Registry {
 		"session.ReplyPermission": &actors.ReplyPermission{},
 		"session.WaitIdle":        &actors.WaitIdle{},
 		"session.Compact":         &actors.Compact{},
+		"session.Revert":          &actors.Revert{},
+		"session.RevertInfo":      &actors.RevertInfo{},
 		"session.Info":            &actors.Info{},
 		"session.Receipt":         &actors.Receipt{},
 		"session.Outcome":         &actors.Outcome{},

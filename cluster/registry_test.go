@@ -12,6 +12,7 @@ import (
 
 	"github.com/sessionrt/sessionrt/actors"
 	"github.com/sessionrt/sessionrt/cluster/wirepb"
+	"github.com/sessionrt/sessionrt/filesnap"
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/persistence"
 )
@@ -78,6 +79,10 @@ func TestSessionCommandsAndRepliesRoundTripThroughEnvelope(t *testing.T) {
 		&actors.Outcome{Err: "turn limit", Kind: "turn_limit", LastSeq: 12},
 		&actors.Done{LastSeq: 5},
 		&actors.CommandError{Code: actors.CodeFenced, Msg: "session ownership moved"},
+		&actors.Revert{Op: actors.RevertStage, MessageID: "msg_1"},
+		&actors.RevertInfo{Session: persistence.Session{ID: "ses_1", Location: "/srv/proj", Agent: "build", Model: model, Status: persistence.StatusIdle},
+			Open: &messages.Revert{MessageID: "msg_1", BoundarySeq: 4, Snapshot: "ab", Current: "cd", Files: []string{"a.txt"}, Committed: true, StagedSeq: 9},
+			Files: []filesnap.FileDiff{{Path: "a.txt", Status: filesnap.Modified, Additions: 1, Deletions: 2, Patch: "@@"}}},
 	}
 	for _, msg := range cases {
 		got := overTheWire(t, reg, msg)

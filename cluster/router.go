@@ -105,6 +105,11 @@ func (r *Router) SwitchModel(ctx context.Context, id string, m messages.ModelRef
 	return as[*actors.Info](r.call(ctx, id, &actors.SwitchModel{Model: m}, false))
 }
 
+// Revert runs a revert command on the member holding the session.
+func (r *Router) Revert(ctx context.Context, id string, rv actors.Revert) (*actors.RevertInfo, error) {
+	return as[*actors.RevertInfo](r.call(ctx, id, &rv, false))
+}
+
 // ReplyPermission answers a pending permission request.
 func (r *Router) ReplyPermission(ctx context.Context, id string, p actors.ReplyPermission) error {
 	_, err := r.call(ctx, id, &p, false)

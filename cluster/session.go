@@ -173,6 +173,8 @@ func (g *sessionGrain) dispatch(ctx context.Context, msg any) (any, error) {
 		return s.SwitchModel(ctx, id, m.Model)
 	case *actors.ReplyPermission:
 		return &actors.Done{}, s.ReplyPermission(ctx, id, *m)
+	case *actors.Revert:
+		return s.Revert(ctx, id, *m)
 	default:
 		return nil, &actors.CommandError{Code: actors.CodeInvalid, Msg: fmt.Sprintf("session %s: unknown command %T", id, msg)}
 	}

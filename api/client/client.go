@@ -344,6 +344,36 @@ func (c *Client) Move(ctx context.Context, id, directory string) (wire.Session, 
 	return out.Data, err
 }
 
+// RevertStage stages (or moves) a revert to just before messageID and
+// returns the files a commit would change.
+func (c *Client) RevertStage(ctx context.Context, id, messageID string) (wire.RevertState, error) {
+	var out wire.Data[wire.RevertState]
+	err := c.do(ctx, http.MethodPost, sessionPath(id, "revert", "stage"), nil, wire.RevertStageRequest{MessageID: messageID}, &out)
+	return out.Data, err
+}
+
+// RevertCommit restores the staged revert's files and hides its messages.
+func (c *Client) RevertCommit(ctx context.Context, id string) error {
+	return c.do(ctx, http.MethodPost, sessionPath(id, "revert", "commit"), nil, nil, nil)
+}
+
+// RevertClear drops a staged revert or undoes a committed one.
+func (c *Client) RevertClear(ctx context.Context, id string) error {
+	return c.do(ctx, http.MethodPost, sessionPath(id, "revert", "clear"), nil, nil, nil)
+}
+
+// Diff returns the files the session changed (those of the turns that
+// answered messageID when it is not empty).
+func (c *Client) Diff(ctx context.Context, id, messageID string) ([]wire.FileDiff, error) {
+	var q url.Values
+	if messageID != "" {
+		q = url.Values{"messageID": {messageID}}
+	}
+	var out wire.Data[[]wire.FileDiff]
+	err := c.do(ctx, http.MethodGet, sessionPath(id, "diff"), q, nil, &out)
+	return out.Data, err
+}
+
 // SwitchAgent selects the agent for the next provider turn.
 func (c *Client) SwitchAgent(ctx context.Context, id, agent string) error {
 	return c.do(ctx, http.MethodPost, sessionPath(id, "agent"), nil, wire.SwitchAgentRequest{Agent: agent}, nil)

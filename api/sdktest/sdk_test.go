@@ -165,6 +165,13 @@ type driveResult struct {
 		Pending, Left  int
 		Header, Answer string
 	}
+	Revert struct {
+		Staged                  string
+		AfterCommit, AfterClear int
+		V1Diff                  bool
+		V1Revert                string
+		V1Unrevert              any
+	}
 }
 
 func TestOpenCodeSDKDrivesASession(t *testing.T) {
@@ -265,5 +272,10 @@ func TestOpenCodeSDKDrivesASession(t *testing.T) {
 	}
 	if res.Missing.Status != 404 || res.Missing.Tag != "SessionNotFoundError" || !strings.Contains(res.Missing.Message, "ses_missing") {
 		t.Fatalf("unknown session through the SDK: %+v", res.Missing)
+	}
+	// Reverting to the first prompt hides every message; a clear brings them back.
+	if rv := res.Revert; rv.Staged != res.Admitted.ID || rv.AfterCommit != 0 || rv.AfterClear != len(res.Messages) ||
+		!rv.V1Diff || rv.V1Revert != res.Admitted.ID || rv.V1Unrevert != nil {
+		t.Fatalf("revert through the SDK: %+v (want the prompt %s staged, 0 messages after commit, %d after clear)", rv, res.Admitted.ID, len(res.Messages))
 	}
 }

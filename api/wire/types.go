@@ -224,3 +224,30 @@ type QuestionReplyRequest struct {
 type Health struct {
 	Healthy bool `json:"healthy"`
 }
+
+// RevertStageRequest is the body of POST /api/session/{id}/revert/stage.
+// Files is accepted as OpenCode sends it; the files change at commit.
+type RevertStageRequest struct {
+	MessageID string `json:"messageID"`
+	Files     *bool  `json:"files,omitempty"`
+}
+
+// RevertState answers a stage: the boundary message, the snapshot the
+// files go back to, the combined patch and the files a commit changes
+// (current → reverted).
+type RevertState struct {
+	MessageID string     `json:"messageID"`
+	PartID    string     `json:"partID,omitempty"`
+	Snapshot  string     `json:"snapshot,omitempty"`
+	Diff      string     `json:"diff,omitempty"`
+	Files     []FileDiff `json:"files,omitempty"`
+}
+
+// FileDiff is one changed file (OpenCode's FileDiff).
+type FileDiff struct {
+	Path      string `json:"path"`
+	Status    string `json:"status"`
+	Additions int    `json:"additions"`
+	Deletions int    `json:"deletions"`
+	Patch     string `json:"patch"`
+}

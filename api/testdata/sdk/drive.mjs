@@ -1,6 +1,6 @@
 // Drives a sessionrt server with OpenCode's official SDK (@opencode-ai/sdk,
 // its /v2 entry), unchanged: create, get, list, prompt, wait, messages,
-// history, events (replay, then tail), permissions and questions.
+// history, events (replay, then tail), permissions, questions and revert.
 // Environment: SESSIONRT_URL, SESSIONRT_TOKEN, SESSIONRT_DIR (a Location),
 // SDK_DIR (a directory with node_modules/@opencode-ai/sdk).
 // Prints one JSON object with what it saw; the Go test asserts on it.
@@ -58,6 +58,25 @@ const history = (await v2.session.history({ sessionID })).data
 out.historySeqs = history.data.map((e) => e.durable.seq)
 out.permissions = (await v2.session.permission.list({ sessionID })).data.data
 out.questions = (await v2.session.question.list({ sessionID })).data.data
+
+// Revert as the SDK drives it: V2 stage, commit, clear; V1 diff, revert,
+// unrevert (what OpenCode's TUI calls).
+const staged = (await v2.session.revert.stage({ sessionID, messageID: admitted.id })).data.data
+await v2.session.revert.commit({ sessionID })
+const afterCommit = (await v2.session.messages({ sessionID })).data.data.length
+await v2.session.revert.clear({ sessionID })
+const afterClear = (await v2.session.messages({ sessionID })).data.data.length
+const v1Diff = (await client.session.diff({ sessionID })).data
+const v1Reverted = (await client.session.revert({ sessionID, messageID: admitted.id })).data
+const v1Unreverted = (await client.session.unrevert({ sessionID })).data
+out.revert = {
+  staged: staged.messageID,
+  afterCommit,
+  afterClear,
+  v1Diff: Array.isArray(v1Diff),
+  v1Revert: v1Reverted.revert?.messageID ?? "",
+  v1Unrevert: v1Unreverted.revert ?? null,
+}
 out.active = (await v2.session.active()).data.data
 
 // The rest of the session surface, as the SDK calls it.

@@ -1,0 +1,181 @@
+package api_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/sessionrt/sessionrt/api/apitest"
+	"github.com/sessionrt/sessionrt/api/client"
+	"github.com/sessionrt/sessionrt/api/wire"
+	"github.com/sessionrt/sessionrt/provider"
+	"github.com/sessionrt/sessionrt/provider/scripted"
+)
+
+// editsPerPrompt: prompt k's first turn runs a bash call (k=0 rewrites
+// a.txt, k=1 creates b.txt), its second answers.
+func editsPerPrompt(req *provider.Request, n int) (scripted.Turn, error) {
+	cmds := []string{`printf 'one\n' > a.txt`, `printf 'two\n' > b.txt`}
+	if n%2 == 1 || n/2 >= len(cmds) {
+		return scripted.Turn{Text: "done"}, nil
+	}
+	return scripted.Turn{ToolCalls: []scripted.ToolCall{{ID: "call_" + string(rune('a'+n)), Name: "bash",
+		Args: []byte(`{"command":"` + cmds[n/2] + `","description":"edit"}`)}}}, nil
+}
+
+func readDir(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, de := range des {
+		b, err := os.ReadFile(filepath.Join(dir, de.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[de.Name()] = string(b)
+	}
+	return out
+}
+
+// twoEditingPrompts runs both prompts and returns their message IDs.
+func twoEditingPrompts(t *testing.T, rt *apitest.Runtime) (sessionID string, first, second string) {
+	t.Helper()
+	c := newClient(t, rt)
+	os.WriteFile(filepath.Join(rt.Loc, "a.txt"), []byte("zero\n"), 0o644)
+	s := create(t, c, rt)
+	var ids []string
+	for _, text := range []string{"first", "second"} {
+		ids = append(ids, prompt(t, c, s.ID, text).ID)
+		if err := c.Wait(ctxT(t), s.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s.ID, ids[0], ids[1]
+}
+
+func TestV2RevertStageCommitClearAndDiff(t *testing.T) {
+	rt := apitest.Start(t, apitest.Options{Turns: editsPerPrompt})
+	c := newClient(t, rt)
+	id, first, second := twoEditingPrompts(t, rt)
+	after := map[string]string{"a.txt": "one\n", "b.txt": "two\n"}
+	if got := readDir(t, rt.Loc); !reflect.DeepEqual(got, after) {
+		t.Fatalf("after two prompts %v", got)
+	}
+	diff, err := c.Diff(ctxT(t), id, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(diff) != 2 || diff[0].Path != "a.txt" || diff[0].Status != "modified" || diff[1].Path != "b.txt" || diff[1].Status != "added" {
+		t.Fatalf("session diff %+v", diff)
+	}
+	if diff, err = c.Diff(ctxT(t), id, second); err != nil || len(diff) != 1 || diff[0].Path != "b.txt" || diff[0].Additions != 1 {
+		t.Fatalf("diff of the second prompt %+v %v", diff, err)
+	}
+	st, err := c.RevertStage(ctxT(t), id, first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.MessageID != first || st.Snapshot == "" || len(st.Files) != 2 || !strings.Contains(st.Diff, "-one\n+zero\n") {
+		t.Fatalf("staged %+v", st)
+	}
+	if err := c.RevertCommit(ctxT(t), id); err != nil {
+		t.Fatal(err)
+	}
+	if got := readDir(t, rt.Loc); !reflect.DeepEqual(got, map[string]string{"a.txt": "zero\n"}) {
+		t.Fatalf("after commit %v", got)
+	}
+	msgs, err := c.Messages(ctxT(t), id, client.MessagesOptions{Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := json.Marshal(msgs); strings.Contains(string(b), "first") || strings.Contains(string(b), "second") {
+		t.Fatalf("the reverted prompts are still listed: %s", b)
+	}
+	if err := c.RevertClear(ctxT(t), id); err != nil {
+		t.Fatal(err)
+	}
+	if got := readDir(t, rt.Loc); !reflect.DeepEqual(got, after) {
+		t.Fatalf("after clear %v", got)
+	}
+	if code, e := raw(t, rt, "POST", "/api/session/"+id+"/revert/stage", `{"messageID":"msg_nope"}`, false); code != 404 || e.Tag != wire.TagMessageNotFound {
+		t.Fatalf("stage of an unknown message: %d %+v", code, e)
+	}
+	if code, e := raw(t, rt, "POST", "/api/session/"+id+"/revert/stage", `{}`, false); code != 400 || e.Field != "messageID" {
+		t.Fatalf("stage without a message: %d %+v", code, e)
+	}
+	if code, e := raw(t, rt, "POST", "/api/session/"+id+"/revert/commit", ``, false); code != 400 {
+		t.Fatalf("commit with nothing staged: %d %+v", code, e)
+	}
+	if code, e := raw(t, rt, "POST", "/api/session/ses_nope/revert/clear", ``, false); code != 404 || e.Tag != wire.TagSessionNotFound {
+		t.Fatalf("clear of an unknown session: %d %+v", code, e)
+	}
+}
+
+func v1Call(t *testing.T, rt *apitest.Runtime, method, path, body string, out any) int {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, _ := http.NewRequestWithContext(ctxT(t), method, rt.URL+path, rd)
+	req.Header.Set("Authorization", "Bearer "+rt.Token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode == 200 && out != nil {
+		if err := json.Unmarshal(b, out); err != nil {
+			t.Fatalf("%s %s: %v: %s", method, path, err, b)
+		}
+	}
+	return resp.StatusCode
+}
+
+func TestV1RevertUnrevertAndDiff(t *testing.T) {
+	rt := apitest.Start(t, apitest.Options{Turns: editsPerPrompt})
+	id, _, second := twoEditingPrompts(t, rt)
+	var diffs []struct {
+		File      string `json:"file"`
+		Status    string `json:"status"`
+		Additions int    `json:"additions"`
+		Deletions int    `json:"deletions"`
+		Patch     string `json:"patch"`
+	}
+	if code := v1Call(t, rt, "GET", "/session/"+id+"/diff?messageID="+second, "", &diffs); code != 200 || len(diffs) != 1 || diffs[0].File != "b.txt" || diffs[0].Status != "added" {
+		t.Fatalf("V1 diff: %d %+v", code, diffs)
+	}
+	var sess struct {
+		ID     string `json:"id"`
+		Revert *struct {
+			MessageID string `json:"messageID"`
+		} `json:"revert"`
+	}
+	if code := v1Call(t, rt, "POST", "/session/"+id+"/revert", `{"messageID":"`+second+`"}`, &sess); code != 200 || sess.Revert == nil || sess.Revert.MessageID != second {
+		t.Fatalf("V1 revert: %d %+v", code, sess)
+	}
+	if got := readDir(t, rt.Loc); !reflect.DeepEqual(got, map[string]string{"a.txt": "one\n"}) {
+		t.Fatalf("after the V1 revert %v", got)
+	}
+	sess.Revert = nil
+	if code := v1Call(t, rt, "GET", "/session/"+id, "", &sess); code != 200 || sess.Revert == nil {
+		t.Fatalf("V1 session after revert: %d %+v", code, sess)
+	}
+	sess.Revert = nil
+	if code := v1Call(t, rt, "POST", "/session/"+id+"/unrevert", "", &sess); code != 200 || sess.Revert != nil {
+		t.Fatalf("V1 unrevert: %d %+v", code, sess)
+	}
+	if got := readDir(t, rt.Loc); !reflect.DeepEqual(got, map[string]string{"a.txt": "one\n", "b.txt": "two\n"}) {
+		t.Fatalf("after unrevert %v", got)
+	}
+}
