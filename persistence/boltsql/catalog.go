@@ -23,6 +23,10 @@ type tableDef struct {
 	Comment   string      `json:"comment,omitempty"`
 	NextIdx   uint64      `json:"next_idx"`
 	Checks    []checkDef  `json:"checks,omitempty"`
+	// ForeignKeys are the foreign keys this table declares (it is their
+	// child), as go-mysql-server describes them; the engine checks and
+	// cascades them through GetForeignKeyEditor.
+	ForeignKeys []sql.ForeignKeyConstraint `json:"foreign_keys,omitempty"`
 }
 
 // checkDef is a CHECK constraint as go-mysql-server serializes it; the

@@ -137,6 +137,7 @@ type Engine struct {
 	fastTxStmts   atomic.Uint64 // transaction-control statements run without the planner (txstmt.go)
 
 	triggers     atomic.Int64 // triggers in the catalog: the fast paths run no triggers, so they step aside while any exist
+	foreignKeys  atomic.Int64 // foreign keys in the catalog: while none exist, no table is a parent (foreignkeys.go)
 	wireSessions sync.Map     // wire connection id -> *Session, to end a statement that panicked
 
 	dbOnce sync.Once
@@ -268,6 +269,7 @@ func (e *Engine) initFile(tx *bolt.Tx) error {
 // loadCatalog rebuilds the in-memory catalog from the file.
 func (e *Engine) loadCatalog() error {
 	dbs := map[string]*dbInfo{}
+	var fks int64
 	err := e.bolt.View(func(tx *bolt.Tx) error {
 		if err := tx.Bucket(bucketDBs).ForEach(func(k, v []byte) error {
 			dbs[string(k)] = decodeDBInfo(v)
@@ -296,6 +298,7 @@ func (e *Engine) loadCatalog() error {
 				return err
 			}
 			d.tables[strings.ToLower(def.Name)] = ti
+			fks += int64(len(def.ForeignKeys))
 			return nil
 		})
 	})
@@ -305,6 +308,7 @@ func (e *Engine) loadCatalog() error {
 	e.catMu.Lock()
 	e.dbs = dbs
 	e.catMu.Unlock()
+	e.foreignKeys.Store(fks)
 	return nil
 }
 

@@ -293,7 +293,7 @@ func (h *suiteHarness) Setup(scripts ...[]setup.SetupScript) {
 
 func (h *suiteHarness) SupportsNativeIndexCreation() bool { return true }
 func (h *suiteHarness) SupportsKeylessTables() bool       { return true }
-func (h *suiteHarness) SupportsForeignKeys() bool         { return false }
+func (h *suiteHarness) SupportsForeignKeys() bool         { return true }
 
 func (h *suiteHarness) NewEngine(t *testing.T) (enginetest.QueryEngine, error) {
 	// A fresh file each time, as the harness contract asks; the previous

@@ -465,7 +465,7 @@ func (e *Engine) execUpdate(ctx *gsql.Context, sess *Session, s *updateShape, ar
 		return none
 	}
 	ti := e.statementTable(ctx, s.db, s.table)
-	if ti == nil || ti.primary == nil || len(ti.def.Checks) > 0 || e.triggers.Load() > 0 { // the engine enforces CHECKs and runs triggers
+	if ti == nil || ti.primary == nil || len(ti.def.Checks) > 0 || e.triggers.Load() > 0 || e.hasForeignKeys(ti) { // the engine enforces CHECKs and foreign keys and runs triggers
 		return none
 	}
 	sch := ti.schema.Schema

@@ -350,6 +350,7 @@ func (e *Engine) swapTable(t *txn, db, name string, ti *tableInfo) {
 	e.catMu.Lock()
 	d := e.dbs[strings.ToLower(db)]
 	prev := d.tables[key]
+	e.foreignKeys.Add(int64(fkCount(ti) - fkCount(prev)))
 	if ti == nil {
 		delete(d.tables, key)
 	} else {
@@ -358,6 +359,7 @@ func (e *Engine) swapTable(t *txn, db, name string, ti *tableInfo) {
 	e.catMu.Unlock()
 	t.onUndo(func() {
 		e.catMu.Lock()
+		e.foreignKeys.Add(int64(fkCount(prev) - fkCount(ti)))
 		if prev == nil {
 			delete(d.tables, key)
 		} else {

@@ -59,6 +59,7 @@ func (t *Table) Collation() sql.CollationID {
 // LookupPartitions repeatedly on one IndexedTable.
 type partition struct {
 	lookup *sql.IndexLookup
+	live   bool // read past the statement's snapshot (foreign key lookups)
 }
 
 func (p *partition) Key() []byte { return []byte("boltsql") }
@@ -72,7 +73,7 @@ func (t *Table) PartitionRows(ctx *sql.Context, p sql.Partition) (sql.RowIter, e
 	if !ok {
 		return nil, fmt.Errorf("boltsql: foreign partition %T", p)
 	}
-	it := &rowIter{tbl: t, ti: t.ti, batch: 8}
+	it := &rowIter{tbl: t, ti: t.ti, batch: 8, live: part.live}
 	if part.lookup == nil || part.lookup.Index == nil {
 		it.spans, it.checks = []keySpan{{}}, []sql.Expression{nil}
 		return it, nil
@@ -202,6 +203,7 @@ type rowIter struct {
 	spans   []keySpan
 	checks  []sql.Expression // per span: nil, or the range test for an inexact span
 	reverse bool
+	live    bool // ignore the running statement's snapshot
 
 	span  int
 	last  []byte // last key read in the current span
@@ -258,7 +260,7 @@ func (it *rowIter) fill(ctx *sql.Context) error {
 	}
 	// A data-changing statement reads the rows as they were when it began.
 	var dataSnap, srcSnap map[string][]byte
-	if t, err := txnOf(ctx); err == nil {
+	if t, err := txnOf(ctx); err == nil && !it.live {
 		dataSnap = t.snapshotOf(it.ti.dataBucket)
 		srcSnap = dataSnap
 		if src != data {
