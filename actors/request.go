@@ -38,8 +38,9 @@ type turnRequest struct {
 //     history already starts at it) with its summary and recent context.
 func buildRequest(r turnRequest) *provider.Request {
 	req := &provider.Request{
-		Model:  provider.ModelRef{Provider: r.Model.Provider, Model: r.Model.ID},
-		System: r.Baseline,
+		Model:   provider.ModelRef{Provider: r.Model.Provider, Model: r.Model.ID},
+		Variant: r.Model.Variant,
+		System:  r.Baseline,
 	}
 	if r.LastTurn {
 		req.ToolChoice = provider.ToolChoiceNone
@@ -119,7 +120,7 @@ func compactionText(m *messages.Message) string {
 // appendAssistant appends an assistant message and then one tool message
 // per call to dst.
 func appendAssistant(dst []provider.Message, m *messages.Message, current messages.ModelRef) []provider.Message {
-	sameModel := m.Model == current
+	sameModel := m.Model.SameModel(current)
 	msg := provider.Message{Role: provider.RoleAssistant}
 	// The common assistant message has one text part: its text is used as
 	// is; only several pieces are joined.

@@ -30,11 +30,11 @@ func toModel(m messages.ModelRef) *wire.ModelRef {
 	if m.ID == "" && m.Provider == "" {
 		return nil
 	}
-	return &wire.ModelRef{ID: m.ID, ProviderID: m.Provider}
+	return &wire.ModelRef{ID: m.ID, ProviderID: m.Provider, Variant: m.Variant}
 }
 
 func fromModel(m wire.ModelRef) messages.ModelRef {
-	return messages.ModelRef{Provider: m.ProviderID, ID: m.ID}
+	return messages.ModelRef{Provider: m.ProviderID, ID: m.ID, Variant: m.Variant}
 }
 
 // projectID names a Location stably (OpenCode's projects are directories).

@@ -229,3 +229,134 @@ func TestConfiguredContextWindowCompactsBeforeTheTurn(t *testing.T) {
 		t.Fatalf("%d summary requests and %d requests after a summary (of %d), want 1 and 1", summaries, rebuilt, len(fake.seen()))
 	}
 }
+
+// A model variant a client selects reaches the provider request: at
+// creation and by a model switch (V2), per prompt (V1, as OpenCode's TUI
+// sends it), from the variants a reasoning model has by default and the
+// ones configured; a variant the model lacks is refused with the known
+// names. Before, the variant was dropped at the API.
+func TestModelVariantReachesTheProviderRequest(t *testing.T) {
+	fake := &fakeChat{}
+	srv := httptest.NewServer(fake)
+	t.Cleanup(srv.Close)
+	cf := newConfigured(t)
+	cf.global(t, `{
+		"provider": {"local": {"npm": "@ai-sdk/openai-compatible",
+			"options": {"baseURL": "`+srv.URL+`/v1"},
+			"models": {"thinker": {"reasoning": true, "options": {"temperature": 0.7},
+				"variants": {"careful": {"temperature": 0.1, "reasoningEffort": "high", "seed": 7}, "medium": {"disabled": true}}}}}},
+		"model": "local/thinker",
+	}`)
+	rt := cf.start(t, apitest.Options{ConfiguredProviders: true})
+	c := newClient(t, rt)
+	ctx := ctxT(t)
+	last := func() map[string]any {
+		t.Helper()
+		seen := fake.seen()
+		if len(seen) == 0 {
+			t.Fatal("no request reached the fake server")
+		}
+		return seen[len(seen)-1].Body
+	}
+	turn := func(id, text string) map[string]any {
+		t.Helper()
+		prompt(t, c, id, text)
+		if out, err := c.WaitOutcome(ctx, id); err != nil || out.Error != "" {
+			t.Fatalf("wait: %+v %v", out, err)
+		}
+		return last()
+	}
+
+	s, err := c.CreateSession(ctx, wire.CreateSessionRequest{Location: &wire.LocationRef{Directory: cf.project},
+		Model: &wire.ModelRef{ProviderID: "local", ID: "thinker", Variant: "high"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Model.Variant != "high" {
+		t.Fatalf("created session's model %+v, want variant high", s.Model)
+	}
+	if b := turn(s.ID, "one"); b["reasoning_effort"] != "high" || b["temperature"] != 0.7 {
+		t.Fatalf("request with variant high: reasoning_effort %v temperature %v, want high and the model's 0.7", b["reasoning_effort"], b["temperature"])
+	}
+	if err := c.SwitchModel(ctx, s.ID, wire.ModelRef{ProviderID: "local", ID: "thinker", Variant: "careful"}); err != nil {
+		t.Fatal(err)
+	}
+	if b := turn(s.ID, "two"); b["reasoning_effort"] != "high" || b["temperature"] != 0.1 || b["seed"] != 7.0 {
+		t.Fatalf("request with the configured variant careful: %v", b)
+	}
+	if err := c.SwitchModel(ctx, s.ID, wire.ModelRef{ProviderID: "local", ID: "thinker"}); err != nil {
+		t.Fatal(err)
+	}
+	if b := turn(s.ID, "three"); b["reasoning_effort"] != nil || b["temperature"] != 0.7 {
+		t.Fatalf("request without a variant: %v", b)
+	}
+
+	// V1, as OpenCode's TUI and run send it: the variant rides on the prompt.
+	body := `{"model": {"providerID": "local", "modelID": "thinker"}, "variant": "low", "parts": [{"type": "text", "text": "four"}]}`
+	var reply struct {
+		Info struct {
+			ID string `json:"id"`
+		} `json:"info"`
+	}
+	if code := v1(t, rt, "POST", "/session/"+s.ID+"/message", body, &reply); code != 200 {
+		t.Fatalf("V1 prompt with a variant: %d", code)
+	}
+	if b := last(); b["reasoning_effort"] != "low" {
+		t.Fatalf("V1 prompt with variant low: reasoning_effort %v", b["reasoning_effort"])
+	}
+	var msgs []struct {
+		Info struct {
+			Role  string `json:"role"`
+			Model struct {
+				Variant string `json:"variant"`
+			} `json:"model"`
+		} `json:"info"`
+	}
+	if code := v1(t, rt, "GET", "/session/"+s.ID+"/message", "", &msgs); code != 200 || len(msgs) == 0 {
+		t.Fatalf("V1 messages: %d %d", code, len(msgs))
+	}
+	if u := msgs[len(msgs)-2].Info; u.Role != "user" || u.Model.Variant != "low" {
+		t.Fatalf("V1 user message %+v, want its model's variant low", u)
+	}
+
+	// The catalog lists the variants; a disabled default is gone.
+	var provs struct {
+		All []struct {
+			ID     string `json:"id"`
+			Models map[string]struct {
+				Variants map[string]map[string]any `json:"variants"`
+			} `json:"models"`
+		} `json:"all"`
+	}
+	if code := v1(t, rt, "GET", "/provider?directory="+filepath.ToSlash(cf.project), "", &provs); code != 200 {
+		t.Fatalf("GET /provider: %d", code)
+	}
+	var names []string
+	for _, p := range provs.All {
+		if p.ID == "local" {
+			for name := range p.Models["thinker"].Variants {
+				names = append(names, name)
+			}
+		}
+	}
+	sort.Strings(names)
+	if strings.Join(names, ",") != "careful,high,low" {
+		t.Fatalf("variants listed %v, want careful, high, low", names)
+	}
+
+	err = c.SwitchModel(ctx, s.ID, wire.ModelRef{ProviderID: "local", ID: "thinker", Variant: "medium"})
+	if err == nil || !strings.Contains(err.Error(), `no variant "medium" (variants: careful, high, low)`) {
+		t.Fatalf("switch to a disabled variant: %v, want a refusal naming careful, high, low", err)
+	}
+
+	// The selection is durable: a restarted server reads it back.
+	rt.Stop()
+	rt = cf.start(t, apitest.Options{ConfiguredProviders: true, Data: rt.Node.Config.Data})
+	c = newClient(t, rt)
+	if got, err := c.Session(ctx, s.ID); err != nil || got.Model.Variant != "low" {
+		t.Fatalf("after a restart the session's model is %+v (%v), want variant low", got.Model, err)
+	}
+	if b := turn(s.ID, "five"); b["reasoning_effort"] != "low" {
+		t.Fatalf("after a restart: reasoning_effort %v, want low", b["reasoning_effort"])
+	}
+}

@@ -482,8 +482,17 @@ func (s *Server) v1Admit(w http.ResponseWriter, r *http.Request) (persistence.Se
 			return sess, nil, false
 		}
 	}
-	if m := req.Model; m != nil && m.ModelID != "" && (m.ModelID != sess.Model.ID || m.ProviderID != sess.Model.Provider) {
-		if _, err := s.cfg.Sessions.SwitchModel(ctx, sess.ID, messages.ModelRef{Provider: m.ProviderID, ID: m.ModelID}); err != nil {
+	// OpenCode's variant belongs to each message: a prompt naming a model
+	// selects exactly the variant it sends (none: the model's defaults);
+	// one naming only a variant selects it on the session's model.
+	want := sess.Model
+	if m := req.Model; m != nil && m.ModelID != "" {
+		want = messages.ModelRef{Provider: m.ProviderID, ID: m.ModelID, Variant: req.Variant}
+	} else if req.Variant != "" {
+		want.Variant = req.Variant
+	}
+	if want != sess.Model {
+		if _, err := s.cfg.Sessions.SwitchModel(ctx, sess.ID, want); err != nil {
 			s.fail(w, r, sess.ID, err)
 			return sess, nil, false
 		}

@@ -245,6 +245,9 @@ type v1Model struct {
 	Options      struct{}          `json:"options"`
 	Headers      map[string]string `json:"headers"`
 	ReleaseDate  string            `json:"release_date"`
+	// Variants are the model's option sets by name: the TUI cycles them
+	// and sends the chosen one with each prompt.
+	Variants map[string]map[string]json.RawMessage `json:"variants,omitempty"`
 }
 
 type v1Provider struct {
@@ -273,6 +276,14 @@ func v1Providers(cat Catalog) ([]v1Provider, map[string]string) {
 				Capabilities: v1Capabilities{Temperature: m.Temperature, Reasoning: m.Reasoning, Attachment: m.Attachments, Toolcall: m.Tools,
 					Input: v1IO{Text: true, Image: m.Attachments, PDF: m.Attachments}, Output: v1IO{Text: true}},
 				Limit: v1Limit{Context: m.Context, Output: m.Output}, Status: "active", Headers: map[string]string{}}
+			if len(m.Variants) > 0 {
+				vm := vp.Models[m.ID]
+				vm.Variants = make(map[string]map[string]json.RawMessage, len(m.Variants))
+				for _, v := range m.Variants {
+					vm.Variants[v.ID] = v.Options
+				}
+				vp.Models[m.ID] = vm
+			}
 		}
 		if cat.DefaultModel.Provider == p.ID && cat.DefaultModel.ID != "" {
 			def[p.ID] = cat.DefaultModel.ID

@@ -48,6 +48,7 @@ type v1SessionRef struct {
 type v1ModelRef struct {
 	ProviderID string `json:"providerID"`
 	ModelID    string `json:"modelID"`
+	Variant    string `json:"variant,omitempty"`
 }
 
 type v1UserInfo struct {
@@ -343,7 +344,7 @@ func (p *v1Projection) render(msgs []messages.Message) []v1MessageWithParts {
 
 func (p *v1Projection) user(id string, created time.Time) v1UserInfo {
 	return v1UserInfo{ID: id, SessionID: p.sessionID, Role: "user", Time: v1Created{Created: v1Millis(created)},
-		Agent: p.agent, Model: v1ModelRef{ProviderID: p.model.Provider, ModelID: p.model.ID}}
+		Agent: p.agent, Model: v1ModelRef{ProviderID: p.model.Provider, ModelID: p.model.ID, Variant: p.model.Variant}}
 }
 
 func (p *v1Projection) assistantInfo(id string, created time.Time, agent string, model messages.ModelRef) v1AssistantInfo {

@@ -181,11 +181,19 @@ func (c CompactionEnded) encodeMsgpack(w *msgpackw.Writer) {
 
 func (i Interrupted) encodeMsgpack(w *msgpackw.Writer) { writeReason(w, i.Reason) }
 
-// WriteModelRef writes a ModelRef (no omitempty fields: always both).
+// WriteModelRef writes a ModelRef: provider and ID always, the variant
+// when one is selected (omitempty).
 func WriteModelRef(w *msgpackw.Writer, m ModelRef) {
-	w.MapLen(2)
+	if m.Variant == "" {
+		w.MapLen(2)
+	} else {
+		w.MapLen(3)
+	}
 	w.Str("p", m.Provider)
 	w.Str("id", m.ID)
+	if m.Variant != "" {
+		w.Str("v", m.Variant)
+	}
 }
 
 // WriteUsage writes a Usage (every field omitempty; an empty one is an

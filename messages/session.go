@@ -5,11 +5,19 @@ package messages
 // Every event that belongs to a provider turn carries the owning assistant
 // message ID, because provider call IDs may repeat across turns.
 
-// ModelRef names a model at a provider.
+// ModelRef names a model at a provider, and the variant selected of it
+// (one of the model's named option sets, such as "high": OpenCode's model
+// variants; empty means the model's defaults).
 type ModelRef struct {
 	Provider string `msgpack:"p"`
 	ID       string `msgpack:"id"`
+	Variant  string `msgpack:"v,omitempty"`
 }
+
+// SameModel says whether m and o name the same model, whatever variant
+// each selects: what a model produced (reasoning signatures) is replayed to
+// that model under any of its variants.
+func (m ModelRef) SameModel(o ModelRef) bool { return m.Provider == o.Provider && m.ID == o.ID }
 
 // Attachment is one typed prompt attachment. Data is inline content; URI a
 // reference resolved later. Either may be empty.

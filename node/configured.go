@@ -11,6 +11,7 @@ import (
 	"github.com/sessionrt/sessionrt/contextsources"
 	"github.com/sessionrt/sessionrt/contextsources/skills"
 	"github.com/sessionrt/sessionrt/messages"
+	"github.com/sessionrt/sessionrt/provider"
 	"github.com/sessionrt/sessionrt/provider/catalog"
 	"github.com/sessionrt/sessionrt/toolactors/permission"
 )
@@ -221,8 +222,19 @@ func (n *Node) catalogProviders(out *api.Catalog) {
 			if !ok {
 				m = catalog.Unlisted()
 			}
-			cp.Models = append(cp.Models, api.CatalogModel{ID: mid, Name: m.Name, Context: m.ContextWindow, Output: m.OutputLimit,
-				Tools: m.Tools, Reasoning: m.Reasoning, Attachments: m.Attachments, Temperature: true})
+			cm := api.CatalogModel{ID: mid, Name: m.Name, Context: m.ContextWindow, Output: m.OutputLimit,
+				Tools: m.Tools, Reasoning: m.Reasoning, Attachments: m.Attachments, Temperature: true}
+			if vs, err := cat.Variants(provider.ModelRef{Provider: id, Model: mid}); err == nil {
+				names := make([]string, 0, len(vs))
+				for name := range vs {
+					names = append(names, name)
+				}
+				sort.Strings(names)
+				for _, name := range names {
+					cm.Variants = append(cm.Variants, api.CatalogVariant{ID: name, Options: vs[name]})
+				}
+			}
+			cp.Models = append(cp.Models, cm)
 		}
 		out.Providers = append(out.Providers, cp)
 	}

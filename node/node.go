@@ -186,7 +186,14 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 		def := reg.Default()
 		defaultModel = messages.ModelRef{Provider: def.Provider, ID: def.Model}
 		providers = func(m messages.ModelRef) (provider.Provider, error) {
-			return reg.For(provider.ModelRef{Provider: m.Provider, Model: m.ID})
+			ref := provider.ModelRef{Provider: m.Provider, Model: m.ID}
+			p, err := reg.For(ref)
+			if err == nil {
+				// A variant the model lacks is refused when selected, not
+				// dropped at the request.
+				err = reg.CheckVariant(ref, m.Variant)
+			}
+			return p, err
 		}
 		if cfg.ModelLimits == nil {
 			// The catalog's limits drive pre-emptive compaction; without

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -81,6 +82,21 @@ func providerCatalog(base *catalog.Catalog, info config.Info, getenv func(string
 			}
 			if mc.Attachment != nil {
 				m.Attachments = *mc.Attachment
+			}
+			for name, v := range mc.Variants {
+				if m.Variants == nil {
+					m.Variants = map[string]map[string]json.RawMessage{}
+				}
+				// OpenCode's "disabled": true hides a variant (one of
+				// DefaultVariants too); it is no request option.
+				var off struct {
+					Disabled bool `json:"disabled"`
+				}
+				if d, ok := v["disabled"]; ok && json.Unmarshal(d, &off.Disabled) == nil && off.Disabled {
+					m.Variants[name] = nil
+					continue
+				}
+				m.Variants[name] = v
 			}
 			if len(mc.Options) > 0 {
 				m.Params = mc.Options

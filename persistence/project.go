@@ -92,11 +92,11 @@ func (p *projector) row(q string, args ...any) *sql.Row {
 }
 
 var (
-	qInsertSession  = stmt(`INSERT INTO {sessions} (session_id, location, agent, provider, model, status, created_seq, history_seq) VALUES (?, ?, ?, ?, ?, ?, ?, 0)`)
+	qInsertSession  = stmt(`INSERT INTO {sessions} (session_id, location, agent, provider, model, variant, status, created_seq, history_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0)`)
 	qSessionLoc     = stmt(`SELECT location FROM {sessions} WHERE session_id = ?`)
 	qSetStatus      = stmt(`UPDATE {sessions} SET status = ? WHERE session_id = ?`)
 	qSetAgent       = stmt(`UPDATE {sessions} SET agent = ? WHERE session_id = ?`)
-	qSetModel       = stmt(`UPDATE {sessions} SET provider = ?, model = ? WHERE session_id = ?`)
+	qSetModel       = stmt(`UPDATE {sessions} SET provider = ?, model = ?, variant = ? WHERE session_id = ?`)
 	qSetLocation    = stmt(`UPDATE {sessions} SET location = ? WHERE session_id = ?`)
 	qSetHistorySeq  = stmt(`UPDATE {sessions} SET history_seq = ? WHERE session_id = ?`)
 	qInsertPromptID = stmt(`INSERT INTO {prompt_ids} (message_id, session_id, admitted_seq) VALUES (?, ?, ?)`)
@@ -137,7 +137,7 @@ func (p *projector) apply(seq int64, ev messages.Event) error {
 		if e.Location == "" {
 			return p.refuse(seq, ev, "empty location")
 		}
-		_, err := p.exec(qInsertSession, p.sid, e.Location, e.Agent, e.Model.Provider, e.Model.ID, string(StatusIdle), seq)
+		_, err := p.exec(qInsertSession, p.sid, e.Location, e.Agent, e.Model.Provider, e.Model.ID, e.Model.Variant, string(StatusIdle), seq)
 		p.known = StatusIdle
 		p.sess, p.sessOwned = &Session{ID: p.sid, Location: e.Location, Agent: e.Agent, Model: e.Model, CreatedSeq: seq}, true
 		p.ep = epochState{known: true} // epochs come after creation
@@ -253,7 +253,7 @@ func (p *projector) apply(seq int64, ev messages.Event) error {
 		if s := p.editSession(); s != nil {
 			s.Model = e.Model
 		}
-		_, err := p.exec(qSetModel, e.Model.Provider, e.Model.ID, p.sid)
+		_, err := p.exec(qSetModel, e.Model.Provider, e.Model.ID, e.Model.Variant, p.sid)
 		return err
 
 	case messages.Moved:

@@ -154,6 +154,10 @@ var migrations = [][]string{
 			body LONGBLOB NOT NULL,
 			PRIMARY KEY (session_id))`,
 	},
+	{ // 9: the session's selected model variant (messages.ModelRef.Variant,
+		// OpenCode's model variants); sessions before it selected none.
+		`ALTER TABLE {sessions} ADD COLUMN variant VARBINARY(255) NOT NULL DEFAULT ''`,
+	},
 }
 
 // projectionTables are rebuilt by Verify, with the columns that form their

@@ -43,6 +43,12 @@ func (m ModelRef) String() string { return m.Provider + "/" + m.Model }
 type Request struct {
 	Model ModelRef
 
+	// Variant names one of Model's option sets in the catalog ("high",
+	// "max": OpenCode's model variants), selected by the session; the
+	// catalog applies its settings over the request's own (Registry.Stream).
+	// Adapters ignore it.
+	Variant string
+
 	// System is the baseline system text: the exact provider-cache prefix.
 	// Adapters send it verbatim as the first instruction (the Anthropic
 	// adapter marks it with cache_control).

@@ -42,6 +42,14 @@ type Model struct {
 	// Parse partitions it into Controls, Options and Wire (see Partition)
 	// and clears it.
 	Params map[string]json.RawMessage `json:"params,omitempty"`
+	// Variants are named option sets a session may select (OpenCode's
+	// model "variants": "high", "max"), each a flat option map in the
+	// Params shape. The selected one's settings win over the request's own
+	// and the model's defaults (Registry.Stream). A reasoning model gets
+	// the ones its adapter kind understands too (DefaultVariants); a
+	// configured variant of the same name replaces that one, and a nil one
+	// removes it.
+	Variants map[string]map[string]json.RawMessage `json:"variants,omitempty"`
 }
 
 // Provider describes one provider endpoint.
@@ -252,6 +260,11 @@ func (c *Catalog) Validate() error {
 					return fmt.Errorf("provider %q model %q: wire field %q is not JSON: %s", id, mid, k, provider.Quote(v))
 				}
 			}
+			for _, name := range sortedKeys(m.Variants) {
+				if _, _, _, err := Partition(m.Variants[name]); err != nil {
+					return fmt.Errorf("provider %q model %q variant %q: %w", id, mid, name, err)
+				}
+			}
 		}
 	}
 	if d := c.Default; d != nil {
@@ -290,6 +303,111 @@ func (c *Catalog) Resolve(ref provider.ModelRef) (Model, error) {
 	}
 	sort.Strings(ids)
 	return Model{}, fmt.Errorf("unknown model %q of provider %q (known: %s)", ref.Model, ref.Provider, strings.Join(ids, ", "))
+}
+
+// DefaultVariants are the variants a reasoning model of an adapter kind
+// offers without configuration, as OpenCode derives them: reasoning effort
+// for Chat Completions servers, a thinking budget for Anthropic. Other
+// models have none.
+func DefaultVariants(kind string, m Model) map[string]map[string]json.RawMessage {
+	if !m.Reasoning {
+		return nil
+	}
+	switch kind {
+	case KindOpenAI:
+		out := map[string]map[string]json.RawMessage{}
+		for _, e := range []string{"low", "medium", "high"} {
+			out[e] = map[string]json.RawMessage{"reasoningEffort": json.RawMessage(`"` + e + `"`)}
+		}
+		return out
+	case KindAnthropic:
+		return map[string]map[string]json.RawMessage{
+			"high": {"thinking": json.RawMessage(`{"type":"enabled","budgetTokens":16000}`)},
+			"max":  {"thinking": json.RawMessage(`{"type":"enabled","budgetTokens":31999}`)},
+		}
+	}
+	return nil
+}
+
+// Variants are the variants ref's model offers: DefaultVariants of its
+// provider's kind with the configured ones over them, by name.
+func (c *Catalog) Variants(ref provider.ModelRef) (map[string]map[string]json.RawMessage, error) {
+	m, err := c.Resolve(ref)
+	if err != nil {
+		return nil, err
+	}
+	out := DefaultVariants(c.Providers[ref.Provider].Kind, m)
+	if len(m.Variants) > 0 && out == nil {
+		out = make(map[string]map[string]json.RawMessage, len(m.Variants))
+	}
+	for name, v := range m.Variants {
+		if v == nil {
+			delete(out, name) // disabled by configuration
+			continue
+		}
+		out[name] = v
+	}
+	return out, nil
+}
+
+// Variant returns the settings of ref's variant name, or an error naming
+// the variants the model has.
+func (c *Catalog) Variant(ref provider.ModelRef, name string) (provider.Controls, provider.Options, map[string]json.RawMessage, error) {
+	vs, err := c.Variants(ref)
+	if err != nil {
+		return provider.Controls{}, provider.Options{}, nil, err
+	}
+	v, ok := vs[name]
+	if !ok {
+		known := "none"
+		if len(vs) > 0 {
+			known = strings.Join(sortedKeys(vs), ", ")
+		}
+		return provider.Controls{}, provider.Options{}, nil, fmt.Errorf("model %s has no variant %q (variants: %s)", ref, name, known)
+	}
+	return Partition(v)
+}
+
+// ApplyVariant returns a copy of req with a variant's settings over its
+// own: every setting the variant gives wins (OpenCode merges the selected
+// variant last, over the model's and the agent's options).
+func ApplyVariant(req *provider.Request, c provider.Controls, o provider.Options, wire map[string]json.RawMessage) *provider.Request {
+	out := *req
+	if c.Temperature != nil {
+		out.Controls.Temperature = c.Temperature
+	}
+	if c.TopP != nil {
+		out.Controls.TopP = c.TopP
+	}
+	if c.MaxOutputTokens != 0 {
+		out.Controls.MaxOutputTokens = c.MaxOutputTokens
+	}
+	if c.Stop != nil {
+		out.Controls.Stop = c.Stop
+	}
+	if o.ReasoningEffort != "" {
+		out.Options.ReasoningEffort = o.ReasoningEffort
+	}
+	if o.ReasoningBudget != 0 {
+		out.Options.ReasoningBudget = o.ReasoningBudget
+	}
+	if o.ParallelToolCalls != nil {
+		out.Options.ParallelToolCalls = o.ParallelToolCalls
+	}
+	if o.CacheKey != "" {
+		out.Options.CacheKey = o.CacheKey
+	}
+	if len(wire) > 0 {
+		w := make(map[string]json.RawMessage, len(req.Wire)+len(wire))
+		for k, v := range req.Wire {
+			w[k] = v
+		}
+		for k, v := range wire {
+			w[k] = v
+		}
+		out.Wire = w
+	}
+	return &out
 }
 
 // MaxDefaultOutput caps the output allowance applied when neither the request

@@ -235,6 +235,16 @@ func (r *Registry) For(ref provider.ModelRef) (provider.Provider, error) {
 	return r, nil
 }
 
+// CheckVariant says whether ref's model has the variant name (none is
+// always fine), naming the variants it has when not.
+func (r *Registry) CheckVariant(ref provider.ModelRef, name string) error {
+	if name == "" {
+		return nil
+	}
+	_, _, _, err := r.catalog.Variant(ref, name)
+	return err
+}
+
 // Default is the model to use when a session names none.
 func (r *Registry) Default() provider.ModelRef { return r.defaultRef }
 
@@ -267,6 +277,15 @@ func (r *Registry) Stream(ctx context.Context, req *provider.Request) (provider.
 		err := &provider.Error{Kind: provider.KindInvalidRequest, Message: "model " + req.Model.String(), Err: err}
 		r.logFailure(req.Model, err)
 		return nil, err
+	}
+	if req.Variant != "" {
+		c, o, w, err := r.catalog.Variant(req.Model, req.Variant)
+		if err != nil {
+			err := &provider.Error{Kind: provider.KindInvalidRequest, Message: err.Error()}
+			r.logFailure(req.Model, err)
+			return nil, err
+		}
+		req = ApplyVariant(req, c, o, w)
 	}
 	start := time.Now()
 	s, err := r.retrying.Stream(ctx, Apply(m, req))
