@@ -236,7 +236,10 @@ func (a *sessionActor) takeSnapshot() (string, error) {
 // revert to it loses its files).
 func (a *sessionActor) fileSnapshot() string {
 	id, err := a.takeSnapshot()
-	if err != nil {
+	switch {
+	case errors.Is(err, filesnap.ErrTooManyFiles):
+		a.log.Debug("no file snapshot", "session", a.id, "err", err) // not a project: expected, every turn
+	case err != nil:
 		a.log.Warn("file snapshot failed", "session", a.id, "err", err)
 	}
 	return id

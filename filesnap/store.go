@@ -20,11 +20,19 @@ import (
 	"time"
 )
 
-// ErrNotFound: no tree (or blob) with that ID is in the store.
-var ErrNotFound = errors.New("snapshot not found")
+var (
+	// ErrNotFound: no tree (or blob) with that ID is in the store.
+	ErrNotFound = errors.New("snapshot not found")
+	// ErrTooManyFiles: the Location tracks more files than Config.MaxFiles
+	// (a home directory, not a project): no snapshot is taken.
+	ErrTooManyFiles = errors.New("too many files to snapshot")
+)
 
-// DefaultMaxFileSize is the largest file tracked unless Config says otherwise.
-const DefaultMaxFileSize = 10 << 20
+// Defaults of Config.
+const (
+	DefaultMaxFileSize = 10 << 20
+	DefaultMaxFiles    = 100000
+)
 
 // Config configures a Store.
 type Config struct {
@@ -32,6 +40,11 @@ type Config struct {
 	Dir string
 	// MaxFileSize: larger files are not tracked. Default DefaultMaxFileSize.
 	MaxFileSize int64
+	// MaxFiles: a Location tracking more files is not snapshotted (Take
+	// fails with ErrTooManyFiles as soon as the walk passes it), so a
+	// session started in a home directory does not copy it every turn.
+	// Default DefaultMaxFiles.
+	MaxFiles int
 }
 
 // Store is the snapshot store of a data directory. It is safe for
@@ -49,7 +62,13 @@ type rootState struct {
 	mu    sync.Mutex
 	index map[string]cached // nil until read from disk
 	tree  string            // the last tree Take returned for this index
+	// tooMany is when a Take last found more than MaxFiles: Takes within
+	// tooManyRetry of it fail at once instead of walking again.
+	tooMany time.Time
 }
+
+// tooManyRetry is how long a Location found too large is not walked again.
+const tooManyRetry = 10 * time.Minute
 
 // Open opens (creating) the store in cfg.Dir.
 func Open(cfg Config) (*Store, error) {
@@ -58,6 +77,9 @@ func Open(cfg Config) (*Store, error) {
 	}
 	if cfg.MaxFileSize <= 0 {
 		cfg.MaxFileSize = DefaultMaxFileSize
+	}
+	if cfg.MaxFiles <= 0 {
+		cfg.MaxFiles = DefaultMaxFiles
 	}
 	for _, d := range []string{"blobs", "trees", "index"} {
 		if err := os.MkdirAll(filepath.Join(cfg.Dir, d), 0o755); err != nil {
@@ -153,6 +175,10 @@ func (s *Store) Take(root string) (string, error) {
 	defer rs.mu.Unlock()
 
 	start := time.Now()
+	if !rs.tooMany.IsZero() && start.Sub(rs.tooMany) < tooManyRetry {
+		return "", fmt.Errorf("filesnap: take %s: %w: more than %d (filesnap.Config.MaxFiles; checked %s ago)",
+			root, ErrTooManyFiles, s.cfg.MaxFiles, start.Sub(rs.tooMany).Round(time.Second))
+	}
 	if rs.index == nil {
 		rs.index = s.loadIndex(root)
 	}
@@ -214,12 +240,19 @@ func (s *Store) Take(root string) (string, error) {
 			changed = changed || hashed
 			next[rel] = *c
 			entries = append(entries, e)
+			if len(entries) > s.cfg.MaxFiles {
+				return fmt.Errorf("%w: more than %d (filesnap.Config.MaxFiles)", ErrTooManyFiles, s.cfg.MaxFiles)
+			}
 		}
 		return nil
 	}
 	if err := walk(""); err != nil {
+		if errors.Is(err, ErrTooManyFiles) {
+			rs.tooMany = start
+		}
 		return "", fmt.Errorf("filesnap: take %s: %w", root, err)
 	}
+	rs.tooMany = time.Time{}
 	if len(next) != len(old) {
 		changed = true
 	}

@@ -267,3 +267,26 @@ func TestUnifiedPatch(t *testing.T) {
 		t.Fatalf("new file: +%d -%d", adds, dels)
 	}
 }
+
+func TestALocationWithTooManyFilesIsNotSnapshotted(t *testing.T) {
+	st, err := Open(Config{Dir: t.TempDir(), MaxFiles: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	for _, f := range []string{"a", "b", "c"} {
+		write(t, root, f, f)
+	}
+	if _, err := st.Take(root); err != nil {
+		t.Fatalf("3 files with MaxFiles 3: %v", err)
+	}
+	write(t, root, "d/e", "e")
+	if _, err := st.Take(root); !errors.Is(err, ErrTooManyFiles) || !strings.Contains(err.Error(), "MaxFiles") {
+		t.Fatalf("4 files with MaxFiles 3: %v", err)
+	}
+	// Not walked again for a while, even once it is small again.
+	os.RemoveAll(filepath.Join(root, "d"))
+	if _, err := st.Take(root); !errors.Is(err, ErrTooManyFiles) || !strings.Contains(err.Error(), "checked") {
+		t.Fatalf("a second Take soon after: %v", err)
+	}
+}
