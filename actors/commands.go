@@ -27,6 +27,12 @@ type Prompt struct {
 	Prompt    messages.Prompt
 	Delivery  messages.Delivery
 	Resume    bool // schedule execution after admission
+	// TraceParent is the caller's W3C trace context ("traceparent" header
+	// value; Sessions.Prompt fills it from the context when empty): the
+	// drain this prompt starts is a child of the caller's span, so one
+	// trace shows the request and the work it caused, on whichever member
+	// runs the session. A prompt that joins a running drain only adds input.
+	TraceParent string `msgpack:",omitempty"`
 }
 
 // Run is an explicit resume: it joins the active drain or starts one that makes

@@ -101,7 +101,9 @@ func (a *sessionActor) prompt(m *Prompt) any {
 	}
 	a.fault(FaultAfterAdmission)
 	if m.Resume {
+		a.drainTrace = m.TraceParent
 		a.wake()
+		a.drainTrace = ""
 	}
 	return &rec
 }

@@ -47,6 +47,10 @@ type sessionActor struct {
 
 	drain     *drain
 	wakeAgain bool // a wake arrived during the drain: one follow-up drain
+	// drainTrace is the traceparent of the prompt whose admission is
+	// starting a drain right now (set around its wake): the drain's span
+	// joins that trace.
+	drainTrace string
 	// lastOutcome is how the last drain of this activation ended.
 	lastOutcome *Outcome
 	idle        idleTimer

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/sessionrt/sessionrt/telemetry"
 	"sync"
 	"time"
 
@@ -73,6 +74,9 @@ func (s *Sessions) Create(ctx context.Context, id string, c Create) (*Info, erro
 // Prompt admits one input; the receipt carries the admitted seq and is
 // durable before Prompt returns.
 func (s *Sessions) Prompt(ctx context.Context, id string, p Prompt) (*Receipt, error) {
+	if p.TraceParent == "" {
+		p.TraceParent = telemetry.TraceParent(ctx)
+	}
 	res, err := s.ask(ctx, id, &p, s.rt.cfg.RequestTimeout)
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"github.com/sessionrt/sessionrt/telemetry"
 	"time"
 
 	"github.com/sessionrt/sessionrt/actors"
@@ -60,6 +61,9 @@ func (r *Router) Create(ctx context.Context, id string, c actors.Create) (*actor
 
 // Prompt admits one input (its message ID makes a retry admit it once).
 func (r *Router) Prompt(ctx context.Context, id string, p actors.Prompt) (*actors.Receipt, error) {
+	if p.TraceParent == "" {
+		p.TraceParent = telemetry.TraceParent(ctx)
+	}
 	return as[*actors.Receipt](r.call(ctx, id, &p, false))
 }
 

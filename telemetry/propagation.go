@@ -62,3 +62,21 @@ type getterCarrier struct{ h HeaderGetter }
 func (c getterCarrier) Get(key string) string { return c.h.Get(key) }
 func (getterCarrier) Set(string, string)      {}
 func (getterCarrier) Keys() []string          { return nil }
+
+// TraceParent is the "traceparent" value of ctx's span context, empty when
+// ctx carries no valid one: the trace context of a command that crosses a
+// mailbox (or a member) in one of its fields.
+func TraceParent(ctx context.Context) string {
+	h := make(propagation.MapCarrier, 2)
+	propagation.TraceContext{}.Inject(ctx, h)
+	return h[HeaderTraceparent]
+}
+
+// WithTraceParent returns ctx carrying the remote span context of a
+// "traceparent" value; an empty or malformed one leaves ctx as it was.
+func WithTraceParent(ctx context.Context, traceparent string) context.Context {
+	if traceparent == "" {
+		return ctx
+	}
+	return Extract(ctx, map[string]string{HeaderTraceparent: traceparent})
+}

@@ -109,7 +109,8 @@ func (t traceparentTransport) RoundTrip(r *http.Request) (*http.Response, error)
 // (parsed by Prometheus's own parser) under the names operators search for,
 // the same instruments arrive over OTLP/HTTP at a local receiver, the
 // request's server span joins the caller's trace, and the HTTP latency
-// histogram carries that trace as exemplar.
+// histogram carries that trace as exemplar, and the drain the prompt
+// started (its invoke_agent span) is a child of that server span.
 func TestServeMetricsAfterAPromptWithAToolCall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
@@ -204,6 +205,9 @@ func TestServeMetricsAfterAPromptWithAToolCall(t *testing.T) {
 		if !joined(sink.spans, traceID, parentID) {
 			out = append(out, "the prompt's server span under the caller's")
 		}
+		if !drainJoined(sink.spans, traceID) {
+			out = append(out, "the drain's invoke_agent span under the prompt's server span")
+		}
 		return out
 	}
 	// Each export signals the sink; the wait ends when all arrived, or at a
@@ -223,6 +227,23 @@ func joined(spans []*tracepb.Span, traceID, parentID string) bool {
 		if sp.Name == "POST /api/session/{sessionID}/prompt" && hex.EncodeToString(sp.TraceId) == traceID &&
 			hex.EncodeToString(sp.ParentSpanId) == parentID && sp.Kind == tracepb.Span_SPAN_KIND_SERVER {
 			return true
+		}
+	}
+	return false
+}
+
+// drainJoined: the drain the traced prompt started is a child of the
+// prompt's server span, in the caller's trace.
+func drainJoined(spans []*tracepb.Span, traceID string) bool {
+	for _, server := range spans {
+		if server.Name != "POST /api/session/{sessionID}/prompt" || hex.EncodeToString(server.TraceId) != traceID {
+			continue
+		}
+		for _, sp := range spans {
+			if strings.HasPrefix(sp.Name, "invoke_agent") && hex.EncodeToString(sp.TraceId) == traceID &&
+				string(sp.ParentSpanId) == string(server.SpanId) {
+				return true
+			}
 		}
 	}
 	return false
