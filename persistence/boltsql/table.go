@@ -149,6 +149,10 @@ func (t *Table) GetIndexes(ctx *sql.Context) ([]sql.Index, error) {
 	for _, ix := range t.ti.indexes {
 		out = append(out, &Index{ix: ix})
 	}
+	// Secondary indexes by name, as go-mysql-server's memory engine lists
+	// them: SHOW CREATE TABLE prints them in this order.
+	sec := out[len(out)-len(t.ti.indexes):]
+	sort.Slice(sec, func(i, j int) bool { return sec[i].ID() < sec[j].ID() })
 	return out, nil
 }
 
