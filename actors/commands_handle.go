@@ -178,23 +178,18 @@ func (a *sessionActor) run(ctx actor.Context) {
 		a.respond(ctx, a.notFound())
 		return
 	}
-	if a.drain != nil {
-		a.drain.waiters = append(a.drain.waiters, ctx.Sender())
+	// The caller waits for the drain in progress, or the one the core
+	// starts for it.
+	a.execute(a.core.Step(session.Run{}))
+	if a.drain == nil {
+		a.respond(ctx, &Outcome{LastSeq: a.seq})
 		return
 	}
-	a.startDrain(true, ctx.Sender())
+	a.drain.waiters = append(a.drain.waiters, ctx.Sender())
 }
 
+// wake tells the core input may be waiting: it starts a drain, or one
+// follow-up drain after the one in progress.
 func (a *sessionActor) wake() {
-	if !a.core.State.Exists {
-		return
-	}
-	if a.drain != nil {
-		a.wakeAgain = true
-		return
-	}
-	if len(a.core.State.Pending) == 0 {
-		return // nothing can be promoted: a wake never calls the provider
-	}
-	a.startDrain(false, nil)
+	a.execute(a.core.Step(session.Wake{}))
 }

@@ -240,6 +240,10 @@ func (a *sessionActor) execute(rd session.Ready) {
 		a.endDrain(&Outcome{Err: err.Error(), Kind: errorCode(err)})
 		return
 	}
+	if rd.StartDrain != nil {
+		a.startDrain(rd.StartDrain.Run, nil)
+		return
+	}
 	if d == nil {
 		return
 	}
@@ -250,10 +254,8 @@ func (a *sessionActor) execute(rd session.Ready) {
 		}
 	}
 	if rd.Cancel {
-		// An interrupt is under way: reruns queued before it are
-		// suppressed; the stream's end and the settlements (or the
-		// compaction's result) finish it.
-		a.wakeAgain = false
+		// An interrupt is under way: the stream's end and the
+		// settlements (or the compaction's result) finish it.
 		if t := d.turn; t != nil {
 			t.cancel()
 			a.cancelTools()
@@ -738,10 +740,7 @@ func (a *sessionActor) endDrain(out *Outcome) {
 	for _, w := range d.waiters {
 		a.system.Root.Send(w, out)
 	}
-	if a.wakeAgain {
-		a.wakeAgain = false
-		a.wake()
-	}
+	a.execute(a.core.Step(session.DrainEnded{})) // a wake that arrived meanwhile
 }
 
 // interrupt stops the active drain and answers when its cleanup is done.
@@ -762,7 +761,6 @@ func (a *sessionActor) beginInterrupt() {
 	if d.Interrupted {
 		return
 	}
-	a.wakeAgain = false // reruns queued before the interruption are suppressed
 	a.execute(a.core.Step(session.Interrupt{Waiting: d.busy}))
 }
 

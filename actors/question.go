@@ -110,14 +110,10 @@ func (a *sessionActor) replyQuestion(m *ReplyPermission) any {
 	if a.openQuestions > 0 {
 		a.openQuestions--
 	}
-	switch {
-	case a.drain != nil:
-		// Answered while the asking turn still streams or settles, or
-		// owed a provider attempt at the drain's next boundary.
-		a.execute(a.core.Step(session.QuestionAnswered{AssistantMessageID: q.AssistantMessageID, Rejected: reject}))
-	case !reject:
-		a.startDrain(true, nil)
-	}
+	// Answered while the asking turn still streams or settles, owed a
+	// provider attempt at the drain's next boundary, or (answered) a drain
+	// of its own.
+	a.execute(a.core.Step(session.QuestionAnswered{AssistantMessageID: q.AssistantMessageID, Rejected: reject}))
 	return &Done{LastSeq: a.seq}
 }
 

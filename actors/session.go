@@ -45,8 +45,7 @@ type sessionActor struct {
 	core     session.Core
 	snapshot decodedSnapshot // the epoch's snapshot, decoded
 
-	drain     *drain
-	wakeAgain bool // a wake arrived during the drain: one follow-up drain
+	drain *drain
 	// drainTrace is the traceparent of the prompt whose admission is
 	// starting a drain right now (set around its wake): the drain's span
 	// joins that trace.

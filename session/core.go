@@ -28,6 +28,9 @@ type Core struct {
 	// that they become durable together with the TurnStarted of the
 	// request that acts on them, or with the Idle that ends the drain.
 	Carry []messages.Event
+	// WakeAgain: a wake arrived during the drain; its end starts at most
+	// one follow-up drain (an interrupt suppresses it).
+	WakeAgain bool
 }
 
 // Drain is the pure part of a drain: the span that promotes input and runs
@@ -104,6 +107,11 @@ type Ready struct {
 
 	// Effects, each run only after Append is durable:
 
+	// StartDrain: start a drain (resolve its Location, then AtBoundary
+	// follows via LocationResolved). Run: an explicit run, owed one
+	// provider attempt even with nothing to promote.
+	StartDrain *StartDrain
+
 	// Observe asks the Location for a context observation (Init: for the
 	// first baseline of an epoch; otherwise to reconcile, with the tool
 	// catalog when WithCatalog). When not Init, what Core.Carry holds (the
@@ -153,6 +161,9 @@ type Observe struct {
 // StartTurn is the provider turn to start. Tools: the request carries the
 // tool catalog (every turn but the last allowed one).
 type StartTurn struct{ Tools bool }
+
+// StartDrain is a drain to start.
+type StartDrain struct{ Run bool }
 
 // Summarize is a compaction to run.
 type Summarize struct{ Manual bool }
@@ -277,7 +288,22 @@ type QuestionAnswered struct {
 // compaction), whose arrival finishes the interrupt.
 type Interrupt struct{ Waiting bool }
 
+// Wake: admitted input may be waiting (a prompt admitted with resume, a
+// client's wake, recovery). A wake never calls the provider by itself.
+type Wake struct{}
+
+// Run: a client asked for a run (it waits for the drain in progress, or
+// one started for it, which owes it a provider attempt).
+type Run struct{}
+
+// DrainEnded: the owner ended the drain (wrote Idle, answered its
+// callers) after an Outcome.
+type DrainEnded struct{}
+
 func (AtBoundary) input()       {}
+func (Wake) input()             {}
+func (Run) input()              {}
+func (DrainEnded) input()       {}
 func (TurnOpened) input()       {}
 func (ToolCallStreamed) input() {}
 func (StreamEnded) input()      {}
@@ -294,6 +320,19 @@ func (CatalogLoaded) input()    {}
 // Step takes one input and returns what must happen next.
 func (c *Core) Step(in Input) Ready {
 	switch in := in.(type) {
+	case Wake:
+		return c.stepWake()
+	case Run:
+		if !c.State.Exists || c.Drain != nil {
+			return Ready{} // the drain in progress serves the run
+		}
+		return Ready{StartDrain: &StartDrain{Run: true}}
+	case DrainEnded:
+		if c.WakeAgain {
+			c.WakeAgain = false
+			return c.stepWake()
+		}
+		return Ready{}
 	case AtBoundary:
 		return c.stepBoundary(in)
 	case TurnSucceeded:
@@ -323,6 +362,21 @@ func (c *Core) Step(in Input) Ready {
 		return c.stepInterrupt(in)
 	}
 	return Ready{}
+}
+
+// stepWake starts a drain when input is pending; during a drain, wakes
+// coalesce into at most one follow-up drain.
+func (c *Core) stepWake() Ready {
+	switch {
+	case !c.State.Exists:
+		return Ready{}
+	case c.Drain != nil:
+		c.WakeAgain = true
+		return Ready{}
+	case len(c.State.Pending) == 0:
+		return Ready{} // nothing can be promoted: a wake never calls the provider
+	}
+	return Ready{StartDrain: &StartDrain{}}
 }
 
 // stepToolCall records a complete call durably, then starts it at once:
@@ -441,7 +495,11 @@ func (c *Core) stepQuestionAsked(in QuestionAsked) Ready {
 func (c *Core) stepQuestionAnswered(in QuestionAnswered) Ready {
 	d := c.Drain
 	if d == nil {
-		return Ready{}
+		if in.Rejected {
+			return Ready{}
+		}
+		// The model continues from the answer in a drain of its own.
+		return Ready{StartDrain: &StartDrain{Run: true}}
 	}
 	if t := d.Turn; t != nil && t.AssistantMessageID == in.AssistantMessageID {
 		if t.OpenQuestions > 0 {
@@ -468,6 +526,7 @@ func (c *Core) stepInterrupt(in Interrupt) Ready {
 		return Ready{}
 	}
 	d.Interrupted = true
+	c.WakeAgain = false // reruns queued before the interruption are suppressed
 	switch {
 	case d.Turn != nil, in.Waiting:
 		return Ready{Cancel: true}

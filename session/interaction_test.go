@@ -64,6 +64,14 @@ func (e *interactionEnv) handle(t *testing.T, td *datadriven.TestData) string {
 		td.MaybeScanArgs(t, "limit", &d.TurnLimit)
 		e.c.Drain = d
 		fmt.Fprintf(&out, "drain started run=%v\n", d.RunOwed)
+	case "wake":
+		// Input may be waiting (a prompt admitted with resume, a client's
+		// wake).
+		e.ready(&out, e.c.Step(Wake{}))
+	case "run":
+		// A client's run: it waits for the drain in progress or one
+		// started for it.
+		e.ready(&out, e.c.Step(Run{}))
 	case "located":
 		// The drain's Location answered (or failed, or its configuration
 		// lost the agent).
@@ -246,9 +254,13 @@ func (e *interactionEnv) ready(out *strings.Builder, rd Ready) {
 		}
 		e.write(out, append(e.c.takeCarry(), messages.Idle{})...)
 		e.c.Drain = nil
+		e.ready(out, e.c.Step(DrainEnded{}))
 	case rd.Observe != nil:
 		e.init = rd.Observe.Init
 		fmt.Fprintf(out, "observe: init=%v catalog=%v\n", rd.Observe.Init, rd.Observe.WithCatalog)
+	case rd.StartDrain != nil:
+		e.c.Drain = &Drain{Location: e.c.State.Row.Location, RunOwed: rd.StartDrain.Run}
+		fmt.Fprintf(out, "drain started run=%v\n", rd.StartDrain.Run)
 	case rd.Summarize != nil:
 		fmt.Fprintf(out, "summarize: manual=%v\n", rd.Summarize.Manual)
 	case rd.StartTurn != nil:

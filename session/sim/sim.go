@@ -226,14 +226,13 @@ func (s *simSession) step() error {
 		s.delivery[id] = dl
 		return s.write(messages.PromptAdmitted{MessageID: id, Prompt: messages.Prompt{Text: id}, Delivery: dl})
 	case r < 22:
-		if o.core.Drain == nil {
-			run := s.rng.IntN(3) == 0
-			if !run && len(o.core.State.Pending) == 0 {
-				return nil // a wake with nothing pending starts nothing
-			}
-			return s.startDrain(run)
+		// A wake or a run, during a drain too (wakes coalesce into one
+		// follow-up drain; a run is served by the drain in progress).
+		var in session.Input = session.Wake{}
+		if s.rng.IntN(3) == 0 {
+			in = session.Run{}
 		}
-		return nil
+		return s.stepChecked(in)
 	case r < 24:
 		if o.core.Drain != nil && !o.core.Drain.Interrupted {
 			s.res.Interrupts++
@@ -324,6 +323,15 @@ func (s *simSession) exec(rd session.Ready) error {
 		if err := s.write(rd.Append...); err != nil {
 			return err
 		}
+	}
+	if rd.StartDrain != nil {
+		if o.core.Drain != nil {
+			return fmt.Errorf("a drain started while one runs")
+		}
+		if !rd.StartDrain.Run && len(o.core.State.Pending) == 0 {
+			return fmt.Errorf("a wake started a drain with nothing pending")
+		}
+		return s.startDrain(rd.StartDrain.Run)
 	}
 	for _, c := range rd.StartTools {
 		if o.open[c.CallID] {
@@ -418,7 +426,8 @@ func (s *simSession) endDrain(evs []messages.Event) error {
 			return fmt.Errorf("the drain ended with call %s unsettled", k)
 		}
 	}
-	return nil
+	// A wake that arrived meanwhile starts at most one follow-up drain.
+	return s.exec(o.core.Step(session.DrainEnded{}))
 }
 
 // progress moves the drain's outstanding work one step.
