@@ -165,6 +165,12 @@ func (a *sessionActor) stageRevert(messageID string) any {
 	}
 	ev := messages.RevertStaged{MessageID: messageID, BoundarySeq: seq, BoundaryIndex: idx, Snapshot: target}
 	if target != "" {
+		if _, err := a.rt.cfg.Snapshots.Tree(target); errors.Is(err, filesnap.ErrNotFound) {
+			// Snapshots live in the data directory of the server that
+			// took them (another cluster member, a wiped directory).
+			return &CommandError{Code: CodeConflict, Msg: fmt.Sprintf(
+				"session %s: the file snapshot of message %s (%s) is not in this server's snapshot store; its files cannot be reverted here", a.id, messageID, target)}
+		}
 		if ev.Current, err = a.takeSnapshot(); err != nil {
 			return err
 		}

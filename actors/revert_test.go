@@ -286,3 +286,20 @@ func TestMovedSessionRevertsOnItsNewLocation(t *testing.T) {
 	}
 	h.checkReplay()
 }
+
+func TestRevertToASnapshotThisServerLacksIsRefusedByName(t *testing.T) {
+	h := newHarness(t, threeTurnEdits)
+	snaps := filepath.Join(h.data, "snapshots")
+	h.restart(withSnapshots(t, snaps))
+	id := h.create("")
+	editThreeTurns(t, h, id)
+	// Another store: as on a cluster member that took none of the turns.
+	h.restart(withSnapshots(t, filepath.Join(h.data, "other-snapshots")))
+	_, err := h.sessions.Revert(h.ctx(), id, Revert{Op: RevertStage, MessageID: "msg_2"})
+	if !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), "not in this server's snapshot store") {
+		t.Fatalf("stage without the snapshot: %v", err)
+	}
+	if info := h.revert(id, RevertShow, ""); info.Open != nil {
+		t.Fatalf("a refused stage left %+v", info.Open)
+	}
+}
