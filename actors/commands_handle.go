@@ -31,10 +31,14 @@ func (a *sessionActor) create(m *Create) any {
 	if agent == "" {
 		agent = setup.DefaultAgent
 	}
-	if _, err := setup.agent(agent, loc); err != nil {
+	ag, err := setup.agent(agent, loc)
+	if err != nil {
 		return err
 	}
 	model := m.Model
+	if model.ID == "" && ag.Model.ID != "" {
+		model = ag.Model
+	}
 	if model.ID == "" {
 		model = setup.DefaultModel
 	} else if err := a.rt.knownModel(model); err != nil {
@@ -144,11 +148,20 @@ func (a *sessionActor) switchAgent(m *SwitchAgent) any {
 	if err != nil {
 		return err
 	}
-	if _, err := setup.agent(m.Agent, a.core.State.Row.Location); err != nil {
+	ag, err := setup.agent(m.Agent, a.core.State.Row.Location)
+	if err != nil {
 		return err
 	}
 	if m.Agent != a.core.State.Row.Agent {
-		if err := a.append(messages.AgentSwitched{Agent: m.Agent}); err != nil {
+		events := []messages.Event{messages.AgentSwitched{Agent: m.Agent}}
+		if ag.Model.ID != "" && ag.Model != a.core.State.Row.Model {
+			// The agent's own model comes with it, in the same append.
+			if err := a.rt.knownModel(ag.Model); err != nil {
+				return err
+			}
+			events = append(events, messages.ModelSwitched{Model: ag.Model})
+		}
+		if err := a.append(events...); err != nil {
 			return err
 		}
 	}

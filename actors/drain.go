@@ -506,7 +506,8 @@ func (a *sessionActor) startTurn(tools []provider.Tool) {
 		a.endDrain(&Outcome{Err: "load history: " + err.Error(), Kind: "internal"})
 		return
 	}
-	tr := turnRequest{Model: a.core.State.Row.Model, Baseline: a.core.State.Epoch.Baseline, History: history, Tools: tools, LastTurn: d.LastTurn}
+	tr := turnRequest{Model: a.core.State.Row.Model, Baseline: a.core.State.Epoch.Baseline, History: history, Tools: tools, LastTurn: d.LastTurn,
+		Settings: d.agent.Request}
 	req := buildRequest(tr)
 	if a.needsCompaction(req) {
 		err := a.startCompaction(history, req, false)

@@ -20,6 +20,8 @@ type turnRequest struct {
 	History  []messages.Message
 	Tools    []provider.Tool
 	LastTurn bool // no tools, and the maximum-steps instruction
+	// Settings are the agent's request settings.
+	Settings RequestSettings
 }
 
 // buildRequest lowers projected history into a provider request. It is pure:
@@ -38,9 +40,12 @@ type turnRequest struct {
 //     history already starts at it) with its summary and recent context.
 func buildRequest(r turnRequest) *provider.Request {
 	req := &provider.Request{
-		Model:   provider.ModelRef{Provider: r.Model.Provider, Model: r.Model.ID},
-		Variant: r.Model.Variant,
-		System:  r.Baseline,
+		Model:    provider.ModelRef{Provider: r.Model.Provider, Model: r.Model.ID},
+		Variant:  r.Model.Variant,
+		System:   r.Baseline,
+		Controls: r.Settings.Controls,
+		Options:  r.Settings.Options,
+		Wire:     r.Settings.Wire,
 	}
 	if r.LastTurn {
 		req.ToolChoice = provider.ToolChoiceNone

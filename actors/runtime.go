@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -33,9 +34,26 @@ type Agent struct {
 	// Rules are the agent's permission rules, in order (last match wins,
 	// no match asks).
 	Rules []permission.Rule
-	// Context are extra Context Sources of this agent (its skill guidance),
-	// composed with the Location's sources just before admission.
+	// Context are extra Context Sources of this agent (its prompt, its
+	// skill guidance), composed with the Location's sources just before
+	// admission.
 	Context []contextsources.SystemContext
+	// Model is the agent's model, zero for none: a session created with
+	// the agent and no model of its own, or switched to the agent, runs on
+	// it (OpenCode's agent "model" and "variant").
+	Model messages.ModelRef
+	// Request are the agent's request settings (its temperature, top_p and
+	// provider options): over the model's catalog defaults, under the
+	// selected variant's, as OpenCode merges them.
+	Request RequestSettings
+}
+
+// RequestSettings are request settings in the provider request's three
+// domains.
+type RequestSettings struct {
+	Controls provider.Controls
+	Options  provider.Options
+	Wire     map[string]json.RawMessage
 }
 
 // Setup is what a Location's configuration gives its sessions: the agents

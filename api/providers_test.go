@@ -360,3 +360,74 @@ func TestModelVariantReachesTheProviderRequest(t *testing.T) {
 		t.Fatalf("after a restart: reasoning_effort %v, want low", b["reasoning_effort"])
 	}
 }
+
+// An agent's configuration shapes the provider request: its prompt is in
+// the system text (and is retracted when the session switches to an agent
+// without one), its temperature, top_p and options are sent over the
+// model's defaults, and its model is the one a session created with it, or
+// switched to it, runs on. Before, only its turn limit and permissions were
+// used.
+func TestAgentConfigurationShapesTheProviderRequest(t *testing.T) {
+	fake := &fakeChat{}
+	srv := httptest.NewServer(fake)
+	t.Cleanup(srv.Close)
+	cf := newConfigured(t)
+	cf.global(t, `{
+		"provider": {"local": {"npm": "@ai-sdk/openai-compatible",
+			"options": {"baseURL": "`+srv.URL+`/v1"},
+			"models": {"general": {"options": {"temperature": 0.7}}, "reviewing": {"reasoning": true, "options": {"temperature": 0.5, "seed": 1}}}}},
+		"model": "local/general",
+		"agent": {"reviewer": {"mode": "primary", "model": "local/reviewing",
+			"prompt": "You review code. REVIEWER-PROMPT",
+			"temperature": 0.2, "top_p": 0.9, "options": {"reasoningEffort": "low", "seed": 11}}},
+	}`)
+	rt := cf.start(t, apitest.Options{ConfiguredProviders: true})
+	c := newClient(t, rt)
+	ctx := ctxT(t)
+	turn := func(id, text string) fakeChatRequest {
+		t.Helper()
+		prompt(t, c, id, text)
+		if out, err := c.WaitOutcome(ctx, id); err != nil || out.Error != "" {
+			t.Fatalf("wait: %+v %v", out, err)
+		}
+		seen := fake.seen()
+		return seen[len(seen)-1]
+	}
+	s, err := c.CreateSession(ctx, wire.CreateSessionRequest{Location: &wire.LocationRef{Directory: cf.project}, Agent: "reviewer"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Model.ID != "reviewing" {
+		t.Fatalf("session created with the reviewer agent runs on %+v, want its model local/reviewing", s.Model)
+	}
+	r := turn(s.ID, "one")
+	b := r.Body
+	if r.Model != "reviewing" || b["temperature"] != 0.2 || b["top_p"] != 0.9 || b["reasoning_effort"] != "low" || b["seed"] != 11.0 {
+		t.Fatalf("reviewer's request: model %q body %v, want reviewing, temperature 0.2, top_p 0.9, reasoning_effort low, seed 11", r.Model, b)
+	}
+	if !strings.Contains(r.Text, "You review code. REVIEWER-PROMPT") {
+		t.Fatalf("reviewer's request lacks the agent's prompt: %.300q", r.Text)
+	}
+
+	if err := c.SwitchAgent(ctx, s.ID, "build"); err != nil {
+		t.Fatal(err)
+	}
+	r = turn(s.ID, "two")
+	b = r.Body
+	if r.Model != "reviewing" || b["temperature"] != 0.5 || b["top_p"] != nil || b["seed"] != 1.0 {
+		t.Fatalf("build's request on the same model: model %q body %v, want the model's own temperature 0.5 and seed 1", r.Model, b)
+	}
+	if !strings.Contains(r.Text, "The previous agent's instructions no longer apply.") {
+		t.Fatalf("switching to build did not retract the reviewer's prompt: %.600q", r.Text)
+	}
+
+	if err := c.SwitchModel(ctx, s.ID, wire.ModelRef{ProviderID: "local", ID: "general"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SwitchAgent(ctx, s.ID, "reviewer"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := c.Session(ctx, s.ID); err != nil || got.Model.ID != "reviewing" || got.Agent != "reviewer" {
+		t.Fatalf("after switching back to reviewer: %+v %v, want its model reviewing", got, err)
+	}
+}

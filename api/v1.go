@@ -477,10 +477,12 @@ func (s *Server) v1Admit(w http.ResponseWriter, r *http.Request) (persistence.Se
 	ctx := r.Context()
 	s.v1Watchers.notify(sess) // before the admission: the streams follow the turn from its first event
 	if req.Agent != "" && req.Agent != sess.Agent {
-		if _, err := s.cfg.Sessions.SwitchAgent(ctx, sess.ID, req.Agent); err != nil {
+		info, err := s.cfg.Sessions.SwitchAgent(ctx, sess.ID, req.Agent)
+		if err != nil {
 			s.fail(w, r, sess.ID, err)
 			return sess, nil, false
 		}
+		sess.Agent, sess.Model = info.Session.Agent, info.Session.Model // the agent's model may come with it
 	}
 	// OpenCode's variant belongs to each message: a prompt naming a model
 	// selects exactly the variant it sends (none: the model's defaults);

@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"sync"
 
@@ -77,6 +78,25 @@ func (c *configured) setupOf(cfg *config.Config, ags config.Agents) (actors.Setu
 	s := actors.Setup{Agents: make(map[string]actors.Agent, len(ags.List)), DefaultAgent: ags.Default}
 	for _, a := range ags.List {
 		ag := actors.Agent{TurnLimit: a.Steps, Rules: a.Rules}
+		req, err := agentRequest(a)
+		if err != nil {
+			return s, err
+		}
+		ag.Request = req
+		if a.Model != "" {
+			p, m, err := config.ParseModel(a.Model)
+			if err != nil {
+				return s, fmt.Errorf("agent %q model: %w", a.Name, err)
+			}
+			ag.Model = messages.ModelRef{Provider: p, ID: m, Variant: a.Variant}
+		}
+		if a.Prompt != "" {
+			prompt, err := agentPrompt(a.Prompt)
+			if err != nil {
+				return s, err
+			}
+			ag.Context = append(ag.Context, prompt)
+		}
 		if !permission.Hidden(a.Rules, "skill") {
 			guidance, err := skills.Context(skills.Config{Catalog: c.skillCatalog(cfg.Dir), Allowed: func(name string) bool {
 				return permission.Evaluate(a.Rules, "skill", name).Effect != permission.Deny
@@ -84,7 +104,7 @@ func (c *configured) setupOf(cfg *config.Config, ags config.Agents) (actors.Setu
 			if err != nil {
 				return s, err
 			}
-			ag.Context = []contextsources.SystemContext{guidance}
+			ag.Context = append(ag.Context, guidance)
 		}
 		s.Agents[a.Name] = ag
 	}
@@ -92,6 +112,49 @@ func (c *configured) setupOf(cfg *config.Config, ags config.Agents) (actors.Setu
 		s.DefaultModel = messages.ModelRef{Provider: p, ID: m}
 	}
 	return s, nil
+}
+
+// agentRequest is an agent's request settings: its options partitioned as
+// a model's are (temperature, topP, reasoningEffort, … and raw body
+// fields), then its own temperature and top_p over them.
+func agentRequest(a config.Agent) (actors.RequestSettings, error) {
+	c, o, w, err := catalog.Partition(a.Options)
+	if err != nil {
+		return actors.RequestSettings{}, fmt.Errorf("agent %q options: %w", a.Name, err)
+	}
+	if a.Temperature != nil {
+		c.Temperature = a.Temperature
+	}
+	if a.TopP != nil {
+		c.TopP = a.TopP
+	}
+	return actors.RequestSettings{Controls: c, Options: o, Wire: w}, nil
+}
+
+// agentPromptKey is the Context Source of the agent's prompt. Every agent
+// with a prompt has it under this one key, so a switch between two such
+// agents is an update of the model's instructions, and a switch to an
+// agent without one removes them.
+const agentPromptKey = "agent/prompt"
+
+// agentPrompt is an agent's prompt as a Context Source: part of the
+// baseline (OpenCode sends it first, in place of its provider prompt), and
+// a change of the prompt or of the agent reaches the model at the next
+// turn boundary like any other context change.
+func agentPrompt(text string) (contextsources.SystemContext, error) {
+	src, err := contextsources.Make(contextsources.Spec[string]{
+		Key:      agentPromptKey,
+		Load:     func(context.Context) contextsources.Result[string] { return contextsources.Present(text) },
+		Baseline: func(t string) string { return t },
+		Update: func(t string) string {
+			return "Your instructions as the agent have changed. From now on they are:\n" + t
+		},
+		Removal: func(string) string { return "The previous agent's instructions no longer apply." },
+	})
+	if err != nil {
+		return contextsources.SystemContext{}, err
+	}
+	return contextsources.New(src)
 }
 
 // skillCatalog lists the Location's skills as its configuration says at
