@@ -188,7 +188,7 @@ func (a *sessionActor) async(work func() any, onPanic func(error) any) {
 func (a *sessionActor) startDrain(runOwed bool, waiter *actor.PID) {
 	d := &drain{token: nextToken(), Drain: session.Drain{Location: a.core.State.Row.Location, RunOwed: runOwed}}
 	a.log.Debug("drain start", "session", a.id, "token", d.token, "run", runOwed, "pending", len(a.core.State.Pending))
-	d.spanCtx, d.span = a.rt.cfg.Tracer.StartInvokeAgent(a.rt.ctx, telemetry.Agent{
+	d.spanCtx, d.span = a.rt.cfg.Tracer.StartInvokeAgent(telemetry.WithTraceParent(a.rt.ctx, a.drainTrace), telemetry.Agent{
 		SessionID: a.id, AgentName: a.core.State.Row.Agent, ProviderName: a.core.State.Row.Model.Provider, Model: a.core.State.Row.Model.ID})
 	if waiter != nil {
 		d.waiters = append(d.waiters, waiter)
