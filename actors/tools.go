@@ -145,14 +145,20 @@ func (a *sessionActor) asker(token uint64, assistantID, callID string) permissio
 }
 
 func (a *sessionActor) onPermissionAsk(m *permissionAsk) {
-	if a.drain == nil || a.drain.turn == nil || a.drain.turn.token != m.token {
+	d := a.drain
+	if d == nil {
 		close(m.ch)
 		return
 	}
 	id := messages.NewID("per")
-	resources := m.req.Resources
-	if err := a.append(messages.PermissionAsked{RequestID: id, AssistantMessageID: m.assistantID, CallID: m.callID, Action: m.req.Action, Resources: resources}); err != nil {
-		close(m.ch)
+	rd := a.core.Step(session.PermissionAsked{Asked: messages.PermissionAsked{RequestID: id, AssistantMessageID: m.assistantID, CallID: m.callID, Action: m.req.Action, Resources: m.req.Resources}})
+	if len(rd.Append) == 0 {
+		close(m.ch) // not a running call of the turn in flight
+		return
+	}
+	a.execute(rd)
+	if a.drain != d {
+		close(m.ch) // the append failed: the drain ended
 		return
 	}
 	if a.perms == nil {

@@ -300,7 +300,14 @@ type Run struct{}
 // callers) after an Outcome.
 type DrainEnded struct{}
 
+// PermissionAsked: a tool call asks the user for permission. The core
+// takes the request (Append journals it; the owner holds the tool until
+// the reply) only from a call of the turn in flight that is still running;
+// otherwise Ready is empty and the owner refuses the ask.
+type PermissionAsked struct{ Asked messages.PermissionAsked }
+
 func (AtBoundary) input()       {}
+func (PermissionAsked) input()  {}
 func (Wake) input()             {}
 func (Run) input()              {}
 func (DrainEnded) input()       {}
@@ -360,6 +367,15 @@ func (c *Core) Step(in Input) Ready {
 		return c.stepQuestionAnswered(in)
 	case Interrupt:
 		return c.stepInterrupt(in)
+	case PermissionAsked:
+		d := c.Drain
+		if d == nil || d.Turn == nil || d.Turn.AssistantMessageID != in.Asked.AssistantMessageID {
+			return Ready{}
+		}
+		if settled, ok := d.Turn.settled[in.Asked.CallID]; !ok || settled {
+			return Ready{}
+		}
+		return Ready{Append: append(c.takeCarry(), in.Asked)}
 	}
 	return Ready{}
 }

@@ -168,6 +168,17 @@ func (e *interactionEnv) handle(t *testing.T, td *datadriven.TestData) string {
 		if e.c.Drain != nil {
 			e.ready(&out, e.c.Step(QuestionAnswered{AssistantMessageID: turn, Rejected: rejected}))
 		}
+	case "permission":
+		// A tool call asks the user for permission.
+		var id, turn string
+		td.ScanArgs(t, "id", &id)
+		turn = e.turn
+		td.MaybeScanArgs(t, "turn", &turn)
+		rd := e.c.Step(PermissionAsked{Asked: messages.PermissionAsked{RequestID: "per_" + id, AssistantMessageID: turn, CallID: id, Action: "bash"}})
+		if len(rd.Append) == 0 {
+			out.WriteString("permission refused: not a running call of the turn in flight\n")
+		}
+		e.ready(&out, rd)
 	case "stream-end":
 		// The stream is over, with its final text.
 		var text string

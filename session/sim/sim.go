@@ -474,6 +474,15 @@ func (s *simSession) progress() error {
 		if o.streamD && open == 0 {
 			return fmt.Errorf("turn %s: the stream ended and every call settled, but the core did not say the turn was over", o.turn)
 		}
+		if len(o.calls) > 0 && s.rng.IntN(12) == 0 {
+			// A call asks for permission: taken only while it runs.
+			c := o.calls[s.rng.IntN(len(o.calls))]
+			rd := o.core.Step(session.PermissionAsked{Asked: messages.PermissionAsked{RequestID: s.id_("per"), AssistantMessageID: o.turn, CallID: c, Action: "bash"}})
+			if taken := len(rd.Append) > 0; taken != o.open[c] {
+				return fmt.Errorf("permission ask of call %s taken %v, call running %v", c, taken, o.open[c])
+			}
+			return s.exec(rd)
+		}
 		r := s.rng.IntN(10)
 		switch {
 		case !o.streamD && r < 3 && len(o.calls) < 4 && !o.core.Drain.LastTurn:
