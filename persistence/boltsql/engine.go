@@ -259,6 +259,9 @@ func (e *Engine) initFile(tx *bolt.Tx) error {
 			return err
 		}
 	}
+	if err := initRowCounts(tx); err != nil {
+		return err
+	}
 	dbs := tx.Bucket(bucketDBs)
 	if dbs.Get([]byte(strings.ToLower(e.opts.Database))) == nil {
 		return dbs.Put([]byte(strings.ToLower(e.opts.Database)), []byte(e.opts.Database))

@@ -366,6 +366,14 @@ func (t *txn) commit() error {
 			return fmt.Errorf("commit: drop %s: %w", name, err)
 		}
 	}
+	if t.dirty {
+		if err := t.applyRowCounts(); err != nil {
+			_ = t.undoTo(0)
+			t.turn, t.wtx = nil, nil
+			_ = tu.finish(turnPoisoned)
+			return fmt.Errorf("commit: row counts: %w", err)
+		}
+	}
 	t.turn, t.wtx = nil, nil
 	if !t.dirty {
 		return tu.finish(turnRolledBack) // nothing written: no fsync to wait for
