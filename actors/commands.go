@@ -19,7 +19,11 @@ type Create struct {
 	Location string
 	Agent    string
 	Model    messages.ModelRef
+	Title    string // the client's title; "" for none
 }
+
+// Rename gives the session a title (durable: session.renamed).
+type Rename struct{ Title string }
 
 // Prompt admits one input into the durable inbox.
 type Prompt struct {

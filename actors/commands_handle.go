@@ -44,13 +44,13 @@ func (a *sessionActor) create(m *Create) any {
 	} else if err := a.rt.knownModel(model); err != nil {
 		return err
 	}
-	sess, created, err := a.rt.journal.CreateSession(a.rt.ctx, a.id, a.ownership, messages.SessionCreated{Location: loc, Agent: agent, Model: model})
+	sess, created, err := a.rt.journal.CreateSession(a.rt.ctx, a.id, a.ownership, messages.SessionCreated{Location: loc, Agent: agent, Model: model, Title: m.Title})
 	if err != nil {
 		return a.journalError(err)
 	}
 	if created {
 		a.created(sess)
-		a.publish(1, messages.SessionCreated{Location: loc, Agent: agent, Model: model})
+		a.publish(1, messages.SessionCreated{Location: loc, Agent: agent, Model: model, Title: m.Title})
 	} else if err := a.reload(); err != nil {
 		return err // another activation created it: read what it wrote
 	}
@@ -65,7 +65,7 @@ func (a *sessionActor) created(sess persistence.Session) {
 	// The fold of the one event gives the row CreateSession wrote, and a
 	// complete (empty) history.
 	a.core.State = session.NewState(a.id)
-	_ = a.core.State.Apply(sess.LastSeq, messages.SessionCreated{Location: sess.Location, Agent: sess.Agent, Model: sess.Model})
+	_ = a.core.State.Apply(sess.LastSeq, messages.SessionCreated{Location: sess.Location, Agent: sess.Agent, Model: sess.Model, Title: sess.Title})
 	if sess.LastSeq > a.seq {
 		a.seq = sess.LastSeq
 	}
@@ -162,6 +162,24 @@ func (a *sessionActor) switchAgent(m *SwitchAgent) any {
 			events = append(events, messages.ModelSwitched{Model: ag.Model})
 		}
 		if err := a.append(events...); err != nil {
+			return err
+		}
+	}
+	return &Info{Session: a.row()}
+}
+
+// maxTitle bounds a title (the sessions.title column holds 1024 bytes).
+const maxTitle = 1024
+
+func (a *sessionActor) rename(m *Rename) any {
+	if !a.core.State.Exists {
+		return a.notFound()
+	}
+	if len(m.Title) > maxTitle {
+		return invalidf(fmt.Sprintf("title is %d bytes, at most %d", len(m.Title), maxTitle))
+	}
+	if m.Title != a.core.State.Row.Title {
+		if err := a.append(messages.SessionRenamed{Title: m.Title}); err != nil {
 			return err
 		}
 	}

@@ -144,6 +144,8 @@ func (a *sessionActor) handle(ctx actor.Context) {
 		a.respond(ctx, a.switchAgent(m))
 	case *SwitchModel:
 		a.respond(ctx, a.switchModel(m))
+	case *Rename:
+		a.respond(ctx, a.rename(m))
 	case *ReplyPermission:
 		a.respond(ctx, a.replyPermission(m))
 	case *Revert:
@@ -440,13 +442,13 @@ func (a *sessionActor) fold(seq int64, ev messages.Event) {
 // row is the session's row as the API shows it.
 func (a *sessionActor) row() persistence.Session {
 	r := a.core.State.Row
-	return persistence.Session{ID: r.ID, Location: r.Location, Agent: r.Agent, Model: r.Model, Status: persistence.Status(r.Status),
+	return persistence.Session{ID: r.ID, Location: r.Location, Agent: r.Agent, Model: r.Model, Title: r.Title, Status: persistence.Status(r.Status),
 		CreatedSeq: r.CreatedSeq, HistorySeq: r.HistorySeq, LastSeq: r.LastSeq}
 }
 
 // stateRow is the journal's sessions row as the session state holds it.
 func stateRow(s persistence.Session) session.Row {
-	return session.Row{ID: s.ID, Location: s.Location, Agent: s.Agent, Model: s.Model, Status: session.Status(s.Status),
+	return session.Row{ID: s.ID, Location: s.Location, Agent: s.Agent, Model: s.Model, Title: s.Title, Status: session.Status(s.Status),
 		CreatedSeq: s.CreatedSeq, HistorySeq: s.HistorySeq, LastSeq: s.LastSeq}
 }
 

@@ -135,6 +135,11 @@ func (s *Sessions) Move(ctx context.Context, id, to string) (*Info, error) {
 	return s.info(ctx, id, &Move{To: to})
 }
 
+// Rename gives the session a title.
+func (s *Sessions) Rename(ctx context.Context, id, title string) (*Info, error) {
+	return s.info(ctx, id, &Rename{Title: title})
+}
+
 // SwitchAgent selects the agent for the next provider turn.
 func (s *Sessions) SwitchAgent(ctx context.Context, id, agent string) (*Info, error) {
 	return s.info(ctx, id, &SwitchAgent{Agent: agent})

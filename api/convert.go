@@ -318,7 +318,11 @@ func appendEventData(b []byte, env messages.Envelope, now time.Time) []byte {
 func eventData(d fields, ev messages.Event) fields {
 	switch e := ev.(type) {
 	case messages.SessionCreated:
-		return append(d, field{"location", wire.LocationRef{Directory: e.Location}}, field{"agent", e.Agent}, field{"model", toModel(e.Model)})
+		d = append(d, field{"location", wire.LocationRef{Directory: e.Location}}, field{"agent", e.Agent}, field{"model", toModel(e.Model)})
+		if e.Title != "" {
+			d = append(d, field{"title", e.Title})
+		}
+		return d
 	case messages.PromptAdmitted:
 		return append(d, field{"messageID", e.MessageID}, field{"prompt", toPrompt(e.Prompt)}, field{"delivery", string(e.Delivery)})
 	case messages.PromptPromoted:
@@ -337,6 +341,8 @@ func eventData(d fields, ev messages.Event) fields {
 		return append(d, field{"messageID", e.MessageID}, field{"text", e.Text})
 	case messages.AgentSwitched:
 		return append(d, field{"agent", e.Agent})
+	case messages.SessionRenamed:
+		return append(d, field{"title", e.Title})
 	case messages.ModelSwitched:
 		return append(d, field{"model", toModel(e.Model)})
 	case messages.Moved:

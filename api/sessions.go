@@ -63,7 +63,10 @@ func (s *Server) info(ctx context.Context, sess persistence.Session) wire.Sessio
 		updated = s.eventTime(ctx, sess.ID, sess.LastSeq)
 	}
 	out := toSession(sess, created, updated)
-	out.Title = s.title(ctx, sess.ID)
+	out.Title = sess.Title
+	if out.Title == "" {
+		out.Title = s.title(ctx, sess.ID)
+	}
 	return out
 }
 

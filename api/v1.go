@@ -165,7 +165,7 @@ func (s *Server) v1CreateSession(w http.ResponseWriter, r *http.Request) {
 		badRequest(w, "parentID", "unsupported", "parentID: sessionrt has no child sessions (no task tool); create a top-level session")
 		return
 	}
-	c := actors.Create{Location: s.v1Dir(r), Agent: req.Agent}
+	c := actors.Create{Location: s.v1Dir(r), Agent: req.Agent, Title: req.Title}
 	if req.Model != nil {
 		if req.Model.ID == "" || req.Model.ProviderID == "" {
 			badRequest(w, "model", "required", "model needs both id and providerID")
@@ -205,9 +205,9 @@ type v1UpdateRequest struct {
 	Time       *json.RawMessage `json:"time,omitempty"`
 }
 
-// v1UpdateSession answers a rename or an archive with the session as it
-// is: sessionrt titles a session by its first prompt and keeps no other
-// title, so the change is refused by name rather than dropped silently.
+// v1UpdateSession renames a session (durably: session.renamed); an
+// archive or a change of its permissions or metadata is refused by name
+// rather than dropped silently.
 func (s *Server) v1UpdateSession(w http.ResponseWriter, r *http.Request) {
 	var req v1UpdateRequest
 	if !decode(w, r, &req, false) {
@@ -217,10 +217,21 @@ func (s *Server) v1UpdateSession(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if req.Title != nil || req.Time != nil || req.Permission != nil || req.Metadata != nil {
+	if req.Time != nil || req.Permission != nil || req.Metadata != nil {
 		writeError(w, http.StatusNotImplemented, wire.Error{Tag: wire.TagNotImplemented,
-			Message: fmt.Sprintf("PATCH /session/%s: renaming or archiving a session is not implemented by sessionrt (a session's title is its first prompt)", sess.ID)})
+			Message: fmt.Sprintf("PATCH /session/%s: archiving a session or changing its permissions or metadata is not implemented by sessionrt (a rename is)", sess.ID)})
 		return
+	}
+	if req.Title != nil {
+		if _, err := s.cfg.Sessions.Rename(r.Context(), sess.ID, *req.Title); err != nil {
+			s.fail(w, r, sess.ID, err)
+			return
+		}
+		var err error
+		if sess, err = s.cfg.Journal.Session(r.Context(), sess.ID); err != nil {
+			s.fail(w, r, sess.ID, err)
+			return
+		}
 	}
 	writeJSON(w, http.StatusOK, s.v1Info(r.Context(), sess))
 }

@@ -219,7 +219,7 @@ func toolTurn(marker string) apitest.TurnFunc {
 func TestV1RunFlowStreamsAndListsTheSameParts(t *testing.T) {
 	rt := apitest.Start(t, apitest.Options{Turns: toolTurn("v1-marker")})
 	var sess v1SessionOut
-	if code := v1(t, rt, "POST", "/session", `{"title":"ignored","permission":[{"permission":"question","action":"deny","pattern":"*"}]}`, &sess); code != 200 {
+	if code := v1(t, rt, "POST", "/session", `{"permission":[{"permission":"question","action":"deny","pattern":"*"}]}`, &sess); code != 200 {
 		t.Fatalf("POST /session: %d", code)
 	}
 	if !strings.HasPrefix(sess.ID, "ses") || sess.Directory != rt.Loc || sess.Version == "" || sess.Time.Created == 0 {
@@ -526,7 +526,7 @@ func TestV1CatalogAndPanelRoutesAnswerTheirShapes(t *testing.T) {
 	var sess v1SessionOut
 	v1(t, rt, "POST", "/session", `{}`, &sess)
 	for _, r := range []struct{ method, path, body string }{
-		{"DELETE", "/session/" + sess.ID, ""}, {"PATCH", "/session/" + sess.ID, `{"title":"x"}`},
+		{"DELETE", "/session/" + sess.ID, ""}, {"PATCH", "/session/" + sess.ID, `{"time":{"archived":1}}`},
 		{"POST", "/session/" + sess.ID + "/fork", ""}, {"POST", "/session/" + sess.ID + "/share", ""},
 	} {
 		if code := v1(t, rt, r.method, r.path, r.body, nil); code != 501 {
@@ -538,5 +538,45 @@ func TestV1CatalogAndPanelRoutesAnswerTheirShapes(t *testing.T) {
 	}
 	if code := v1(t, rt, "POST", "/session", `{"parentID":"ses_x"}`, nil); code != 400 {
 		t.Errorf("child session: %d, want 400", code)
+	}
+}
+
+// A session keeps the title a V1 client gives it at creation, and a
+// rename (PATCH title) is durable: the session list and a restarted server
+// show it. Before, the title was ignored and a rename answered 501.
+func TestV1TitleAtCreationAndRenameAreKept(t *testing.T) {
+	data := t.TempDir()
+	rt := apitest.Start(t, apitest.Options{Data: data})
+	var created struct {
+		ID    string `json:"id"`
+		Title string `json:"title"`
+	}
+	if code := v1(t, rt, "POST", "/session", `{"title": "Fix the login bug"}`, &created); code != 200 || created.Title != "Fix the login bug" {
+		t.Fatalf("create with a title: %d %+v", code, created)
+	}
+	var renamed struct {
+		Title string `json:"title"`
+	}
+	if code := v1(t, rt, "PATCH", "/session/"+created.ID, `{"title": "Login bug, take two"}`, &renamed); code != 200 || renamed.Title != "Login bug, take two" {
+		t.Fatalf("rename: %d %+v", code, renamed)
+	}
+	if code := v1(t, rt, "PATCH", "/session/"+created.ID, `{"title": "`+strings.Repeat("x", 1025)+`"}`, nil); code != 400 {
+		t.Fatalf("a 1025-byte title: %d, want 400", code)
+	}
+	if code := v1(t, rt, "PATCH", "/session/"+created.ID, `{"time": {"archived": 1}}`, nil); code != 501 {
+		t.Fatalf("archive: %d, want a clear 501", code)
+	}
+	rt.Stop()
+	rt = apitest.Start(t, apitest.Options{Data: data})
+	var list []struct {
+		ID    string `json:"id"`
+		Title string `json:"title"`
+	}
+	if code := v1(t, rt, "GET", "/session", "", &list); code != 200 || len(list) != 1 || list[0].Title != "Login bug, take two" {
+		t.Fatalf("after a restart the session list is %d %+v, want the renamed title", code, list)
+	}
+	c := newClient(t, rt)
+	if s, err := c.Session(ctxT(t), created.ID); err != nil || s.Title != "Login bug, take two" {
+		t.Fatalf("V2 session %+v %v, want the renamed title", s, err)
 	}
 }

@@ -97,6 +97,7 @@ func SessionRegistry() *Registry {
 		"session.Move":            &actors.Move{},
 		"session.SwitchAgent":     &actors.SwitchAgent{},
 		"session.SwitchModel":     &actors.SwitchModel{},
+		"session.Rename":          &actors.Rename{},
 		"session.ReplyPermission": &actors.ReplyPermission{},
 		"session.WaitIdle":        &actors.WaitIdle{},
 		"session.Compact":         &actors.Compact{},

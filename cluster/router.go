@@ -99,6 +99,11 @@ func (r *Router) Move(ctx context.Context, id, to string) (*actors.Info, error) 
 	return as[*actors.Info](r.call(ctx, id, &actors.Move{To: to}, false))
 }
 
+// Rename gives the session a title.
+func (r *Router) Rename(ctx context.Context, id, title string) (*actors.Info, error) {
+	return as[*actors.Info](r.call(ctx, id, &actors.Rename{Title: title}, false))
+}
+
 // SwitchAgent selects the agent for the next provider turn.
 func (r *Router) SwitchAgent(ctx context.Context, id, agent string) (*actors.Info, error) {
 	return as[*actors.Info](r.call(ctx, id, &actors.SwitchAgent{Agent: agent}, false))

@@ -114,11 +114,23 @@ func (t ToolFailed) encodeMsgpack(w *msgpackw.Writer) {
 func (Idle) encodeMsgpack(w *msgpackw.Writer) { w.MapLen(0) }
 
 func (s SessionCreated) encodeMsgpack(w *msgpackw.Writer) {
-	w.MapLen(3)
+	if s.Title == "" {
+		w.MapLen(3)
+	} else {
+		w.MapLen(4)
+	}
 	w.Str("loc", s.Location)
 	w.Str("ag", s.Agent)
 	w.Key("m")
 	WriteModelRef(w, s.Model)
+	if s.Title != "" {
+		w.Str("ti", s.Title)
+	}
+}
+
+func (s SessionRenamed) encodeMsgpack(w *msgpackw.Writer) {
+	w.MapLen(1)
+	w.Str("t", s.Title)
 }
 
 func (c ContextEpochInitialized) encodeMsgpack(w *msgpackw.Writer) {

@@ -62,6 +62,14 @@ type SessionCreated struct {
 	Location string   `msgpack:"loc"`
 	Agent    string   `msgpack:"ag"`
 	Model    ModelRef `msgpack:"m"`
+	// Title is the title the client gave at creation ("": none yet).
+	Title string `msgpack:"ti,omitempty"`
+}
+
+// SessionRenamed gives the session a title (a client's rename); it
+// changes nothing the model sees.
+type SessionRenamed struct {
+	Title string `msgpack:"t"`
 }
 
 // PromptAdmitted puts a prompt into the durable inbox; it is not yet
@@ -380,6 +388,7 @@ func (ContextEpochCleared) EventType() EventType {
 }
 func (ContextUpdated) EventType() EventType    { return EventType{"session.context.updated", 1} }
 func (AgentSwitched) EventType() EventType     { return EventType{"session.agent.switched", 1} }
+func (SessionRenamed) EventType() EventType    { return EventType{"session.renamed", 1} }
 func (ModelSwitched) EventType() EventType     { return EventType{"session.model.switched", 1} }
 func (Moved) EventType() EventType             { return EventType{"session.moved", 1} }
 func (TurnStarted) EventType() EventType       { return EventType{"session.turn.started", 1} }
@@ -414,7 +423,7 @@ func SessionEvents() []Event {
 	return []Event{
 		SessionCreated{}, PromptAdmitted{}, PromptPromoted{},
 		ContextEpochInitialized{}, ContextEpochReplaced{}, ContextEpochCleared{}, ContextUpdated{},
-		AgentSwitched{}, ModelSwitched{}, Moved{},
+		AgentSwitched{}, ModelSwitched{}, Moved{}, SessionRenamed{},
 		TurnStarted{}, TurnEnded{}, TurnFailed{}, TextEnded{}, ReasoningEnded{},
 		ToolInputStarted{}, ToolInputEnded{}, ToolCalled{}, ToolProgress{}, ToolSucceeded{}, ToolFailed{},
 		PermissionAsked{}, PermissionReplied{}, QuestionAsked{}, QuestionReplied{}, QuestionRejected{},

@@ -39,11 +39,13 @@ func TestMigrationTwoKeepsMessagesFoundByID(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			// Today's projector writes the sessions.variant column of
-			// migration 9: added here ahead of its turn (the migration
-			// then finds it, as a re-run does).
-			if _, err := db.ExecContext(ctx, j1.n.q(all[8][0])); err != nil {
-				t.Fatal(err)
+			// Today's projector writes the sessions.variant and title
+			// columns of migrations 9 and 10: added here ahead of their
+			// turn (the migrations then find them, as a re-run does).
+			for _, m := range all[8:10] {
+				if _, err := db.ExecContext(ctx, j1.n.q(m[0])); err != nil {
+					t.Fatal(err)
+				}
 			}
 			// Written by today's projector on the old schema: session_messages
 			// rows without the unique key (message_ids goes away anyway).
@@ -168,8 +170,8 @@ func TestMigrationAlteringATableUpgradesAnOldJournal(t *testing.T) {
 			}
 			all := migrations
 			migrations = append(all[:len(all):len(all)], []string{
-				`ALTER TABLE {sessions} ADD COLUMN title VARBINARY(255) NULL`,
-				`ALTER TABLE {sessions} ADD INDEX sessions_title (title)`,
+				`ALTER TABLE {sessions} ADD COLUMN note VARBINARY(255) NULL`,
+				`ALTER TABLE {sessions} ADD INDEX sessions_note (note)`,
 			})
 			defer func() { migrations = all }()
 			j2, err := Open(ctx, Config{DB: db})
@@ -180,10 +182,10 @@ func TestMigrationAlteringATableUpgradesAnOldJournal(t *testing.T) {
 			if err := db.QueryRowContext(ctx, `SELECT version FROM schema_migrations ORDER BY version DESC LIMIT 1`).Scan(&v); err != nil || v != len(migrations) {
 				t.Fatalf("schema version %d, %v; want %d", v, err, len(migrations))
 			}
-			var title sql.NullString
+			var note sql.NullString
 			var loc []byte
-			if err := db.QueryRowContext(ctx, `SELECT title, location FROM sessions WHERE session_id = 's1'`).Scan(&title, &loc); err != nil || title.Valid || string(loc) != "/p" {
-				t.Fatalf("old row after the migration: title %v location %q, %v", title, loc, err)
+			if err := db.QueryRowContext(ctx, `SELECT note, location FROM sessions WHERE session_id = 's1'`).Scan(&note, &loc); err != nil || note.Valid || string(loc) != "/p" {
+				t.Fatalf("old row after the migration: note %v location %q, %v", note, loc, err)
 			}
 			if _, err := j2.Append(ctx, "s1", last, 0, messages.TurnEnded{AssistantMessageID: "a1"}); err != nil {
 				t.Fatalf("append after the migration: %v", err)

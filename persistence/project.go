@@ -92,7 +92,8 @@ func (p *projector) row(q string, args ...any) *sql.Row {
 }
 
 var (
-	qInsertSession  = stmt(`INSERT INTO {sessions} (session_id, location, agent, provider, model, variant, status, created_seq, history_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0)`)
+	qInsertSession  = stmt(`INSERT INTO {sessions} (session_id, location, agent, provider, model, variant, title, status, created_seq, history_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0)`)
+	qSetTitle       = stmt(`UPDATE {sessions} SET title = ? WHERE session_id = ?`)
 	qSessionLoc     = stmt(`SELECT location FROM {sessions} WHERE session_id = ?`)
 	qSetStatus      = stmt(`UPDATE {sessions} SET status = ? WHERE session_id = ?`)
 	qSetAgent       = stmt(`UPDATE {sessions} SET agent = ? WHERE session_id = ?`)
@@ -137,9 +138,9 @@ func (p *projector) apply(seq int64, ev messages.Event) error {
 		if e.Location == "" {
 			return p.refuse(seq, ev, "empty location")
 		}
-		_, err := p.exec(qInsertSession, p.sid, e.Location, e.Agent, e.Model.Provider, e.Model.ID, e.Model.Variant, string(StatusIdle), seq)
+		_, err := p.exec(qInsertSession, p.sid, e.Location, e.Agent, e.Model.Provider, e.Model.ID, e.Model.Variant, e.Title, string(StatusIdle), seq)
 		p.known = StatusIdle
-		p.sess, p.sessOwned = &Session{ID: p.sid, Location: e.Location, Agent: e.Agent, Model: e.Model, CreatedSeq: seq}, true
+		p.sess, p.sessOwned = &Session{ID: p.sid, Location: e.Location, Agent: e.Agent, Model: e.Model, Title: e.Title, CreatedSeq: seq}, true
 		p.ep = epochState{known: true} // epochs come after creation
 		return err
 
@@ -247,6 +248,13 @@ func (p *projector) apply(seq int64, ev messages.Event) error {
 			s.Agent = e.Agent
 		}
 		_, err := p.exec(qSetAgent, e.Agent, p.sid)
+		return err
+
+	case messages.SessionRenamed:
+		if s := p.editSession(); s != nil {
+			s.Title = e.Title
+		}
+		_, err := p.exec(qSetTitle, e.Title, p.sid)
 		return err
 
 	case messages.ModelSwitched:

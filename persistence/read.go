@@ -13,7 +13,7 @@ import (
 )
 
 var (
-	qSession      = stmt(`SELECT location, agent, provider, model, variant, status, created_seq, history_seq FROM {sessions} WHERE session_id = ?`)
+	qSession      = stmt(`SELECT location, agent, provider, model, variant, title, status, created_seq, history_seq FROM {sessions} WHERE session_id = ?`)
 	qPendingInbox = stmt(`SELECT admitted_seq, message_id, delivery, prompt, promoted_seq FROM {session_input} WHERE session_id = ? AND promoted_seq = 0 ORDER BY session_id, admitted_seq`)
 	qMessagesFrom = stmt(`SELECT seq, idx, message_id, role, body FROM {session_messages} WHERE session_id = ? AND seq >= ? ORDER BY session_id, seq, idx`)
 	qMessagesPage = stmt(`SELECT seq, idx, message_id, role, body FROM {session_messages} WHERE session_id = ? AND seq >= ? ORDER BY session_id, seq, idx LIMIT ?`)
@@ -64,7 +64,7 @@ func (j *Journal) readSession(ctx context.Context, db rowQuerier, sessionID stri
 func (j *Journal) readSessionRow(ctx context.Context, db rowQuerier, sessionID string) (Session, error) {
 	s := Session{ID: sessionID}
 	var status string
-	err := db.QueryRowContext(ctx, j.n.q(qSession), sessionID).Scan(&s.Location, &s.Agent, &s.Model.Provider, &s.Model.ID, &s.Model.Variant, &status, &s.CreatedSeq, &s.HistorySeq)
+	err := db.QueryRowContext(ctx, j.n.q(qSession), sessionID).Scan(&s.Location, &s.Agent, &s.Model.Provider, &s.Model.ID, &s.Model.Variant, &s.Title, &status, &s.CreatedSeq, &s.HistorySeq)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Session{}, fmt.Errorf("session %s: %w", sessionID, ErrNotFound)
 	} else if err != nil {

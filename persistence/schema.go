@@ -158,6 +158,10 @@ var migrations = [][]string{
 		// OpenCode's model variants); sessions before it selected none.
 		`ALTER TABLE {sessions} ADD COLUMN variant VARBINARY(255) NOT NULL DEFAULT ''`,
 	},
+	{ // 10: the title a client gave the session (at creation or by a
+		// rename: session.renamed); sessions before it had none.
+		`ALTER TABLE {sessions} ADD COLUMN title VARBINARY(1024) NOT NULL DEFAULT ''`,
+	},
 }
 
 // projectionTables are rebuilt by Verify, with the columns that form their

@@ -114,7 +114,7 @@ func (c *sessionCache) learn(sid string, s Session) {
 	e.status = s.Status
 	s.Status = ""
 	e.sess = &s
-	e.bytes += 64 + len(s.ID) + len(s.Location) + len(s.Agent) + len(s.Model.Provider) + len(s.Model.ID) + len(s.Model.Variant)
+	e.bytes += 64 + len(s.ID) + len(s.Location) + len(s.Agent) + len(s.Model.Provider) + len(s.Model.ID) + len(s.Model.Variant) + len(s.Title)
 	c.putLocked(sid, e)
 }
 
@@ -196,7 +196,7 @@ func (p *projector) next(head int64) *cacheEntry {
 	e := &cacheEntry{head: head, status: p.known, tools: map[[2]string]toolRow{}, epoch: p.ep}
 	if s := p.sess; s != nil && p.known != "" {
 		e.sess = s // immutable from here on (the projector is done)
-		e.bytes += 64 + len(s.ID) + len(s.Location) + len(s.Agent) + len(s.Model.Provider) + len(s.Model.ID) + len(s.Model.Variant)
+		e.bytes += 64 + len(s.ID) + len(s.Location) + len(s.Agent) + len(s.Model.Provider) + len(s.Model.ID) + len(s.Model.Variant) + len(s.Title)
 	}
 	for _, in := range p.inbox {
 		if len(e.inbox) == cacheInputs {

@@ -72,6 +72,7 @@ type Session struct {
 	Location   string
 	Agent      string
 	Model      messages.ModelRef
+	Title      string // the client's title ("": none)
 	Status     Status
 	CreatedSeq int64
 	HistorySeq int64 // seq of the latest completed compaction (the history boundary); 0 none

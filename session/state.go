@@ -24,6 +24,7 @@ type Row struct {
 	Location   string
 	Agent      string
 	Model      messages.ModelRef
+	Title      string // the client's title ("": none)
 	Status     Status
 	CreatedSeq int64
 	HistorySeq int64 // seq of the latest completed compaction (the history boundary); 0 none
@@ -83,7 +84,7 @@ func (s *State) Apply(seq int64, ev messages.Event) error {
 	switch e := ev.(type) {
 	case messages.SessionCreated:
 		s.Exists = true
-		s.Row = Row{ID: s.Row.ID, Location: e.Location, Agent: e.Agent, Model: e.Model, Status: StatusIdle, CreatedSeq: seq}
+		s.Row = Row{ID: s.Row.ID, Location: e.Location, Agent: e.Agent, Model: e.Model, Title: e.Title, Status: StatusIdle, CreatedSeq: seq}
 	case messages.PromptAdmitted:
 		s.Pending = append(s.Pending, InboxEntry{MessageID: e.MessageID, AdmittedSeq: seq, Delivery: e.Delivery, Prompt: e.Prompt})
 	case messages.PromptPromoted:
@@ -116,6 +117,8 @@ func (s *State) Apply(seq int64, ev messages.Event) error {
 		s.Epoch.Revision++
 	case messages.AgentSwitched:
 		s.Row.Agent = e.Agent
+	case messages.SessionRenamed:
+		s.Row.Title = e.Title
 	case messages.ModelSwitched:
 		s.Row.Model = e.Model
 	case messages.Moved:
