@@ -11,7 +11,7 @@ import (
 func samples() []Event {
 	m := ModelRef{Provider: "openai", ID: "gpt-5"}
 	return []Event{
-		SessionCreated{Location: "/tmp/p", Agent: "build", Model: m},
+		SessionCreated{Location: "/tmp/p", Agent: "build", Model: m, Title: "Fix the login bug"},
 		PromptAdmitted{MessageID: "msg_1", Prompt: Prompt{Text: "hi", Attachments: []Attachment{{Kind: "file", Name: "a.txt", MediaType: "text/plain", Data: []byte("x")}}}, Delivery: Queue},
 		PromptPromoted{MessageIDs: []string{"msg_1", "msg_2"}},
 		ContextEpochInitialized{Revision: 1, Baseline: "base\n", Snapshot: []byte{1, 2}, Location: "/tmp/p"},
@@ -19,7 +19,8 @@ func samples() []Event {
 		ContextEpochCleared{Reason: "moved"},
 		ContextUpdated{MessageID: "sys_1", Text: "<changed/>", Snapshot: []byte{4}},
 		AgentSwitched{Agent: "plan"},
-		ModelSwitched{Model: m},
+		SessionRenamed{Title: "Login bug"},
+		ModelSwitched{Model: ModelRef{Provider: "openai", ID: "gpt-5", Variant: "high"}},
 		Moved{From: "/a", To: "/b"},
 		TurnStarted{AssistantMessageID: "am_1", Agent: "build", Model: m, Snapshot: "ab12"},
 		TurnEnded{AssistantMessageID: "am_1", FinishReason: "stop", Usage: Usage{InputTokens: 10, OutputTokens: 5}, ProviderMetadata: []byte(`{"x":1}`)},
