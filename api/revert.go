@@ -194,5 +194,3 @@ func (s *Server) v1RevertOf(r *http.Request, id string) *v1Revert {
 	}
 	return &v1Revert{MessageID: rv.Open.MessageID, Snapshot: rv.Open.Snapshot}
 }
-
-

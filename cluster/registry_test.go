@@ -81,7 +81,7 @@ func TestSessionCommandsAndRepliesRoundTripThroughEnvelope(t *testing.T) {
 		&actors.CommandError{Code: actors.CodeFenced, Msg: "session ownership moved"},
 		&actors.Revert{Op: actors.RevertStage, MessageID: "msg_1"},
 		&actors.RevertInfo{Session: persistence.Session{ID: "ses_1", Location: "/srv/proj", Agent: "build", Model: model, Status: persistence.StatusIdle},
-			Open: &messages.Revert{MessageID: "msg_1", BoundarySeq: 4, Snapshot: "ab", Current: "cd", Files: []string{"a.txt"}, Committed: true, StagedSeq: 9},
+			Open:  &messages.Revert{MessageID: "msg_1", BoundarySeq: 4, Snapshot: "ab", Current: "cd", Files: []string{"a.txt"}, Committed: true, StagedSeq: 9},
 			Files: []filesnap.FileDiff{{Path: "a.txt", Status: filesnap.Modified, Additions: 1, Deletions: 2, Patch: "@@"}}},
 	}
 	for _, msg := range cases {
