@@ -35,7 +35,7 @@ func stateOf(a *sessionActor) loadedState {
 func journalInbox(a *sessionActor) []persistence.InboxEntry {
 	var out []persistence.InboxEntry
 	for _, p := range a.core.State.Pending {
-		out = append(out, persistence.InboxEntry{SessionID: a.id, MessageID: p.MessageID, AdmittedSeq: p.AdmittedSeq, Delivery: p.Delivery, Prompt: p.Prompt})
+		out = append(out, persistence.InboxEntry{SessionID: a.id, MessageID: p.MessageID, AdmittedSeq: p.AdmittedSeq, Delivery: p.Delivery, Prompt: p.Prompt, Held: p.Held})
 	}
 	return out
 }

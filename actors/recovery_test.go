@@ -307,3 +307,95 @@ func TestRestartPolicyHoldsWhenTheJournalRefusedTheStartUp(t *testing.T) {
 		})
 	}
 }
+
+// TestInputLeftByAnInterruptIsNotRunByARestart: the spec keeps the input
+// an interrupt leaves pending for a later fresh wake (the client's next
+// prompt or run), so a restart must not run it on its own. A user's
+// interrupt of a drain with a prompt queued into it (resume: it asked for
+// that drain) leaves it pending and held; Recover wakes nothing, it is
+// still pending, and the drain of the client's next prompt promotes both.
+// On both journals.
+// Before, Owed listed such input (admitted without a hold), and the
+// restart after the interrupt ran it without anyone asking (recovered
+// [ses_…], 1 provider request).
+func TestInputLeftByAnInterruptIsNotRunByARestart(t *testing.T) {
+	for _, backend := range []string{"embedded", "mariadb"} {
+		t.Run(backend, func(t *testing.T) {
+			t.Setenv("SESSIONRT_SCENARIO_JOURNAL", backend)
+			started := make(chan int, 1)
+			// The first request after it is set hangs until cancelled
+			// (hangFirst counts from the provider's first request).
+			hangOnce := func() func(*provider.Request, int) (scripted.Turn, error) {
+				var hung atomic.Bool
+				return func(*provider.Request, int) (scripted.Turn, error) {
+					if hung.CompareAndSwap(false, true) {
+						started <- 0
+						return scripted.Turn{Text: "partial", Hang: true}, nil
+					}
+					return scripted.Turn{Text: "later answer"}, nil
+				}
+			}
+			waitStarted := func() {
+				t.Helper()
+				select {
+				case <-started:
+				case <-time.After(30 * time.Second):
+					t.Fatal("the drain's first request never came")
+				}
+			}
+			h := newHarness(t, hangOnce())
+			user := h.create("")
+			heldInbox := func(id string, want ...string) {
+				t.Helper()
+				inbox, err := h.journal.PendingInbox(h.ctx(), id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got []string
+				for _, in := range inbox {
+					if !in.Held {
+						t.Fatalf("pending %q is not held: a restart would run it", in.Prompt.Text)
+					}
+					got = append(got, in.Prompt.Text)
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("%s pending %v, want %v", id, got, want)
+				}
+			}
+			promotedBoth := func(id, first string) {
+				t.Helper()
+				h.mu.Lock()
+				h.turns = text("both")
+				h.mu.Unlock()
+				h.prompt(id, "", "next", messages.Queue, true)
+				h.waitIdle(id)
+				hist := h.history(id)
+				// Queued input: one prompt per turn, both in the drain the prompt started.
+				if got, want := hist[len(hist)-4:], []string{"U:" + first, "A:both", "U:next", "A:both"}; !reflect.DeepEqual(got, want) {
+					t.Fatalf("history %v: want %v at its end", hist, want)
+				}
+				heldInbox(id)
+			}
+
+			// A user's interrupt.
+			h.prompt(user, "", "u1", "", true)
+			waitStarted()
+			h.prompt(user, "", "queued", messages.Queue, true)
+			if err := h.sessions.Interrupt(h.ctx(), user); err != nil {
+				t.Fatal(err)
+			}
+			heldInbox(user, "queued")
+			h.restart()
+			if ids, err := h.sessions.Recover(h.ctx(), nil); err != nil || len(ids) != 0 {
+				t.Fatalf("recovered %v %v: nothing is owed after the interrupt", ids, err)
+			}
+			heldInbox(user, "queued")
+			if n := h.prov.Count(); n != 0 {
+				t.Fatalf("%d provider requests at the restart, want none", n)
+			}
+			promotedBoth(user, "queued")
+
+			h.checkReplay()
+		})
+	}
+}

@@ -297,7 +297,7 @@ func (a *sessionActor) load(sess persistence.Session, found bool) error {
 		return fmt.Errorf("session %s: load inbox: %w", a.id, err)
 	}
 	for _, in := range inbox {
-		a.core.State.Pending = append(a.core.State.Pending, session.InboxEntry{MessageID: in.MessageID, AdmittedSeq: in.AdmittedSeq, Delivery: in.Delivery, Prompt: in.Prompt})
+		a.core.State.Pending = append(a.core.State.Pending, session.InboxEntry{MessageID: in.MessageID, AdmittedSeq: in.AdmittedSeq, Delivery: in.Delivery, Prompt: in.Prompt, Held: in.Held})
 	}
 	ep, ok, err := a.rt.journal.Epoch(ctx, a.id)
 	if err != nil {

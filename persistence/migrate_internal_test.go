@@ -319,3 +319,93 @@ func TestMariaDBPlansUseTheOwedIndex(t *testing.T) {
 		t.Fatalf("owed %v %v, want the 5 sessions with unpromoted input", owed, err)
 	}
 }
+
+// Migration 11 holds, in a journal written before the projector held the
+// input an interrupt leaves pending, exactly the rows a replay holds: input
+// pending at an Interrupted (still pending, or promoted by a later wake) is
+// held, input admitted after it or promoted before it is not. The old
+// journal is made by today's projector with the marks cleared, as the old
+// projector left them: its Owed lists the interrupted session (a restart
+// would run what the user stopped) and Verify disagrees; after the
+// migration neither, and a re-run is harmless.
+func TestMigrationElevenHoldsInputPendingAtAnInterrupt(t *testing.T) {
+	for name, db := range internalBackends(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			j, err := Open(ctx, Config{DB: db})
+			if err != nil {
+				t.Fatal(err)
+			}
+			admit := func(id string) messages.PromptAdmitted {
+				return messages.PromptAdmitted{MessageID: id, Prompt: messages.Prompt{Text: id}, Delivery: messages.Queue}
+			}
+			app := func(sid string, after int64, evs ...messages.Event) int64 {
+				t.Helper()
+				last, err := j.Append(ctx, sid, after, 0, evs...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return last
+			}
+			// "stopped": a1 ran, q1 was queued mid-drain, the user interrupted.
+			app("stopped", 0, messages.SessionCreated{Location: "/p"}, admit("a1"),
+				messages.PromptPromoted{MessageIDs: []string{"a1"}}, messages.TurnStarted{AssistantMessageID: "t1"},
+				admit("q1"), messages.Interrupted{})
+			// "woken": x pending at the interrupt, promoted with y by the next prompt.
+			app("woken", 0, messages.SessionCreated{Location: "/p"}, admit("x"),
+				messages.Interrupted{}, admit("y"), messages.PromptPromoted{MessageIDs: []string{"x", "y"}},
+				messages.TurnStarted{AssistantMessageID: "t1"}, messages.TurnEnded{AssistantMessageID: "t1"}, messages.Idle{})
+			// "owed": killed between receipt and drain, never interrupted.
+			app("owed", 0, messages.SessionCreated{Location: "/p"}, admit("o1"))
+			heldOf := func() map[string]int {
+				rows, err := db.QueryContext(ctx, `SELECT message_id, held FROM session_input`)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer rows.Close()
+				out := map[string]int{}
+				for rows.Next() {
+					var id string
+					var h int
+					if err := rows.Scan(&id, &h); err != nil {
+						t.Fatal(err)
+					}
+					out[id] = h
+				}
+				return out
+			}
+			want := map[string]int{"a1": 0, "q1": 1, "x": 1, "y": 0, "o1": 0}
+			if got := heldOf(); fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("projected held %v, want %v", got, want)
+			}
+			// As the old projector left it.
+			if _, err := db.ExecContext(ctx, `UPDATE session_input SET held = 0`); err != nil {
+				t.Fatal(err)
+			}
+			if owed, err := j.Owed(ctx); err != nil || fmt.Sprint(owed) != "[owed stopped]" {
+				t.Fatalf("old journal owed %v %v, want [owed stopped]", owed, err)
+			}
+			if rep, err := j.Verify(ctx); err != nil || len(rep.Differences) != 2 {
+				t.Fatalf("old journal verify %v %v: want the held of q1 and x to differ", err, rep.Differences)
+			}
+			for i := 0; i < 2; i++ { // the migration, then a re-run
+				if _, err := db.ExecContext(ctx, `DELETE FROM schema_migrations WHERE version >= 11`); err != nil {
+					t.Fatal(err)
+				}
+				if j, err = Open(ctx, Config{DB: db}); err != nil {
+					t.Fatalf("migration 11 (run %d): %v", i+1, err)
+				}
+				if got := heldOf(); fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Fatalf("migrated held %v, want %v", got, want)
+				}
+				if owed, err := j.Owed(ctx); err != nil || fmt.Sprint(owed) != "[owed]" {
+					t.Fatalf("migrated owed %v %v, want [owed]", owed, err)
+				}
+				if rep, err := j.Verify(ctx); err != nil || !rep.Clean() {
+					t.Fatalf("migrated verify %v %v", err, rep.Differences)
+				}
+			}
+		})
+	}
+}

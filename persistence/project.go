@@ -105,6 +105,7 @@ var (
 	qInsertInput    = stmt(`INSERT INTO {session_input} (session_id, admitted_seq, message_id, delivery, prompt, promoted_seq, held) VALUES (?, ?, ?, ?, ?, 0, ?)`)
 	qInput          = stmt(`SELECT delivery, prompt, promoted_seq FROM {session_input} WHERE session_id = ? AND admitted_seq = ?`)
 	qPromote        = stmt(`UPDATE {session_input} SET promoted_seq = ? WHERE session_id = ? AND admitted_seq = ?`)
+	qHoldPending    = stmt(`UPDATE {session_input} SET held = 1 WHERE session_id = ? AND promoted_seq = 0 AND held = 0`)
 	qEpochRevision  = stmt(`SELECT revision, baseline_seq FROM {context_epochs} WHERE session_id = ?`)
 	qInsertEpoch    = stmt(`INSERT INTO {context_epochs} (session_id, revision, baseline, snapshot, location, baseline_seq, updated_seq) VALUES (?, ?, ?, ?, ?, ?, ?)`)
 	qReplaceEpoch   = stmt(`UPDATE {context_epochs} SET revision = ?, baseline = ?, snapshot = ?, location = ?, baseline_seq = ?, updated_seq = ? WHERE session_id = ?`)
@@ -439,7 +440,17 @@ func (p *projector) apply(seq int64, ev messages.Event) error {
 		}
 		return p.newMessage(seq, ev, messages.Message{ID: id, Seq: seq, Role: messages.RoleCompaction, Text: e.Summary, RecentContext: e.RecentContext})
 
-	case messages.Interrupted, messages.Idle:
+	case messages.Interrupted:
+		// An interrupt keeps the unpromoted input for a later fresh wake
+		// (the client's next prompt or run), not for start-up recovery:
+		// from here on it is held like a resume:false admission, so Owed
+		// does not list it and a restart does not run what the user
+		// stopped. A later promotion takes it as before.
+		p.status = StatusIdle
+		_, err := p.exec(qHoldPending, p.sid)
+		return err
+
+	case messages.Idle:
 		p.status = StatusIdle
 		return nil
 

@@ -14,7 +14,7 @@ import (
 
 var (
 	qSession      = stmt(`SELECT location, agent, provider, model, variant, title, status, created_seq, history_seq FROM {sessions} WHERE session_id = ?`)
-	qPendingInbox = stmt(`SELECT admitted_seq, message_id, delivery, prompt, promoted_seq FROM {session_input} WHERE session_id = ? AND promoted_seq = 0 ORDER BY session_id, admitted_seq`)
+	qPendingInbox = stmt(`SELECT admitted_seq, message_id, delivery, prompt, promoted_seq, held FROM {session_input} WHERE session_id = ? AND promoted_seq = 0 ORDER BY session_id, admitted_seq`)
 	qMessagesFrom = stmt(`SELECT seq, idx, message_id, role, body FROM {session_messages} WHERE session_id = ? AND seq >= ? ORDER BY session_id, seq, idx`)
 	qMessagesPage = stmt(`SELECT seq, idx, message_id, role, body FROM {session_messages} WHERE session_id = ? AND seq >= ? ORDER BY session_id, seq, idx LIMIT ?`)
 	qEpoch        = stmt(`SELECT revision, baseline, snapshot, location, baseline_seq, updated_seq FROM {context_epochs} WHERE session_id = ?`)
@@ -87,10 +87,11 @@ func (j *Journal) PendingInbox(ctx context.Context, sessionID string) ([]InboxEn
 		e := InboxEntry{SessionID: sessionID}
 		var delivery string
 		var prompt []byte
-		if err := rows.Scan(&e.AdmittedSeq, &e.MessageID, &delivery, &prompt, &e.PromotedSeq); err != nil {
+		var held int
+		if err := rows.Scan(&e.AdmittedSeq, &e.MessageID, &delivery, &prompt, &e.PromotedSeq, &held); err != nil {
 			return nil, fmt.Errorf("read inbox of %s: %w", sessionID, err)
 		}
-		e.Delivery = messages.Delivery(delivery)
+		e.Delivery, e.Held = messages.Delivery(delivery), held != 0
 		if err := msgpack.Unmarshal(prompt, &e.Prompt); err != nil {
 			return nil, fmt.Errorf("read inbox of %s: prompt %s: %w", sessionID, e.MessageID, err)
 		}

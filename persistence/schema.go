@@ -162,6 +162,18 @@ var migrations = [][]string{
 		// rename: session.renamed); sessions before it had none.
 		`ALTER TABLE {sessions} ADD COLUMN title VARBINARY(1024) NOT NULL DEFAULT ''`,
 	},
+	{ // 11: the projector now holds the input an interrupt leaves pending
+		// (it waits for a fresh wake, not for start-up recovery). Rows of
+		// older journals get the same mark: held when some Interrupted
+		// came after their admission while they were still pending (not
+		// promoted, or promoted after it), exactly what a replay writes,
+		// so Verify agrees. Re-running it changes nothing.
+		`UPDATE {session_input} JOIN {events} ON {events}.session_id = {session_input}.session_id
+				AND {events}.type = 'session.interrupted'
+				AND {events}.seq > {session_input}.admitted_seq
+				AND ({session_input}.promoted_seq = 0 OR {events}.seq < {session_input}.promoted_seq)
+			SET {session_input}.held = 1 WHERE {session_input}.held = 0`,
+	},
 }
 
 // projectionTables are rebuilt by Verify, with the columns that form their

@@ -94,6 +94,9 @@ type InboxEntry struct {
 	PromotedSeq int64 // 0 while pending
 	Delivery    messages.Delivery
 	Prompt      messages.Prompt
+	// Held: no drain is owed for it (admitted with PromptAdmitted.Held, or
+	// pending at an Interrupted); a later prompt or run still promotes it.
+	Held bool
 }
 
 // Receipt answers an admission. A duplicate (same ID, same content) returns

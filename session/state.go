@@ -37,6 +37,10 @@ type InboxEntry struct {
 	AdmittedSeq int64
 	Delivery    messages.Delivery
 	Prompt      messages.Prompt
+	// Held: no drain is owed for it, so start-up recovery leaves it (the
+	// client held it back, or it was pending when the drain was
+	// interrupted); the journal's session_input.held.
+	Held bool
 }
 
 // Epoch is the active Context Epoch.
@@ -86,7 +90,7 @@ func (s *State) Apply(seq int64, ev messages.Event) error {
 		s.Exists = true
 		s.Row = Row{ID: s.Row.ID, Location: e.Location, Agent: e.Agent, Model: e.Model, Title: e.Title, Status: StatusIdle, CreatedSeq: seq}
 	case messages.PromptAdmitted:
-		s.Pending = append(s.Pending, InboxEntry{MessageID: e.MessageID, AdmittedSeq: seq, Delivery: e.Delivery, Prompt: e.Prompt})
+		s.Pending = append(s.Pending, InboxEntry{MessageID: e.MessageID, AdmittedSeq: seq, Delivery: e.Delivery, Prompt: e.Prompt, Held: e.Held})
 	case messages.PromptPromoted:
 		for _, id := range e.MessageIDs {
 			if s.pendingIndex(id) < 0 {
@@ -131,7 +135,14 @@ func (s *State) Apply(seq int64, ev messages.Event) error {
 		s.Row.Status = StatusBusy
 	case messages.CompactionEnded:
 		s.Row.HistorySeq = seq
-	case messages.Interrupted, messages.Idle:
+	case messages.Interrupted:
+		// The input the interrupt leaves pending waits for a fresh wake,
+		// not for start-up recovery (as the projector marks it).
+		s.Row.Status = StatusIdle
+		for i := range s.Pending {
+			s.Pending[i].Held = true
+		}
+	case messages.Idle:
 		s.Row.Status = StatusIdle
 	case messages.DrainFailed:
 		// the Idle that follows ends the drain
