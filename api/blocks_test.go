@@ -133,11 +133,6 @@ func TestV2WireOpensBlocksWithTheSDKFields(t *testing.T) {
 			}
 			if sc, ok := schemas[ev.Type]; ok {
 				for _, k := range sc.Required {
-					// Known gap: OpenCode's prompted names one prompt with its
-					// text and delivery; sessionrt's promotes several by ID.
-					if ev.Type == "session.next.prompted" && (k == "prompt" || k == "delivery") {
-						continue
-					}
 					if _, ok := data[k]; !ok {
 						t.Errorf("%s: %s lacks required %q: %s", name, ev.Type, k, ev.Data)
 					}
@@ -212,4 +207,63 @@ func sortedKeys(m map[string]int) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// A stream that starts after a prompt's admission (a reconnect with
+// Last-Event-ID, a page of history) still writes session.next.prompted
+// with the prompt and its delivery: they come from the journal's inbox
+// row, not only from the admission the stream carried.
+func TestV2PromptedCarriesThePromptWhenTheStreamStartsAfterItsAdmission(t *testing.T) {
+	rt := apitest.Start(t, apitest.Options{Turns: func(req *provider.Request, n int) (scripted.Turn, error) {
+		return scripted.Turn{Text: "ok"}, nil
+	}})
+	c := newClient(t, rt)
+	ctx := ctxT(t)
+	s := create(t, c, rt)
+	r := prompt(t, c, s.ID, "after the cursor")
+	waitEvent(t, c, s.ID, "session.next.idle")
+
+	check := func(name string, ev wire.Event) {
+		t.Helper()
+		var d struct {
+			MessageID string
+			Prompt    *wire.Prompt
+			Delivery  string
+		}
+		if err := json.Unmarshal(ev.Data, &d); err != nil {
+			t.Fatal(err)
+		}
+		if d.MessageID != r.ID || d.Prompt == nil || d.Prompt.Text != "after the cursor" || d.Delivery != r.Delivery {
+			t.Errorf("%s: prompted %s, want message %s with its prompt and delivery %q", name, ev.Data, r.ID, r.Delivery)
+		}
+	}
+	st, err := c.EventsFrom(ctx, s.ID, r.AdmittedSeq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for {
+		ev, err := st.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Event.Type == "session.next.prompted" {
+			check("stream from Last-Event-ID", ev.Event)
+			break
+		}
+	}
+	page, err := c.History(ctx, s.ID, r.AdmittedSeq, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, ev := range page.Data {
+		if ev.Type == "session.next.prompted" {
+			check("history page", ev)
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("history after seq %d has no prompted: %d events", r.AdmittedSeq, len(page.Data))
+	}
 }

@@ -325,6 +325,9 @@ func eventData(d fields, ev messages.Event) fields {
 		return d
 	case messages.PromptAdmitted:
 		return append(d, field{"messageID", e.MessageID}, field{"prompt", toPrompt(e.Prompt)}, field{"delivery", string(e.Delivery)})
+	case promptedEvent:
+		d = eventData(d, e.PromptPromoted)
+		return append(d, field{"prompt", toPrompt(e.prompt)}, field{"delivery", string(e.delivery)})
 	case messages.PromptPromoted:
 		d = append(d, field{"messageIDs", e.MessageIDs})
 		if len(e.MessageIDs) > 0 {

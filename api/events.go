@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -148,6 +149,7 @@ func (s *Server) sessionEvents(w http.ResponseWriter, r *http.Request) {
 	beat := time.NewTicker(s.cfg.Heartbeat)
 	defer beat.Stop()
 	open := blocks{}
+	admitted := admissions{}
 	for {
 		select {
 		case <-ctx.Done():
@@ -162,6 +164,11 @@ func (s *Server) sessionEvents(w http.ResponseWriter, r *http.Request) {
 			}
 			now := time.Now()
 			for _, env := range it.envs {
+				env, err := s.withPrompt(ctx, admitted, env)
+				if err != nil {
+					it.err = cmp.Or(it.err, err)
+					break
+				}
 				for _, ev := range open.beforeDurable(env, now) {
 					if st.event("", ev) != nil {
 						return
@@ -218,6 +225,7 @@ func (s *Server) globalEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	lastSeq := map[string]int64{}
 	open := blocks{}
+	admitted := admissions{}
 	beat := time.NewTicker(s.cfg.Heartbeat)
 	defer beat.Stop()
 	for {
@@ -241,12 +249,22 @@ func (s *Server) globalEvents(w http.ResponseWriter, r *http.Request) {
 			now := time.Now()
 			switch {
 			case item.Event != nil:
-				for _, ev := range open.beforeDurable(*item.Event, now) {
+				env, perr := s.withPrompt(ctx, admitted, *item.Event)
+				if perr != nil {
+					if ctx.Err() == nil {
+						s.cfg.Logger.Error("api global event stream failed", "session", item.SessionID, "err", perr)
+						data, _ := json.Marshal(map[string]string{"sessionID": item.SessionID, "message": perr.Error()})
+						_ = st.event("", wire.Event{ID: messages.NewID("evt"), Type: wire.EventError, Data: data})
+						_ = st.flush()
+					}
+					return
+				}
+				for _, ev := range open.beforeDurable(env, now) {
 					if err = st.event("", ev); err != nil {
 						return
 					}
 				}
-				err = st.durable("", *item.Event, now)
+				err = st.durable("", env, now)
 				lastSeq[item.SessionID] = max(lastSeq[item.SessionID], item.Event.Seq)
 			case item.Delta != nil:
 				for _, ev := range open.beforeDelta(*item.Delta, now) {

@@ -246,9 +246,14 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 	}
 	resp := wire.HistoryResponse{Data: []wire.Event{}, HasMore: len(envs) > limit}
 	now := time.Now()
+	admitted := admissions{}
 	for i, e := range envs {
 		if i == limit {
 			break
+		}
+		if e, err = s.withPrompt(r.Context(), admitted, e); err != nil {
+			s.fail(w, r, sess.ID, err)
+			return
 		}
 		resp.Data = append(resp.Data, toEvent(e, now))
 	}

@@ -1,6 +1,7 @@
 package persistence_test
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"testing"
@@ -49,6 +50,13 @@ func TestPromotionMovesInboxRowsIntoHistoryInOrder(t *testing.T) {
 		s, _ := j.Session(ctx, "s1")
 		if s.Status != persistence.StatusBusy {
 			t.Fatalf("status %s after promotion", s.Status)
+		}
+		// A promoted prompt is still read by its ID, with its delivery.
+		if a, err := j.Admission(ctx, "s1", "m3"); err != nil || a.Prompt.Text != "three" || a.Delivery != messages.Steer || a.AdmittedSeq != 4 || a.PromotedSeq != last {
+			t.Fatalf("admission of m3 %+v %v", a, err)
+		}
+		if _, err := j.Admission(ctx, "s2", "m3"); !errors.Is(err, persistence.ErrNotFound) {
+			t.Fatalf("admission of m3 in another session: %v", err)
 		}
 		// Promoting twice is refused.
 		if _, err := j.Append(ctx, "s1", last, 0, messages.PromptPromoted{MessageIDs: []string{"m1"}}); err == nil {

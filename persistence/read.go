@@ -476,3 +476,38 @@ func (j *Journal) MessagePosition(ctx context.Context, sessionID, messageID stri
 	}
 	return seq, idx, messages.Role(r), nil
 }
+
+// Two point reads on primary keys rather than a join, whose plan the
+// embedded engine does not promise.
+var (
+	qAdmissionID  = stmt(`SELECT session_id, admitted_seq FROM {prompt_ids} WHERE message_id = ?`)
+	qAdmissionRow = stmt(`SELECT delivery, prompt, promoted_seq FROM {session_input} WHERE session_id = ? AND admitted_seq = ?`)
+)
+
+// Admission returns the admitted prompt messageID of the session (its
+// session_input row), promoted or not: a promotion event names its prompts
+// by ID only, and a reader that did not see the admission (a stream that
+// starts after it) finds the prompt here. ErrNotFound when the session
+// never admitted that message.
+func (j *Journal) Admission(ctx context.Context, sessionID, messageID string) (InboxEntry, error) {
+	e := InboxEntry{SessionID: sessionID, MessageID: messageID}
+	var owner, delivery string
+	var prompt []byte
+	err := j.db.QueryRowContext(ctx, j.n.q(qAdmissionID), messageID).Scan(&owner, &e.AdmittedSeq)
+	if err == nil && owner != sessionID {
+		err = sql.ErrNoRows
+	}
+	if err == nil {
+		err = j.db.QueryRowContext(ctx, j.n.q(qAdmissionRow), sessionID, e.AdmittedSeq).Scan(&delivery, &prompt, &e.PromotedSeq)
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return e, fmt.Errorf("admission of %s in session %s: %w", messageID, sessionID, ErrNotFound)
+	} else if err != nil {
+		return e, fmt.Errorf("read admission of %s in session %s: %w", messageID, sessionID, err)
+	}
+	e.Delivery = messages.Delivery(delivery)
+	if err := msgpack.Unmarshal(prompt, &e.Prompt); err != nil {
+		return e, fmt.Errorf("read admission of %s in session %s: prompt: %w", messageID, sessionID, err)
+	}
+	return e, nil
+}
