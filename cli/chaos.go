@@ -45,15 +45,7 @@ func (c *ChaosRunCmd) runSim(g *Globals) error {
 	var total sim.Result
 	for i := range uint64(c.Seeds) {
 		res, err := sim.Run(sim.Config{Seed: c.Seed + i, Sessions: c.Sessions, Steps: c.Steps, Break: c.Break})
-		total.Steps += res.Steps
-		total.Events += res.Events
-		total.Turns += res.Turns
-		total.Promotions += res.Promotions
-		total.ToolCalls += res.ToolCalls
-		total.Crashes += res.Crashes
-		total.StaleRefused += res.StaleRefused
-		total.Interrupts += res.Interrupts
-		total.Drains += res.Drains
+		total.Add(res)
 		if err != nil {
 			return fmt.Errorf("sim: invariant violated: %w", err)
 		}

@@ -27,6 +27,19 @@ type Result struct {
 	Steps, Events, Turns, Promotions, ToolCalls, Crashes, StaleRefused, Interrupts, Drains int
 }
 
+// Add counts o's run into r (a total over seeds).
+func (r *Result) Add(o Result) {
+	r.Steps += o.Steps
+	r.Events += o.Events
+	r.Turns += o.Turns
+	r.Promotions += o.Promotions
+	r.ToolCalls += o.ToolCalls
+	r.Crashes += o.Crashes
+	r.StaleRefused += o.StaleRefused
+	r.Interrupts += o.Interrupts
+	r.Drains += o.Drains
+}
+
 // Violation is an invariant that did not hold, with what replays it.
 type Violation struct {
 	Config  Config // the run's configuration, defaults filled in

@@ -25,16 +25,10 @@ func TestInvariantsHoldAcrossSeeds(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		total.Steps += res.Steps
-		total.Turns += res.Turns
-		total.Promotions += res.Promotions
-		total.ToolCalls += res.ToolCalls
-		total.Crashes += res.Crashes
-		total.StaleRefused += res.StaleRefused
-		total.Interrupts += res.Interrupts
+		total.Add(res)
 	}
 	// The run must exercise what it checks.
-	if total.Turns == 0 || total.Promotions == 0 || total.ToolCalls == 0 || total.Crashes == 0 || total.StaleRefused == 0 || total.Interrupts == 0 {
+	if total.Events == 0 || total.Drains == 0 || total.Turns == 0 || total.Promotions == 0 || total.ToolCalls == 0 || total.Crashes == 0 || total.StaleRefused == 0 || total.Interrupts == 0 {
 		t.Fatalf("the run exercised too little: %+v", total)
 	}
 	t.Logf("%d seeds: %+v", n, total)
