@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"github.com/sessionrt/sessionrt/actors"
 	"github.com/sessionrt/sessionrt/api/wire"
 	"github.com/sessionrt/sessionrt/filesnap"
+	"github.com/sessionrt/sessionrt/persistence"
 )
 
 // The revert routes: V2 stage/commit/clear and the session's diff, V1
@@ -153,6 +155,7 @@ func (s *Server) v1RevertSession(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	s.v1Watchers.notify(sess) // the streams follow the session to its session.updated
 	for _, op := range []string{actors.RevertStage, actors.RevertCommit} {
 		if _, err := s.cfg.Sessions.Revert(r.Context(), sess.ID, actors.Revert{Op: op, MessageID: req.MessageID}); err != nil {
 			s.revertFail(w, r, sess.ID, req.MessageID, err)
@@ -167,6 +170,7 @@ func (s *Server) v1Unrevert(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	s.v1Watchers.notify(sess)
 	if _, err := s.cfg.Sessions.Revert(r.Context(), sess.ID, actors.Revert{Op: actors.RevertClear}); err != nil {
 		s.fail(w, r, sess.ID, err)
 		return
@@ -181,14 +185,20 @@ func (s *Server) v1RevertAnswer(w http.ResponseWriter, r *http.Request, id strin
 		s.fail(w, r, id, err)
 		return
 	}
-	info := s.v1Info(r.Context(), sess)
-	info.Revert = s.v1RevertOf(r, id)
-	writeJSON(w, http.StatusOK, info)
+	writeJSON(w, http.StatusOK, s.v1SessionInfo(r.Context(), sess))
+}
+
+// v1SessionInfo is the session as GET /session/{id} answers it, its revert
+// included; the V1 streams send the same in session.updated.
+func (s *Server) v1SessionInfo(ctx context.Context, sess persistence.Session) v1Session {
+	info := s.v1Info(ctx, sess)
+	info.Revert = s.v1RevertOf(ctx, sess.ID)
+	return info
 }
 
 // v1RevertOf is the session's committed revert as V1 shows it (nil none).
-func (s *Server) v1RevertOf(r *http.Request, id string) *v1Revert {
-	rv, err := s.cfg.Journal.Reverts(r.Context(), id)
+func (s *Server) v1RevertOf(ctx context.Context, id string) *v1Revert {
+	rv, err := s.cfg.Journal.Reverts(ctx, id)
 	if err != nil || rv.Open == nil || !rv.Open.Committed {
 		return nil
 	}

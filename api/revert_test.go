@@ -179,3 +179,56 @@ func TestV1RevertUnrevertAndDiff(t *testing.T) {
 		t.Fatalf("after unrevert %v", got)
 	}
 }
+
+// A rename, a revert and an unrevert reach the other attached V1 clients
+// as session.updated with the session's info as GET /session/{id} answers
+// it: the new title, then revert.messageID (OpenCode's TUI hides the
+// messages from there on), then no revert. Before, the V1 stream sent
+// nothing for them.
+func TestV1StreamSendsSessionUpdatedOnRenameAndRevert(t *testing.T) {
+	rt := apitest.Start(t, apitest.Options{Turns: editsPerPrompt})
+	events := v1Subscribe(t, rt, "/event")
+	id, _, second := twoEditingPrompts(t, rt)
+	type info struct {
+		ID     string `json:"id"`
+		Title  string `json:"title"`
+		Revert *struct {
+			MessageID string `json:"messageID"`
+		} `json:"revert"`
+	}
+	next := func(what string, ok func(info) bool) info {
+		t.Helper()
+		var got info
+		v1Until(t, events, func(ev v1Ev) bool {
+			if ev.Type != "session.updated" {
+				return false
+			}
+			p := ev.props(t)
+			if p.SessionID != id {
+				return false
+			}
+			got = info{}
+			if err := json.Unmarshal(p.Info, &got); err != nil {
+				t.Fatalf("session.updated info %s: %v", p.Info, err)
+			}
+			return ok(got)
+		})
+		var want info
+		if code := v1Call(t, rt, "GET", "/session/"+id, "", &want); code != 200 || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: session.updated info %+v, GET /session/%s %d %+v", what, got, id, code, want)
+		}
+		return got
+	}
+	if code := v1Call(t, rt, "PATCH", "/session/"+id, `{"title":"renamed"}`, nil); code != 200 {
+		t.Fatalf("rename: %d", code)
+	}
+	next("rename", func(i info) bool { return i.ID == id && i.Title == "renamed" })
+	if code := v1Call(t, rt, "POST", "/session/"+id+"/revert", `{"messageID":"`+second+`"}`, nil); code != 200 {
+		t.Fatalf("revert: %d", code)
+	}
+	next("revert", func(i info) bool { return i.Revert != nil && i.Revert.MessageID == second })
+	if code := v1Call(t, rt, "POST", "/session/"+id+"/unrevert", "", nil); code != 200 {
+		t.Fatalf("unrevert: %d", code)
+	}
+	next("unrevert", func(i info) bool { return i.Revert == nil && i.Title == "renamed" })
+}

@@ -193,9 +193,7 @@ func (s *Server) v1GetSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.v1Watchers.notify(sess)
-	info := s.v1Info(r.Context(), sess)
-	info.Revert = s.v1RevertOf(r, sess.ID)
-	writeJSON(w, http.StatusOK, info)
+	writeJSON(w, http.StatusOK, s.v1SessionInfo(r.Context(), sess))
 }
 
 type v1UpdateRequest struct {
@@ -223,6 +221,7 @@ func (s *Server) v1UpdateSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.Title != nil {
+		s.v1Watchers.notify(sess) // the streams follow the session to its session.updated
 		if _, err := s.cfg.Sessions.Rename(r.Context(), sess.ID, *req.Title); err != nil {
 			s.fail(w, r, sess.ID, err)
 			return
@@ -233,7 +232,7 @@ func (s *Server) v1UpdateSession(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	writeJSON(w, http.StatusOK, s.v1Info(r.Context(), sess))
+	writeJSON(w, http.StatusOK, s.v1SessionInfo(r.Context(), sess))
 }
 
 func (s *Server) v1DeleteSession(w http.ResponseWriter, r *http.Request) {

@@ -131,6 +131,9 @@ type v1Translator struct {
 	// lookup fills in a session the stream has not seen created (its
 	// location, agent and model); nil or failing leaves them empty.
 	lookup func(id string) (v1Sess, bool)
+	// info reads a session as GET /session/{id} answers it, for
+	// session.updated; nil or failing sends none.
+	info func(id string) (v1Session, bool)
 }
 
 func newV1Translator(lookup func(string) (v1Sess, bool)) *v1Translator {
@@ -327,6 +330,17 @@ func (t *v1Translator) durable(id string, s *v1Sess, ev messages.Event, ms int64
 		out = append(out, t.message(id, tr.info))
 		delete(s.turns, e.AssistantMessageID)
 		s.ended[e.AssistantMessageID] = true
+	case messages.SessionRenamed, messages.RevertStaged, messages.RevertCommitted, messages.RevertCleared,
+		messages.RevertRestored, messages.RevertFinalized:
+		// The title and the revert are in the session's info: the other
+		// attached clients learn of them from session.updated, with the info
+		// as it is now (OpenCode's clients replace theirs with it whole; a
+		// committed revert hides the messages from revert.messageID on).
+		if t.info != nil {
+			if info, ok := t.info(id); ok {
+				out = append(out, newV1Event("session.updated", v1SessionInfoProps{SessionID: id, Info: info}))
+			}
+		}
 	case messages.CompactionEnded:
 		out = append(out, newV1Event("session.compacted", v1SessionProps{SessionID: id}))
 	case messages.QuestionAsked:

@@ -61,6 +61,13 @@ func (s *Server) v1Stream(w http.ResponseWriter, r *http.Request, keep func(dir 
 	watch := s.v1Watchers.add()
 	defer s.v1Watchers.remove(watch)
 	tr := newV1Translator(func(id string) (v1Sess, bool) { return s.v1Lookup(ctx, id) })
+	tr.info = func(id string) (v1Session, bool) {
+		sess, err := s.cfg.Journal.Session(ctx, id)
+		if err != nil {
+			return v1Session{}, false
+		}
+		return s.v1SessionInfo(ctx, sess), true
+	}
 
 	type tailBatch struct {
 		id   string
