@@ -25,6 +25,11 @@ type Create struct {
 // Rename gives the session a title (durable: session.renamed).
 type Rename struct{ Title string }
 
+// Delete deletes an idle session (durable: session.deleted): from then on
+// it is not found. A running session, or one owed a drain, is refused with
+// CodeBusy (the client interrupts it first, as OpenCode's TUI does).
+type Delete struct{}
+
 // Prompt admits one input into the durable inbox.
 type Prompt struct {
 	MessageID string // generated when empty

@@ -168,6 +168,26 @@ func (a *sessionActor) switchAgent(m *SwitchAgent) any {
 	return &Info{Session: a.row()}
 }
 
+func (a *sessionActor) deleteSession() any {
+	if !a.core.State.Exists {
+		return a.notFound()
+	}
+	if a.drain != nil || a.core.State.Row.Status == session.StatusBusy {
+		return &CommandError{Code: CodeBusy, Msg: fmt.Sprintf("session %s is running; interrupt it before deleting it", a.id)}
+	}
+	for _, in := range a.core.State.Pending {
+		if !in.Held {
+			// Its drain is owed (and about to start): deleting now would
+			// drop a prompt the client holds a receipt for.
+			return &CommandError{Code: CodeBusy, Msg: fmt.Sprintf("session %s has prompt %s waiting to run; interrupt it before deleting it", a.id, in.MessageID)}
+		}
+	}
+	if err := a.append(messages.SessionDeleted{}); err != nil {
+		return err
+	}
+	return &Info{Session: a.row()}
+}
+
 // maxTitle bounds a title (the sessions.title column holds 1024 bytes).
 const maxTitle = 1024
 

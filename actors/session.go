@@ -146,6 +146,8 @@ func (a *sessionActor) handle(ctx actor.Context) {
 		a.respond(ctx, a.switchModel(m))
 	case *Rename:
 		a.respond(ctx, a.rename(m))
+	case *Delete:
+		a.respond(ctx, a.deleteSession())
 	case *ReplyPermission:
 		a.respond(ctx, a.replyPermission(m))
 	case *Revert:

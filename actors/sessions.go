@@ -140,6 +140,12 @@ func (s *Sessions) Rename(ctx context.Context, id, title string) (*Info, error) 
 	return s.info(ctx, id, &Rename{Title: title})
 }
 
+// Delete deletes an idle session (see the Delete command).
+func (s *Sessions) Delete(ctx context.Context, id string) error {
+	_, err := s.ask(ctx, id, &Delete{}, s.rt.cfg.RequestTimeout)
+	return err
+}
+
 // SwitchAgent selects the agent for the next provider turn.
 func (s *Sessions) SwitchAgent(ctx context.Context, id, agent string) (*Info, error) {
 	return s.info(ctx, id, &SwitchAgent{Agent: agent})

@@ -346,6 +346,8 @@ func eventData(d fields, ev messages.Event) fields {
 		return append(d, field{"agent", e.Agent})
 	case messages.SessionRenamed:
 		return append(d, field{"title", e.Title})
+	case messages.SessionDeleted:
+		return d
 	case messages.ModelSwitched:
 		return append(d, field{"model", toModel(e.Model)})
 	case messages.Moved:

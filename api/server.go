@@ -32,6 +32,7 @@ type Sessions interface {
 	Move(ctx context.Context, id, to string) (*actors.Info, error)
 	SwitchAgent(ctx context.Context, id, agent string) (*actors.Info, error)
 	Rename(ctx context.Context, id, title string) (*actors.Info, error)
+	Delete(ctx context.Context, id string) error
 	SwitchModel(ctx context.Context, id string, m messages.ModelRef) (*actors.Info, error)
 	ReplyPermission(ctx context.Context, id string, r actors.ReplyPermission) error
 	Revert(ctx context.Context, id string, r actors.Revert) (*actors.RevertInfo, error)

@@ -235,13 +235,23 @@ func (s *Server) v1UpdateSession(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, s.v1SessionInfo(r.Context(), sess))
 }
 
+// v1DeleteSession deletes a session durably (session.deleted): it leaves
+// the lists and its routes answer 404 from then on, as OpenCode's do; a
+// second delete is therefore a 404 "not found" too, which is what
+// OpenCode's own server answers (its remove reads the session first) and
+// what its TUI shows as "Failed to delete session" without harm. A running
+// session is refused with 409 naming the cause: OpenCode's TUI shows the
+// message, and the user interrupts it first.
 func (s *Server) v1DeleteSession(w http.ResponseWriter, r *http.Request) {
 	sess, ok := s.session(w, r)
 	if !ok {
 		return
 	}
-	writeError(w, http.StatusNotImplemented, wire.Error{Tag: wire.TagNotImplemented,
-		Message: fmt.Sprintf("DELETE /session/%s: sessionrt keeps every session's journal; deleting one is not implemented", sess.ID)})
+	if err := s.cfg.Sessions.Delete(r.Context(), sess.ID); err != nil {
+		s.fail(w, r, sess.ID, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, true)
 }
 
 func (s *Server) v1Children(w http.ResponseWriter, r *http.Request) {

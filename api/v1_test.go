@@ -14,6 +14,7 @@ import (
 	"github.com/sessionrt/sessionrt/actors"
 	"github.com/sessionrt/sessionrt/api"
 	"github.com/sessionrt/sessionrt/api/apitest"
+	"github.com/sessionrt/sessionrt/api/client"
 	"github.com/sessionrt/sessionrt/api/wire"
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/provider"
@@ -526,7 +527,7 @@ func TestV1CatalogAndPanelRoutesAnswerTheirShapes(t *testing.T) {
 	var sess v1SessionOut
 	v1(t, rt, "POST", "/session", `{}`, &sess)
 	for _, r := range []struct{ method, path, body string }{
-		{"DELETE", "/session/" + sess.ID, ""}, {"PATCH", "/session/" + sess.ID, `{"time":{"archived":1}}`},
+		{"PATCH", "/session/" + sess.ID, `{"time":{"archived":1}}`},
 		{"POST", "/session/" + sess.ID + "/fork", ""}, {"POST", "/session/" + sess.ID + "/share", ""},
 	} {
 		if code := v1(t, rt, r.method, r.path, r.body, nil); code != 501 {
@@ -579,4 +580,113 @@ func TestV1TitleAtCreationAndRenameAreKept(t *testing.T) {
 	if s, err := c.Session(ctxT(t), created.ID); err != nil || s.Title != "Login bug, take two" {
 		t.Fatalf("V2 session %+v %v, want the renamed title", s, err)
 	}
+}
+
+// The TUI's session list "delete": a deleted session leaves the V1 and V2
+// lists and answers 404 everywhere, also after a restart; a second delete
+// is a 404 (as OpenCode's own server answers); a running session is refused
+// with a 409 naming the cause, and deleted once interrupted.
+func TestV1DeleteSessionIsDurable(t *testing.T) {
+	data := t.TempDir()
+	turns := func(req *provider.Request, _ int) (scripted.Turn, error) {
+		if req.Messages[len(req.Messages)-1].Text == "hang" {
+			return scripted.Turn{Text: "streaming", Hang: true}, nil
+		}
+		return scripted.Turn{Text: "ok"}, nil
+	}
+	rt := apitest.Start(t, apitest.Options{Data: data, Turns: turns})
+	var gone, busy, kept v1SessionOut
+	v1(t, rt, "POST", "/session", `{"title": "to delete"}`, &gone)
+	v1(t, rt, "POST", "/session", `{"title": "busy"}`, &busy)
+	v1(t, rt, "POST", "/session", `{"title": "kept"}`, &kept)
+	var reply v1Msg
+	if code := v1(t, rt, "POST", "/session/"+gone.ID+"/message", `{"parts":[{"type":"text","text":"hello"}]}`, &reply); code != 200 {
+		t.Fatalf("prompt: %d", code)
+	}
+	events := v1Subscribe(t, rt, "/event?directory="+rt.Loc)
+	var deleted bool
+	if code := v1(t, rt, "DELETE", "/session/"+gone.ID, "", &deleted); code != 200 || !deleted {
+		t.Fatalf("delete: %d %v, want 200 true", code, deleted)
+	}
+	v1Until(t, events, func(ev v1Ev) bool {
+		return ev.Type == "session.deleted" && strings.Contains(string(ev.Properties), gone.ID)
+	})
+
+	v1(t, rt, "POST", "/session/"+busy.ID+"/prompt_async", `{"parts":[{"type":"text","text":"hang"}]}`, nil)
+	v1Until(t, events, func(ev v1Ev) bool { return ev.Type == "message.part.delta" })
+	if code, refusal := v1Raw(t, rt, "DELETE", "/session/"+busy.ID); code != 409 || !strings.Contains(refusal, "is running; interrupt it before deleting it") {
+		t.Fatalf("delete while busy: %d %s, want 409 naming the running session", code, refusal)
+	}
+
+	check := func(when string) {
+		t.Helper()
+		var list []v1SessionOut
+		if code := v1(t, rt, "GET", "/session", "", &list); code != 200 || len(list) != 2 {
+			t.Fatalf("%s: V1 list %d %+v, want the 2 sessions not deleted", when, code, list)
+		}
+		for _, s := range list {
+			if s.ID == gone.ID {
+				t.Fatalf("%s: the deleted session is listed: %+v", when, list)
+			}
+		}
+		c := newClient(t, rt)
+		page, err := c.ListSessions(ctxT(t), client.ListOptions{})
+		if err != nil || len(page.Data) != 2 {
+			t.Fatalf("%s: V2 list: %d sessions, %v; want 2", when, len(page.Data), err)
+		}
+		for _, s := range page.Data {
+			if s.ID == gone.ID {
+				t.Fatalf("%s: the deleted session is in the V2 list", when)
+			}
+		}
+		for _, path := range []string{"/session/" + gone.ID, "/session/" + gone.ID + "/message"} {
+			if code := v1(t, rt, "GET", path, "", nil); code != 404 {
+				t.Fatalf("%s: GET %s: %d, want 404", when, path, code)
+			}
+		}
+		if code := v1(t, rt, "POST", "/session/"+gone.ID+"/message", `{"parts":[{"type":"text","text":"again"}]}`, nil); code != 404 {
+			t.Fatalf("%s: prompt to the deleted session: %d, want 404", when, code)
+		}
+		if _, err := c.Session(ctxT(t), gone.ID); err == nil {
+			t.Fatalf("%s: V2 session read of the deleted session succeeded", when)
+		}
+		if code, nf := v1Raw(t, rt, "DELETE", "/session/"+gone.ID); code != 404 || !strings.Contains(nf, "not found") {
+			t.Fatalf("%s: a second delete: %d %s, want 404 not found", when, code, nf)
+		}
+	}
+	check("before a restart")
+
+	var ok bool
+	if code := v1(t, rt, "POST", "/session/"+busy.ID+"/abort", "", &ok); code != 200 || !ok {
+		t.Fatalf("abort: %d %v", code, ok)
+	}
+	v1Until(t, events, isIdle(t, busy.ID))
+	rt.Stop()
+	rt = apitest.Start(t, apitest.Options{Data: data, Turns: turns})
+	check("after a restart")
+	if code := v1(t, rt, "DELETE", "/session/"+busy.ID, "", &deleted); code != 200 || !deleted {
+		t.Fatalf("delete once interrupted: %d %v, want 200 true", code, deleted)
+	}
+	var list []v1SessionOut
+	if code := v1(t, rt, "GET", "/session", "", &list); code != 200 || len(list) != 1 || list[0].ID != kept.ID {
+		t.Fatalf("list after both deletes: %d %+v, want only %s", code, list, kept.ID)
+	}
+}
+
+// v1Raw sends a bodiless V1 request and returns the status and the body
+// whatever the status (v1 decodes only a success).
+func v1Raw(t *testing.T, rt *apitest.Runtime, method, path string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctxT(t), method, rt.URL+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.SetBasicAuth("opencode", rt.Token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }

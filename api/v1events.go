@@ -235,6 +235,12 @@ func (t *v1Translator) durable(id string, s *v1Sess, ev messages.Event, ms int64
 			info.Model = &v1SessionRef{ID: e.Model.ID, ProviderID: e.Model.Provider}
 		}
 		out = append(out, newV1Event("session.created", v1SessionInfoProps{SessionID: id, Info: info}))
+	case messages.SessionDeleted:
+		// OpenCode's TUI drops the session from its lists (and leaves it
+		// when it shows it) on this event; it reads only info.id.
+		info := v1Session{ID: id, Slug: v1Slug(id), ProjectID: projectID(s.directory), Directory: s.directory, Version: v1Version, Agent: s.agent,
+			Time: v1SessionTime{Updated: ms}}
+		out = append(out, newV1Event("session.deleted", v1SessionInfoProps{SessionID: id, Info: info}))
 	case messages.AgentSwitched:
 		s.agent = e.Agent
 	case messages.ModelSwitched:

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"sync"
 	"time"
@@ -266,6 +267,13 @@ func (w *v1Watchers) notify(sess persistence.Session) {
 // v1Lookup reads what a stream needs of a session it has not seen created.
 func (s *Server) v1Lookup(ctx context.Context, id string) (v1Sess, bool) {
 	sess, err := s.cfg.Journal.Session(ctx, id)
+	if errors.Is(err, persistence.ErrNotFound) {
+		// Deleted (its stream then forwards session.deleted, in its
+		// directory); it has no history to read any more.
+		if sess, err = s.cfg.Journal.DeletedSession(ctx, id); err == nil {
+			return v1Sess{directory: sess.Location, agent: sess.Agent, model: sess.Model}, true
+		}
+	}
 	if err != nil {
 		return v1Sess{}, false
 	}

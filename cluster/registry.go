@@ -98,6 +98,7 @@ func SessionRegistry() *Registry {
 		"session.SwitchAgent":     &actors.SwitchAgent{},
 		"session.SwitchModel":     &actors.SwitchModel{},
 		"session.Rename":          &actors.Rename{},
+		"session.Delete":          &actors.Delete{},
 		"session.ReplyPermission": &actors.ReplyPermission{},
 		"session.WaitIdle":        &actors.WaitIdle{},
 		"session.Compact":         &actors.Compact{},

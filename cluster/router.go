@@ -104,6 +104,12 @@ func (r *Router) Rename(ctx context.Context, id, title string) (*actors.Info, er
 	return as[*actors.Info](r.call(ctx, id, &actors.Rename{Title: title}, false))
 }
 
+// Delete deletes an idle session.
+func (r *Router) Delete(ctx context.Context, id string) error {
+	_, err := r.call(ctx, id, &actors.Delete{}, false)
+	return err
+}
+
 // SwitchAgent selects the agent for the next provider turn.
 func (r *Router) SwitchAgent(ctx context.Context, id, agent string) (*actors.Info, error) {
 	return as[*actors.Info](r.call(ctx, id, &actors.SwitchAgent{Agent: agent}, false))

@@ -128,6 +128,8 @@ func (s SessionCreated) encodeMsgpack(w *msgpackw.Writer) {
 	}
 }
 
+func (SessionDeleted) encodeMsgpack(w *msgpackw.Writer) { w.MapLen(0) }
+
 func (s SessionRenamed) encodeMsgpack(w *msgpackw.Writer) {
 	w.MapLen(1)
 	w.Str("t", s.Title)

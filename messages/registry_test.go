@@ -20,6 +20,7 @@ func samples() []Event {
 		ContextUpdated{MessageID: "sys_1", Text: "<changed/>", Snapshot: []byte{4}},
 		AgentSwitched{Agent: "plan"},
 		SessionRenamed{Title: "Login bug"},
+		SessionDeleted{},
 		ModelSwitched{Model: ModelRef{Provider: "openai", ID: "gpt-5", Variant: "high"}},
 		Moved{From: "/a", To: "/b"},
 		TurnStarted{AssistantMessageID: "am_1", Agent: "build", Model: m, Snapshot: "ab12"},

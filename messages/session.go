@@ -72,6 +72,11 @@ type SessionRenamed struct {
 	Title string `msgpack:"t"`
 }
 
+// SessionDeleted ends the session for every client: it leaves the lists
+// and its routes answer not found. The journal keeps its events (an
+// audit trail, and what Verify replays); nothing is appended after it.
+type SessionDeleted struct{}
+
 // PromptAdmitted puts a prompt into the durable inbox; it is not yet
 // model-visible. MessageID is the idempotency key of the admission.
 //
@@ -389,6 +394,7 @@ func (ContextEpochCleared) EventType() EventType {
 func (ContextUpdated) EventType() EventType    { return EventType{"session.context.updated", 1} }
 func (AgentSwitched) EventType() EventType     { return EventType{"session.agent.switched", 1} }
 func (SessionRenamed) EventType() EventType    { return EventType{"session.renamed", 1} }
+func (SessionDeleted) EventType() EventType    { return EventType{"session.deleted", 1} }
 func (ModelSwitched) EventType() EventType     { return EventType{"session.model.switched", 1} }
 func (Moved) EventType() EventType             { return EventType{"session.moved", 1} }
 func (TurnStarted) EventType() EventType       { return EventType{"session.turn.started", 1} }
@@ -423,7 +429,7 @@ func SessionEvents() []Event {
 	return []Event{
 		SessionCreated{}, PromptAdmitted{}, PromptPromoted{},
 		ContextEpochInitialized{}, ContextEpochReplaced{}, ContextEpochCleared{}, ContextUpdated{},
-		AgentSwitched{}, ModelSwitched{}, Moved{}, SessionRenamed{},
+		AgentSwitched{}, ModelSwitched{}, Moved{}, SessionRenamed{}, SessionDeleted{},
 		TurnStarted{}, TurnEnded{}, TurnFailed{}, TextEnded{}, ReasoningEnded{},
 		ToolInputStarted{}, ToolInputEnded{}, ToolCalled{}, ToolProgress{}, ToolSucceeded{}, ToolFailed{},
 		PermissionAsked{}, PermissionReplied{}, QuestionAsked{}, QuestionReplied{}, QuestionRejected{},

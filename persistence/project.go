@@ -94,6 +94,7 @@ func (p *projector) row(q string, args ...any) *sql.Row {
 var (
 	qInsertSession  = stmt(`INSERT INTO {sessions} (session_id, location, agent, provider, model, variant, title, status, created_seq, history_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0)`)
 	qSetTitle       = stmt(`UPDATE {sessions} SET title = ? WHERE session_id = ?`)
+	qSetDeleted     = stmt(`UPDATE {sessions} SET deleted_seq = ? WHERE session_id = ?`)
 	qSessionLoc     = stmt(`SELECT location FROM {sessions} WHERE session_id = ?`)
 	qSetStatus      = stmt(`UPDATE {sessions} SET status = ? WHERE session_id = ?`)
 	qSetAgent       = stmt(`UPDATE {sessions} SET agent = ? WHERE session_id = ?`)
@@ -249,6 +250,13 @@ func (p *projector) apply(seq int64, ev messages.Event) error {
 			s.Agent = e.Agent
 		}
 		_, err := p.exec(qSetAgent, e.Agent, p.sid)
+		return err
+
+	case messages.SessionDeleted:
+		// Reads find no session from here on: the cache must not answer
+		// for it either.
+		p.sess, p.sessOwned = nil, false
+		_, err := p.exec(qSetDeleted, seq, p.sid)
 		return err
 
 	case messages.SessionRenamed:

@@ -387,3 +387,30 @@ func TestAnsweredQuestionIsOwedADrain(t *testing.T) {
 		}
 	})
 }
+
+// session.deleted (migration 12's deleted_seq): the session is not found
+// by any read, nor listed as mid-drain, while its row and events stay for
+// DeletedSession and Verify.
+func TestDeletedSessionIsNotFoundButKept(t *testing.T) {
+	eachBackend(t, func(t *testing.T, j *persistence.Journal) {
+		ctx := testCtx(t)
+		mustAppend(t, j, "kept", 0, 0, created("/p"))
+		last := mustAppend(t, j, "s1", 0, 0, created("/p"), messages.SessionRenamed{Title: "old"})
+		if _, err := j.Session(ctx, "s1"); err != nil {
+			t.Fatalf("before the delete: %v", err)
+		}
+		mustAppend(t, j, "s1", last, 0, messages.SessionDeleted{})
+		if s, err := j.Session(ctx, "s1"); !errors.Is(err, persistence.ErrNotFound) {
+			t.Fatalf("deleted session read: %+v %v, want ErrNotFound", s, err)
+		}
+		if s, err := j.DeletedSession(ctx, "s1"); err != nil || !s.Deleted || s.Location != "/p" || s.Title != "old" {
+			t.Fatalf("DeletedSession: %+v %v", s, err)
+		}
+		if s, err := j.DeletedSession(ctx, "kept"); err != nil || s.Deleted {
+			t.Fatalf("DeletedSession of a live session: %+v %v", s, err)
+		}
+		if rep, err := j.Verify(ctx); err != nil || !rep.Clean() {
+			t.Fatalf("verify: %v %v", rep.Differences, err)
+		}
+	})
+}

@@ -13,21 +13,21 @@ import (
 )
 
 var (
-	qSession      = stmt(`SELECT location, agent, provider, model, variant, title, status, created_seq, history_seq FROM {sessions} WHERE session_id = ?`)
+	qSession      = stmt(`SELECT location, agent, provider, model, variant, title, status, created_seq, history_seq, deleted_seq FROM {sessions} WHERE session_id = ?`)
 	qPendingInbox = stmt(`SELECT admitted_seq, message_id, delivery, prompt, promoted_seq, held FROM {session_input} WHERE session_id = ? AND promoted_seq = 0 ORDER BY session_id, admitted_seq`)
 	qMessagesFrom = stmt(`SELECT seq, idx, message_id, role, body FROM {session_messages} WHERE session_id = ? AND seq >= ? ORDER BY session_id, seq, idx`)
 	qMessagesPage = stmt(`SELECT seq, idx, message_id, role, body FROM {session_messages} WHERE session_id = ? AND seq >= ? ORDER BY session_id, seq, idx LIMIT ?`)
 	qEpoch        = stmt(`SELECT revision, baseline, snapshot, location, baseline_seq, updated_seq FROM {context_epochs} WHERE session_id = ?`)
 	qToolCalls    = stmt(`SELECT assistant_message_id, call_id, tool, agent, state, seq, updated_seq FROM {tool_calls} WHERE session_id = ? ORDER BY session_id, assistant_message_id, call_id`)
 	qPermissions  = stmt(`SELECT request_id, seq, body, state FROM {permissions} WHERE session_id = ? ORDER BY session_id, request_id`)
-	qBusy         = stmt(`SELECT session_id FROM {sessions} WHERE status = 'busy' ORDER BY session_id`)
+	qBusy         = stmt(`SELECT session_id FROM {sessions} WHERE status = 'busy' AND deleted_seq = 0 ORDER BY session_id`)
 	qAllSessions  = stmt(`SELECT session_id FROM {streams} ORDER BY session_id`)
 	qUnpromoted   = stmt(`SELECT DISTINCT session_id FROM {session_input} WHERE promoted_seq = 0 AND held = 0`)
 	qHistoryState = stmt(`SELECT history_seq FROM {sessions} WHERE session_id = ?`)
 )
 
 // Session reads the sessions row and the stream head. ErrNotFound when the
-// session was never created.
+// session was never created, or was deleted (session.deleted).
 //
 // When this Journal's last append to the session left its row in the
 // sessionCache, one read of the stream head proves the row current (the row
@@ -60,17 +60,30 @@ func (j *Journal) readSession(ctx context.Context, db rowQuerier, sessionID stri
 	return s, nil
 }
 
-// readSessionRow reads the sessions row alone (LastSeq 0).
+// DeletedSession reads the sessions row of a session, deleted or not
+// (Session.Deleted says which; LastSeq 0): what a stream needs to place
+// the session.deleted event it forwards. ErrNotFound when never created.
+func (j *Journal) DeletedSession(ctx context.Context, sessionID string) (Session, error) {
+	return j.sessionRow(ctx, j.db, sessionID, true)
+}
+
+// readSessionRow reads the sessions row alone (LastSeq 0); a deleted
+// session is not found.
 func (j *Journal) readSessionRow(ctx context.Context, db rowQuerier, sessionID string) (Session, error) {
+	return j.sessionRow(ctx, db, sessionID, false)
+}
+
+func (j *Journal) sessionRow(ctx context.Context, db rowQuerier, sessionID string, withDeleted bool) (Session, error) {
 	s := Session{ID: sessionID}
 	var status string
-	err := db.QueryRowContext(ctx, j.n.q(qSession), sessionID).Scan(&s.Location, &s.Agent, &s.Model.Provider, &s.Model.ID, &s.Model.Variant, &s.Title, &status, &s.CreatedSeq, &s.HistorySeq)
-	if errors.Is(err, sql.ErrNoRows) {
+	var deleted int64
+	err := db.QueryRowContext(ctx, j.n.q(qSession), sessionID).Scan(&s.Location, &s.Agent, &s.Model.Provider, &s.Model.ID, &s.Model.Variant, &s.Title, &status, &s.CreatedSeq, &s.HistorySeq, &deleted)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && deleted > 0 && !withDeleted) {
 		return Session{}, fmt.Errorf("session %s: %w", sessionID, ErrNotFound)
 	} else if err != nil {
 		return Session{}, fmt.Errorf("read session %s: %w", sessionID, err)
 	}
-	s.Status = Status(status)
+	s.Status, s.Deleted = Status(status), deleted > 0
 	return s, nil
 }
 

@@ -174,6 +174,11 @@ var migrations = [][]string{
 				AND ({session_input}.promoted_seq = 0 OR {events}.seq < {session_input}.promoted_seq)
 			SET {session_input}.held = 1 WHERE {session_input}.held = 0`,
 	},
+	{ // 12: the seq of the session's session.deleted (0: not deleted). The
+		// row stays (Verify rebuilds it from the events, which stay too);
+		// every read of a session and every list skips it.
+		`ALTER TABLE {sessions} ADD COLUMN deleted_seq BIGINT NOT NULL DEFAULT 0`,
+	},
 }
 
 // projectionTables are rebuilt by Verify, with the columns that form their

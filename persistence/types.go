@@ -73,6 +73,7 @@ type Session struct {
 	Agent      string
 	Model      messages.ModelRef
 	Title      string // the client's title ("": none)
+	Deleted    bool   // session.deleted (only DeletedSession reads such a row)
 	Status     Status
 	CreatedSeq int64
 	HistorySeq int64 // seq of the latest completed compaction (the history boundary); 0 none

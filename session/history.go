@@ -177,7 +177,7 @@ func (h *History) apply(s *State, seq int64, ev messages.Event) {
 		h.Reverted = nil
 	case messages.RevertStaged, messages.RevertRestored:
 		// no model-visible message changes until a commit
-	case messages.PromptAdmitted, messages.AgentSwitched, messages.ModelSwitched, messages.SessionRenamed,
+	case messages.PromptAdmitted, messages.AgentSwitched, messages.ModelSwitched, messages.SessionRenamed, messages.SessionDeleted,
 		messages.ToolInputStarted, messages.ToolInputEnded, messages.PermissionAsked, messages.PermissionReplied,
 		messages.QuestionAsked, messages.QuestionReplied, messages.QuestionRejected,
 		messages.CompactionStarted, messages.Interrupted, messages.DrainFailed, messages.Idle:

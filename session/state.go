@@ -57,7 +57,7 @@ type Epoch struct {
 // Apply. The same fold serves replay (from seq 1, or from projections read
 // back) and the live events a drain appends, so the two cannot drift.
 type State struct {
-	// Exists is false until SessionCreated.
+	// Exists is false until SessionCreated and after SessionDeleted.
 	Exists bool
 	Row    Row
 	// Pending is the inbox: admitted, not yet promoted prompts in admission order.
@@ -123,6 +123,10 @@ func (s *State) Apply(seq int64, ev messages.Event) error {
 		s.Row.Agent = e.Agent
 	case messages.SessionRenamed:
 		s.Row.Title = e.Title
+	case messages.SessionDeleted:
+		// Gone for every command, as the journal's sessions row is for
+		// every read (deleted_seq); the events stay.
+		s.Exists = false
 	case messages.ModelSwitched:
 		s.Row.Model = e.Model
 	case messages.Moved:
