@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -353,11 +352,21 @@ func writeSynced(p string, data []byte) error { return writeFile(p, data, true) 
 
 // writeFile writes data to p through a temporary file and a rename.
 func writeFile(p string, data []byte, sync bool) error {
-	f, err := os.CreateTemp(filepath.Dir(p), ".tmp-*")
+	return writeAtomic(p, data, 0, sync, ".tmp-*")
+}
+
+// writeAtomic writes data to a temporary file beside p (named by pattern),
+// sets perm unless it is 0, syncs it when asked and renames it over p, so
+// a reader or a crash sees the old file or the new one, never a part.
+func writeAtomic(p string, data []byte, perm fs.FileMode, sync bool, pattern string) error {
+	f, err := os.CreateTemp(filepath.Dir(p), pattern)
 	if err != nil {
 		return err
 	}
 	_, err = f.Write(data)
+	if err == nil && perm != 0 {
+		err = f.Chmod(perm)
+	}
 	if err == nil && sync {
 		err = f.Sync()
 	}
@@ -572,27 +581,7 @@ func (s *Store) restoreEntry(root string, e Entry) error {
 			return nil // already restored: leave its stat alone
 		}
 	}
-	f, err := os.CreateTemp(filepath.Dir(abs), ".filesnap-*")
-	if err != nil {
-		return err
-	}
-	_, err = io.Copy(f, bytes.NewReader(data))
-	if err == nil {
-		err = f.Chmod(perm)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), abs)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
+	return writeAtomic(abs, data, perm, true, ".filesnap-*")
 }
 
 // removeEmptyParents removes dir and its parents up to (not including) root
