@@ -537,6 +537,10 @@ func (s *Server) v1Prompt(w http.ResponseWriter, r *http.Request) {
 	s.v1Reply(w, r, sess, rec.AdmittedSeq)
 }
 
+// v1DeliveryLimit bounds how long a synchronous prompt waits for the open
+// V1 streams to write its drain's events (see v1Watchers.delivered).
+const v1DeliveryLimit = 2 * time.Second
+
 // v1Reply waits for the drain the prompt started and answers its last
 // assistant message (or the drain's error when it wrote none).
 func (s *Server) v1Reply(w http.ResponseWriter, r *http.Request, sess persistence.Session, admitted int64) {
@@ -550,6 +554,7 @@ func (s *Server) v1Reply(w http.ResponseWriter, r *http.Request, sess persistenc
 		s.fail(w, r, sess.ID, err)
 		return
 	}
+	s.v1Watchers.delivered(r.Context(), sess.Location, sess.ID, sess.LastSeq, v1DeliveryLimit)
 	msgs, err := s.v1History(r.Context(), sess.ID)
 	if err != nil {
 		s.fail(w, r, sess.ID, err)

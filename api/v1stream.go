@@ -59,8 +59,9 @@ func (s *Server) v1Stream(w http.ResponseWriter, r *http.Request, keep func(dir 
 	defer cancel()
 	sub := s.cfg.Bus.Subscribe("", s.cfg.EventBuffer)
 	defer sub.Close()
-	watch := s.v1Watchers.add()
-	defer s.v1Watchers.remove(watch)
+	watcher := s.v1Watchers.add(keep)
+	defer s.v1Watchers.remove(watcher)
+	watch := watcher.hints
 	tr := newV1Translator(func(id string) (v1Sess, bool) { return s.v1Lookup(ctx, id) })
 	tr.info = func(id string) (v1Session, bool) {
 		sess, err := s.cfg.Journal.Session(ctx, id)
@@ -216,15 +217,29 @@ func (s *Server) v1Stream(w http.ResponseWriter, r *http.Request, keep func(dir 
 			if st.flush() != nil {
 				return
 			}
+			s.v1Watchers.flushed(watcher, b.id, written[b.id])
 		}
 	}
 }
 
 // v1Watchers tells the open V1 streams about sessions the V1 routes touch,
-// so that a stream follows a session whose actor runs on another member.
+// so that a stream follows a session whose actor runs on another member,
+// and tells a synchronous prompt when the streams have written its drain.
 type v1Watchers struct {
 	mu   sync.Mutex
-	subs map[chan v1Watch]struct{}
+	subs map[*v1Watcher]struct{}
+	// wrote is closed and replaced whenever a stream has flushed events:
+	// the wake-up of delivered's waiters.
+	wrote chan struct{}
+}
+
+// v1Watcher is one open V1 stream as the routes see it.
+type v1Watcher struct {
+	hints chan v1Watch
+	keep  func(dir string) bool
+	// written is the last seq the stream has flushed of each session it
+	// followed (guarded by v1Watchers.mu).
+	written map[string]int64
 }
 
 // v1Watch names a session and the seq it had when a route touched it: the
@@ -234,20 +249,40 @@ type v1Watch struct {
 	after int64
 }
 
-func (w *v1Watchers) add() chan v1Watch {
-	ch := make(chan v1Watch, 64)
+func (w *v1Watchers) add(keep func(dir string) bool) *v1Watcher {
+	s := &v1Watcher{hints: make(chan v1Watch, 64), keep: keep, written: map[string]int64{}}
 	w.mu.Lock()
 	if w.subs == nil {
-		w.subs = map[chan v1Watch]struct{}{}
+		w.subs = map[*v1Watcher]struct{}{}
 	}
-	w.subs[ch] = struct{}{}
+	w.subs[s] = struct{}{}
 	w.mu.Unlock()
-	return ch
+	return s
 }
 
-func (w *v1Watchers) remove(ch chan v1Watch) {
+func (w *v1Watchers) remove(s *v1Watcher) {
 	w.mu.Lock()
-	delete(w.subs, ch)
+	delete(w.subs, s)
+	w.wake()
+	w.mu.Unlock()
+}
+
+// wake releases delivered's waiters; w.mu is held.
+func (w *v1Watchers) wake() {
+	if w.wrote != nil {
+		close(w.wrote)
+		w.wrote = nil
+	}
+}
+
+// flushed records that s has written the events of session id up to seq
+// to its client.
+func (w *v1Watchers) flushed(s *v1Watcher, id string, seq int64) {
+	w.mu.Lock()
+	if seq > s.written[id] {
+		s.written[id] = seq
+		w.wake()
+	}
 	w.mu.Unlock()
 }
 
@@ -256,10 +291,49 @@ func (w *v1Watchers) remove(ch chan v1Watch) {
 func (w *v1Watchers) notify(sess persistence.Session) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for ch := range w.subs {
+	for s := range w.subs {
 		select {
-		case ch <- v1Watch{sess.ID, sess.LastSeq}:
+		case s.hints <- v1Watch{sess.ID, sess.LastSeq}:
 		default:
+		}
+	}
+}
+
+// delivered waits until every open stream that carries the session's
+// directory has written its events up to seq, for at most limit.
+//
+// OpenCode's `run --attach` prints what its event stream brings and exits
+// as soon as the synchronous prompt answers: answering before the streams
+// have written the drain's last text loses the answer on the client's
+// screen. The limit bounds the wait on a stream whose client stopped
+// reading (or that missed the session's hint): the prompt still answers.
+func (w *v1Watchers) delivered(ctx context.Context, dir, id string, seq int64, limit time.Duration) {
+	timer := time.NewTimer(limit)
+	defer timer.Stop()
+	for {
+		w.mu.Lock()
+		behind := false
+		for s := range w.subs {
+			if s.keep(dir) && s.written[id] < seq {
+				behind = true
+				break
+			}
+		}
+		if !behind {
+			w.mu.Unlock()
+			return
+		}
+		if w.wrote == nil {
+			w.wrote = make(chan struct{})
+		}
+		wrote := w.wrote
+		w.mu.Unlock()
+		select {
+		case <-wrote:
+		case <-timer.C:
+			return
+		case <-ctx.Done():
+			return
 		}
 	}
 }
