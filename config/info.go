@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"time"
 )
 
 // Info is the part of OpenCode's configuration (opencode.json) that
@@ -151,6 +152,56 @@ type ProviderOptions struct {
 	Headers map[string]string `json:"headers,omitempty"`
 	// Timeout in milliseconds (false: none) is accepted and not used.
 	Timeout json.RawMessage `json:"timeout,omitempty"`
+	// ChunkTimeout is OpenCode's "chunkTimeout": milliseconds between
+	// streamed chunks after which a provider stream is given up (a
+	// retryable error), or false for none. Unset is none: the spec's
+	// runner imposes no provider-stream inactivity timeout (OpenCode's
+	// own default of 300000 is not taken), so only an operator who knows a
+	// server may hang silently sets one.
+	ChunkTimeout Millis `json:"chunkTimeout,omitzero"`
+}
+
+// Millis is OpenCode's timeout value: a positive number of milliseconds,
+// or false for none. The zero Millis is unset.
+type Millis struct {
+	// Set says the key was given; Off that it was false.
+	Set, Off bool
+	// N is the milliseconds when Set and not Off.
+	N int64
+}
+
+// Duration is the timeout, 0 for none.
+func (m Millis) Duration() time.Duration {
+	if m.Off {
+		return 0
+	}
+	return time.Duration(m.N) * time.Millisecond
+}
+
+// IsZero reports an unset value (omitzero).
+func (m Millis) IsZero() bool { return !m.Set }
+
+// UnmarshalJSON accepts a positive integer or false.
+func (m *Millis) UnmarshalJSON(b []byte) error {
+	s := bytes.TrimSpace(b)
+	if string(s) == "false" {
+		*m = Millis{Set: true, Off: true}
+		return nil
+	}
+	var n int64
+	if err := json.Unmarshal(s, &n); err != nil || n <= 0 {
+		return fmt.Errorf("%s given, want a positive number of milliseconds or false", s)
+	}
+	*m = Millis{Set: true, N: n}
+	return nil
+}
+
+// MarshalJSON writes the shape it was read in.
+func (m Millis) MarshalJSON() ([]byte, error) {
+	if m.Off || !m.Set {
+		return []byte("false"), nil
+	}
+	return json.Marshal(m.N)
 }
 
 // ModelConfig describes one model of a provider.

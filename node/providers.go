@@ -19,7 +19,8 @@ import (
 // unless its npm package is Anthropic's; its key is options.apiKey
 // (usually "{env:VAR}", substituted when the file was read) or the first
 // set variable of its env list; a provider listing no models serves any
-// model its server has.
+// model its server has. options.chunkTimeout (milliseconds, or false) is
+// the stream's idle timeout; unset, there is none, as the spec says.
 func providerCatalog(base *catalog.Catalog, info config.Info, getenv func(string) string) (*catalog.Catalog, error) {
 	c := &catalog.Catalog{Providers: make(map[string]catalog.Provider, len(base.Providers)+len(info.Provider)), Default: base.Default}
 	for id, p := range base.Providers {
@@ -47,6 +48,14 @@ func providerCatalog(base *catalog.Catalog, info config.Info, getenv func(string
 		for _, env := range pc.Env {
 			if p.APIKey == "" && getenv(env) != "" {
 				p.APIKey = getenv(env)
+			}
+		}
+		if t := pc.Options.ChunkTimeout; t.Set {
+			// OpenCode's chunkTimeout is the catalog's idle timeout;
+			// false (or unset, over a catalog that sets none) is none.
+			p.IdleTimeout = ""
+			if d := t.Duration(); d > 0 {
+				p.IdleTimeout = d.String()
 			}
 		}
 		if len(pc.Options.Headers) > 0 {
