@@ -47,6 +47,8 @@ type drain struct {
 	// catalog is the tool catalog listed for the turn the core is about
 	// to start (StartTurn), nil until listed.
 	catalog *catalogLoaded
+	// pending is the turn waiting for its file snapshot (turnSnapshot).
+	pending *pendingTurn
 }
 
 // turn is one provider turn in flight.
@@ -72,6 +74,7 @@ type toolCall struct {
 	id, tool string
 	input    []byte
 	settled  bool // its settlement reached this actor (for its span and metrics)
+	snapping bool // settled, its file snapshot is being taken (toolSnapshot)
 	span     trace.Span
 	started  time.Time // sent to the tool actor (sessionrt.tool.duration)
 }
@@ -104,6 +107,18 @@ type (
 		token uint64
 		tools []provider.Tool
 		err   error
+	}
+	// turnSnapshot is the file snapshot a turn waits for ("" when none
+	// could be taken).
+	turnSnapshot struct {
+		token uint64
+		snap  string
+	}
+	// toolSnapshot is the file snapshot taken once a tool that changes
+	// files returned, with its settlement.
+	toolSnapshot struct {
+		settled *toolSettled
+		snap    string
 	}
 	streamPart struct {
 		token uint64
@@ -145,6 +160,14 @@ func (a *sessionActor) onDrainMessage(ctx actor.Context, msg any) {
 		}
 		d.busy = false
 		a.onCatalog(m)
+	case *turnSnapshot:
+		if d == nil || m.token != d.token {
+			return
+		}
+		d.busy = false
+		a.onTurnSnapshot(m)
+	case *toolSnapshot:
+		a.onToolSnapshot(m)
 	case *streamPart:
 		if d == nil || d.turn == nil || m.token != d.turn.token {
 			return
@@ -527,7 +550,51 @@ func (a *sessionActor) startTurn(tools []provider.Tool) {
 		model:       a.core.State.Row.Model,
 		calls:       map[string]*toolCall{},
 	}
-	if err := a.append(messages.TurnStarted{AssistantMessageID: t.assistantID, Agent: t.agent, Model: t.model, Snapshot: a.fileSnapshot()}); err != nil {
+	if a.rt.cfg.Snapshots == nil {
+		a.openTurn(&pendingTurn{t: t, tr: tr, req: req, prov: prov}, "")
+		return
+	}
+	// The Location's file snapshot (the TurnStarted's) is taken off the
+	// mailbox: a first snapshot of a large project reads every file. No
+	// revert runs meanwhile (refused while a drain runs); an interrupt
+	// finishes when it comes back.
+	d.busy = true
+	d.pending = &pendingTurn{t: t, tr: tr, req: req, prov: prov}
+	token, dir := d.token, d.Location
+	a.async(func() any {
+		return &turnSnapshot{token: token, snap: a.fileSnapshot(dir)}
+	}, func(err error) any {
+		a.log.Warn("file snapshot failed", "session", a.id, "err", err)
+		return &turnSnapshot{token: token}
+	})
+}
+
+// pendingTurn is a turn built and waiting for its file snapshot.
+type pendingTurn struct {
+	t    *turn
+	tr   turnRequest
+	req  *provider.Request
+	prov provider.Provider
+}
+
+// onTurnSnapshot opens the turn that waited for its snapshot.
+func (a *sessionActor) onTurnSnapshot(m *turnSnapshot) {
+	d := a.drain
+	p := d.pending
+	d.pending = nil
+	if d.Interrupted || p == nil {
+		a.execute(session.Ready{FinishInterrupt: true})
+		return
+	}
+	a.openTurn(p, m.snap)
+}
+
+// openTurn records the turn (with its file snapshot), then streams it off
+// the mailbox.
+func (a *sessionActor) openTurn(p *pendingTurn, snap string) {
+	d := a.drain
+	t, tr, req, prov := p.t, p.tr, p.req, p.prov
+	if err := a.append(messages.TurnStarted{AssistantMessageID: t.assistantID, Agent: t.agent, Model: t.model, Snapshot: snap}); err != nil {
 		a.endDrain(&Outcome{Err: err.Error(), Kind: errorCode(err)})
 		return
 	}

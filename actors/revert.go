@@ -159,23 +159,40 @@ func (a *sessionActor) stageRevert(messageID string) any {
 			return err
 		}
 	}
-	target, err := a.snapshotFrom(seq, false)
-	if err != nil {
-		return err
+	if hs := a.core.State.Row.HistorySeq; seq < hs {
+		// The history before a completed compaction is its summary: the
+		// messages up to the boundary cannot be given back to the model.
+		return &CommandError{Code: CodeConflict, Msg: fmt.Sprintf(
+			"session %s: message %s is before the session's last compaction (seq %d), whose summary replaced it in the history; revert to a message after it", a.id, messageID, hs)}
 	}
-	ev := messages.RevertStaged{MessageID: messageID, BoundarySeq: seq, BoundaryIndex: idx, Snapshot: target}
-	if target != "" {
-		if _, err := a.rt.cfg.Snapshots.Tree(target); errors.Is(err, filesnap.ErrNotFound) {
-			// Snapshots live in the data directory of the server that
-			// took them (another cluster member, a wiped directory).
-			return &CommandError{Code: CodeConflict, Msg: fmt.Sprintf(
-				"session %s: the file snapshot of message %s (%s) is not in this server's snapshot store; its files cannot be reverted here", a.id, messageID, target)}
+	loc := a.core.State.Row.Location
+	st, err := a.rt.snapshots(loc)
+	if err != nil {
+		return fmt.Errorf("session %s: revert: %w", a.id, err)
+	}
+	ev := messages.RevertStaged{MessageID: messageID, BoundarySeq: seq, BoundaryIndex: idx}
+	if st != nil {
+		span, err := a.fileSpan(st, seq, false)
+		if err != nil {
+			return a.snapshotErr(messageID, err)
 		}
-		if ev.Current, err = a.takeSnapshot(); err != nil {
-			return err
-		}
-		if ev.Files, err = a.rt.cfg.Snapshots.Changed(target, ev.Current); err != nil {
-			return fmt.Errorf("session %s: revert: %w", a.id, err)
+		ev.Snapshot = span.from
+		if ev.Snapshot != "" {
+			if ok, err := st.Has(ev.Snapshot); err != nil {
+				return fmt.Errorf("session %s: revert: %w", a.id, err)
+			} else if !ok {
+				// Snapshots live in the data directory of the member
+				// holding the Location; this one lost it (collected as
+				// too old, or the directory was wiped).
+				return &CommandError{Code: CodeConflict, Msg: fmt.Sprintf(
+					"session %s: the file snapshot of message %s (%s) is not in this server's snapshot store (collected as too old, taken by another server, or its data directory was wiped); its files cannot be reverted", a.id, messageID, ev.Snapshot)}
+			}
+			if ev.Current, err = st.Take(loc); err != nil {
+				return fmt.Errorf("session %s: snapshot %s: %w", a.id, loc, err)
+			}
+			if ev.Files, err = span.changed(st, ev.Snapshot, ev.Current); err != nil {
+				return a.snapshotErr(messageID, err)
+			}
 		}
 	}
 	if err := a.append(ev); err != nil {
@@ -187,15 +204,29 @@ func (a *sessionActor) stageRevert(messageID string) any {
 // revertFiles is what committing o changes: its files from the current
 // snapshot to the reverted one.
 func (a *sessionActor) revertFiles(o *messages.Revert) []filesnap.FileDiff {
-	if o == nil || o.Snapshot == "" || len(o.Files) == 0 || a.rt.cfg.Snapshots == nil {
+	if o == nil || o.Snapshot == "" || len(o.Files) == 0 {
 		return nil
 	}
-	files, err := a.rt.cfg.Snapshots.Diff(o.Current, o.Snapshot, o.Files...)
+	st, err := a.rt.snapshots(a.core.State.Row.Location)
+	if st == nil || err != nil {
+		return nil
+	}
+	files, err := st.Diff(o.Current, o.Snapshot, o.Files)
 	if err != nil {
 		a.log.Warn("revert diff", "session", a.id, "err", err)
 		return nil
 	}
 	return files
+}
+
+// snapshotErr is a store's error as the revert answers it: a missing
+// tree is a conflict naming the message.
+func (a *sessionActor) snapshotErr(messageID string, err error) error {
+	if errors.Is(err, filesnap.ErrNotFound) {
+		return &CommandError{Code: CodeConflict, Msg: fmt.Sprintf(
+			"session %s: a file snapshot after message %s is not in this server's snapshot store (collected as too old, taken by another server, or its data directory was wiped); its files cannot be reverted: %v", a.id, messageID, err)}
+	}
+	return fmt.Errorf("session %s: revert: %w", a.id, err)
 }
 
 // runRestore runs the file restore a revert event owes, then records that
@@ -206,11 +237,14 @@ func (a *sessionActor) runRestore() error {
 	if r == nil {
 		return nil
 	}
-	st := a.rt.cfg.Snapshots
+	loc, files := a.core.State.Row.Location, r.Files
+	st, err := a.rt.snapshots(loc)
+	if err != nil {
+		return fmt.Errorf("session %s: restore files: %w", a.id, err)
+	}
 	if st == nil {
 		return &CommandError{Code: CodeInternal, Msg: fmt.Sprintf("session %s: a file restore is owed but this server keeps no snapshots", a.id)}
 	}
-	loc, files := a.core.State.Row.Location, r.Files
 	if len(files) > 1 {
 		if err := st.Restore(loc, r.Tree, files[:1]); err != nil {
 			return fmt.Errorf("session %s: restore files: %w", a.id, err)
@@ -224,29 +258,21 @@ func (a *sessionActor) runRestore() error {
 	return a.append(messages.RevertRestored{Snapshot: r.Tree})
 }
 
-// takeSnapshot snapshots the session's Location now.
-func (a *sessionActor) takeSnapshot() (string, error) {
-	st := a.rt.cfg.Snapshots
-	if st == nil {
-		return "", nil
+// fileSnapshot snapshots dir for a TurnStarted or a tool's settlement: ""
+// when this server keeps none or the Location cannot be read (the turn
+// goes on; only a revert to it loses its files). It blocks: it runs off
+// the mailbox, and reads nothing of the actor's state.
+func (a *sessionActor) fileSnapshot(dir string) string {
+	st, err := a.rt.snapshots(dir)
+	id := ""
+	if err == nil && st != nil {
+		id, err = st.Take(dir)
 	}
-	id, err := st.Take(a.core.State.Row.Location)
-	if err != nil {
-		return "", fmt.Errorf("session %s: snapshot %s: %w", a.id, a.core.State.Row.Location, err)
-	}
-	return id, nil
-}
-
-// fileSnapshot is the snapshot a TurnStarted records: "" when this server
-// keeps none or the Location cannot be read here (the turn goes on; only a
-// revert to it loses its files).
-func (a *sessionActor) fileSnapshot() string {
-	id, err := a.takeSnapshot()
 	switch {
 	case errors.Is(err, filesnap.ErrTooManyFiles):
 		a.log.Debug("no file snapshot", "session", a.id, "err", err) // not a project: expected, every turn
 	case err != nil:
-		a.log.Warn("file snapshot failed", "session", a.id, "err", err)
+		a.log.Warn("file snapshot failed", "session", a.id, "dir", dir, "err", err)
 	}
 	return id
 }
@@ -259,15 +285,84 @@ func (a *sessionActor) finalizeRevert() {
 	}
 }
 
-// snapshotFrom returns the snapshot of the first turn that started at or
-// after seq ("" when none did). With afterNextPrompt, it is the first turn
-// after the next prompt promoted after seq instead.
-func (a *sessionActor) snapshotFrom(seq int64, afterNextPrompt bool) (string, error) {
-	waiting := afterNextPrompt
+// fileSpan is what the journal says of the session's file changes from
+// a seq on: the snapshot of the first turn at or after it, and the files
+// the session's tools changed since (each tool that changes files records
+// a snapshot once it returned: what differs from the snapshot before it,
+// the turn's or the previous tool's, is its doing). A file changed by
+// hand between turns is in no such pair, so a revert leaves it alone.
+type fileSpan struct {
+	from string
+	// to: with bounded, the snapshot of the first turn after the next
+	// prompt promoted after the seq ("" when none yet).
+	to    string
+	paths map[string]bool
+	// legacy: a tool that changes files settled without a snapshot (a
+	// journal from before tool snapshots, or a snapshot that failed):
+	// which files it changed is unknown, so every differing file counts.
+	legacy bool
+}
+
+// changed lists the files a revert from tree cur back to tree target
+// restores: those that differ and that the session changed.
+func (sp *fileSpan) changed(st SnapshotStore, target, cur string) ([]string, error) {
+	files, err := st.Changed(target, cur)
+	if err != nil || sp.legacy {
+		return files, err
+	}
+	kept := files[:0]
+	for _, f := range files {
+		if sp.paths[f] {
+			kept = append(kept, f)
+		}
+	}
+	return kept, nil
+}
+
+// only is the paths a diff of the span shows (nil: every differing file).
+func (sp *fileSpan) only() []string {
+	if sp.legacy {
+		return nil
+	}
+	out := make([]string, 0, len(sp.paths))
+	for p := range sp.paths {
+		out = append(out, p)
+	}
+	return out
+}
+
+// fileSpan reads the session's events from seq on (up to the end of the
+// span when bounded) and asks st which files each tool changed.
+func (a *sessionActor) fileSpan(st SnapshotStore, seq int64, bounded bool) (*fileSpan, error) {
+	sp := &fileSpan{paths: map[string]bool{}}
+	tools := map[string]string{} // call -> tool, of the span's turns
+	prev, waiting := "", bounded
+	onSnapshot := func(call, snap string) error {
+		if sp.from == "" {
+			return nil
+		}
+		if snap == "" {
+			if changesFiles(tools[call]) {
+				sp.legacy = true
+			}
+			return nil
+		}
+		if prev != "" && prev != snap {
+			ch, err := st.Changed(prev, snap)
+			if err != nil {
+				return err
+			}
+			for _, p := range ch {
+				sp.paths[p] = true
+			}
+		}
+		prev = snap
+		return nil
+	}
 	for after := seq - 1; after < a.seq; {
 		evs, err := a.rt.journal.ReadEvents(a.rt.ctx, a.id, after, 500)
 		if err != nil {
-			return "", fmt.Errorf("session %s: read events: %w", a.id, err)
+			return nil, fmt.Errorf("session %s: read events: %w", a.id, err)
 		}
 		if len(evs) == 0 {
 			break
@@ -276,54 +371,74 @@ func (a *sessionActor) snapshotFrom(seq int64, afterNextPrompt bool) (string, er
 			after = env.Seq
 			switch e := env.Event.(type) {
 			case messages.PromptPromoted:
-				if env.Seq > seq {
+				if env.Seq > seq && sp.from != "" {
 					waiting = false
 				}
 			case messages.TurnStarted:
-				if !waiting && e.Snapshot != "" {
-					return e.Snapshot, nil
+				if bounded && !waiting && e.Snapshot != "" {
+					sp.to = e.Snapshot
+					return sp, nil
+				}
+				if sp.from == "" {
+					sp.from = e.Snapshot
+				}
+				prev = e.Snapshot
+			case messages.ToolCalled:
+				tools[e.CallID] = e.Tool
+			case messages.ToolSucceeded:
+				if err := onSnapshot(e.CallID, e.Snapshot); err != nil {
+					return nil, err
+				}
+			case messages.ToolFailed:
+				if err := onSnapshot(e.CallID, e.Snapshot); err != nil {
+					return nil, err
 				}
 			}
 		}
 	}
-	return "", nil
+	return sp, nil
 }
 
 // sessionDiff is what the session changed in its files: from the first
 // turn's snapshot (of messageID's turns when set) to the first turn after
-// the next prompt, or to the Location now.
+// the next prompt, or to the Location now; only the files its tools
+// changed.
 func (a *sessionActor) sessionDiff(messageID string) ([]filesnap.FileDiff, error) {
-	st := a.rt.cfg.Snapshots
-	if st == nil {
-		return nil, nil
+	loc := a.core.State.Row.Location
+	st, err := a.rt.snapshots(loc)
+	if st == nil || err != nil {
+		return nil, err
 	}
-	var from string
-	var to string
-	var err error
-	if messageID == "" {
-		from, err = a.snapshotFrom(1, false)
-	} else {
-		seq, _, _, perr := a.rt.journal.MessagePosition(a.rt.ctx, a.id, messageID)
+	seq, bounded := int64(1), false
+	if messageID != "" {
+		s, _, _, perr := a.rt.journal.MessagePosition(a.rt.ctx, a.id, messageID)
 		if errors.Is(perr, persistence.ErrNotFound) {
 			return nil, &CommandError{Code: CodeNotFound, Msg: fmt.Sprintf("session %s has no message %s", a.id, messageID)}
 		} else if perr != nil {
 			return nil, perr
 		}
-		if from, err = a.snapshotFrom(seq, false); err == nil && from != "" {
-			to, err = a.snapshotFrom(seq, true)
-		}
+		seq, bounded = s, true
 	}
-	if err != nil || from == "" {
-		return nil, err
-	}
-	if to == "" {
-		if to, err = a.takeSnapshot(); err != nil {
-			return nil, err
-		}
-	}
-	files, err := st.Diff(from, to)
+	sp, err := a.fileSpan(st, seq, bounded)
 	if err != nil {
-		return nil, fmt.Errorf("session %s: diff: %w", a.id, err)
+		return nil, a.snapshotErr(messageID, err)
+	}
+	if sp.from == "" {
+		return nil, nil
+	}
+	only := sp.only()
+	if only != nil && len(only) == 0 {
+		return nil, nil
+	}
+	to := sp.to
+	if to == "" {
+		if to, err = st.Take(loc); err != nil {
+			return nil, fmt.Errorf("session %s: snapshot %s: %w", a.id, loc, err)
+		}
+	}
+	files, err := st.Diff(sp.from, to, only)
+	if err != nil {
+		return nil, a.snapshotErr(messageID, err)
 	}
 	return files, nil
 }

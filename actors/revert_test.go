@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sessionrt/sessionrt/filesnap"
 	"github.com/sessionrt/sessionrt/messages"
@@ -302,4 +303,214 @@ func TestRevertToASnapshotThisServerLacksIsRefusedByName(t *testing.T) {
 	if info := h.revert(id, RevertShow, ""); info.Open != nil {
 		t.Fatalf("a refused stage left %+v", info.Open)
 	}
+}
+
+func TestRevertLeavesFilesTheSessionNeverTouched(t *testing.T) {
+	h := newHarness(t, threeTurnEdits)
+	h.restart(withSnapshots(t, filepath.Join(h.data, "snapshots")))
+	id := h.create("")
+	writeFile(t, filepath.Join(h.loc, "notes.txt"), "mine\n")
+	writeFile(t, filepath.Join(h.loc, "a.txt"), "original\n")
+	writeFile(t, filepath.Join(h.loc, "keep.txt"), "keep me\n")
+	h.prompt(id, "msg_1", "one", messages.Queue, true)
+	h.waitIdle(id)
+	// By hand, between the turns: a file the session never touches is
+	// changed, another created, a third removed.
+	writeFile(t, filepath.Join(h.loc, "notes.txt"), "mine, edited by hand\n")
+	writeFile(t, filepath.Join(h.loc, "hand.txt"), "by hand\n")
+	h.prompt(id, "msg_2", "two", messages.Queue, true)
+	h.waitIdle(id)
+	h.prompt(id, "msg_3", "three", messages.Queue, true)
+	h.waitIdle(id)
+	writeFile(t, filepath.Join(h.loc, "late.txt"), "after the last turn\n")
+
+	// Every bash call recorded the snapshot taken after it.
+	envs, err := h.journal.ReadEvents(h.ctx(), id, 0, 100000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := 0
+	for _, env := range envs {
+		if e, ok := env.Event.(messages.ToolSucceeded); ok {
+			tools++
+			if e.Snapshot == "" {
+				t.Fatalf("bash call %s settled without a snapshot", e.CallID)
+			}
+		}
+	}
+	if tools != 3 {
+		t.Fatalf("%d tool settlements, want 3", tools)
+	}
+
+	info := h.revert(id, RevertStage, "msg_1")
+	var staged []string
+	for _, f := range info.Files {
+		staged = append(staged, f.Path)
+	}
+	// Only what the tools changed: a.txt back, b.txt and d/c.txt gone,
+	// keep.txt back; notes.txt, hand.txt and late.txt are the user's.
+	if want := []string{"a.txt", "b.txt", "d/c.txt", "keep.txt"}; !reflect.DeepEqual(staged, want) {
+		t.Fatalf("staged %v, want %v", staged, want)
+	}
+	diff, err := h.sessions.Revert(h.ctx(), id, Revert{Op: RevertDiff})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var changed []string
+	for _, f := range diff.Files {
+		changed = append(changed, f.Path)
+	}
+	if want := []string{"a.txt", "b.txt", "d/c.txt", "keep.txt"}; !reflect.DeepEqual(changed, want) {
+		t.Fatalf("session diff %v, want %v", changed, want)
+	}
+	h.revert(id, RevertCommit, "")
+	want := map[string]string{"a.txt": "original\n", "keep.txt": "keep me\n", "notes.txt": "mine, edited by hand\n",
+		"hand.txt": "by hand\n", "late.txt": "after the last turn\n"}
+	if got := tree(t, h.loc); !reflect.DeepEqual(got, want) {
+		t.Fatalf("after the revert %v, want %v", got, want)
+	}
+	h.revert(id, RevertClear, "")
+	want = map[string]string{"a.txt": "turn two\n", "b.txt": "new file\n", "d/c.txt": "deep\n", "notes.txt": "mine, edited by hand\n",
+		"hand.txt": "by hand\n", "late.txt": "after the last turn\n"}
+	if got := tree(t, h.loc); !reflect.DeepEqual(got, want) {
+		t.Fatalf("after the clear %v, want %v", got, want)
+	}
+	h.checkReplay()
+}
+
+func TestRevertToAMessageBeforeTheLastCompactionIsRefused(t *testing.T) {
+	s := &summarizer{}
+	h := newHarness(t, s.turn, smallWindow(0, compactCfg(1000, 200)))
+	h.restart(withSnapshots(t, filepath.Join(h.data, "snapshots")), smallWindow(0, compactCfg(1000, 200)))
+	id := h.create("")
+	for i, text := range []string{"one", "two", "three", "four"} {
+		h.prompt(id, "msg_"+string(rune('1'+i)), text, messages.Queue, true)
+		h.waitIdle(id)
+	}
+	if out, err := h.sessions.Compact(h.ctx(), id); err != nil || out.Err != "" || s.count() != 1 {
+		t.Fatalf("compact: %+v %v", out, err)
+	}
+	h.prompt(id, "msg_5", "five", messages.Queue, true)
+	h.waitIdle(id)
+	_, err := h.sessions.Revert(h.ctx(), id, Revert{Op: RevertStage, MessageID: "msg_2"})
+	if !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), "before the session's last compaction") {
+		t.Fatalf("stage before the compaction: %v", err)
+	}
+	// After it, a revert works as ever.
+	h.revert(id, RevertStage, "msg_5")
+	h.revert(id, RevertCommit, "")
+	for _, m := range userTexts(h, id) {
+		if strings.Contains(m, "five") {
+			t.Fatalf("after reverting to msg_5 the history still has %v", userTexts(h, id))
+		}
+	}
+	h.checkReplay()
+}
+
+// gatedSnapshots holds every Take until release is closed.
+type gatedSnapshots struct {
+	SnapshotStore
+	entered chan string
+	release chan struct{}
+}
+
+func (g *gatedSnapshots) Take(dir string) (string, error) {
+	g.entered <- dir
+	<-g.release
+	return g.SnapshotStore.Take(dir)
+}
+
+func gated(t *testing.T, dir string) (harnessOption, *gatedSnapshots) {
+	st, err := filesnap.Open(filesnap.Config{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &gatedSnapshots{SnapshotStore: LocalSnapshots(st), entered: make(chan string, 100), release: make(chan struct{})}
+	return func(c *Config) {
+		c.Snapshots = st
+		c.SnapshotPlacement = func(string) (SnapshotStore, error) { return g, nil }
+	}, g
+}
+
+func TestTurnSnapshotIsTakenOffTheMailbox(t *testing.T) {
+	h := newHarness(t, func(*provider.Request, int) (scripted.Turn, error) { return scripted.Turn{Text: "hi"}, nil })
+	opt, g := gated(t, filepath.Join(h.data, "snapshots"))
+	h.restart(opt)
+	id := h.create("")
+	writeFile(t, filepath.Join(h.loc, "a.txt"), "a\n")
+	h.prompt(id, "msg_1", "one", messages.Queue, true)
+	<-g.entered // the turn's snapshot is being taken
+	// The actor answers meanwhile: an inspection, and a revert refused
+	// because a drain runs.
+	in, err := h.sessions.Inspect(h.ctx(), id)
+	if err != nil || in.Drain == nil || !in.Drain.Busy {
+		t.Fatalf("inspect while the snapshot is taken: %+v %v", in, err)
+	}
+	if _, err := h.sessions.Revert(h.ctx(), id, Revert{Op: RevertStage, MessageID: "msg_1"}); !errors.Is(err, ErrBusy) {
+		t.Fatalf("revert while the snapshot is taken: %v", err)
+	}
+	if got := h.events(id); contains(got, "turn.started") {
+		t.Fatalf("the turn started before its snapshot: %v", got)
+	}
+	close(g.release)
+	h.waitIdle(id)
+	envs, err := h.journal.ReadEvents(h.ctx(), id, 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snaps := 0
+	for _, env := range envs {
+		if e, ok := env.Event.(messages.TurnStarted); ok {
+			if e.Snapshot == "" {
+				t.Fatal("the turn has no snapshot")
+			}
+			snaps++
+		}
+	}
+	if snaps != 1 {
+		t.Fatalf("%d turns", snaps)
+	}
+	h.checkReplay()
+}
+
+func TestInterruptWhileTheTurnSnapshotIsTaken(t *testing.T) {
+	h := newHarness(t, func(*provider.Request, int) (scripted.Turn, error) { return scripted.Turn{Text: "hi"}, nil })
+	opt, g := gated(t, filepath.Join(h.data, "snapshots"))
+	h.restart(opt)
+	id := h.create("")
+	h.prompt(id, "msg_1", "one", messages.Queue, true)
+	<-g.entered
+	done := make(chan error, 1)
+	go func() { done <- h.sessions.Interrupt(h.ctx(), id) }()
+	for i := 0; ; i++ {
+		in, err := h.sessions.Inspect(h.ctx(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if in.Drain != nil && in.Drain.Interrupted {
+			break
+		}
+		if i > 5000 {
+			t.Fatal("the interrupt never reached the drain")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(g.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	got := h.events(id)
+	if contains(got, "turn.started") || !contains(got, "interrupted") {
+		t.Fatalf("events %v", got)
+	}
+	h.checkReplay()
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
 }

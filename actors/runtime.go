@@ -137,6 +137,10 @@ type Config struct {
 	// provider turn's start) that reverts restore; nil takes none, and a
 	// revert then changes the history only.
 	Snapshots *filesnap.Store
+	// SnapshotPlacement, when set, may name the SnapshotStore of a
+	// Location another member holds (its snapshots are taken and restored
+	// there). Used only when Snapshots is set.
+	SnapshotPlacement SnapshotPlacement
 	// ModelLimits returns a model's context window and output limit in
 	// tokens (0: unknown, which turns automatic compaction off).
 	ModelLimits func(messages.ModelRef) (window, outputLimit int)

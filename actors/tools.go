@@ -66,9 +66,45 @@ func (a *sessionActor) onToolSettled(m *toolSettled) {
 	}
 	t := d.turn
 	c, ok := t.calls[m.CallID]
-	if !ok || c.settled {
+	if !ok || c.settled || c.snapping {
 		return
 	}
+	if changesFiles(c.tool) && a.rt.cfg.Snapshots != nil {
+		// The snapshot after a tool that changes files says what it
+		// changed (a revert restores those files only). Refused calls
+		// have one too (cheap: nothing changed), so a tool without one
+		// is known to come from before tool snapshots. It is taken off
+		// the mailbox, and the settlement is taken once it is there. The
+		// core still counts the call running, so an interrupt waits.
+		c.snapping = true
+		dir := d.Location
+		a.async(func() any {
+			return &toolSnapshot{settled: m, snap: a.fileSnapshot(dir)}
+		}, func(err error) any {
+			a.log.Warn("file snapshot failed", "session", a.id, "err", err)
+			return &toolSnapshot{settled: m}
+		})
+		return
+	}
+	a.settleTool(t, c, m, "")
+}
+
+func (a *sessionActor) onToolSnapshot(m *toolSnapshot) {
+	d := a.drain
+	if d == nil || d.turn == nil || d.turn.assistantID != m.settled.AssistantMessageID {
+		return // the turn was abandoned meanwhile: already failed durably
+	}
+	c, ok := d.turn.calls[m.settled.CallID]
+	if !ok || c.settled || !c.snapping {
+		return
+	}
+	c.snapping = false
+	a.settleTool(d.turn, c, m.settled, m.snap)
+}
+
+// settleTool records a call's settlement (snap: the file snapshot taken
+// after it, "" when none).
+func (a *sessionActor) settleTool(t *turn, c *toolCall, m *toolSettled, snap string) {
 	c.settled = true
 	var ev messages.Event
 	rejectWithoutFeedback := false
@@ -78,14 +114,14 @@ func (a *sessionActor) onToolSettled(m *toolSettled) {
 			path = m.Output.ToolManagedPath
 		}
 		ev = messages.ToolSucceeded{AssistantMessageID: t.assistantID, CallID: c.id, Output: m.Output.Text,
-			Structured: m.Output.Structured, ManagedPath: path, Lossy: m.Output.Lossy}
+			Structured: m.Output.Structured, ManagedPath: path, Lossy: m.Output.Lossy, Snapshot: snap}
 	} else {
 		msg := "tool failed"
 		if m.Error != nil {
 			msg = m.Error.Message
 			rejectWithoutFeedback = m.Error.Kind == toolactors.ErrorRejected && m.Error.Feedback == ""
 		}
-		ev = messages.ToolFailed{AssistantMessageID: t.assistantID, CallID: c.id, Error: msg}
+		ev = messages.ToolFailed{AssistantMessageID: t.assistantID, CallID: c.id, Error: msg, Snapshot: snap}
 	}
 	if mt := a.rt.cfg.Metrics; mt != nil {
 		status := "succeeded"

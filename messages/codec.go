@@ -94,7 +94,7 @@ func (t ToolCalled) encodeMsgpack(w *msgpackw.Writer) {
 }
 
 func (t ToolSucceeded) encodeMsgpack(w *msgpackw.Writer) {
-	w.MapLen(msgpackw.Count(true, true, true, len(t.Structured) > 0, t.ManagedPath != "", t.Lossy, len(t.ProviderMetadata) > 0))
+	w.MapLen(msgpackw.Count(true, true, true, len(t.Structured) > 0, t.ManagedPath != "", t.Lossy, len(t.ProviderMetadata) > 0, t.Snapshot != ""))
 	w.Str("am", t.AssistantMessageID)
 	w.Str("c", t.CallID)
 	w.Str("o", t.Output)
@@ -102,13 +102,15 @@ func (t ToolSucceeded) encodeMsgpack(w *msgpackw.Writer) {
 	w.OptStr("mp", t.ManagedPath)
 	w.Flag("l", t.Lossy)
 	w.OptBin("pm", t.ProviderMetadata)
+	w.OptStr("sn", t.Snapshot)
 }
 
 func (t ToolFailed) encodeMsgpack(w *msgpackw.Writer) {
-	w.MapLen(3)
+	w.MapLen(msgpackw.Count(true, true, true, t.Snapshot != ""))
 	w.Str("am", t.AssistantMessageID)
 	w.Str("c", t.CallID)
 	w.Str("e", t.Error)
+	w.OptStr("sn", t.Snapshot)
 }
 
 func (Idle) encodeMsgpack(w *msgpackw.Writer) { w.MapLen(0) }

@@ -235,6 +235,11 @@ type ToolSucceeded struct {
 	ManagedPath        string `msgpack:"mp,omitempty"`
 	Lossy              bool   `msgpack:"l,omitempty"`
 	ProviderMetadata   []byte `msgpack:"pm,omitempty"`
+	// Snapshot is the Location's file snapshot taken once a tool that
+	// changes files (bash, apply_patch, write, edit) returned: with the
+	// snapshot before it (the turn's, or the previous tool's) it says which
+	// files the session changed. Empty for other tools.
+	Snapshot string `msgpack:"sn,omitempty"`
 }
 
 // ToolFailed settles a call with an error the model sees.
@@ -242,6 +247,8 @@ type ToolFailed struct {
 	AssistantMessageID string `msgpack:"am"`
 	CallID             string `msgpack:"c"`
 	Error              string `msgpack:"e"`
+	// Snapshot: as ToolSucceeded's (a failed bash may have changed files).
+	Snapshot string `msgpack:"sn,omitempty"`
 }
 
 // PermissionAsked raises a pending permission request for a tool call.
