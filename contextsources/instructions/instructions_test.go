@@ -134,7 +134,9 @@ func TestGlobalFallsBackToHomeConfig(t *testing.T) {
 	}
 }
 
-// TestGlobalFileFromOpenCodesFolder: an OpenCode user's ~/.config/opencode/AGENTS.md (or
+// TestGlobalFileFromOpenCodesFolder: the spec (000) observes "global and upward project
+// AGENTS.md files as one ordered aggregate Context Source"; the global one is OpenCode's:
+// an OpenCode user's ~/.config/opencode/AGENTS.md (or
 // $XDG_CONFIG_HOME/opencode/AGENTS.md) is the global file, as in OpenCode (before, only
 // sessionrt's folder was read and it was ignored); sessionrt's own folder, when it has an
 // AGENTS.md, wins, and only one global file is read.

@@ -575,7 +575,9 @@ func TestMessageStartHoldingTheWholeTurn(t *testing.T) {
 	}
 }
 
-// TestNoIdleTimeoutUnlessConfigured: as for the OpenAI adapter, the default is none.
+// TestNoIdleTimeoutUnlessConfigured: as for the OpenAI adapter, the default is none (spec
+// 002: "The runner does not impose a universal provider-stream inactivity or absolute
+// timeout").
 func TestNoIdleTimeoutUnlessConfigured(t *testing.T) {
 	if a := newAdapter(t, "http://127.0.0.1:1"); a.cfg.IdleTimeout != 0 {
 		t.Fatalf("default idle timeout %v, want none", a.cfg.IdleTimeout)

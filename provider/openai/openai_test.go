@@ -717,9 +717,10 @@ func TestFinishReasonErrorIsAServerError(t *testing.T) {
 	}
 }
 
-// TestNoIdleTimeoutUnlessConfigured: the spec's runner imposes no idle timeout on a
-// provider stream, so the adapter's default is none (it was 10 minutes); a positive
-// IdleTimeout (catalog idle_timeout) is the operator's opt-in guard.
+// TestNoIdleTimeoutUnlessConfigured: the spec (002) says "The runner does not impose a
+// universal provider-stream inactivity or absolute timeout", so the adapter's default is
+// none (it was 10 minutes); a positive IdleTimeout (catalog idle_timeout, or
+// opencode.json's provider.<id>.options.chunkTimeout) is the operator's opt-in guard.
 func TestNoIdleTimeoutUnlessConfigured(t *testing.T) {
 	if a := newAdapter(t, "http://127.0.0.1:1"); a.cfg.IdleTimeout != 0 {
 		t.Fatalf("default idle timeout %v, want none", a.cfg.IdleTimeout)
