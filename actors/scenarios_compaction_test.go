@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/sessionrt/sessionrt/compaction"
 	"github.com/sessionrt/sessionrt/messages"
@@ -212,6 +213,96 @@ func TestS49_FailedCompactionKeepsTheBoundary(t *testing.T) {
 			h.checkReplay()
 		})
 	}
+}
+
+// An interrupt while a compaction's summary streams: the drain ends
+// interrupted, the previous compaction's boundary stays, no second
+// completed compaction is written, and the next turn still starts from the
+// first summary.
+func TestS49_InterruptedCompactionKeepsThePreviousBoundary(t *testing.T) {
+	summarizing := make(chan struct{}, 1)
+	var mu sync.Mutex
+	summaries := 0
+	var summaryReqs []provider.Request
+	h := newHarness(t, func(req *provider.Request, n int) (scripted.Turn, error) {
+		if req.System == compaction.SummarySystem {
+			mu.Lock()
+			summaries++
+			k := summaries
+			summaryReqs = append(summaryReqs, *req)
+			mu.Unlock()
+			if k != 2 {
+				return scripted.Turn{Text: fmt.Sprintf("## Goal\nSUMMARY %d", k)}, nil
+			}
+			summarizing <- struct{}{}
+			return scripted.Turn{Text: "## Goal\npartial SUMMARY 2", Hang: true}, nil // streams until cancelled
+		}
+		return scripted.Turn{Text: strings.Repeat("lorem ipsum dolor sit amet ", 120)}, nil
+	}, smallWindow(6000, compactCfg(1000, 600)))
+	id := h.create("")
+	var boundary int64
+	for i := 0; ; i++ {
+		if i == 40 {
+			t.Fatal("no second compaction in 40 turns")
+		}
+		h.prompt(id, "", fmt.Sprintf("q%d", i), "", true)
+		done := make(chan *Outcome, 1)
+		go func() {
+			out, err := h.sessions.WaitIdle(h.ctx(), id)
+			if err != nil {
+				out = &Outcome{Kind: "wait", Err: err.Error()}
+			}
+			done <- out
+		}()
+		select {
+		case out := <-done:
+			if out.Err != "" {
+				t.Fatalf("drain of q%d: %+v", i, out)
+			}
+			if boundary == 0 {
+				s, err := h.journal.Session(h.ctx(), id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				boundary = s.HistorySeq
+			}
+			continue
+		case <-summarizing:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("the drain of q%d neither ended nor compacted", i)
+		}
+		if boundary == 0 {
+			t.Fatal("the second compaction came before the first was stored")
+		}
+		if err := h.sessions.Interrupt(h.ctx(), id); err != nil {
+			t.Fatal(err)
+		}
+		if out := <-done; out.Kind != "interrupted" {
+			t.Fatalf("outcome %+v, want interrupted", out)
+		}
+		break
+	}
+	if n, m := h.countEvents(id, "compaction.started"), h.countEvents(id, "compaction.ended"); n != 2 || m != 1 {
+		t.Fatalf("%d compactions started and %d completed, want 2 and 1 (the interrupted one not stored)", n, m)
+	}
+	if s, _ := h.journal.Session(h.ctx(), id); s.HistorySeq != boundary {
+		t.Fatalf("history boundary moved from %d to %d", boundary, s.HistorySeq)
+	}
+	if hist := h.history(id); !strings.HasPrefix(hist[0], "C:## Goal\nSUMMARY 1") {
+		t.Fatalf("history starts with %q, want the first summary", hist[0])
+	}
+	// The next turn (over budget again) compacts from the first summary:
+	// nothing of the interrupted one survives.
+	h.ask(id, "after")
+	mu.Lock()
+	defer mu.Unlock()
+	if len(summaryReqs) != 3 {
+		t.Fatalf("%d summary requests, want 3", len(summaryReqs))
+	}
+	if prev := summaryReqs[2].Messages[0].Text; !strings.Contains(prev, "SUMMARY 1") || strings.Contains(prev, "SUMMARY 2") {
+		t.Fatalf("the compaction after the interrupt starts from %.300q, want the first summary", prev)
+	}
+	h.checkReplay()
 }
 
 func TestManualCompaction(t *testing.T) {

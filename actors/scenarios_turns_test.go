@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -66,7 +67,9 @@ func (f *fiveCalls) Stream(ctx context.Context, req *provider.Request) (provider
 	go func() {
 		defer close(parts)
 		for i := 0; i < 5; i++ {
-			args, _ := json.Marshal(map[string]string{"command": fmt.Sprintf("touch started_%d && sleep 0.2 && echo done_%d", i, i), "description": "x"})
+			// The first call runs longest, so the calls settle in the
+			// reverse of their order.
+			args, _ := json.Marshal(map[string]string{"command": fmt.Sprintf("touch started_%d && sleep 0.%d && echo done_%d", i, 5-i, i), "description": "x"})
 			parts <- provider.Part{Kind: provider.PartToolCall, Index: i, ID: fmt.Sprintf("c%d", i), Name: "bash", Args: args}
 		}
 		deadline := time.Now().Add(20 * time.Second)
@@ -137,6 +140,26 @@ func TestS17_ToolsStartBeforeTheStreamEndsAndAllSettleFirst(t *testing.T) {
 	want := []string{"U:five", "A:[bash:completed][bash:completed][bash:completed][bash:completed][bash:completed]", "A:all five settled"}
 	if !reflect.DeepEqual(hist, want) {
 		t.Fatalf("history %v, want %v", hist, want)
+	}
+	// The continuation request carries all five results, in the order of
+	// the calls (not of their settlement): it was sent once all five
+	// had settled.
+	reqs := rest.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d continuation requests, want 1", len(reqs))
+	}
+	exit0 := "\n<bash_metadata>exit code 0</bash_metadata>\n"
+	wantReq := []string{"user:five", "assistant:[call bash][call bash][call bash][call bash][call bash]"}
+	for i := 0; i < 5; i++ {
+		wantReq = append(wantReq, fmt.Sprintf("tool:done_%d", i)+exit0)
+	}
+	if got := requestRoles(reqs[0]); !reflect.DeepEqual(got, wantReq) {
+		t.Fatalf("continuation request %q, want %q", got, wantReq)
+	}
+	for i, m := range reqs[0].Messages[2:] {
+		if r := m.ToolResult; r == nil || r.CallID != fmt.Sprintf("c%d", i) || r.IsError {
+			t.Fatalf("tool message %d answers %+v, want call c%d's success", i, r, i)
+		}
 	}
 	h.checkReplay()
 }
@@ -276,46 +299,127 @@ func TestS21_TurnLimitLastTurnHasNoToolsThenFails(t *testing.T) {
 	h.checkReplay()
 }
 
+// heldStream streams reasoning, text and a tool call's input as deltas,
+// then holds the stream open until released: only then does the complete
+// call and the finish arrive. Later requests go to rest.
+type heldStream struct {
+	release chan struct{}
+	args    string
+	n       atomic.Int64
+	rest    provider.Provider
+}
+
+func (p *heldStream) Stream(ctx context.Context, req *provider.Request) (provider.Stream, error) {
+	if p.n.Add(1) > 1 {
+		return p.rest.Stream(ctx, req)
+	}
+	parts := make(chan provider.Part, 64)
+	errs := make(chan error, 1)
+	go func() {
+		defer close(parts)
+		for _, c := range []string{"let ", "me ", "think"} {
+			parts <- provider.Part{Kind: provider.PartReasoning, Text: c}
+		}
+		for _, c := range []string{"hello", " there,", " world"} {
+			parts <- provider.Part{Kind: provider.PartText, Text: c}
+		}
+		parts <- provider.Part{Kind: provider.PartToolInputStart, ID: "c1", Name: "bash"}
+		for i := 0; i < len(p.args); i += 7 {
+			parts <- provider.Part{Kind: provider.PartToolInputDelta, ID: "c1", Text: p.args[i:min(i+7, len(p.args))]}
+		}
+		select {
+		case <-p.release:
+		case <-ctx.Done():
+			errs <- ctx.Err()
+			return
+		}
+		parts <- provider.Part{Kind: provider.PartToolCall, ID: "c1", Name: "bash", Args: json.RawMessage(p.args)}
+		parts <- provider.Part{Kind: provider.PartFinish, Finish: provider.FinishToolCalls}
+	}()
+	return &chanStream{parts: parts, errs: errs}, nil
+}
+
 func TestS22_DeltasAreLiveOnlyAndFinalValuesStoredOnce(t *testing.T) {
-	h := newHarness(t, func(req *provider.Request, n int) (scripted.Turn, error) {
-		return scripted.Turn{Reasoning: "let me think", Text: "hello there, world", Chunk: 3}, nil
-	})
+	h := newHarness(t, text("unused"))
+	rest, err := scripted.New(scripted.Config{Script: &scripted.Script{Turns: []scripted.Turn{{Text: "ran it"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := &heldStream{release: make(chan struct{}), args: `{"command":"echo streamed input","description":"x"}`, rest: rest}
+	h.restart(func(c *Config) { c.Providers = func(messages.ModelRef) (provider.Provider, error) { return held, nil } })
 	id := h.create("")
 	sub := h.bus.Subscribe(id, 1024)
 	defer sub.Close()
 	h.prompt(id, "", "hi", "", true)
-	h.waitIdle(id)
-	var text, reasoning strings.Builder
+
+	// Every delta reaches the subscriber while the stream is still open.
+	var text, reasoning, input strings.Builder
 	deltas := 0
-	for done := false; !done; {
+	for input.Len() < len(held.args) {
 		select {
 		case l := <-sub.C():
-			if l.Delta != nil {
-				deltas++
-				switch l.Delta.Kind {
-				case messages.TextDelta:
-					text.WriteString(l.Delta.Text)
-				case messages.ReasoningDelta:
-					reasoning.WriteString(l.Delta.Text)
+			if l.Delta == nil {
+				continue
+			}
+			deltas++
+			switch l.Delta.Kind {
+			case messages.TextDelta:
+				text.WriteString(l.Delta.Text)
+			case messages.ReasoningDelta:
+				reasoning.WriteString(l.Delta.Text)
+			case messages.ToolInputDelta:
+				if l.Delta.CallID != "c1" {
+					t.Fatalf("tool-input delta for call %q, want c1", l.Delta.CallID)
 				}
+				input.WriteString(l.Delta.Text)
 			}
-			if l.Event != nil && l.Event.Type.Name == "session.idle" {
-				done = true
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatal("live stream never reached idle")
+		case <-time.After(20 * time.Second):
+			t.Fatalf("live deltas stopped at text %q reasoning %q input %q", text.String(), reasoning.String(), input.String())
 		}
 	}
-	if deltas < 4 || text.String() != "hello there, world" || reasoning.String() != "let me think" {
-		t.Fatalf("%d deltas gave text %q reasoning %q", deltas, text.String(), reasoning.String())
+	if text.String() != "hello there, world" || reasoning.String() != "let me think" || input.String() != held.args {
+		t.Fatalf("%d live deltas gave text %q reasoning %q tool input %q", deltas, text.String(), reasoning.String(), input.String())
 	}
-	evs := h.events(id)
+	// Nothing final is stored while the stream is open.
+	for _, e := range h.events(id) {
+		if e == "text.ended" || e == "reasoning.ended" || e == "tool.called" {
+			t.Fatalf("%s stored while the stream was still open: %v", e, h.events(id))
+		}
+	}
+	close(held.release)
+	if out := h.waitIdle(id); out.Err != "" {
+		t.Fatalf("drain: %+v", out)
+	}
+
+	// The journal holds no delta, and each final value once.
+	envs, err := h.journal.ReadEvents(h.ctx(), id, 0, 100000)
+	if err != nil {
+		t.Fatal(err)
+	}
 	count := map[string]int{}
-	for _, e := range evs {
-		count[e]++
+	for _, e := range envs {
+		name := strings.TrimPrefix(e.Type.Name, "session.")
+		count[name]++
+		if strings.Contains(strings.ToLower(name), "delta") {
+			t.Fatalf("a delta row in the journal: %s (seq %d)", e.Type.Name, e.Seq)
+		}
+		switch ev := e.Event.(type) {
+		case messages.TextEnded:
+			if ev.Text != "hello there, world" && ev.Text != "ran it" {
+				t.Fatalf("stored text %q", ev.Text)
+			}
+		case messages.ReasoningEnded:
+			if ev.Text != "let me think" {
+				t.Fatalf("stored reasoning %q", ev.Text)
+			}
+		case messages.ToolCalled:
+			if string(ev.Input) != held.args {
+				t.Fatalf("stored tool input %s, want %s", ev.Input, held.args)
+			}
+		}
 	}
-	if count["text.ended"] != 1 || count["reasoning.ended"] != 1 {
-		t.Fatalf("events %v: want the final text and reasoning stored once", evs)
+	if count["text.ended"] != 2 || count["reasoning.ended"] != 1 || count["tool.called"] != 1 {
+		t.Fatalf("events %v: want each final value stored once (text once per turn)", h.events(id))
 	}
 	h.checkReplay()
 }
@@ -342,8 +446,15 @@ func TestS23_ContentFilterKeepsPartialTextAndTheReason(t *testing.T) {
 }
 
 func TestS24_ReasoningReplaysOnlyToTheSameModel(t *testing.T) {
+	// Each answer reasons, and the provider signs its reasoning (metadata
+	// that only the model that produced it accepts back).
 	h := newHarness(t, func(req *provider.Request, n int) (scripted.Turn, error) {
-		return scripted.Turn{Reasoning: "thinking hard", Text: fmt.Sprintf("answer %d", n)}, nil
+		return scripted.Turn{Parts: []scripted.Part{
+			{Kind: "reasoning", Text: "thinking hard"},
+			{Kind: "metadata", Key: provider.MetaReasoningSignature, Text: fmt.Sprintf("sig-%d", n)},
+			{Kind: "text", Text: fmt.Sprintf("answer %d", n)},
+			{Kind: "finish", Finish: provider.FinishStop},
+		}}, nil
 	})
 	id := h.create("")
 	h.prompt(id, "", "one", "", true)
@@ -351,8 +462,8 @@ func TestS24_ReasoningReplaysOnlyToTheSameModel(t *testing.T) {
 	h.prompt(id, "", "two", "", true)
 	h.waitIdle(id)
 	same := h.prov.Requests()[1].Messages[1]
-	if len(same.Reasoning) != 1 || same.Reasoning[0].Text != "thinking hard" || strings.Contains(same.Text, "thinking") {
-		t.Fatalf("same model: assistant %+v, want native reasoning", same)
+	if len(same.Reasoning) != 1 || same.Reasoning[0].Text != "thinking hard" || same.Reasoning[0].Signature != "sig-0" || strings.Contains(same.Text, "thinking") {
+		t.Fatalf("same model: assistant %+v, want native reasoning with its signature", same)
 	}
 	if _, err := h.sessions.SwitchModel(h.ctx(), id, messages.ModelRef{Provider: "scripted", ID: "other-model"}); err != nil {
 		t.Fatal(err)
@@ -364,13 +475,127 @@ func TestS24_ReasoningReplaysOnlyToTheSameModel(t *testing.T) {
 	if switched.Model.Model != "other-model" {
 		t.Fatalf("next turn used %v", switched.Model)
 	}
+	assistants := 0
 	for _, m := range switched.Messages {
-		if m.Role == provider.RoleAssistant && (len(m.Reasoning) != 0 || !strings.Contains(m.Text, "thinking hard")) {
+		if m.Role != provider.RoleAssistant {
+			continue
+		}
+		assistants++
+		if len(m.Reasoning) != 0 || !strings.HasPrefix(m.Text, "thinking hard\n") {
 			t.Fatalf("after a model switch: assistant %+v, want reasoning as plain text", m)
 		}
+	}
+	if assistants != 2 {
+		t.Fatalf("%d assistant messages after the switch, want 2", assistants)
+	}
+	if wire, _ := json.Marshal(switched); strings.Contains(string(wire), "sig-") {
+		t.Fatalf("after a model switch the request still carries provider metadata: %s", wire)
 	}
 	if switched.System != reqs[0].System {
 		t.Fatal("a model switch replaced the baseline")
 	}
+	// The journal keeps the metadata: only the request to another model drops it.
+	msgs, err := h.journal.ModelHistory(h.ctx(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signed := 0
+	for _, m := range msgs {
+		for _, p := range m.Parts {
+			if p.Kind == messages.PartReasoning && strings.Contains(string(p.ProviderMetadata), "sig-") {
+				signed++
+			}
+		}
+	}
+	if signed != 3 {
+		t.Fatalf("%d stored reasoning parts keep their metadata, want 3", signed)
+	}
 	h.checkReplay()
+}
+
+// awaitPermission waits on sub for the session's next permission request.
+func awaitPermission(t *testing.T, sub *Subscription) messages.PermissionAsked {
+	t.Helper()
+	for {
+		select {
+		case l := <-sub.C():
+			if l.Event != nil {
+				if ask, ok := l.Event.Event.(messages.PermissionAsked); ok {
+					return ask
+				}
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatal("no permission request")
+		}
+	}
+}
+
+// S56 at session level: a bash call the agent's rules ask about (the last
+// matching rule wins over the allow-all before it) raises a request; the
+// client's reply decides. A reject without feedback interrupts the drain:
+// the call fails without running, no continuation is sent, the session is
+// idle. With feedback the model sees it as the tool's error and the drain
+// goes on; once runs the call.
+func TestS56_PermissionRepliesAtSessionLevel(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		reply    messages.PermissionReply
+		feedback string
+	}{
+		{"reject without feedback", messages.ReplyReject, ""},
+		{"reject with feedback", messages.ReplyReject, "use ls instead"},
+		{"once", messages.ReplyOnce, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, func(req *provider.Request, n int) (scripted.Turn, error) {
+				if n == 0 {
+					return scripted.Turn{ToolCalls: []scripted.ToolCall{{ID: "c1", Name: "bash", Args: []byte(`{"command":"touch ran && echo ran","description":"x"}`)}}}, nil
+				}
+				return scripted.Turn{Text: "after the reply"}, nil
+			}, func(c *Config) {
+				c.Agents = map[string]Agent{"build": {Rules: []permission.Rule{
+					{Action: "*", Resource: "*", Effect: permission.Allow},
+					{Action: "bash", Resource: "*", Effect: permission.Ask},
+				}}}
+			})
+			id := h.create("")
+			sub := h.bus.Subscribe(id, 1024)
+			defer sub.Close()
+			h.prompt(id, "", "go", "", true)
+			ask := awaitPermission(t, sub)
+			if ask.CallID != "c1" || ask.Action != "bash" {
+				t.Fatalf("permission asked %+v", ask)
+			}
+			if err := h.sessions.ReplyPermission(h.ctx(), id, ReplyPermission{RequestID: ask.RequestID, Reply: tc.reply, Feedback: tc.feedback}); err != nil {
+				t.Fatal(err)
+			}
+			out := h.waitIdle(id)
+			_, statErr := os.Stat(filepath.Join(h.loc, "ran"))
+			ran := statErr == nil
+			evs := strings.Join(h.events(id), " ")
+			reqs := h.prov.Requests()
+			switch {
+			case tc.reply == messages.ReplyOnce:
+				if out.Err != "" || !ran || len(reqs) != 2 || !strings.Contains(evs, "permission.replied tool.succeeded") {
+					t.Fatalf("once: outcome %+v, ran %v, %d requests, events %s", out, ran, len(reqs), evs)
+				}
+			case tc.feedback == "":
+				if out.Kind != "interrupted" || ran || len(reqs) != 1 {
+					t.Fatalf("reject: outcome %+v, ran %v, %d requests: want an interrupted drain, the call not run, no continuation", out, ran, len(reqs))
+				}
+				if !strings.Contains(evs, "permission.asked permission.replied tool.failed") || !strings.HasSuffix(evs, "idle") {
+					t.Fatalf("reject: events %s", evs)
+				}
+			default:
+				if out.Err != "" || ran || len(reqs) != 2 {
+					t.Fatalf("reject with feedback: outcome %+v, ran %v, %d requests: want the drain to go on", out, ran, len(reqs))
+				}
+				r := reqs[1].Messages[2].ToolResult
+				if r == nil || !r.IsError || !strings.Contains(r.Output, tc.feedback) {
+					t.Fatalf("reject with feedback: the model saw %q", requestRoles(reqs[1]))
+				}
+			}
+			h.checkReplay()
+		})
+	}
 }
