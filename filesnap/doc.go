@@ -21,6 +21,11 @@
 //	diffs, _ := st.Diff(before, after) // what changed, with unified patches
 //	_ = st.Restore(dir, before, filesnap.Paths(diffs)) // put them back
 //
+// The store is bounded by GC (Run calls it periodically): a tree no Take
+// returned within the retention (DefaultRetention, a week, as OpenCode
+// prunes) is removed, then every blob no remaining tree and no stat cache
+// names. Its callers refuse a revert to a removed tree.
+//
 // The package imports nothing of sessionrt: it is a storage utility the
 // Session actor and the HTTP layer call; it decides nothing about sessions.
 package filesnap

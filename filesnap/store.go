@@ -52,6 +52,9 @@ type Store struct {
 	cfg   Config
 	mu    sync.Mutex
 	roots map[string]*rootState
+	// gc is held shared by every Take and Restore and exclusively by GC,
+	// so a collection never sees a Take's blobs before its tree.
+	gc sync.RWMutex
 }
 
 // rootState is what the store keeps in memory for one Location, guarded
@@ -169,6 +172,8 @@ func (s *Store) Take(root string) (string, error) {
 		}
 		return "", fmt.Errorf("filesnap: take %s: %w", root, err)
 	}
+	s.gc.RLock()
+	defer s.gc.RUnlock()
 	rs := s.root(root)
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
@@ -256,6 +261,7 @@ func (s *Store) Take(root string) (string, error) {
 		changed = true
 	}
 	if !changed && rs.tree != "" {
+		s.touch(s.treePath(rs.tree))
 		return rs.tree, nil
 	}
 	sort.Slice(entries, func(i, j int) bool { return entries[i].Path < entries[j].Path })
@@ -394,6 +400,7 @@ func (s *Store) writeTree(entries []Entry) (string, error) {
 	id := hex.EncodeToString(h[:])
 	p := s.treePath(id)
 	if _, err := os.Stat(p); err == nil {
+		s.touch(p)
 		return id, nil
 	}
 	if err := writeSynced(p, b.Bytes()); err != nil {
@@ -524,6 +531,8 @@ func (s *Store) Restore(root, id string, paths []string) error {
 			return fmt.Errorf("filesnap: restore %s: %w", p, err)
 		}
 	}
+	s.gc.RLock()
+	defer s.gc.RUnlock()
 	l := s.rootLock(root)
 	l.Lock()
 	defer l.Unlock()

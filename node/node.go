@@ -164,6 +164,16 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 		if n.Snapshots, err = filesnap.Open(filesnap.Config{Dir: filepath.Join(data, "snapshots")}); err != nil {
 			return n, fmt.Errorf("file snapshots: %w", err)
 		}
+		// The store is bounded: trees no Take returned for a week go, with
+		// the blobs nothing names (a revert to one is refused by name).
+		go n.Snapshots.Run(bg.Done(), time.Hour, filesnap.DefaultRetention, func(st filesnap.GCStats, err error) {
+			switch {
+			case err != nil:
+				cfg.Logger.Warn("file snapshots: collection failed", "err", err)
+			case st.Trees+st.Blobs > 0:
+				cfg.Logger.Info("file snapshots: collected", "trees", st.Trees, "blobs", st.Blobs, "bytes", st.Bytes, "kept trees", st.KeptTrees)
+			}
+		})
 	}
 	n.Loader = config.NewLoader(config.Options{Getenv: cfg.Getenv, File: cfg.ConfigFile})
 	var setup func(string) (actors.Setup, error)
