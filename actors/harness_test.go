@@ -87,6 +87,12 @@ func newHarness(t *testing.T, turns func(req *provider.Request, n int) (scripted
 		h.sources[k] = &source{r: contextsources.Present(k + " v1")}
 	}
 	h.start(opts...)
+	if replayFresh.Load() {
+		// Registered after the first start's stop, so it runs before it
+		// (and after any restart's): the last process is stopped, then
+		// replayed by a fresh one.
+		t.Cleanup(h.replayInAFreshProcess)
+	}
 	return h
 }
 

@@ -397,6 +397,7 @@ func TestS43_DuplicateSourceKeyIsRefusedByName(t *testing.T) {
 	if !strings.HasPrefix(first, "test/env: env v1") || !strings.Contains(first, "test/rules: rules v1") {
 		t.Fatalf("baseline %q: want contribution-key order", first)
 	}
+	h.checkReplay()
 }
 
 func TestS44_AgentsMdThroughTheLocationRegistry(t *testing.T) {
