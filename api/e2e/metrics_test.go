@@ -23,6 +23,7 @@ import (
 
 	"github.com/sessionrt/sessionrt/api/client"
 	"github.com/sessionrt/sessionrt/api/wire"
+	"github.com/sessionrt/sessionrt/internal/testdb"
 )
 
 // otlpSink is a real OTLP/HTTP receiver: it decodes what the server's
@@ -220,6 +221,62 @@ func TestServeMetricsAfterAPromptWithAToolCall(t *testing.T) {
 			t.Fatalf("OTLP receiver never got %v (bad requests: %v)", missing(), sink.bad)
 		}
 	}
+}
+
+// TestServeMetricsJournalSizeOnMariaDB: with the journal on MariaDB,
+// sessionrt_journal_size_bytes is the journal database's tables and indexes
+// as the server reports them (information_schema, read by the test just
+// before and just after the scrape), the pool's connections are there, and
+// the embedded engine's fsync counters are not (the server keeps its own).
+func TestServeMetricsJournalSizeOnMariaDB(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	bin := build(t)
+	db := testdb.MariaDB(t)
+	srv := serve(t, bin, t.TempDir(), "--journal", db.URL())
+	c, err := client.New(client.Config{BaseURL: srv.url, Token: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	s, err := c.CreateSession(ctx, wire.CreateSessionRequest{Location: &wire.LocationRef{Directory: t.TempDir()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Prompt(ctx, s.ID, wire.PromptRequest{Prompt: &wire.Prompt{Text: "run: echo size"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Wait(ctx, s.ID); err != nil {
+		t.Fatal(err)
+	}
+	size := func() float64 {
+		var n int64
+		if err := db.DB.QueryRowContext(ctx, `SELECT COALESCE(SUM(data_length + index_length), 0)
+			FROM information_schema.tables WHERE table_schema = ?`, db.Name).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return float64(n)
+	}
+	before := size()
+	mfs := scrapeMetrics(t, srv.url, "")
+	after := size()
+	m := findSeries(mfs, "sessionrt_journal_size_bytes", nil)
+	if m == nil {
+		t.Fatal("/metrics has no sessionrt_journal_size_bytes on a MariaDB journal")
+	}
+	got := seriesValue(m)
+	if got <= 0 || got < min(before, after) || got > max(before, after) {
+		t.Fatalf("sessionrt_journal_size_bytes = %v; the journal database %s holds %v bytes before the scrape and %v after", got, db.Name, before, after)
+	}
+	if findSeries(mfs, "db_client_connection_count", map[string]string{"db_client_connection_state": "used"}) == nil {
+		t.Error("/metrics has no db_client_connection_count{db_client_connection_state=\"used\"} for the MariaDB pool")
+	}
+	if _, ok := mfs["sessionrt_journal_fsyncs_total"]; ok {
+		t.Error("/metrics has the embedded engine's sessionrt_journal_fsyncs_total on a MariaDB journal")
+	}
+	t.Logf("sessionrt_journal_size_bytes %v (database %s)", got, db.Name)
 }
 
 func joined(spans []*tracepb.Span, traceID, parentID string) bool {
