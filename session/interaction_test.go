@@ -52,6 +52,19 @@ func (e *interactionEnv) handle(t *testing.T, td *datadriven.TestData) string {
 		e.write(&out, messages.PromptAdmitted{MessageID: id, Prompt: messages.Prompt{Text: id}, Delivery: dl})
 	case "epoch":
 		e.write(&out, messages.ContextEpochInitialized{Revision: int64(len(e.journal) + 1), Baseline: "baseline", Location: e.c.State.Row.Location})
+	case "switch":
+		// A client switches the agent or the model (the shell appends
+		// the switch; the next turn uses it).
+		var agent, model string
+		td.MaybeScanArgs(t, "agent", &agent)
+		td.MaybeScanArgs(t, "model", &model)
+		if agent != "" {
+			e.write(&out, messages.AgentSwitched{Agent: agent})
+		}
+		if model != "" {
+			e.write(&out, messages.ModelSwitched{Model: messages.ModelRef{Provider: "p", ID: model}})
+		}
+		fmt.Fprintf(&out, "agent=%s model=%s\n", e.c.State.Row.Agent, e.c.State.Row.Model.ID)
 	case "move":
 		var to string
 		td.ScanArgs(t, "to", &to)
@@ -180,10 +193,11 @@ func (e *interactionEnv) handle(t *testing.T, td *datadriven.TestData) string {
 		}
 		e.ready(&out, rd)
 	case "stream-end":
-		// The stream is over, with its final text.
-		var text string
+		// The stream is over, with its final text (and reasoning).
+		var text, reasoning string
 		td.MaybeScanArgs(t, "text", &text)
-		e.ready(&out, e.c.Step(StreamEnded{Text: text}))
+		td.MaybeScanArgs(t, "reasoning", &reasoning)
+		e.ready(&out, e.c.Step(StreamEnded{Text: text, Reasoning: reasoning}))
 	case "interrupt":
 		// waiting: an observation (or the Location, a catalog, a
 		// compaction) is outstanding.
