@@ -55,7 +55,7 @@ func (f *ServeClusterFlags) join(ctx context.Context, n *node.Node, log *slog.Lo
 			Consul: cluster.ConsulConfig{Address: f.Consul}, Etcd: cluster.EtcdConfig{Endpoints: f.Etcd},
 			Logger: log,
 		},
-		Sessions: n.Sessions, Locations: n.Locations, Roots: f.Root,
+		Sessions: n.Sessions, Locations: n.Locations, Roots: f.Root, Snapshots: n.Snapshots,
 		MidDrain: n.Journal.Owed, ResumeAtStart: f.ResumeAtStart,
 		Tracer: n.Telemetry.TracerProvider, Metrics: n.Telemetry.Registry, Logger: log,
 	})

@@ -48,7 +48,10 @@
 // interrupted. After a move, the next tools run on the new Location's
 // member. A remote tool's permission request comes back through the proxy
 // to the Session (journaled and published there) and the client's reply
-// goes back to the tool. Not across members: the context registry and the
+// goes back to the tool. A Location's file snapshots live on its member
+// too (JoinConfig.Snapshots, Placement.Snapshots): a Session on another
+// member takes, diffs and restores them through the Location grain, so a
+// session that failed over reverts to the snapshots its turns took. Not across members: the context registry and the
 // catalog (observed on the Session's member: Context Sources are Go values,
 // and the tool catalog is the same code everywhere).
 //

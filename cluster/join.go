@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/sessionrt/sessionrt/actors"
+	"github.com/sessionrt/sessionrt/filesnap"
 	"github.com/sessionrt/sessionrt/supervisor"
 	"github.com/sessionrt/sessionrt/telemetry/metrics"
 )
@@ -36,9 +37,13 @@ type JoinConfig struct {
 	// journal shows mid-drain and disthash places here: for a whole-cluster
 	// start, not for a member joining a running cluster (see ResumeOrphans).
 	ResumeAtStart bool
-	Tracer        trace.TracerProvider // Location spans; nil: none
-	Metrics       *metrics.Registry    // members and placement; nil: none
-	Logger        *slog.Logger
+	// Snapshots is this node's file snapshot store: the snapshots of the
+	// Locations this member holds are taken and restored in it, for
+	// sessions on any member. Nil: none kept here.
+	Snapshots *filesnap.Store
+	Tracer    trace.TracerProvider // Location spans; nil: none
+	Metrics   *metrics.Registry    // members and placement; nil: none
+	Logger    *slog.Logger
 }
 
 // Join makes this node a cluster member: the Session grain on its facade,
@@ -64,7 +69,8 @@ func Join(ctx context.Context, system *actor.ActorSystem, jc JoinConfig) (*Membe
 	if err != nil {
 		return nil, err
 	}
-	locations, err := LocationKind(LocationConfig{Member: jc.Member, Locations: jc.Locations, Registry: cfg.Registry, Logger: jc.Logger, Tracer: jc.Tracer})
+	locations, err := LocationKind(LocationConfig{Member: jc.Member, Locations: jc.Locations, Registry: cfg.Registry, Logger: jc.Logger, Tracer: jc.Tracer,
+		Snapshots: jc.Snapshots})
 	if err != nil {
 		return nil, err
 	}
@@ -73,6 +79,7 @@ func Join(ctx context.Context, system *actor.ActorSystem, jc JoinConfig) (*Membe
 		return nil, err
 	}
 	jc.Sessions.SetToolPlacement(placement.Tools)
+	jc.Sessions.SetSnapshotPlacement(placement.Snapshots)
 	cfg.Kinds = append(append([]Kind(nil), cfg.Kinds...), grain, locations)
 	m, err := Start(system, cfg)
 	if err != nil {

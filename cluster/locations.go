@@ -22,6 +22,7 @@ import (
 
 	"github.com/sessionrt/sessionrt/actors"
 	"github.com/sessionrt/sessionrt/cluster/wirepb"
+	"github.com/sessionrt/sessionrt/filesnap"
 	"github.com/sessionrt/sessionrt/supervisor"
 	"github.com/sessionrt/sessionrt/telemetry"
 	"github.com/sessionrt/sessionrt/toolactors"
@@ -80,6 +81,10 @@ type LocationConfig struct {
 	// context travels in the message headers): one trace across members.
 	// Nil records nothing.
 	Tracer trace.TracerProvider
+	// Snapshots is this member's file snapshot store: the Location
+	// grain takes and restores the snapshots of the Locations it holds
+	// (RemoteSnapshot). Nil answers that it keeps none.
+	Snapshots *filesnap.Store
 }
 
 // LocationKind is the kind of this member's Location grains: identity = the
@@ -96,7 +101,7 @@ func LocationKind(cfg LocationConfig) (Kind, error) {
 		cfg.Registry = SessionRegistry()
 	}
 	return Kind{Name: LocationKindName(cfg.Member), Produce: func(dir string) actor.Actor {
-		return &locationGrain{member: cfg.Member, dir: dir, locs: cfg.Locations, reg: cfg.Registry, log: cfg.Logger, tracer: tracerOf(cfg.Tracer), callers: map[string]remoteCall{}}
+		return &locationGrain{member: cfg.Member, dir: dir, locs: cfg.Locations, reg: cfg.Registry, log: cfg.Logger, tracer: tracerOf(cfg.Tracer), callers: map[string]remoteCall{}, snaps: cfg.Snapshots}
 	}}, nil
 }
 
@@ -109,6 +114,7 @@ type locationGrain struct {
 	tracer  trace.Tracer
 	tools   *actor.PID
 	callers map[string]remoteCall // session/call -> the proxy to settle
+	snaps   *filesnap.Store
 }
 
 type remoteCall struct {
@@ -140,6 +146,10 @@ func (g *locationGrain) registry() (*actor.PID, error) {
 
 func (g *locationGrain) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
+	case *RemoteSnapshot:
+		g.onSnapshot(ctx, m)
+	case *snapshotDone:
+		ctx.Send(m.to, m.reply) // encoded by the wire middleware
 	case *RemoteExecuteTool:
 		from := ctx.Sender()
 		tools, err := g.registry()

@@ -117,6 +117,9 @@ func SessionRegistry() *Registry {
 		"location.CancelAck":   &toolactors.CancelAck{},
 		"location.Ask":         &RemoteAsk{},
 		"location.AskReply":    &RemoteAskReply{},
+		// A Location's file snapshots, on the member holding it (snapshots.go).
+		"location.Snapshot":      &RemoteSnapshot{},
+		"location.SnapshotReply": &RemoteSnapshotReply{},
 	} {
 		if err := r.Register(name, sample); err != nil {
 			panic(err) // a programming error in the table above, caught by tests

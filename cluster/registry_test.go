@@ -83,6 +83,9 @@ func TestSessionCommandsAndRepliesRoundTripThroughEnvelope(t *testing.T) {
 		&actors.RevertInfo{Session: persistence.Session{ID: "ses_1", Location: "/srv/proj", Agent: "build", Model: model, Status: persistence.StatusIdle},
 			Open:  &messages.Revert{MessageID: "msg_1", BoundarySeq: 4, Snapshot: "ab", Current: "cd", Files: []string{"a.txt"}, Committed: true, StagedSeq: 9},
 			Files: []filesnap.FileDiff{{Path: "a.txt", Status: filesnap.Modified, Additions: 1, Deletions: 2, Patch: "@@"}}},
+		&RemoteSnapshot{Op: snapDiff, Dir: "/srv/proj", From: "ab", To: "cd", Paths: []string{"a.txt"}},
+		&RemoteSnapshotReply{ID: "ab", Has: true, Paths: []string{"a.txt"}, Err: "gone", Kind: "not_found",
+			Diffs: []filesnap.FileDiff{{Path: "a.txt", Status: filesnap.Deleted, Patch: "@@"}}},
 	}
 	for _, msg := range cases {
 		got := overTheWire(t, reg, msg)

@@ -71,6 +71,7 @@ type MemberConfig struct {
 //	GET /move?id=S&to=DIR        Move through the cluster
 //	GET /reply?id=S&req=R&answer=once  answer a permission request
 //	GET /interrupt?id=S          Interrupt through the cluster
+//	GET /revert?id=S&op=O&msg=M  Revert (stage, commit, clear, show, diff) through the cluster
 //	GET /stats                   {"fenced": appends refused to a fenced activation here}
 //	GET /inspect?id=S            what this member holds of S in memory (MemberInspection)
 //	GET /metrics                 the node's metrics, cluster members and placement included
@@ -125,7 +126,7 @@ func Member(ctx context.Context, cfg MemberConfig, out io.Writer) error {
 		Member: cfg.Name,
 		Cluster: cluster.Config{Name: "chaos", AutoManagePort: cfg.Health, Members: cfg.Members, RefreshTTL: cfg.Refresh,
 			Logger: log},
-		Sessions: n.Sessions, Locations: n.Locations, Roots: cfg.LocationRoots,
+		Sessions: n.Sessions, Locations: n.Locations, Roots: cfg.LocationRoots, Snapshots: n.Snapshots,
 		MidDrain: n.Journal.Owed, ResumeAtStart: cfg.ResumeAtStart, Tracer: n.Telemetry.TracerProvider, Metrics: n.Telemetry.Registry, Logger: log,
 	})
 	if err != nil {
@@ -165,6 +166,11 @@ func Member(ctx context.Context, cfg MemberConfig, out io.Writer) error {
 	mux.HandleFunc("GET /move", func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		res, err := router.Move(r.Context(), q.Get("id"), q.Get("to"))
+		reply(w, res, err)
+	})
+	mux.HandleFunc("GET /revert", func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		res, err := router.Revert(r.Context(), q.Get("id"), actors.Revert{Op: q.Get("op"), MessageID: q.Get("msg")})
 		reply(w, res, err)
 	})
 	mux.HandleFunc("GET /interrupt", func(w http.ResponseWriter, r *http.Request) {
