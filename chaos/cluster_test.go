@@ -134,6 +134,23 @@ func TestRejoinedMemberFencesTheOldActivationsOfTheSessionsItTakes(t *testing.T)
 		t.Fatalf("%d sessions moved to the rejoined member mid-tool, %d fenced appends refused: want both above 0",
 			rep.SessionsMovedBack, rep.FencedRefused)
 	}
+	// The survivors' /metrics move with the kill and the rejoin: they
+	// placed the killed member's sessions (placement changes), resumed
+	// those it left mid-drain (failovers), and their old activations of
+	// the sessions that moved to the rejoined member were refused by the
+	// journal (fenced appends; the log count above also holds conflicts).
+	// (A loaded machine may already show failovers and fenced appends
+	// before the kill: a member that misses its health checks leaves the
+	// topology for a while, and its sessions move.)
+	at, end := rep.AtKill, rep.AtEnd
+	if at.PlacementChanges == 0 {
+		t.Errorf("survivors' counters before the kill: %+v, want placement changes (the sessions created)", at)
+	}
+	if end.PlacementChanges <= at.PlacementChanges || end.Failovers <= at.Failovers || end.FencedAppends <= at.FencedAppends ||
+		end.FencedAppends > float64(rep.FencedRefused) {
+		t.Errorf("survivors' counters: %+v at the kill, %+v at the end: want placement changes, failovers and fenced appends (at most the %d refusals logged) all up",
+			at, end, rep.FencedRefused)
+	}
 }
 
 // TestMoveRunsTheNextToolsOnTheMemberHoldingTheNewLocation: Location A is

@@ -16,6 +16,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
 	"github.com/sessionrt/sessionrt/cluster/clustertest"
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/persistence"
@@ -80,6 +83,45 @@ type MemberKillReport struct {
 	SecondPromptsServed int             `json:"second_prompts_completed"`
 	Rejoins             int             `json:"rejoins"`
 	SessionsMovedBack   int             `json:"sessions_moved_to_rejoined_member"`
+	// AtKill and AtEnd are the cluster counters the survivors' /metrics
+	// show just before the kill and at the end of the run (the killed
+	// member's die with it; the rejoined member's are not counted).
+	AtKill ClusterCounters `json:"survivor_counters_at_kill"`
+	AtEnd  ClusterCounters `json:"survivor_counters_at_end"`
+}
+
+// ClusterCounters are counters of the members' /metrics (parsed with
+// Prometheus's text parser), summed over members and label values.
+type ClusterCounters struct {
+	PlacementChanges float64 `json:"placement_changes"` // sessionrt_cluster_placement_changes_total
+	Failovers        float64 `json:"failovers"`         // sessionrt_cluster_failovers_total
+	FencedAppends    float64 `json:"fenced_appends"`    // sessionrt_journal_fenced_appends_total
+}
+
+// scrapeCounters sums ClusterCounters over the members' /metrics.
+func scrapeCounters(ctx context.Context, ms []*runMember) (ClusterCounters, error) {
+	var c ClusterCounters
+	for _, m := range ms {
+		text, err := clustertest.GetText(ctx, m.Ctl, "/metrics")
+		if err != nil {
+			return c, fmt.Errorf("member %d /metrics: %w", m.I, err)
+		}
+		p := expfmt.NewTextParser(model.UTF8Validation)
+		mfs, err := p.TextToMetricFamilies(strings.NewReader(text))
+		if err != nil {
+			return c, fmt.Errorf("member %d /metrics: %w", m.I, err)
+		}
+		for name, dst := range map[string]*float64{
+			"sessionrt_cluster_placement_changes_total": &c.PlacementChanges,
+			"sessionrt_cluster_failovers_total":         &c.Failovers,
+			"sessionrt_journal_fenced_appends_total":    &c.FencedAppends,
+		} {
+			for _, s := range mfs[name].GetMetric() {
+				*dst += s.GetCounter().GetValue()
+			}
+		}
+	}
+	return c, nil
 }
 
 // String prints the journal checks, then the cluster's counts.
@@ -99,6 +141,10 @@ func (r MemberKillReport) String() string {
 		fmt.Fprintf(&b, "  sessions moved to it mid-tool   %d\n", r.SessionsMovedBack)
 	}
 	fmt.Fprintf(&b, "  fenced appends refused          %d\n", r.FencedRefused)
+	fmt.Fprintf(&b, "  survivors' /metrics at the kill: placement changes %v, failovers %v, fenced appends %v\n",
+		r.AtKill.PlacementChanges, r.AtKill.Failovers, r.AtKill.FencedAppends)
+	fmt.Fprintf(&b, "  survivors' /metrics at the end:  placement changes %v, failovers %v, fenced appends %v\n",
+		r.AtEnd.PlacementChanges, r.AtEnd.Failovers, r.AtEnd.FencedAppends)
 	return b.String()
 }
 
@@ -215,6 +261,8 @@ type killRun struct {
 	ms     []*runMember
 	turns  []clustertest.Turn
 	victim *runMember // the member killed (the last one)
+
+	survivors []*runMember // the members alive after the kill (not the rejoined one)
 
 	onVictim map[string]bool // sessions hosted on the victim
 	affected map[string]bool // sessions whose tool the kill interrupts
@@ -476,6 +524,15 @@ func (r *killRun) killMidTool(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
+	for _, m := range r.live() {
+		if m != r.victim {
+			r.survivors = append(r.survivors, m)
+		}
+	}
+	var err error
+	if r.rep.AtKill, err = scrapeCounters(ctx, r.survivors); err != nil {
+		return err
+	}
 	r.mu.Lock()
 	r.victim.dead = true
 	r.mu.Unlock()
@@ -719,6 +776,10 @@ func (r *killRun) openGateToFenced(ctx context.Context) error {
 // the journal's invariants.
 func (r *killRun) checkJournal(ctx context.Context) error {
 	rep := r.rep
+	var err error
+	if rep.AtEnd, err = scrapeCounters(ctx, r.survivors); err != nil {
+		return err
+	}
 	for _, m := range r.live() {
 		var st map[string]int64
 		if err := clustertest.Get(ctx, m.Ctl, "/stats", nil, &st); err != nil {
