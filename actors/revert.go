@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 
 	"github.com/sessionrt/sessionrt/filesnap"
 	"github.com/sessionrt/sessionrt/messages"
@@ -297,18 +298,39 @@ type fileSpan struct {
 	// prompt promoted after the seq ("" when none yet).
 	to    string
 	paths map[string]bool
-	// legacy: a tool that changes files settled without a snapshot (a
-	// journal from before tool snapshots, or a snapshot that failed):
-	// which files it changed is unknown, so every differing file counts.
-	legacy bool
+	// open is the snapshot before a tool that changes files and settled
+	// without one (a journal from before tool snapshots, a crash while it
+	// ran, a snapshot that failed): what it changed is known only from the
+	// next snapshot on, the next turn's or the end's ("" when none is open).
+	open string
+}
+
+// close attributes to the session what changed from the open snapshot to
+// snap (a tool that settled without a snapshot ran in between).
+func (sp *fileSpan) close(st SnapshotStore, snap string) error {
+	if sp.open == "" || snap == "" {
+		return nil
+	}
+	ch, err := st.Changed(sp.open, snap)
+	if err != nil {
+		return err
+	}
+	for _, p := range ch {
+		sp.paths[p] = true
+	}
+	sp.open = ""
+	return nil
 }
 
 // changed lists the files a revert from tree cur back to tree target
 // restores: those that differ and that the session changed.
 func (sp *fileSpan) changed(st SnapshotStore, target, cur string) ([]string, error) {
+	if err := sp.close(st, cur); err != nil {
+		return nil, err
+	}
 	files, err := st.Changed(target, cur)
-	if err != nil || sp.legacy {
-		return files, err
+	if err != nil {
+		return nil, err
 	}
 	kept := files[:0]
 	for _, f := range files {
@@ -319,15 +341,13 @@ func (sp *fileSpan) changed(st SnapshotStore, target, cur string) ([]string, err
 	return kept, nil
 }
 
-// only is the paths a diff of the span shows (nil: every differing file).
+// only is the paths a diff of the span shows, sorted.
 func (sp *fileSpan) only() []string {
-	if sp.legacy {
-		return nil
-	}
 	out := make([]string, 0, len(sp.paths))
 	for p := range sp.paths {
 		out = append(out, p)
 	}
+	sort.Strings(out)
 	return out
 }
 
@@ -342,10 +362,13 @@ func (a *sessionActor) fileSpan(st SnapshotStore, seq int64, bounded bool) (*fil
 			return nil
 		}
 		if snap == "" {
-			if changesFiles(tools[call]) {
-				sp.legacy = true
+			if changesFiles(tools[call]) && sp.open == "" {
+				sp.open = prev
 			}
 			return nil
+		}
+		if err := sp.close(st, snap); err != nil {
+			return err
 		}
 		if prev != "" && prev != snap {
 			ch, err := st.Changed(prev, snap)
@@ -375,6 +398,9 @@ func (a *sessionActor) fileSpan(st SnapshotStore, seq int64, bounded bool) (*fil
 					waiting = false
 				}
 			case messages.TurnStarted:
+				if err := sp.close(st, e.Snapshot); err != nil {
+					return nil, err
+				}
 				if bounded && !waiting && e.Snapshot != "" {
 					sp.to = e.Snapshot
 					return sp, nil
@@ -426,15 +452,18 @@ func (a *sessionActor) sessionDiff(messageID string) ([]filesnap.FileDiff, error
 	if sp.from == "" {
 		return nil, nil
 	}
-	only := sp.only()
-	if only != nil && len(only) == 0 {
-		return nil, nil
-	}
 	to := sp.to
 	if to == "" {
 		if to, err = st.Take(loc); err != nil {
 			return nil, fmt.Errorf("session %s: snapshot %s: %w", a.id, loc, err)
 		}
+	}
+	if err := sp.close(st, to); err != nil {
+		return nil, a.snapshotErr(messageID, err)
+	}
+	only := sp.only()
+	if len(only) == 0 {
+		return nil, nil
 	}
 	files, err := st.Diff(sp.from, to, only)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -305,9 +306,48 @@ func TestRevertToASnapshotThisServerLacksIsRefusedByName(t *testing.T) {
 	}
 }
 
+// lossyTakes fails the Takes whose 1-based numbers are in fail.
+type lossyTakes struct {
+	SnapshotStore
+	mu   sync.Mutex
+	n    int
+	fail map[int]bool
+}
+
+func (l *lossyTakes) Take(dir string) (string, error) {
+	l.mu.Lock()
+	l.n++
+	fail := l.fail[l.n]
+	l.mu.Unlock()
+	if fail {
+		return "", errors.New("lost")
+	}
+	return l.SnapshotStore.Take(dir)
+}
+
 func TestRevertLeavesFilesTheSessionNeverTouched(t *testing.T) {
+	t.Run("tool snapshots", func(t *testing.T) { revertLeavesHandEdits(t, false) })
+	// As in a journal from before tool snapshots (or after a crash in a
+	// tool): what a tool changed is read from the next turn's snapshot.
+	t.Run("tool snapshots lost", func(t *testing.T) { revertLeavesHandEdits(t, true) })
+}
+
+func revertLeavesHandEdits(t *testing.T, lose bool) {
 	h := newHarness(t, threeTurnEdits)
-	h.restart(withSnapshots(t, filepath.Join(h.data, "snapshots")))
+	if lose {
+		st, err := filesnap.Open(filesnap.Config{Dir: filepath.Join(h.data, "snapshots")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Per prompt: the turn's Take, the bash call's, the answer turn's.
+		l := &lossyTakes{SnapshotStore: LocalSnapshots(st), fail: map[int]bool{2: true, 5: true, 8: true}}
+		h.restart(func(c *Config) {
+			c.Snapshots = st
+			c.SnapshotPlacement = func(string) (SnapshotStore, error) { return l, nil }
+		})
+	} else {
+		h.restart(withSnapshots(t, filepath.Join(h.data, "snapshots")))
+	}
 	id := h.create("")
 	writeFile(t, filepath.Join(h.loc, "notes.txt"), "mine\n")
 	writeFile(t, filepath.Join(h.loc, "a.txt"), "original\n")
@@ -333,8 +373,8 @@ func TestRevertLeavesFilesTheSessionNeverTouched(t *testing.T) {
 	for _, env := range envs {
 		if e, ok := env.Event.(messages.ToolSucceeded); ok {
 			tools++
-			if e.Snapshot == "" {
-				t.Fatalf("bash call %s settled without a snapshot", e.CallID)
+			if (e.Snapshot == "") != lose {
+				t.Fatalf("bash call %s settled with snapshot %q", e.CallID, e.Snapshot)
 			}
 		}
 	}

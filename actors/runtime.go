@@ -133,9 +133,10 @@ type Config struct {
 	Compaction *compaction.Config
 	// Metrics receives the runtime's counters; nil records nothing.
 	Metrics *metrics.Runtime
-	// Snapshots keeps the file snapshots of Locations (taken at every
-	// provider turn's start) that reverts restore; nil takes none, and a
-	// revert then changes the history only.
+	// Snapshots keeps the file snapshots of Locations (taken off the
+	// mailbox at every provider turn's start and after every tool that
+	// changes files) that reverts restore; nil takes none, and a revert
+	// then changes the history only.
 	Snapshots *filesnap.Store
 	// SnapshotPlacement, when set, may name the SnapshotStore of a
 	// Location another member holds (its snapshots are taken and restored
