@@ -41,7 +41,7 @@ func (a *sessionActor) create(m *Create) any {
 	}
 	if model.ID == "" {
 		model = setup.DefaultModel
-	} else if err := a.rt.knownModel(model); err != nil {
+	} else if err := a.rt.knownModel(setup.Models, model); err != nil {
 		return err
 	}
 	sess, created, err := a.rt.journal.CreateSession(a.rt.ctx, a.id, a.ownership, messages.SessionCreated{Location: loc, Agent: agent, Model: model, Title: m.Title})
@@ -156,7 +156,7 @@ func (a *sessionActor) switchAgent(m *SwitchAgent) any {
 		events := []messages.Event{messages.AgentSwitched{Agent: m.Agent}}
 		if ag.Model.ID != "" && ag.Model != a.core.State.Row.Model {
 			// The agent's own model comes with it, in the same append.
-			if err := a.rt.knownModel(ag.Model); err != nil {
+			if err := a.rt.knownModel(setup.Models, ag.Model); err != nil {
 				return err
 			}
 			events = append(events, messages.ModelSwitched{Model: ag.Model})
@@ -213,7 +213,11 @@ func (a *sessionActor) switchModel(m *SwitchModel) any {
 	if m.Model.ID == "" || m.Model.Provider == "" {
 		return invalidf("model switch needs a provider and a model ID")
 	}
-	if err := a.rt.knownModel(m.Model); err != nil {
+	setup, err := a.rt.setup(a.core.State.Row.Location)
+	if err != nil {
+		return err
+	}
+	if err := a.rt.knownModel(setup.Models, m.Model); err != nil {
 		return err
 	}
 	if m.Model != a.core.State.Row.Model {

@@ -25,10 +25,10 @@ type Compact struct{}
 
 // modelLimits returns the context window and output allowance of the session's model.
 func (a *sessionActor) modelLimits(req *provider.Request) (window, allowance int) {
-	if a.rt.cfg.ModelLimits == nil {
+	w, out, ok := a.rt.modelLimits(a.drain.agent.models, a.core.State.Row.Model)
+	if !ok {
 		return 0, 0
 	}
-	w, out := a.rt.cfg.ModelLimits(a.core.State.Row.Model)
 	return w, compaction.OutputAllowance(req.Controls.MaxOutputTokens, out)
 }
 
@@ -52,7 +52,7 @@ func (a *sessionActor) startCompaction(history []messages.Message, req *provider
 	if err != nil {
 		return err // nothing appended
 	}
-	prov, err := a.rt.provider(a.core.State.Row.Model)
+	prov, err := a.rt.provider(d.agent.models, a.core.State.Row.Model)
 	if err != nil {
 		return err
 	}

@@ -516,7 +516,7 @@ func (a *sessionActor) onCatalog(m *catalogLoaded) {
 // startTurn records the turn, then streams it off the mailbox.
 func (a *sessionActor) startTurn(tools []provider.Tool) {
 	d := a.drain
-	prov, err := a.rt.provider(a.core.State.Row.Model)
+	prov, err := a.rt.provider(d.agent.models, a.core.State.Row.Model)
 	if err != nil {
 		a.endDrain(&Outcome{Err: err.Error(), Kind: KindModel})
 		return

@@ -46,6 +46,23 @@ type Agent struct {
 	// provider options): over the model's catalog defaults, under the
 	// selected variant's, as OpenCode merges them.
 	Request RequestSettings
+
+	// models are the Location's models (Setup.Models), set by Setup.agent:
+	// a drain resolves its agent at every turn boundary, so a changed
+	// provider configuration reaches the next turn with it.
+	models *Models
+}
+
+// Models are the models a Location's configuration gives: its providers
+// (a project's opencode.json may add one or change a model's options) and
+// their limits. Nil hooks fall back to Config.Providers and
+// Config.ModelLimits.
+type Models struct {
+	// Providers returns the provider for a model, or an error naming the
+	// known ones.
+	Providers func(messages.ModelRef) (provider.Provider, error)
+	// Limits returns a model's context window and output limit in tokens.
+	Limits func(messages.ModelRef) (window, outputLimit int)
 }
 
 // RequestSettings are request settings in the provider request's three
@@ -64,11 +81,15 @@ type Setup struct {
 	// DefaultModel is the model new sessions start with; zero means
 	// Config.DefaultModel.
 	DefaultModel messages.ModelRef
+	// Models, when set, are the Location's own models; nil: the
+	// runtime's (Config.Providers, Config.ModelLimits).
+	Models *Models
 }
 
 // agent returns the named agent, or an error naming the known ones.
 func (s Setup) agent(name, location string) (Agent, error) {
 	if a, ok := s.Agents[name]; ok {
+		a.models = s.Models
 		return a, nil
 	}
 	names := make([]string, 0, len(s.Agents))
@@ -258,21 +279,46 @@ func (rt *runtime) agentAt(location, name string) (Agent, error) {
 	return s.agent(name, location)
 }
 
-// knownModel refuses a model no configured provider serves, naming the
-// known ones (the Providers hook's error says which).
-func (rt *runtime) knownModel(m messages.ModelRef) error {
-	if _, err := rt.cfg.Providers(m); err != nil {
+// knownModel refuses a model no provider of the Location (ms: its
+// Setup.Models, nil for the runtime's) serves, naming the known ones (the
+// Providers hook's error says which).
+func (rt *runtime) knownModel(ms *Models, m messages.ModelRef) error {
+	if _, err := rt.providers(ms)(m); err != nil {
 		return &CommandError{Code: CodeInvalid, Msg: fmt.Sprintf("model %s/%s: %v", m.Provider, m.ID, err)}
 	}
 	return nil
 }
 
-func (rt *runtime) provider(m messages.ModelRef) (provider.Provider, error) {
-	p, err := rt.cfg.Providers(m)
+// provider returns the provider serving m in the Location whose models
+// are ms (nil: the runtime's).
+func (rt *runtime) provider(ms *Models, m messages.ModelRef) (provider.Provider, error) {
+	p, err := rt.providers(ms)(m)
 	if err != nil {
 		return nil, fmt.Errorf("provider for %s/%s: %w", m.Provider, m.ID, err)
 	}
 	return p, nil
+}
+
+func (rt *runtime) providers(ms *Models) func(messages.ModelRef) (provider.Provider, error) {
+	if ms != nil && ms.Providers != nil {
+		return ms.Providers
+	}
+	return rt.cfg.Providers
+}
+
+// modelLimits returns m's context window and output limit in the Location
+// whose models are ms (nil: the runtime's); ok is false when no limits
+// are known at all (no hook).
+func (rt *runtime) modelLimits(ms *Models, m messages.ModelRef) (window, outputLimit int, ok bool) {
+	if ms != nil && ms.Limits != nil {
+		w, o := ms.Limits(m)
+		return w, o, true
+	}
+	if rt.cfg.ModelLimits == nil {
+		return 0, 0, false
+	}
+	w, o := rt.cfg.ModelLimits(m)
+	return w, o, true
 }
 
 // locationPIDs are the Location children a drain talks to.

@@ -128,7 +128,7 @@ func (s *Server) agents(w http.ResponseWriter, r *http.Request) {
 
 func wireModel(providerID string, m CatalogModel) wire.Model {
 	wm := wire.Model{ID: m.ID, ProviderID: providerID, Name: m.Name,
-		API:          wire.API{ID: m.ID, Type: "native", Settings: json.RawMessage("{}")},
+		API:          wire.API{ID: m.apiID(), Type: "native", Settings: json.RawMessage("{}")},
 		Capabilities: wire.ModelCapabilities{Tools: m.Tools, Input: []string{"text"}, Output: []string{"text"}},
 		Request:      wire.ModelRequest{Headers: map[string]string{}, Body: map[string]json.RawMessage{}},
 		Variants:     []wire.ModelVariant{}, Cost: []json.RawMessage{}, Status: "active", Enabled: true,

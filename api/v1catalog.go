@@ -65,7 +65,10 @@ type CatalogProvider struct {
 
 // CatalogModel is one model of a provider.
 type CatalogModel struct {
-	ID, Name                      string
+	ID, Name string
+	// APIID is the ID the provider knows the model by ("" for ID): the
+	// configured model is an alias.
+	APIID                         string
 	Context, Output               int
 	Tools, Reasoning, Attachments bool
 	Temperature                   bool
@@ -272,7 +275,7 @@ func v1Providers(cat Catalog) ([]v1Provider, map[string]string) {
 			if name == "" {
 				name = m.ID
 			}
-			vp.Models[m.ID] = v1Model{ID: m.ID, ProviderID: p.ID, API: v1API{ID: m.ID}, Name: name,
+			vp.Models[m.ID] = v1Model{ID: m.ID, ProviderID: p.ID, API: v1API{ID: m.apiID()}, Name: name,
 				Capabilities: v1Capabilities{Temperature: m.Temperature, Reasoning: m.Reasoning, Attachment: m.Attachments, Toolcall: m.Tools,
 					Input: v1IO{Text: true, Image: m.Attachments, PDF: m.Attachments}, Output: v1IO{Text: true}},
 				Limit: v1Limit{Context: m.Context, Output: m.Output}, Status: "active", Headers: map[string]string{}}
@@ -353,4 +356,12 @@ func (s *Server) v1Commands(w http.ResponseWriter, r *http.Request) {
 		out = append(out, v1Command{Name: c.Name, Description: c.Description, Agent: c.Agent, Model: c.Model, Source: "command", Template: c.Template, Hints: []string{}})
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// apiID is the model's ID at its provider.
+func (m CatalogModel) apiID() string {
+	if m.APIID != "" {
+		return m.APIID
+	}
+	return m.ID
 }

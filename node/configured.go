@@ -23,7 +23,10 @@ type located struct {
 	cfg    *config.Config
 	agents config.Agents
 	setup  actors.Setup
-	err    error
+	// reg serves the Location's models; nil when the node's providers are
+	// given (Config.Providers).
+	reg *catalog.Registry
+	err error
 }
 
 // configured resolves Locations' configuration for the Session runtime
@@ -31,8 +34,11 @@ type located struct {
 type configured struct {
 	loader  *config.Loader
 	managed string // the managed tool-output folder, reachable by every agent
-	mu      sync.Mutex
-	byDir   map[string]*located
+	// registries are the Locations' provider registries; nil when the
+	// node's providers are given (Config.Providers).
+	registries *registries
+	mu         sync.Mutex
+	byDir      map[string]*located
 }
 
 func newConfigured(loader *config.Loader, managed string) *configured {
@@ -59,6 +65,15 @@ func (c *configured) at(dir string) *located {
 	}
 	if l.err == nil {
 		l.setup, l.err = c.setupOf(cfg, l.agents)
+	}
+	if l.err == nil && c.registries != nil {
+		if l.reg, l.err = c.registries.at(cfg.Info); l.err == nil {
+			l.setup.Models = registryModels(l.reg)
+			if l.setup.DefaultModel.ID == "" {
+				def := l.reg.Default()
+				l.setup.DefaultModel = messages.ModelRef{Provider: def.Provider, ID: def.Model}
+			}
+		}
 	}
 	if cfg != nil {
 		c.mu.Lock()
@@ -238,12 +253,19 @@ func (n *Node) Catalog(_ context.Context, dir string) api.Catalog {
 			out.Agents = append(out.Agents, api.CatalogAgent{Name: name, Mode: "primary"})
 		}
 	}
-	n.catalogProviders(&out)
+	// The Location's providers; the node's when its configuration is
+	// broken (out.Err says why).
+	reg := n.Providers
+	if n.configured != nil {
+		if l := n.configured.at(dir); l.reg != nil {
+			reg = l.reg
+		}
+	}
+	n.catalogProviders(&out, reg)
 	return out
 }
 
-func (n *Node) catalogProviders(out *api.Catalog) {
-	reg := n.Providers
+func (n *Node) catalogProviders(out *api.Catalog, reg *catalog.Registry) {
 	if reg == nil {
 		if out.DefaultModel.ID == "" {
 			out.DefaultModel = n.Config.DefaultModel
@@ -285,7 +307,7 @@ func (n *Node) catalogProviders(out *api.Catalog) {
 			if !ok {
 				m = catalog.Unlisted()
 			}
-			cm := api.CatalogModel{ID: mid, Name: m.Name, Context: m.ContextWindow, Output: m.OutputLimit,
+			cm := api.CatalogModel{ID: mid, APIID: m.APIID, Name: m.Name, Context: m.ContextWindow, Output: m.OutputLimit,
 				Tools: m.Tools, Reasoning: m.Reasoning, Attachments: m.Attachments, Temperature: true}
 			if vs, err := cat.Variants(provider.ModelRef{Provider: id, Model: mid}); err == nil {
 				names := make([]string, 0, len(vs))

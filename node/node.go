@@ -184,38 +184,38 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 
 	providers, defaultModel := cfg.Providers, cfg.DefaultModel
 	if providers == nil {
-		cat, err := n.configuredProviders()
+		base, err := n.baseCatalog()
 		if err != nil {
 			return n, fmt.Errorf("providers: %w", err)
 		}
-		reg, err := catalog.Open(catalog.OpenConfig{Catalog: cat, Getenv: cfg.Getenv, Logger: cfg.Logger, Metrics: n.Telemetry.Metrics})
+		pc, err := n.providerDirConfig()
+		if err != nil {
+			return n, fmt.Errorf("providers: %w", err)
+		}
+		open := func(info config.Info) (*catalog.Registry, error) {
+			cat, err := providerCatalog(base, info, n.Loader.Getenv)
+			if err != nil {
+				return nil, err
+			}
+			return catalog.Open(catalog.OpenConfig{Catalog: cat, Getenv: cfg.Getenv, Logger: cfg.Logger, Metrics: n.Telemetry.Metrics})
+		}
+		reg, err := open(pc.Info)
 		if err != nil {
 			return n, fmt.Errorf("providers: %w", err)
 		}
 		n.Providers = reg
+		if n.configured != nil {
+			n.configured.registries = newRegistries(open, pc.Info, reg)
+		}
 		def := reg.Default()
 		defaultModel = messages.ModelRef{Provider: def.Provider, ID: def.Model}
-		providers = func(m messages.ModelRef) (provider.Provider, error) {
-			ref := provider.ModelRef{Provider: m.Provider, Model: m.ID}
-			p, err := reg.For(ref)
-			if err == nil {
-				// A variant the model lacks is refused when selected, not
-				// dropped at the request.
-				err = reg.CheckVariant(ref, m.Variant)
-			}
-			return p, err
-		}
+		models := registryModels(reg)
+		providers = models.Providers
 		if cfg.ModelLimits == nil {
 			// The catalog's limits drive pre-emptive compaction; without
 			// them the drain knew no window and only a provider's overflow
 			// ever compacted.
-			cfg.ModelLimits = func(m messages.ModelRef) (int, int) {
-				d, err := reg.Model(provider.ModelRef{Provider: m.Provider, Model: m.ID})
-				if err != nil {
-					return 0, 0 // the turn itself fails with the catalog's error
-				}
-				return d.ContextWindow, d.OutputLimit
-			}
+			cfg.ModelLimits = models.Limits
 		}
 	}
 
@@ -327,20 +327,25 @@ func locationSkills(loader *config.Loader, dir string) ([]tools.SkillInfo, error
 	return out, nil
 }
 
-// configuredProviders is the provider catalog (built-in, or the
-// SESSIONRT_CATALOG file) with the providers and default model that the
-// configuration of Config.ProviderDir gives. A malformed file there fails
-// the start, naming file, line and column.
-func (n *Node) configuredProviders() (*catalog.Catalog, error) {
-	getenv := n.Loader.Getenv
-	base := catalog.Builtin()
-	if path := getenv("SESSIONRT_CATALOG"); path != "" {
+// baseCatalog is the provider catalog every Location's configuration
+// adds to: the built-in one, or the SESSIONRT_CATALOG file.
+func (n *Node) baseCatalog() (*catalog.Catalog, error) {
+	if path := n.Loader.Getenv("SESSIONRT_CATALOG"); path != "" {
 		loaded, err := catalog.Load(path)
 		if err != nil {
 			return nil, fmt.Errorf("SESSIONRT_CATALOG: %w", err)
 		}
-		base = loaded
+		return loaded, nil
 	}
+	return catalog.Builtin(), nil
+}
+
+// providerDirConfig is the configuration of Config.ProviderDir (default the
+// working directory): its providers and default model are the node's
+// defaults, used where no Location is known and by every Location whose
+// configuration says the same. A malformed file there fails the start,
+// naming file, line and column.
+func (n *Node) providerDirConfig() (*config.Config, error) {
 	dir := n.Config.ProviderDir
 	if dir == "" {
 		wd, err := os.Getwd()
@@ -349,9 +354,5 @@ func (n *Node) configuredProviders() (*catalog.Catalog, error) {
 		}
 		dir = wd
 	}
-	c, err := n.Loader.Load(dir)
-	if err != nil {
-		return nil, err
-	}
-	return providerCatalog(base, c.Info, getenv)
+	return n.Loader.Load(dir)
 }

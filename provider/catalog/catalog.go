@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -24,6 +25,10 @@ const (
 // Model describes one model.
 type Model struct {
 	Name string `json:"name,omitempty"`
+	// APIID is the model ID sent to the provider when it differs from the
+	// catalog's (OpenCode's model "id": a configured alias); "" sends the
+	// catalog's.
+	APIID string `json:"api_id,omitempty"`
 	// ContextWindow is the total token window (input + output).
 	ContextWindow int `json:"context_window"`
 	// OutputLimit is the maximum output tokens per turn.
@@ -88,6 +93,9 @@ type Provider struct {
 	AllowUnlisted bool `json:"allow_unlisted,omitempty"`
 	// Models by model ID.
 	Models map[string]Model `json:"models,omitempty"`
+	// Blocked are model IDs refused even when AllowUnlisted (OpenCode's
+	// provider "blacklist"). Never read from or written to a catalog file.
+	Blocked []string `json:"-"`
 }
 
 // Unlisted is the description assumed for a model a provider allows without
@@ -294,7 +302,7 @@ func (c *Catalog) Resolve(ref provider.ModelRef) (Model, error) {
 	if m, ok := p.Models[ref.Model]; ok {
 		return m, nil
 	}
-	if p.AllowUnlisted {
+	if p.AllowUnlisted && !slices.Contains(p.Blocked, ref.Model) {
 		return Unlisted(), nil
 	}
 	ids := make([]string, 0, len(p.Models))

@@ -288,7 +288,11 @@ func (r *Registry) Stream(ctx context.Context, req *provider.Request) (provider.
 		req = ApplyVariant(req, c, o, w)
 	}
 	start := time.Now()
-	s, err := r.retrying.Stream(ctx, Apply(m, req))
+	out := Apply(m, req)
+	if m.APIID != "" {
+		out.Model.Model = m.APIID // an alias: the provider knows the model by its own ID
+	}
+	s, err := r.retrying.Stream(ctx, out)
 	if err != nil {
 		r.logFailure(req.Model, err)
 		if r.metrics != nil {
