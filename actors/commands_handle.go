@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -45,6 +46,10 @@ func (a *sessionActor) create(m *Create) any {
 		return err
 	}
 	sess, created, err := a.rt.journal.CreateSession(a.rt.ctx, a.id, a.ownership, messages.SessionCreated{Location: loc, Agent: agent, Model: model, Title: m.Title})
+	if errors.Is(err, persistence.ErrDeleted) {
+		// The journal keeps a deleted session's events under its ID.
+		return &CommandError{Code: CodeConflict, Msg: fmt.Sprintf("session %s was deleted; its ID cannot be reused (create the session without an ID, or with another one)", a.id)}
+	}
 	if err != nil {
 		return a.journalError(err)
 	}

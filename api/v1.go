@@ -43,8 +43,9 @@ func (s *Server) v1Routes() {
 	m.HandleFunc("GET /session/{sessionID}/todo", s.v1EmptyListOfSession)
 	m.HandleFunc("GET /session/{sessionID}/diff", s.v1Diff)
 	m.HandleFunc("POST /session/{sessionID}/permissions/{requestID}", s.v1ReplySessionPermission)
-	m.HandleFunc("POST /session/{sessionID}/fork", s.v1Unsupported("forking a session"))
-	m.HandleFunc("POST /session/{sessionID}/share", s.v1Unsupported("sharing a session"))
+	m.HandleFunc("POST /session/{sessionID}/fork", s.v1Refused("forking is not supported by sessionrt: a session's history cannot be copied into a new session; create a new session instead"))
+	m.HandleFunc("POST /session/{sessionID}/share", s.v1Refused("sessionrt has no share service: sessions cannot be shared by link"))
+	m.HandleFunc("DELETE /session/{sessionID}/share", s.v1Refused("sessionrt has no share service: no session is shared"))
 	m.HandleFunc("POST /session/{sessionID}/revert", s.v1RevertSession)
 	m.HandleFunc("POST /session/{sessionID}/unrevert", s.v1Unrevert)
 	m.HandleFunc("POST /session/{sessionID}/shell", s.v1Unsupported("running a shell command outside a turn (use /api/pty)"))
@@ -650,6 +651,17 @@ func (s *Server) v1Unsupported(what string) http.HandlerFunc {
 		}
 		writeError(w, http.StatusNotImplemented, wire.Error{Tag: wire.TagNotImplemented,
 			Message: fmt.Sprintf("%s %s: %s is not implemented by sessionrt", r.Method, r.URL.Path, what)})
+	}
+}
+
+// v1Refused answers a 501 with msg for an existing session (a 404
+// otherwise): what sessionrt does not offer, said plainly.
+func (s *Server) v1Refused(msg string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := s.session(w, r); !ok {
+			return
+		}
+		writeError(w, http.StatusNotImplemented, wire.Error{Tag: wire.TagNotImplemented, Message: msg})
 	}
 }
 

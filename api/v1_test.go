@@ -526,13 +526,22 @@ func TestV1CatalogAndPanelRoutesAnswerTheirShapes(t *testing.T) {
 	}
 	var sess v1SessionOut
 	v1(t, rt, "POST", "/session", `{}`, &sess)
-	for _, r := range []struct{ method, path, body string }{
-		{"PATCH", "/session/" + sess.ID, `{"time":{"archived":1}}`},
-		{"POST", "/session/" + sess.ID + "/fork", ""}, {"POST", "/session/" + sess.ID + "/share", ""},
+	for _, r := range []struct{ method, path, body, want string }{
+		{"PATCH", "/session/" + sess.ID, `{"time":{"archived":1}}`, "archiving a session"},
+		{"POST", "/session/" + sess.ID + "/fork", "", "forking is not supported by sessionrt"},
+		{"POST", "/session/" + sess.ID + "/share", "", "sessionrt has no share service"},
+		{"DELETE", "/session/" + sess.ID + "/share", "", "sessionrt has no share service"},
 	} {
-		if code := v1(t, rt, r.method, r.path, r.body, nil); code != 501 {
-			t.Errorf("%s %s: %d, want 501 naming what is missing", r.method, r.path, code)
+		code, body := v1Raw(t, rt, r.method, r.path)
+		if r.body != "" {
+			code, body = v1RawBody(t, rt, r.method, r.path, r.body)
 		}
+		if code != 501 || !strings.Contains(body, r.want) {
+			t.Errorf("%s %s: %d %s, want 501 saying %q", r.method, r.path, code, body, r.want)
+		}
+	}
+	if code, body := v1Raw(t, rt, "POST", "/session/ses_nope/share"); code != 404 {
+		t.Errorf("share of an unknown session: %d %s, want 404", code, body)
 	}
 	if code := v1(t, rt, "POST", "/session/"+sess.ID+"/command", `{"command":"init","arguments":""}`, nil); code != 400 {
 		t.Errorf("unknown command: %d, want 400", code)
@@ -671,6 +680,25 @@ func TestV1DeleteSessionIsDurable(t *testing.T) {
 	if code := v1(t, rt, "GET", "/session", "", &list); code != 200 || len(list) != 1 || list[0].ID != kept.ID {
 		t.Fatalf("list after both deletes: %d %+v, want only %s", code, list, kept.ID)
 	}
+}
+
+// v1RawBody sends a V1 request with a JSON body and returns the status
+// and the body whatever the status.
+func v1RawBody(t *testing.T, rt *apitest.Runtime, method, path, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctxT(t), method, rt.URL+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.SetBasicAuth("opencode", rt.Token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }
 
 // v1Raw sends a bodiless V1 request and returns the status and the body

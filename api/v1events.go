@@ -134,6 +134,10 @@ type v1Translator struct {
 	// info reads a session as GET /session/{id} answers it, for
 	// session.updated; nil or failing sends none.
 	info func(id string) (v1Session, bool)
+	// deleted reads a deleted session as GET /session/{id} answered it
+	// (its title, its creation time), for session.deleted; nil or failing
+	// sends what the stream knows.
+	deleted func(id string) (v1Session, bool)
 }
 
 func newV1Translator(lookup func(string) (v1Sess, bool)) *v1Translator {
@@ -237,9 +241,16 @@ func (t *v1Translator) durable(id string, s *v1Sess, ev messages.Event, ms int64
 		out = append(out, newV1Event("session.created", v1SessionInfoProps{SessionID: id, Info: info}))
 	case messages.SessionDeleted:
 		// OpenCode's TUI drops the session from its lists (and leaves it
-		// when it shows it) on this event; it reads only info.id.
-		info := v1Session{ID: id, Slug: v1Slug(id), ProjectID: projectID(s.directory), Directory: s.directory, Version: v1Version, Agent: s.agent,
-			Time: v1SessionTime{Updated: ms}}
+		// when it shows it) on this event; it reads only info.id. Other
+		// clients get the whole Session.Info, as OpenCode sends it.
+		info, ok := v1Session{}, false
+		if t.deleted != nil {
+			info, ok = t.deleted(id)
+		}
+		if !ok {
+			info = v1Session{ID: id, Slug: v1Slug(id), ProjectID: projectID(s.directory), Directory: s.directory, Version: v1Version, Agent: s.agent}
+		}
+		info.Time.Updated = ms
 		out = append(out, newV1Event("session.deleted", v1SessionInfoProps{SessionID: id, Info: info}))
 	case messages.AgentSwitched:
 		s.agent = e.Agent

@@ -70,6 +70,13 @@ func (s *Server) v1Stream(w http.ResponseWriter, r *http.Request, keep func(dir 
 		}
 		return s.v1SessionInfo(ctx, sess), true
 	}
+	tr.deleted = func(id string) (v1Session, bool) {
+		sess, err := s.cfg.Journal.DeletedSession(ctx, id)
+		if err != nil {
+			return v1Session{}, false
+		}
+		return s.v1Info(ctx, sess), true
+	}
 
 	type tailBatch struct {
 		id   string

@@ -25,6 +25,9 @@ import (
 func (j *Journal) CreateSession(ctx context.Context, sessionID string, ownerEpoch int64, c messages.SessionCreated) (Session, bool, error) {
 	var existing Session
 	pre := func(tx *sql.Tx) (bool, error) {
+		if row, err := j.sessionRow(ctx, tx, sessionID, true); err == nil && row.Deleted {
+			return false, fmt.Errorf("session %s: %w", sessionID, ErrDeleted)
+		}
 		s, err := j.readSession(ctx, tx, sessionID)
 		if errors.Is(err, ErrNotFound) {
 			return false, nil

@@ -16,6 +16,9 @@ var (
 	ErrFenced = errors.New("journal fenced: ownership epoch superseded")
 	// ErrNotFound: no such session (or row).
 	ErrNotFound = errors.New("not found")
+	// ErrDeleted: a session with this ID existed and was deleted
+	// (session.deleted); its ID is not reused.
+	ErrDeleted = errors.New("session deleted")
 	// ErrPromptConflict: a prompt message ID reused for another session,
 	// prompt or delivery mode.
 	ErrPromptConflict = errors.New("prompt message ID reused with different content")
