@@ -37,8 +37,11 @@ type configured struct {
 	// registries are the Locations' provider registries; nil when the
 	// node's providers are given (Config.Providers).
 	registries *registries
-	mu         sync.Mutex
-	byDir      map[string]*located
+	// limitsGiven: Config.ModelLimits was given and wins over the
+	// Locations' catalogs.
+	limitsGiven bool
+	mu          sync.Mutex
+	byDir       map[string]*located
 }
 
 func newConfigured(loader *config.Loader, managed string) *configured {
@@ -69,6 +72,9 @@ func (c *configured) at(dir string) *located {
 	if l.err == nil && c.registries != nil {
 		if l.reg, l.err = c.registries.at(cfg.Info); l.err == nil {
 			l.setup.Models = registryModels(l.reg)
+			if c.limitsGiven {
+				l.setup.Models.Limits = nil // the runtime's: Config.ModelLimits
+			}
 			if l.setup.DefaultModel.ID == "" {
 				def := l.reg.Default()
 				l.setup.DefaultModel = messages.ModelRef{Provider: def.Provider, ID: def.Model}

@@ -206,6 +206,8 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 		n.Providers = reg
 		if n.configured != nil {
 			n.configured.registries = newRegistries(open, pc.Info, reg)
+			// Config.ModelLimits overrides every Location's catalog.
+			n.configured.limitsGiven = cfg.ModelLimits != nil
 		}
 		def := reg.Default()
 		defaultModel = messages.ModelRef{Provider: def.Provider, ID: def.Model}
