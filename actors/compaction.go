@@ -7,6 +7,7 @@ import (
 	"github.com/sessionrt/sessionrt/compaction"
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/provider"
+	"github.com/sessionrt/sessionrt/session"
 )
 
 // compactionDone is posted when a summary request finished (or failed).
@@ -32,38 +33,84 @@ func (a *sessionActor) modelLimits(req *provider.Request) (window, allowance int
 	return w, compaction.OutputAllowance(req.Controls.MaxOutputTokens, out)
 }
 
-// needsCompaction is the pre-turn budget check.
-func (a *sessionActor) needsCompaction(req *provider.Request) bool {
+// overBudget reports whether req is over the model's budget with
+// automatic compaction on (the core compacts once per logical turn).
+func (a *sessionActor) overBudget(req *provider.Request) bool {
+	if a.rt.cfg.Compaction == nil || !a.rt.cfg.Compaction.Auto {
+		return false
+	}
 	window, allowance := a.modelLimits(req)
-	st := compaction.TurnState{Estimate: compaction.Estimate(req), Window: window, OutputAllowance: allowance, Compacted: a.drain.Compacted}
-	return compaction.BeforeTurn(st, *a.rt.cfg.Compaction).Action == compaction.Compact
+	return compaction.Needed(compaction.Estimate(req), window, allowance, *a.rt.cfg.Compaction)
 }
 
-// startCompaction records the attempt and runs the summary request off the
-// mailbox; its compactionDone comes back through the mailbox.
-func (a *sessionActor) startCompaction(history []messages.Message, req *provider.Request, manual bool) error {
+// plannedCompaction is a compaction the core is about to start.
+type plannedCompaction struct {
+	id   string
+	plan *compaction.Plan
+	prov provider.Provider
+}
+
+// planCompaction plans the compaction the core asked for, from the
+// history as it is once what the core carries is written (before a turn:
+// the request built for it; after an overflow or for a manual compaction:
+// the history without tools), and reports it to the core, which writes
+// its CompactionStarted (Ready.Summarize) or decides what its failure
+// means.
+func (a *sessionActor) planCompaction(cause session.CompactionCause) {
 	d := a.drain
+	var history []messages.Message
+	var req *provider.Request
+	if b := d.next; cause == session.CompactBeforeTurn && b != nil {
+		history, req = b.tr.History, b.req
+	} else {
+		var err error
+		if history, err = a.history(); err != nil {
+			a.endDrain(&Outcome{Err: err.Error(), Kind: "internal"})
+			return
+		}
+		baseline := ""
+		if a.core.State.Epoch != nil {
+			baseline = a.core.State.Epoch.Baseline
+		}
+		req = buildRequest(turnRequest{Model: a.core.State.Row.Model, Baseline: baseline, History: history})
+	}
 	window, allowance := a.modelLimits(req)
 	cfg := *a.rt.cfg.Compaction
-	if manual {
+	if cause == session.CompactManual {
 		cfg.Auto = true // a manual compaction is asked for explicitly
 	}
+	var in session.CompactionPlanned
 	plan, err := compaction.NewPlan(compaction.Input{History: history, Model: req.Model, Window: window, OutputAllowance: allowance, Config: cfg})
-	if err != nil {
-		return err // nothing appended
+	var prov provider.Provider
+	if err == nil {
+		prov, err = a.rt.provider(d.agent.models, a.core.State.Row.Model)
 	}
-	prov, err := a.rt.provider(d.agent.models, a.core.State.Row.Model)
-	if err != nil {
-		return err
+	switch {
+	case err != nil:
+		in.Err, in.Nothing = err.Error(), errors.Is(err, compaction.ErrNothingToCompact)
+	default:
+		in.ID = messages.NewID("cmp")
+		d.plan = &plannedCompaction{id: in.ID, plan: plan, prov: prov}
 	}
-	id := messages.NewID("cmp")
-	if err := a.append(messages.CompactionStarted{CompactionID: id}); err != nil {
-		return err
+	a.execute(a.core.Step(in))
+}
+
+// summarize runs the summary request of the compaction whose
+// CompactionStarted the core just wrote, off the mailbox; its
+// compactionDone comes back through the mailbox.
+func (a *sessionActor) summarize(id string) {
+	d := a.drain
+	pc := d.plan
+	d.plan = nil
+	if pc == nil || pc.id != id {
+		a.endDrain(&Outcome{Err: "compaction " + id + " was not planned", Kind: "internal"})
+		return
 	}
 	ctx, cancel := context.WithCancel(a.rt.ctx)
 	d.compacting = cancel
 	d.busy = true
 	token, system, self, bus, sid := d.token, a.system, a.self, a.rt.bus, a.id
+	prov, plan := pc.prov, pc.plan
 	recent := plan.RecentContext
 	go func() {
 		summary, err := func() (s string, err error) {
@@ -80,70 +127,19 @@ func (a *sessionActor) startCompaction(history []messages.Message, req *provider
 		}()
 		system.Root.Send(self, &compactionDone{token: token, id: id, recent: recent, summary: summary, err: err})
 	}()
-	return nil
 }
 
-// onCompactionDone stores a completed compaction (the only event that
-// changes the model-visible history) or nothing at all.
+// onCompactionDone hands the summary's result to the core: it stores a
+// completed compaction (the only event that changes the model-visible
+// history) or nothing at all.
 func (a *sessionActor) onCompactionDone(m *compactionDone) {
 	d := a.drain
 	d.busy = false
 	d.compacting()
 	d.compacting = nil
-	if d.Interrupted {
-		a.finishInterrupt()
-		return
-	}
+	in := session.CompactionDone{ID: m.id, Summary: m.summary, RecentContext: m.recent}
 	if m.err != nil {
-		// The previous history boundary stays: no CompactionEnded.
-		a.endDrain(&Outcome{Err: "compaction failed: " + m.err.Error(), Kind: "compaction"})
-		return
+		in.Err = m.err.Error()
 	}
-	if err := a.append(messages.CompactionEnded{CompactionID: m.id, Summary: m.summary, RecentContext: m.recent}); err != nil {
-		a.endDrain(&Outcome{Err: err.Error(), Kind: errorCode(err)})
-		return
-	}
-	d.Compacted = true
-	if d.Manual {
-		a.endDrain(nil)
-		return
-	}
-	// The next attempt renders a fresh baseline from current context (the
-	// reconcile sees the new history boundary), then sends the turn.
-	a.observe(false, !d.LastTurn)
-}
-
-// compactOnOverflow decides what a context overflow of the turn t leads to.
-// It reports whether a compaction was started (the turn will be retried).
-func (a *sessionActor) compactOnOverflow(recorded bool) (bool, error) {
-	dec := compaction.OnOverflow(compaction.OverflowState{DurableOutput: recorded, Compacted: a.drain.Compacted}, *a.rt.cfg.Compaction)
-	if dec.Action == compaction.Fail {
-		return false, dec.Err
-	}
-	history, err := a.history()
-	if err != nil {
-		return false, err
-	}
-	req := buildRequest(turnRequest{Model: a.core.State.Row.Model, Baseline: a.core.State.Epoch.Baseline, History: history})
-	if err := a.startCompaction(history, req, false); err != nil {
-		return false, errors.Join(compaction.ErrOverflow, err)
-	}
-	return true, nil
-}
-
-// manualCompaction runs a manual compaction as its own drain.
-func (a *sessionActor) manualCompaction() {
-	history, err := a.history()
-	if err != nil {
-		a.endDrain(&Outcome{Err: err.Error(), Kind: "internal"})
-		return
-	}
-	baseline := ""
-	if a.core.State.Epoch != nil {
-		baseline = a.core.State.Epoch.Baseline
-	}
-	req := buildRequest(turnRequest{Model: a.core.State.Row.Model, Baseline: baseline, History: history})
-	if err := a.startCompaction(history, req, true); err != nil {
-		a.endDrain(&Outcome{Err: "compaction: " + err.Error(), Kind: "compaction"})
-	}
+	a.execute(a.core.Step(in))
 }

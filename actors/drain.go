@@ -11,7 +11,6 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
-	"github.com/sessionrt/sessionrt/compaction"
 	"github.com/sessionrt/sessionrt/contextsources"
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/provider"
@@ -44,11 +43,13 @@ type drain struct {
 	usage   telemetry.Usage
 	// compacting cancels a compaction in flight.
 	compacting context.CancelFunc
+	// next is the turn built for the core's decision (TurnBuilt); plan is
+	// the compaction planned for it (CompactionPlanned).
+	next *builtTurn
+	plan *plannedCompaction
 	// catalog is the tool catalog listed for the turn the core is about
 	// to start (StartTurn), nil until listed.
 	catalog *catalogLoaded
-	// pending is the turn waiting for its file snapshot (turnSnapshot).
-	pending *pendingTurn
 }
 
 // turn is one provider turn in flight.
@@ -263,6 +264,9 @@ func (a *sessionActor) execute(rd session.Ready) {
 		a.endDrain(&Outcome{Err: err.Error(), Kind: errorCode(err)})
 		return
 	}
+	if d != nil && len(rd.Append) > 0 && len(a.core.Carry) == 0 {
+		d.carry = false // what was carried is written (a TurnStarted, a CompactionStarted took it)
+	}
 	if rd.StartDrain != nil {
 		a.startDrain(rd.StartDrain.Run, nil)
 		return
@@ -283,7 +287,7 @@ func (a *sessionActor) execute(rd session.Ready) {
 			t.cancel()
 			a.cancelTools()
 		} else if d.compacting != nil {
-			d.compacting() // nothing is stored
+			d.compacting() // its CompactionDone finishes the interrupt; nothing is stored
 		}
 	}
 	if rd.TurnOver {
@@ -299,8 +303,12 @@ func (a *sessionActor) execute(rd session.Ready) {
 		a.abandon("server shutting down", CodeFenced)
 	case rd.Outcome != nil:
 		a.endDrain(&Outcome{Err: rd.Outcome.Err, Kind: string(rd.Outcome.Kind)})
+	case rd.Stream:
+		a.stream()
+	case rd.Compact != nil:
+		a.planCompaction(rd.Compact.Cause)
 	case rd.Summarize != nil:
-		a.manualCompaction()
+		a.summarize(rd.Summarize.ID)
 	case rd.StartTurn != nil:
 		// What is carried (the promotion, the context update, the last
 		// turn's TurnEnded) goes with the turn's TurnStarted.
@@ -513,7 +521,9 @@ func (a *sessionActor) onCatalog(m *catalogLoaded) {
 	a.execute(a.core.Step(in))
 }
 
-// startTurn records the turn, then streams it off the mailbox.
+// startTurn builds the turn's request and hands it to the core, which
+// opens the turn (Ready.Stream: its TurnStarted is written with what was
+// carried) or compacts first when the request is over budget.
 func (a *sessionActor) startTurn(tools []provider.Tool) {
 	d := a.drain
 	prov, err := a.rt.provider(d.agent.models, a.core.State.Row.Model)
@@ -532,16 +542,6 @@ func (a *sessionActor) startTurn(tools []provider.Tool) {
 	tr := turnRequest{Model: a.core.State.Row.Model, Baseline: a.core.State.Epoch.Baseline, History: history, Tools: tools, LastTurn: d.LastTurn,
 		Settings: d.agent.Request}
 	req := buildRequest(tr)
-	if a.needsCompaction(req) {
-		err := a.startCompaction(history, req, false)
-		if err == nil {
-			return // the turn is rebuilt once the compaction is stored
-		}
-		if !errors.Is(err, compaction.ErrNothingToCompact) {
-			a.endDrain(&Outcome{Err: "compaction: " + err.Error(), Kind: "compaction"})
-			return
-		}
-	}
 	t := &turn{
 		token:       nextToken(),
 		assistantID: messages.NewID("msg"),
@@ -550,8 +550,9 @@ func (a *sessionActor) startTurn(tools []provider.Tool) {
 		model:       a.core.State.Row.Model,
 		calls:       map[string]*toolCall{},
 	}
+	d.next = &builtTurn{turn: t, tr: tr, req: req, prov: prov}
 	if a.rt.cfg.Snapshots == nil {
-		a.openTurn(&pendingTurn{t: t, tr: tr, req: req, prov: prov}, "")
+		a.turnBuilt("")
 		return
 	}
 	// The Location's file snapshot (the TurnStarted's) is taken off the
@@ -559,7 +560,6 @@ func (a *sessionActor) startTurn(tools []provider.Tool) {
 	// revert runs meanwhile (refused while a drain runs); an interrupt
 	// finishes when it comes back.
 	d.busy = true
-	d.pending = &pendingTurn{t: t, tr: tr, req: req, prov: prov}
 	token, dir := d.token, d.Location
 	a.async(func() any {
 		return &turnSnapshot{token: token, snap: a.fileSnapshot(dir)}
@@ -569,45 +569,52 @@ func (a *sessionActor) startTurn(tools []provider.Tool) {
 	})
 }
 
-// pendingTurn is a turn built and waiting for its file snapshot.
-type pendingTurn struct {
-	t    *turn
+// builtTurn is a turn whose request is built, waiting for its file
+// snapshot and the core's decision (TurnBuilt: open it, or compact first).
+type builtTurn struct {
+	turn *turn
 	tr   turnRequest
 	req  *provider.Request
 	prov provider.Provider
 }
 
-// onTurnSnapshot opens the turn that waited for its snapshot.
+// onTurnSnapshot hands the turn that waited for its snapshot to the core.
 func (a *sessionActor) onTurnSnapshot(m *turnSnapshot) {
-	d := a.drain
-	p := d.pending
-	d.pending = nil
-	if d.Interrupted || p == nil {
-		a.execute(session.Ready{FinishInterrupt: true})
-		return
-	}
-	a.openTurn(p, m.snap)
+	a.turnBuilt(m.snap)
 }
 
-// openTurn records the turn (with its file snapshot), then streams it off
-// the mailbox.
-func (a *sessionActor) openTurn(p *pendingTurn, snap string) {
+// turnBuilt hands the built turn to the core: it opens it (Ready.Stream,
+// its TurnStarted written with what was carried), compacts first when the
+// request is over budget, or finishes an interrupt that came meanwhile.
+func (a *sessionActor) turnBuilt(snap string) {
 	d := a.drain
-	t, tr, req, prov := p.t, p.tr, p.req, p.prov
-	if err := a.append(messages.TurnStarted{AssistantMessageID: t.assistantID, Agent: t.agent, Model: t.model, Snapshot: snap}); err != nil {
-		a.endDrain(&Outcome{Err: err.Error(), Kind: errorCode(err)})
+	b := d.next
+	if b == nil {
+		a.execute(session.Ready{FinishInterrupt: d.Interrupted, Outcome: &session.Outcome{Kind: session.Internal, Err: "no turn was built"}})
 		return
 	}
+	t := b.turn
+	a.execute(a.core.Step(session.TurnBuilt{
+		Started:    messages.TurnStarted{AssistantMessageID: t.assistantID, Agent: t.agent, Model: t.model, Snapshot: snap},
+		OverBudget: a.overBudget(b.req),
+	}))
+}
+
+// stream sends the built turn's request, once its TurnStarted is durable.
+func (a *sessionActor) stream() {
+	d := a.drain
+	b := d.next
+	d.next = nil
+	t, req := b.turn, b.req
 	if check := a.rt.cfg.checkTurn; check != nil {
-		check(a, tr, req)
+		check(a, b.tr, req)
 	}
 	t.spanCtx, t.span = a.rt.cfg.Tracer.StartChat(d.spanCtx, telemetry.Chat{
 		SessionID: a.id, AgentName: t.agent, ProviderName: t.model.Provider, Model: t.model.ID})
 	sctx, cancel := context.WithCancel(a.rt.ctx)
 	t.cancel = cancel
 	d.turn = t
-	a.core.Step(session.TurnOpened{AssistantMessageID: t.assistantID})
-	system, self, token := a.system, a.self, t.token
+	system, self, token, prov := a.system, a.self, t.token, b.prov
 	go func() {
 		err := pump(sctx, prov, req, func(p provider.Part) {
 			system.Root.Send(self, &streamPart{token: token, part: p})
@@ -713,8 +720,7 @@ func (a *sessionActor) onStreamEnded(err error) {
 
 // finishTurn closes the turn once its stream is over and every tool
 // settled, and hands its end to the core: what to write and what follows
-// is the core's (TurnSucceeded, TurnFailed); only an overflow, which is
-// compacted first, is still decided here.
+// is the core's (TurnSucceeded, TurnFailed, an overflow's compaction).
 func (a *sessionActor) finishTurn() {
 	d, t := a.drain, a.drain.turn
 	if d.Interrupted {
@@ -729,12 +735,13 @@ func (a *sessionActor) finishTurn() {
 			a.dropStaged()
 			return // the activation is stopping
 		}
+		in := session.TurnFailed{AssistantMessageID: t.assistantID, Kind: session.Provider, Err: t.err.Error(), Stopping: stopping}
 		if errors.Is(t.err, provider.ErrContextOverflow) {
-			a.overflowed(t)
-			return
+			// The core compacts once and retries once, or ends the drain.
+			in.Kind, in.AutoCompaction = session.Overflow, a.rt.cfg.Compaction.Auto
 		}
 		// A steer admitted meanwhile still runs.
-		a.execute(a.core.Step(session.TurnFailed{AssistantMessageID: t.assistantID, Kind: session.Provider, Err: t.err.Error(), Stopping: stopping}))
+		a.execute(a.core.Step(in))
 		return
 	}
 	a.fault(FaultBeforeTurnEnd)
@@ -748,29 +755,6 @@ func (a *sessionActor) finishTurn() {
 		},
 		Stopping: stopping,
 	}))
-}
-
-// overflowed fails a turn whose context overflowed: exactly one compaction
-// and one rebuilt attempt, never after durable output, never a loop.
-func (a *sessionActor) overflowed(t *turn) {
-	d := a.drain
-	recorded := d.Turn != nil && d.Turn.Recorded
-	d.Turn = nil // the core's turn ends here too (the overflow is still the actor's)
-	if err := a.append(messages.TurnFailed{AssistantMessageID: t.assistantID, ErrorKind: string(session.Overflow), Message: t.err.Error()}); err != nil {
-		a.endDrain(&Outcome{Err: err.Error(), Kind: errorCode(err)})
-		return
-	}
-	retrying, err := a.compactOnOverflow(recorded)
-	if retrying {
-		return // the rebuilt attempt is the same logical turn
-	}
-	if err == nil {
-		err = t.err
-	}
-	d.TurnsUsed++
-	d.Continuation = false
-	d.LastErr = &session.Outcome{Kind: session.Overflow, Err: err.Error()}
-	a.endDrain(&Outcome{Err: err.Error(), Kind: string(session.Overflow)})
 }
 
 // endDrain closes the drain: Idle is appended, callers get the outcome, and a

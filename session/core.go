@@ -1,6 +1,7 @@
 package session
 
 import (
+	"github.com/sessionrt/sessionrt/compaction"
 	"github.com/sessionrt/sessionrt/messages"
 )
 
@@ -10,12 +11,11 @@ import (
 // then the effects) and feeds the results back in as further inputs.
 // Nothing here touches a journal, an actor, a provider or a clock.
 //
-// The drain's phases move here one at a time: the boundary (promotion,
-// turn allowance, the first observation, the end of a drain) and the end of
-// a turn are the first. The Session actor does not execute Ready yet: its
-// drain (actors/drain.go boundary, finishTurn) still takes these decisions
-// itself, calling Decide directly, until it is wired to Core (issue #18); the
-// scripts in testdata/ and the simulator in sim/ drive this core.
+// The Session actor (actors/drain.go execute) carries out every Ready:
+// the drain's start and follow-up, its boundaries, the turn in flight and
+// its tools, permission requests, compaction (before a turn, after an
+// overflow, manual) and interruption are decided here; the scripts in
+// testdata/ and the simulator in sim/ drive the same core.
 type Core struct {
 	// State is the session as its durable events left it (Apply).
 	State State
@@ -55,6 +55,29 @@ type Drain struct {
 	Manual bool
 	// Turn is the provider turn in flight, nil between turns.
 	Turn *Turn
+	// Compaction is the compaction being planned or run, nil when none.
+	Compaction *Compaction
+}
+
+// CompactionCause is why a compaction runs.
+type CompactionCause uint8
+
+const (
+	CompactManual     CompactionCause = iota // asked for (Drain.Manual)
+	CompactBeforeTurn                        // the turn's request is over budget
+	CompactOverflow                          // the provider said the context overflowed
+)
+
+// Compaction is the pure part of a compaction: planned (Ready.Compact),
+// then running (its CompactionStarted written, Ready.Summarize) until
+// CompactionDone.
+type Compaction struct {
+	Cause   CompactionCause
+	ID      string // set once planned and started
+	Running bool   // the summary request runs (cancelled by an interrupt)
+	// start is the turn an over-budget request was built for: it opens
+	// as is when there is nothing to compact.
+	start messages.TurnStarted
 }
 
 // Turn is the pure part of a provider turn in flight: its stream, the
@@ -124,12 +147,18 @@ type Ready struct {
 	// Idle, after what is carried) and the drain ended; the inbox stays.
 	FinishInterrupt bool
 	// StartTurn: the context is observed and reconciled; the provider
-	// turn can be built and started. What Core.Carry holds (the promotion,
-	// the context update, the last turn's TurnEnded) is written with its
-	// TurnStarted, in one transaction.
+	// turn's request can be built (TurnBuilt follows). What Core.Carry
+	// holds (the promotion, the context update, the last turn's TurnEnded)
+	// is written with its TurnStarted, in one transaction.
 	StartTurn *StartTurn
-	// Summarize: run the compaction (a manual one: the drain does nothing
-	// else).
+	// Stream: the turn's TurnStarted is in Append (with what was
+	// carried); once it is durable, send the request built for it.
+	Stream bool
+	// Compact: plan a compaction of the history as it is once Append is
+	// written (CompactionPlanned follows; nothing is written for it yet).
+	Compact *Compact
+	// Summarize: the compaction's CompactionStarted is in Append; once it
+	// is durable, run its summary request (CompactionDone follows).
 	Summarize *Summarize
 	// StartTools: the calls to start, each recorded by Append (ToolCalled)
 	// first. Each settles exactly once (ToolSettled), or the next owner
@@ -165,8 +194,14 @@ type StartTurn struct{ Tools bool }
 // StartDrain is a drain to start.
 type StartDrain struct{ Run bool }
 
-// Summarize is a compaction to run.
-type Summarize struct{ Manual bool }
+// Compact is a compaction to plan.
+type Compact struct{ Cause CompactionCause }
+
+// Summarize is a planned compaction's summary request to run.
+type Summarize struct {
+	ID     string
+	Manual bool
+}
 
 // Input is something that happened, fed to Core.Step.
 type Input interface{ input() }
@@ -191,13 +226,40 @@ type TurnSucceeded struct {
 	Stopping           bool
 }
 
-// TurnFailed: the provider turn failed (not as an overflow, which the
-// owner compacts first) and every tool it called settled.
+// TurnFailed: the provider turn failed and every tool it called settled.
+// Kind Overflow: the provider said the context overflowed; the core
+// compacts once and retries once (AutoCompaction: compaction.Config.Auto),
+// never after durable output, never twice in one logical turn.
 type TurnFailed struct {
 	AssistantMessageID string
-	Kind               OutcomeKind // Provider, or Overflow once the overflow's compaction is spent
+	Kind               OutcomeKind // Provider or Overflow
 	Err                string
+	AutoCompaction     bool
 	Stopping           bool
+}
+
+// TurnBuilt: the owner built the request a StartTurn asked for. Started
+// is its TurnStarted (IDs, agent, model, file snapshot: the owner's);
+// OverBudget: the request is over the model's budget and automatic
+// compaction is on (compaction.Needed).
+type TurnBuilt struct {
+	Started    messages.TurnStarted
+	OverBudget bool
+}
+
+// CompactionPlanned: the owner planned the compaction a Compact asked
+// for: its ID, or why not (Nothing: there is nothing to compact).
+type CompactionPlanned struct {
+	ID      string
+	Nothing bool
+	Err     string
+}
+
+// CompactionDone: a compaction's summary request finished (Err: failed
+// or cancelled).
+type CompactionDone struct {
+	ID, Summary, RecentContext string
+	Err                        string
 }
 
 // LocationResolved: the drain's Location answered at its start (Err: it
@@ -244,10 +306,6 @@ type ContextObserved struct {
 // CatalogLoaded: the tool catalog a StartTurn with Tools needed was
 // listed on its own (Err: it could not be).
 type CatalogLoaded struct{ Err string }
-
-// TurnOpened: the owner wrote the TurnStarted of the turn StartTurn asked
-// for (with what was carried) and streams it.
-type TurnOpened struct{ AssistantMessageID string }
 
 // ToolCallStreamed: the stream delivered a complete tool call.
 type ToolCallStreamed struct {
@@ -306,23 +364,25 @@ type DrainEnded struct{}
 // otherwise Ready is empty and the owner refuses the ask.
 type PermissionAsked struct{ Asked messages.PermissionAsked }
 
-func (AtBoundary) input()       {}
-func (PermissionAsked) input()  {}
-func (Wake) input()             {}
-func (Run) input()              {}
-func (DrainEnded) input()       {}
-func (TurnOpened) input()       {}
-func (ToolCallStreamed) input() {}
-func (StreamEnded) input()      {}
-func (ToolSettled) input()      {}
-func (QuestionAsked) input()    {}
-func (QuestionAnswered) input() {}
-func (Interrupt) input()        {}
-func (TurnSucceeded) input()    {}
-func (TurnFailed) input()       {}
-func (LocationResolved) input() {}
-func (ContextObserved) input()  {}
-func (CatalogLoaded) input()    {}
+func (AtBoundary) input()        {}
+func (PermissionAsked) input()   {}
+func (Wake) input()              {}
+func (Run) input()               {}
+func (DrainEnded) input()        {}
+func (TurnBuilt) input()         {}
+func (CompactionPlanned) input() {}
+func (CompactionDone) input()    {}
+func (ToolCallStreamed) input()  {}
+func (StreamEnded) input()       {}
+func (ToolSettled) input()       {}
+func (QuestionAsked) input()     {}
+func (QuestionAnswered) input()  {}
+func (Interrupt) input()         {}
+func (TurnSucceeded) input()     {}
+func (TurnFailed) input()        {}
+func (LocationResolved) input()  {}
+func (ContextObserved) input()   {}
+func (CatalogLoaded) input()     {}
 
 // Step takes one input and returns what must happen next.
 func (c *Core) Step(in Input) Ready {
@@ -352,9 +412,12 @@ func (c *Core) Step(in Input) Ready {
 		return c.stepContextObserved(in)
 	case CatalogLoaded:
 		return c.stepCatalogLoaded(in)
-	case TurnOpened:
-		c.Drain.Turn = &Turn{AssistantMessageID: in.AssistantMessageID, Streaming: true}
-		return Ready{}
+	case TurnBuilt:
+		return c.stepTurnBuilt(in)
+	case CompactionPlanned:
+		return c.stepCompactionPlanned(in)
+	case CompactionDone:
+		return c.stepCompactionDone(in)
 	case ToolCallStreamed:
 		return c.stepToolCall(in)
 	case StreamEnded:
@@ -533,8 +596,8 @@ func (c *Core) stepQuestionAnswered(in QuestionAnswered) Ready {
 }
 
 // stepInterrupt begins an interrupt: a turn in flight (its stream and
-// tools) or a compaction is cancelled, and its end finishes the
-// interrupt; an outstanding observation finishes it when it comes back;
+// tools) or a running compaction is cancelled, and its end finishes the
+// interrupt (a cancelled compaction writes no CompactionEnded); an outstanding observation finishes it when it comes back;
 // otherwise it finishes now. The inbox stays.
 func (c *Core) stepInterrupt(in Interrupt) Ready {
 	d := c.Drain
@@ -544,7 +607,7 @@ func (c *Core) stepInterrupt(in Interrupt) Ready {
 	d.Interrupted = true
 	c.WakeAgain = false // reruns queued before the interruption are suppressed
 	switch {
-	case d.Turn != nil, in.Waiting:
+	case d.Turn != nil, in.Waiting, d.Compaction != nil && d.Compaction.Running:
 		return Ready{Cancel: true}
 	}
 	return Ready{FinishInterrupt: true}
@@ -565,7 +628,8 @@ func (c *Core) stepLocationResolved(in LocationResolved) Ready {
 		if d.Interrupted {
 			return Ready{FinishInterrupt: true}
 		}
-		return Ready{Summarize: &Summarize{Manual: true}}
+		d.Compaction = &Compaction{Cause: CompactManual}
+		return Ready{Compact: &Compact{Cause: CompactManual}}
 	}
 	return c.stepBoundary(AtBoundary{Stopping: in.Stopping})
 }
@@ -623,6 +687,98 @@ func (c *Core) stepContextObserved(in ContextObserved) Ready {
 	return rd
 }
 
+// overflowed ends the drain with a terminal overflow: the turn is spent.
+func (c *Core) overflowed(why string) Ready {
+	d := c.Drain
+	d.TurnsUsed++
+	d.Continuation = false
+	d.Compaction = nil
+	d.LastErr = &Outcome{Kind: Overflow, Err: why}
+	return Ready{Outcome: d.LastErr}
+}
+
+// stepTurnBuilt opens the turn, or compacts first when its request is
+// over budget (once per logical turn: a compacted turn is sent as is).
+func (c *Core) stepTurnBuilt(in TurnBuilt) Ready {
+	d := c.Drain
+	if d.Interrupted {
+		return Ready{FinishInterrupt: true}
+	}
+	if in.OverBudget && !d.Compacted {
+		d.Compaction = &Compaction{Cause: CompactBeforeTurn, start: in.Started}
+		return Ready{Compact: &Compact{Cause: CompactBeforeTurn}}
+	}
+	return c.openTurn(in.Started)
+}
+
+// openTurn writes the turn's TurnStarted after what was carried (the
+// promotion, the context update, the last turn's end), and streams it.
+func (c *Core) openTurn(ev messages.TurnStarted) Ready {
+	c.Drain.Turn = &Turn{AssistantMessageID: ev.AssistantMessageID, Streaming: true}
+	return Ready{Append: append(c.takeCarry(), ev), Stream: true}
+}
+
+// stepCompactionPlanned starts the planned compaction (its
+// CompactionStarted is written first, with what was carried). An
+// over-budget turn with nothing to compact is sent as is; any other
+// planning failure ends the drain (an overflow's as a terminal overflow).
+func (c *Core) stepCompactionPlanned(in CompactionPlanned) Ready {
+	d := c.Drain
+	cp := d.Compaction
+	if cp == nil || cp.ID != "" {
+		return Ready{}
+	}
+	if d.Interrupted {
+		d.Compaction = nil
+		return Ready{FinishInterrupt: true}
+	}
+	if in.Nothing && cp.Cause == CompactBeforeTurn {
+		d.Compaction = nil
+		return c.openTurn(cp.start)
+	}
+	if in.Err != "" || in.ID == "" {
+		why := in.Err
+		if why == "" {
+			why = "no compaction planned"
+		}
+		if cp.Cause == CompactOverflow {
+			return c.overflowed(compaction.ErrOverflow.Error() + "\n" + why)
+		}
+		d.Compaction = nil
+		return Ready{Outcome: &Outcome{Kind: CompactFailed, Err: "compaction: " + why}}
+	}
+	cp.ID, cp.Running, cp.start = in.ID, true, messages.TurnStarted{}
+	return Ready{Append: append(c.takeCarry(), messages.CompactionStarted{CompactionID: in.ID}), Summarize: &Summarize{ID: in.ID, Manual: cp.Cause == CompactManual}}
+}
+
+// stepCompactionDone stores a completed compaction (the only event that
+// moves the history boundary) or nothing at all: a failed or interrupted
+// one leaves the previous boundary. A manual compaction ends its drain;
+// otherwise the turn is observed and built again (the reconcile renders a
+// fresh baseline past the new boundary), as the same logical turn.
+func (c *Core) stepCompactionDone(in CompactionDone) Ready {
+	d := c.Drain
+	cp := d.Compaction
+	if cp == nil || !cp.Running || cp.ID != in.ID {
+		return Ready{}
+	}
+	d.Compaction = nil
+	if d.Interrupted {
+		return Ready{FinishInterrupt: true}
+	}
+	if in.Err != "" {
+		return Ready{Outcome: &Outcome{Kind: CompactFailed, Err: "compaction failed: " + in.Err}}
+	}
+	ended := messages.CompactionEnded{CompactionID: in.ID, Summary: in.Summary, RecentContext: in.RecentContext}
+	d.Compacted = true
+	if d.Manual {
+		// Written with the drain's Idle.
+		c.Carry = append(c.Carry, ended)
+		return Ready{Outcome: &Outcome{}}
+	}
+	return Ready{Append: append(c.takeCarry(), ended), Observe: &Observe{WithCatalog: !d.LastTurn}}
+}
+
 // stepCatalogLoaded starts the turn once its tool catalog is listed.
 func (c *Core) stepCatalogLoaded(in CatalogLoaded) Ready {
 	if c.Drain.Interrupted {
@@ -664,9 +820,22 @@ func (c *Core) stepTurnFailed(in TurnFailed) Ready {
 	if d.Interrupted {
 		return Ready{FinishInterrupt: true} // the open turn fails as interrupted
 	}
-	d.TurnsUsed++
+	recorded := d.Turn != nil && d.Turn.Recorded
 	d.Turn = nil
 	fail := append(c.takeCarry(), messages.TurnFailed{AssistantMessageID: in.AssistantMessageID, ErrorKind: string(in.Kind), Message: in.Err})
+	if in.Kind == Overflow {
+		// Exactly one compaction and one rebuilt attempt (the same
+		// logical turn), never after durable output, never a loop.
+		dec := compaction.OnOverflow(compaction.OverflowState{DurableOutput: recorded, Compacted: d.Compacted}, compaction.Config{Auto: in.AutoCompaction})
+		if dec.Action == compaction.Fail {
+			rd := c.overflowed(dec.Err.Error())
+			rd.Append = fail
+			return rd
+		}
+		d.Compaction = &Compaction{Cause: CompactOverflow}
+		return Ready{Append: fail, Compact: &Compact{Cause: CompactOverflow}}
+	}
+	d.TurnsUsed++
 	d.LastErr = &Outcome{Kind: in.Kind, Err: in.Err}
 	d.Continuation = false
 	rd := c.stepBoundary(AtBoundary{Stopping: in.Stopping})

@@ -32,6 +32,12 @@ type interactionEnv struct {
 	turn    string // the open turn's assistant message ID
 	calls   int    // requests made to the provider
 	init    bool   // the outstanding observation is for a first baseline
+	// over: the next requests built are over budget (over-budget, within-budget)
+	over bool
+	// plan is how the next compactions plan: "" ok, "nothing", "failed"
+	plan        string
+	compactions int
+	compaction  string // the running compaction's ID
 }
 
 func (e *interactionEnv) handle(t *testing.T, td *datadriven.TestData) string {
@@ -142,6 +148,29 @@ func (e *interactionEnv) handle(t *testing.T, td *datadriven.TestData) string {
 			ContentFilter: td.HasArg("filter"), Stopping: td.HasArg("stopping")}))
 	case "turn-failed":
 		e.ready(&out, e.c.Step(TurnFailed{AssistantMessageID: e.turn, Kind: Provider, Err: "503 unavailable", Stopping: td.HasArg("stopping")}))
+	case "overflow":
+		// The provider said the context overflowed (auto compaction on,
+		// unless manual-only).
+		e.ready(&out, e.c.Step(TurnFailed{AssistantMessageID: e.turn, Kind: Overflow, Err: "prompt is too long", AutoCompaction: !td.HasArg("manual-only")}))
+	case "over-budget":
+		// The requests built from now on are over the model's budget.
+		e.over = true
+	case "within-budget":
+		e.over = false
+	case "plan":
+		// How the next compactions plan: ok, nothing (to compact), failed.
+		td.ScanArgs(t, "result", &e.plan)
+		if e.plan == "ok" {
+			e.plan = ""
+		}
+	case "compacted":
+		// The running compaction's summary request finished (failed: it
+		// did not, or it was cancelled).
+		in := CompactionDone{ID: e.compaction, Summary: "summary of " + e.compaction, RecentContext: "recent"}
+		if td.HasArg("failed") {
+			in = CompactionDone{ID: e.compaction, Err: "context canceled"}
+		}
+		e.ready(&out, e.c.Step(in))
 	case "call":
 		// The stream delivered a complete tool call: the core records it
 		// and starts it.
@@ -286,21 +315,53 @@ func (e *interactionEnv) ready(out *strings.Builder, rd Ready) {
 	case rd.StartDrain != nil:
 		e.c.Drain = &Drain{Location: e.c.State.Row.Location, RunOwed: rd.StartDrain.Run}
 		fmt.Fprintf(out, "drain started run=%v\n", rd.StartDrain.Run)
+	case rd.Compact != nil:
+		// The shell plans the compaction from the history as it is once
+		// what the core carries is written.
+		fmt.Fprintf(out, "plan compaction (%s)\n", [...]string{"manual", "before the turn", "after an overflow"}[rd.Compact.Cause])
+		in := CompactionPlanned{}
+		switch e.plan {
+		case "nothing":
+			in.Nothing, in.Err = true, "nothing to compact"
+		case "failed":
+			in.Err = "the summary request does not fit the context window"
+		default:
+			e.compactions++
+			in.ID = fmt.Sprintf("cmp%d", e.compactions)
+		}
+		e.ready(out, e.c.Step(in))
+		return
 	case rd.Summarize != nil:
-		fmt.Fprintf(out, "summarize: manual=%v\n", rd.Summarize.Manual)
+		e.compaction = rd.Summarize.ID
+		fmt.Fprintf(out, "summarize %s: manual=%v\n", rd.Summarize.ID, rd.Summarize.Manual)
 	case rd.StartTurn != nil:
-		// The turn starts, carrying what waited for it.
-		e.turns++
-		e.turn = fmt.Sprintf("a%d", e.turns)
-		e.calls++
+		// The turn's request is built; the core opens it (its TurnStarted
+		// carries what waited for it) or compacts first.
 		fmt.Fprintf(out, "start turn: tools=%v\n", rd.StartTurn.Tools)
-		e.write(out, append(e.c.takeCarry(), messages.TurnStarted{AssistantMessageID: e.turn, Agent: "build"})...)
-		e.c.Step(TurnOpened{AssistantMessageID: e.turn})
-		fmt.Fprintf(out, "provider request %d: %s\n", e.calls, e.request())
+		if e.over {
+			out.WriteString("request over budget\n")
+		}
+		e.turns++ // the turn is e.turn once it streams
+		built := e.c.Step(TurnBuilt{Started: messages.TurnStarted{AssistantMessageID: fmt.Sprintf("a%d", e.turns), Agent: "build"}, OverBudget: e.over})
+		if !built.Stream {
+			e.ready(out, built)
+			return
+		}
+		e.write(out, built.Append...)
+		e.stream(out)
+	case rd.Stream:
+		e.stream(out) // its Append was written above
 	}
 	if d := e.c.Drain; d != nil {
 		fmt.Fprintf(out, "drain: turns=%d last=%v continuation=%v\n", d.TurnsUsed, d.LastTurn, d.Continuation)
 	}
+}
+
+// stream sends the request of the turn whose TurnStarted was written.
+func (e *interactionEnv) stream(out *strings.Builder) {
+	e.turn = e.c.Drain.Turn.AssistantMessageID
+	e.calls++
+	fmt.Fprintf(out, "provider request %d: %s\n", e.calls, e.request())
 }
 
 // turnClosed reports whether the open turn's end is already written.

@@ -123,9 +123,10 @@ func (j *journal) append(epoch int64, evs []messages.Event) error {
 type phase int
 
 const (
-	idle      phase = iota
-	observing       // an observation is outstanding
-	streaming       // a provider turn streams, its tools run
+	idle       phase = iota
+	observing        // an observation is outstanding
+	streaming        // a provider turn streams, its tools run
+	compacting       // a compaction's summary request runs
 )
 
 type toolKey struct{ turn, call string }
@@ -146,6 +147,8 @@ type simSession struct {
 	settled   map[toolKey]int
 	nextID    int
 	turnLimit int
+	// compactions started in the current logical turn
+	compactions int
 	// fullCheckDue: a crash or an end of a drain happened since the last
 	// full check.
 	fullCheckDue bool
@@ -153,15 +156,17 @@ type simSession struct {
 
 // owner is one activation: its epoch, its core and its drain's plumbing.
 type owner struct {
-	epoch   int64
-	core    session.Core
-	phase   phase
-	init    bool // the outstanding observation is for a first baseline
-	turn    string
-	calls   []string
-	open    map[string]bool // calls started and not settled
-	streamD bool            // the stream ended
-	streamE string          // how: "" ok, "error", "filter"
+	epoch int64
+	core  session.Core
+	phase phase
+	init  bool // the outstanding observation is for a first baseline
+	turn  string
+	// compaction is the ID of the compaction whose summary runs.
+	compaction string
+	calls      []string
+	open       map[string]bool // calls started and not settled
+	streamD    bool            // the stream ended
+	streamE    string          // how: "" ok, "error", "filter"
 	// continuation: the last turn's results need an answer (the sim's own
 	// record, to check the queue rule against)
 	continuation bool
@@ -380,26 +385,37 @@ func (s *simSession) exec(rd session.Ready) error {
 		return s.endDrain(append(o.core.Carry, messages.Idle{}))
 	case rd.Observe != nil:
 		o.phase, o.init = observing, rd.Observe.Init
-	case rd.Summarize != nil:
-		return fmt.Errorf("a drain that was not started for a manual compaction summarizes")
 	case rd.StartTurn != nil:
 		if rd.StartTurn.Tools == o.core.Drain.LastTurn {
 			return fmt.Errorf("the turn starts with tools %v, last allowed turn %v", rd.StartTurn.Tools, o.core.Drain.LastTurn)
 		}
+		o.turn, o.calls, o.streamD, o.streamE = s.id_("a"), nil, false, ""
+		clear(o.open)
+		// The request is built: rarely over budget (the core compacts
+		// first, once per logical turn).
+		return s.exec(o.core.Step(session.TurnBuilt{Started: messages.TurnStarted{AssistantMessageID: o.turn, Agent: "build"}, OverBudget: s.rng.IntN(15) == 0}))
+	case rd.Stream:
+		if o.core.Drain.Turn == nil || o.core.Drain.Turn.AssistantMessageID != o.turn {
+			return fmt.Errorf("the core streams a turn it did not open")
+		}
+		o.phase = streaming
 		s.res.Turns++
 		o.turnsSince++
 		if o.turnsSince > max(o.core.Drain.TurnLimit, 1) {
 			return fmt.Errorf("%d turns since the allowance was reset, limit %d", o.turnsSince, o.core.Drain.TurnLimit)
 		}
-		o.turn, o.calls, o.streamD, o.streamE = s.id_("a"), nil, false, ""
-		clear(o.open)
-		o.phase = streaming
-		evs := append(o.core.Carry, messages.TurnStarted{AssistantMessageID: o.turn, Agent: "build"})
-		o.core.Carry = nil
-		if err := s.write(evs...); err != nil {
-			return err
+	case rd.Compact != nil:
+		// Planned: rarely nothing to compact or a failure.
+		in := session.CompactionPlanned{ID: s.id_("cmp")}
+		switch s.rng.IntN(20) {
+		case 0:
+			in = session.CompactionPlanned{Nothing: true, Err: "nothing to compact"}
+		case 1:
+			in = session.CompactionPlanned{Err: "does not fit"}
 		}
-		o.core.Step(session.TurnOpened{AssistantMessageID: o.turn})
+		return s.exec(o.core.Step(in))
+	case rd.Summarize != nil:
+		o.phase, o.compaction = compacting, rd.Summarize.ID
 	}
 	return nil
 }
@@ -477,6 +493,14 @@ func (s *simSession) progress() error {
 			}
 		}
 		return s.stepChecked(in)
+	case compacting:
+		// The summary comes back (rarely failed).
+		o.phase = idle
+		in := session.CompactionDone{ID: o.compaction, Summary: "summary of " + o.compaction}
+		if s.rng.IntN(15) == 0 {
+			in = session.CompactionDone{ID: o.compaction, Err: "provider 503"}
+		}
+		return s.exec(o.core.Step(in))
 	case streaming:
 		open := 0
 		for _, c := range o.calls {
@@ -534,6 +558,8 @@ func (s *simSession) progress() error {
 				o.streamE = "error"
 			case 1:
 				o.streamE = "filter"
+			case 2:
+				o.streamE = "overflow"
 			}
 			return s.exec(o.core.Step(session.StreamEnded{Text: "text of " + o.turn}))
 		}
@@ -573,10 +599,17 @@ func (s *simSession) finishTurn() error {
 		pendingSteer = pendingSteer || p.Delivery == messages.Steer
 	}
 	var rd session.Ready
-	if o.streamE == "error" {
+	switch o.streamE {
+	case "error":
 		o.continuation = false
 		rd = o.core.Step(session.TurnFailed{AssistantMessageID: o.turn, Kind: session.Provider, Err: "503"})
-	} else {
+	case "overflow":
+		o.continuation = false
+		rd = o.core.Step(session.TurnFailed{AssistantMessageID: o.turn, Kind: session.Overflow, Err: "prompt is too long", AutoCompaction: true})
+		if rd.Compact != nil {
+			o.turnsSince-- // the rebuilt attempt is the same logical turn
+		}
+	default:
 		o.continuation = len(o.calls) > 0 && o.streamE != "filter"
 		rd = o.core.Step(session.TurnSucceeded{AssistantMessageID: o.turn, FinishReason: "stop", ContentFilter: o.streamE == "filter"})
 	}
@@ -600,6 +633,7 @@ func (s *simSession) finishTurn() error {
 func (s *simSession) crash() error {
 	s.res.Crashes++
 	s.fullCheckDue = true
+	s.compactions = 0 // the next owner's drain starts a new logical turn
 	dead := s.owner
 	s.activate()
 	if len(dead.core.Carry) > 0 || s.rng.IntN(2) == 0 {
@@ -649,6 +683,7 @@ func (s *simSession) crash() error {
 func (s *simSession) ledger(o *owner, ev messages.Event) error {
 	switch e := ev.(type) {
 	case messages.PromptPromoted:
+		s.compactions = 0
 		s.res.Promotions++
 		for _, id := range e.MessageIDs {
 			if _, ok := s.delivery[id]; !ok {
@@ -658,6 +693,15 @@ func (s *simSession) ledger(o *owner, ev messages.Event) error {
 			if s.promoted[id] > 1 {
 				return fmt.Errorf("prompt %s promoted twice", id)
 			}
+		}
+	case messages.TurnEnded, messages.Idle, messages.Interrupted:
+		s.compactions = 0
+	case messages.CompactionStarted:
+		// Compaction never loops: at most one per logical turn (which a
+		// promotion, a turn's end or the drain's end closes).
+		s.compactions++
+		if s.compactions > 1 {
+			return fmt.Errorf("compaction %s is the second of one logical turn", e.CompactionID)
 		}
 	case messages.ToolCalled:
 		k := toolKey{e.AssistantMessageID, e.CallID}
