@@ -50,7 +50,14 @@ type Run struct{ ID string }
 
 // Wake reports new durable inbox work; it calls the provider only when input
 // can be promoted. Wakes coalesce.
-type Wake struct{ ID string }
+type Wake struct {
+	ID string
+	// Owed: the wake is recovery's (a cluster takeover, the journal's
+	// return), not a client's: only input a drain is owed starts one, not
+	// input held back (admitted without resume, or left pending by an
+	// interrupt), which waits for the client's next wake, prompt or run.
+	Owed bool
+}
 
 // Interrupt stops the active drain and answers once cleanup is done.
 type Interrupt struct{ ID string }

@@ -221,6 +221,6 @@ func (rt *runtime) publishStatus(id string, s SessionStatus) {
 // resume wakes id through the facade: its activation settles and resumes
 // a drain its previous owner left, or starts one for input owed a wake.
 func (rt *runtime) resume(ctx context.Context, id string) error {
-	_, err := rt.ask(ctx, id, &Wake{}, rt.cfg.RequestTimeout)
+	_, err := rt.ask(ctx, id, &Wake{Owed: true}, rt.cfg.RequestTimeout)
 	return err
 }

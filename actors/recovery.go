@@ -107,28 +107,15 @@ func (a *sessionActor) failLeftovers(why string) error {
 // policy is about drains that were running, and this input was never
 // acted on.
 func (a *sessionActor) recoverAfterRestart(policy Recovery, note string) any {
-	if !a.core.State.Exists || a.drain != nil {
-		return &Done{LastSeq: a.seq}
+	// The core decides (session.Recover): resume once, mark interrupted
+	// (the pending input is then held: only a client's fresh wake, prompt
+	// or run runs it), or, not mid-drain, an owed wake.
+	rd := a.core.Step(session.Recover{Interrupt: policy == RecoverInterrupt, NoteID: messages.NewID("ctx"), Note: note})
+	if err := a.write(rd.Append); err != nil {
+		return err
 	}
-	if a.core.State.Row.Status != session.StatusBusy {
-		a.wake()
-		return &Done{LastSeq: a.seq}
-	}
-	if policy == RecoverInterrupt {
-		if err := a.append(messages.Interrupted{Reason: "server restarted"}, messages.Idle{}); err != nil {
-			return err
-		}
-		a.core.State.Row.Status = session.StatusIdle
-		return &Done{LastSeq: a.seq}
-	}
-	if a.core.State.Epoch != nil {
-		// Tell the model, chronologically, without touching the baseline.
-		if err := a.append(messages.ContextUpdated{MessageID: messages.NewID("ctx"), Text: note, Snapshot: a.core.State.Epoch.Snapshot}); err != nil {
-			return err
-		}
-	}
-	a.core.State.Row.Status = session.StatusIdle
-	a.startDrain(true, nil)
+	rd.Append = nil
+	a.execute(rd)
 	return &Done{LastSeq: a.seq}
 }
 

@@ -106,7 +106,9 @@ type Recovery string
 const (
 	// RecoverResume runs the session once more, telling the model the server restarted.
 	RecoverResume Recovery = "resume"
-	// RecoverInterrupt marks the session interrupted; its inbox stays for a later run.
+	// RecoverInterrupt marks the session interrupted; its inbox stays,
+	// held, for the client's next fresh wake, prompt or run (no restart,
+	// takeover or journal resume runs it).
 	RecoverInterrupt Recovery = "interrupt"
 )
 

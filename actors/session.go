@@ -134,7 +134,7 @@ func (a *sessionActor) handle(ctx actor.Context) {
 	case *Run:
 		a.run(ctx)
 	case *Wake:
-		a.wake()
+		a.execute(a.core.Step(session.Wake{Owed: m.Owed}))
 		a.respond(ctx, &Done{LastSeq: a.seq})
 	case *Interrupt:
 		a.interrupt(ctx)

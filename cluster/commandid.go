@@ -25,7 +25,7 @@ func withCommandID(msg any) any {
 		}
 	case *actors.Wake:
 		if m.ID == "" {
-			return &actors.Wake{ID: messages.NewID("cmd")}
+			return &actors.Wake{ID: messages.NewID("cmd"), Owed: m.Owed}
 		}
 	case *actors.Interrupt:
 		if m.ID == "" {

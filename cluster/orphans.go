@@ -99,7 +99,7 @@ func (m *Member) wakeOrphans(ctx context.Context, midDrain func(context.Context)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			if _, err := m.Request(ctx, id, SessionKind, &actors.Wake{}, CallOptions{Timeout: 30 * time.Second}); err != nil {
+			if _, err := m.Request(ctx, id, SessionKind, &actors.Wake{Owed: true}, CallOptions{Timeout: 30 * time.Second}); err != nil {
 				m.cfg.Logger.Warn("cluster: wake an orphaned session", "session", id, "err", err)
 				return
 			}

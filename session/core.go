@@ -29,8 +29,9 @@ type Core struct {
 	// request that acts on them, or with the Idle that ends the drain.
 	Carry []messages.Event
 	// WakeAgain: a wake arrived during the drain; its end starts at most
-	// one follow-up drain (an interrupt suppresses it).
-	WakeAgain bool
+	// one follow-up drain (an interrupt suppresses it). WakeAgainOwed:
+	// only owed wakes arrived (Wake.Owed): the follow-up is one too.
+	WakeAgain, WakeAgainOwed bool
 }
 
 // Drain is the pure part of a drain: the span that promotes input and runs
@@ -348,7 +349,24 @@ type Interrupt struct{ Waiting bool }
 
 // Wake: admitted input may be waiting (a prompt admitted with resume, a
 // client's wake, recovery). A wake never calls the provider by itself.
-type Wake struct{}
+// Owed: the wake is recovery's (start-up, a cluster takeover, the
+// journal's return), not a client's: only input a drain is owed starts
+// one, not input held back (PromptAdmitted.Held, or left pending by an
+// interrupt): that waits for the client's next fresh wake, prompt or run.
+type Wake struct{ Owed bool }
+
+// Recover: the owner found the session as a dead owner left it (at its
+// activation, once the dead owner's tools and turn were failed durably).
+// A session mid-drain (busy) is resumed once with a note for the model
+// (NoteID, Note: a ContextUpdated when an epoch exists), or, with
+// Interrupt (the restart policy), marked interrupted: its pending input
+// is then held like any an interrupt leaves. A session not mid-drain is
+// woken as by an owed wake: admitted input no drain acted on (its owner
+// died between the receipt and the drain's start) is owed its drain.
+type Recover struct {
+	Interrupt    bool
+	NoteID, Note string
+}
 
 // Run: a client asked for a run (it waits for the drain in progress, or
 // one started for it, which owes it a provider attempt).
@@ -367,6 +385,7 @@ type PermissionAsked struct{ Asked messages.PermissionAsked }
 func (AtBoundary) input()        {}
 func (PermissionAsked) input()   {}
 func (Wake) input()              {}
+func (Recover) input()           {}
 func (Run) input()               {}
 func (DrainEnded) input()        {}
 func (TurnBuilt) input()         {}
@@ -388,16 +407,19 @@ func (CatalogLoaded) input()     {}
 func (c *Core) Step(in Input) Ready {
 	switch in := in.(type) {
 	case Wake:
-		return c.stepWake()
+		return c.stepWake(in.Owed)
+	case Recover:
+		return c.stepRecover(in)
 	case Run:
 		if !c.State.Exists || c.Drain != nil {
 			return Ready{} // the drain in progress serves the run
 		}
 		return Ready{StartDrain: &StartDrain{Run: true}}
 	case DrainEnded:
-		if c.WakeAgain {
-			c.WakeAgain = false
-			return c.stepWake()
+		again, owed := c.WakeAgain, c.WakeAgainOwed && !c.WakeAgain
+		c.WakeAgain, c.WakeAgainOwed = false, false
+		if again || owed {
+			return c.stepWake(owed)
 		}
 		return Ready{}
 	case AtBoundary:
@@ -443,19 +465,58 @@ func (c *Core) Step(in Input) Ready {
 	return Ready{}
 }
 
-// stepWake starts a drain when input is pending; during a drain, wakes
-// coalesce into at most one follow-up drain.
-func (c *Core) stepWake() Ready {
+// stepWake starts a drain when input is pending (owed: input a drain is
+// owed, not held); during a drain, wakes coalesce into at most one
+// follow-up drain.
+func (c *Core) stepWake(owed bool) Ready {
 	switch {
 	case !c.State.Exists:
 		return Ready{}
 	case c.Drain != nil:
-		c.WakeAgain = true
+		if owed {
+			c.WakeAgainOwed = true
+		} else {
+			c.WakeAgain = true
+		}
 		return Ready{}
-	case len(c.State.Pending) == 0:
+	case !c.pendingFor(owed):
 		return Ready{} // nothing can be promoted: a wake never calls the provider
 	}
 	return Ready{StartDrain: &StartDrain{}}
+}
+
+// pendingFor reports whether input is pending (owed: input a drain is
+// owed, not held back).
+func (c *Core) pendingFor(owed bool) bool {
+	if !owed {
+		return len(c.State.Pending) > 0
+	}
+	for _, p := range c.State.Pending {
+		if !p.Held {
+			return true
+		}
+	}
+	return false
+}
+
+// stepRecover applies the restart policy once to what a dead owner left.
+func (c *Core) stepRecover(in Recover) Ready {
+	switch {
+	case !c.State.Exists || c.Drain != nil:
+		return Ready{}
+	case c.State.Row.Status != StatusBusy:
+		return c.stepWake(true)
+	case in.Interrupt:
+		// The pending input is held from here on (State.Apply): only a
+		// fresh wake runs it.
+		return Ready{Append: append(c.takeCarry(), messages.Interrupted{Reason: "server restarted"}, messages.Idle{})}
+	}
+	rd := Ready{Append: c.takeCarry(), StartDrain: &StartDrain{Run: true}}
+	if c.State.Epoch != nil {
+		// Tell the model, chronologically, without touching the baseline.
+		rd.Append = append(rd.Append, messages.ContextUpdated{MessageID: in.NoteID, Text: in.Note, Snapshot: c.State.Epoch.Snapshot})
+	}
+	return rd
 }
 
 // stepToolCall records a complete call durably, then starts it at once:
@@ -605,7 +666,7 @@ func (c *Core) stepInterrupt(in Interrupt) Ready {
 		return Ready{}
 	}
 	d.Interrupted = true
-	c.WakeAgain = false // reruns queued before the interruption are suppressed
+	c.WakeAgain, c.WakeAgainOwed = false, false // reruns queued before the interruption are suppressed
 	switch {
 	case d.Turn != nil, in.Waiting, d.Compaction != nil && d.Compaction.Running:
 		return Ready{Cancel: true}

@@ -85,8 +85,21 @@ func (e *interactionEnv) handle(t *testing.T, td *datadriven.TestData) string {
 		fmt.Fprintf(&out, "drain started run=%v\n", d.RunOwed)
 	case "wake":
 		// Input may be waiting (a prompt admitted with resume, a client's
-		// wake).
-		e.ready(&out, e.c.Step(Wake{}))
+		// wake; owed: recovery's, a takeover's or the journal's return).
+		e.ready(&out, e.c.Step(Wake{Owed: td.HasArg("owed")}))
+	case "leftovers":
+		// A new owner fails what the dead one left: the unfinished turn.
+		if e.turn != "" && !e.turnClosed() {
+			e.write(&out, messages.TurnFailed{AssistantMessageID: e.turn, ErrorKind: "interrupted", Message: "session restarted"})
+		}
+	case "recover":
+		// The restart policy (resume, or interrupt), once the leftovers
+		// are failed.
+		e.ready(&out, e.c.Step(Recover{Interrupt: td.HasArg("interrupt"), NoteID: fmt.Sprintf("ctx%d", len(e.journal)+1), Note: "the server restarted"}))
+	case "inbox":
+		for _, p := range e.c.State.Pending {
+			fmt.Fprintf(&out, "%s/%s@%d held=%v\n", p.MessageID, p.Delivery, p.AdmittedSeq, p.Held)
+		}
 	case "run":
 		// A client's run: it waits for the drain in progress or one
 		// started for it.

@@ -247,8 +247,11 @@ func (s *simSession) step() error {
 		// A wake or a run, during a drain too (wakes coalesce into one
 		// follow-up drain; a run is served by the drain in progress).
 		var in session.Input = session.Wake{}
-		if s.rng.IntN(3) == 0 {
+		switch s.rng.IntN(6) {
+		case 0, 1:
 			in = session.Run{}
+		case 2:
+			in = session.Wake{Owed: true} // a takeover's or the journal's
 		}
 		return s.stepChecked(in)
 	case r < 24:
@@ -287,7 +290,15 @@ func (s *simSession) stepChecked(in session.Input) error {
 	for _, p := range o.core.State.Pending {
 		pendingSteer = pendingSteer || p.Delivery == messages.Steer
 	}
+	held := len(o.core.State.Pending) > 0
+	for _, p := range o.core.State.Pending {
+		held = held && p.Held
+	}
+	idle := o.core.Drain == nil
 	rd := o.core.Step(in)
+	if w, ok := in.(session.Wake); ok && w.Owed && idle && held && rd.StartDrain != nil {
+		return fmt.Errorf("an owed wake started a drain for held input only")
+	}
 	if s.brk == "promote-early" {
 		s.breakPromoteEarly(rd)
 	}
@@ -672,10 +683,11 @@ func (s *simSession) crash() error {
 			return err
 		}
 	}
-	if o.core.State.Row.Status == session.StatusBusy {
-		return s.startDrain(true)
-	}
-	return nil
+	// The restart policy, as the core applies it: resume once (with a
+	// note) or, rarely, mark interrupted (the input it leaves is held: no
+	// owed wake may run it); a session not mid-drain gets an owed wake.
+	interrupt := s.rng.IntN(4) == 0
+	return s.stepChecked(session.Recover{Interrupt: interrupt, NoteID: s.id_("ctx"), Note: "restarted"})
 }
 
 // ledger keeps the journal's facts for the invariants, refusing the
