@@ -133,13 +133,9 @@ func (a *sessionActor) move(m *Move) any {
 	if err != nil {
 		return invalidf(err.Error())
 	}
-	if to == a.core.State.Row.Location {
-		return &Info{Session: a.row()}
-	}
-	// The epoch is cleared with the move in one transaction: the old
-	// Location's runner finds it gone and fenced, the destination builds a
-	// fresh baseline before any prompt promotes.
-	if err := a.append(messages.Moved{From: a.core.State.Row.Location, To: to}, messages.ContextEpochCleared{Reason: "moved"}); err != nil {
+	// The core writes the move with the epoch's clearing (the old
+	// Location's runner finds it gone and fenced).
+	if err := a.write(a.core.Step(session.Move{To: to}).Append); err != nil {
 		return err
 	}
 	return &Info{Session: a.row()}

@@ -368,6 +368,12 @@ type Recover struct {
 	NoteID, Note string
 }
 
+// Move: a client moves the session to another Location (To, canonical).
+// The epoch is cleared with the move in one transaction: a drain running
+// at the old Location starts no new turn (its boundary is fenced), and the
+// destination builds a fresh baseline before any prompt promotes.
+type Move struct{ To string }
+
 // Run: a client asked for a run (it waits for the drain in progress, or
 // one started for it, which owes it a provider attempt).
 type Run struct{}
@@ -386,6 +392,7 @@ func (AtBoundary) input()        {}
 func (PermissionAsked) input()   {}
 func (Wake) input()              {}
 func (Recover) input()           {}
+func (Move) input()              {}
 func (Run) input()               {}
 func (DrainEnded) input()        {}
 func (TurnBuilt) input()         {}
@@ -410,6 +417,11 @@ func (c *Core) Step(in Input) Ready {
 		return c.stepWake(in.Owed)
 	case Recover:
 		return c.stepRecover(in)
+	case Move:
+		if !c.State.Exists || in.To == c.State.Row.Location {
+			return Ready{}
+		}
+		return Ready{Append: append(c.takeCarry(), messages.Moved{From: c.State.Row.Location, To: in.To}, messages.ContextEpochCleared{Reason: "moved"})}
 	case Run:
 		if !c.State.Exists || c.Drain != nil {
 			return Ready{} // the drain in progress serves the run

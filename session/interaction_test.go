@@ -74,7 +74,7 @@ func (e *interactionEnv) handle(t *testing.T, td *datadriven.TestData) string {
 	case "move":
 		var to string
 		td.ScanArgs(t, "to", &to)
-		e.write(&out, messages.Moved{From: e.c.State.Row.Location, To: to}, messages.ContextEpochCleared{Reason: "moved"})
+		e.ready(&out, e.c.Step(Move{To: to}))
 	case "drain":
 		if e.c.Drain != nil {
 			t.Fatalf("%s: a drain is running", td.Pos)
