@@ -29,6 +29,7 @@ import (
 
 	sqle "github.com/dolthub/go-mysql-server"
 	"github.com/dolthub/go-mysql-server/enginetest"
+	"github.com/dolthub/go-mysql-server/enginetest/queries"
 	"github.com/dolthub/go-mysql-server/enginetest/scriptgen/setup"
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
@@ -150,7 +151,7 @@ var suiteEntries = []suiteEntry{
 	{"TestPreparedInsert", enginetest.TestPreparedInsert},
 	{"TestPreparedStatements", enginetest.TestPreparedStatements},
 	{"TestCharsetCollationEngine", enginetest.TestCharsetCollationEngine},
-	{"TestTransactionScripts", enginetest.TestTransactionScripts},
+	{"TestTransactionScripts", transactionScripts},
 	{"TestConcurrentTransactions", enginetest.TestConcurrentTransactions},
 	{"TestVariables", enginetest.TestVariables},
 	{"TestVariableErrors", enginetest.TestVariableErrors},
@@ -161,6 +162,23 @@ var suiteEntries = []suiteEntry{
 	{"TestSessionSelectLimit", enginetest.TestSessionSelectLimit},
 	{"TestCurrentTimestamp", enginetest.TestCurrentTimestamp},
 	{"TestRecursiveViewDefinition", enginetest.TestRecursiveViewDefinition},
+}
+
+// transactionScripts is enginetest.TestTransactionScripts without "READ
+// ONLY Transactions" on the memory side: go-mysql-server's memory tables
+// are not sql.TemporaryTable, and its read-only check calls IsTemporary on
+// the nil it gets from the type assertion, a panic that no recover in the
+// memory harness catches, so it ended the whole run (about 60 s in) and
+// every later entry point went uncounted. This engine's tables implement
+// it, so the boltsql sides run the script.
+func transactionScripts(t *testing.T, h enginetest.Harness) {
+	_, memory := h.(*enginetest.MemoryHarness)
+	for _, script := range queries.TransactionTests {
+		if memory && script.Name == "READ ONLY Transactions" {
+			continue
+		}
+		enginetest.TestTransactionScript(t, h, script)
+	}
 }
 
 // TestEngineSuite runs every entry point on the memory engine and on this
