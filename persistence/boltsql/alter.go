@@ -24,9 +24,6 @@ var (
 
 // columnDefOf is the persisted form of a column.
 func columnDefOf(c *sql.Column) (columnDef, error) {
-	if c.Generated != nil || c.Virtual {
-		return columnDef{}, fmt.Errorf("column %s: generated columns are not supported", c.Name)
-	}
 	cd := columnDef{Name: c.Name, Type: typeString(c.Type), Nullable: c.Nullable, AutoInc: c.AutoIncrement, Comment: c.Comment, Extra: c.Extra}
 	if c.Default != nil {
 		s := c.Default.String()
@@ -35,6 +32,10 @@ func columnDefOf(c *sql.Column) (columnDef, error) {
 	if c.OnUpdate != nil {
 		s := c.OnUpdate.String()
 		cd.OnUpdate = &s
+	}
+	if c.Generated != nil {
+		s := generatedString(c.Generated)
+		cd.Generated, cd.Virtual = &s, c.Virtual
 	}
 	return cd, nil
 }
@@ -86,6 +87,9 @@ func (t *Table) AddColumn(ctx *sql.Context, column *sql.Column, order *sql.Colum
 			if o >= pos {
 				nd.PK[i] = o + 1
 			}
+		}
+		if column.Generated != nil {
+			return addGenerated(ti.schema.Schema, column, pos)
 		}
 		return func(_ *sql.Context, row sql.Row) (sql.Row, error) {
 			out := make(sql.Row, 0, len(row)+1)

@@ -46,6 +46,11 @@ type columnDef struct {
 	OnUpdate *string `json:"on_update,omitempty"`
 	Comment  string  `json:"comment,omitempty"`
 	Extra    string  `json:"extra,omitempty"`
+	// Generated is a generated column's expression, without table names
+	// (the table may be renamed); Virtual says it is not stored (see
+	// generated.go).
+	Generated *string `json:"generated,omitempty"`
+	Virtual   bool    `json:"virtual,omitempty"`
 }
 
 type indexDef struct {
@@ -66,6 +71,7 @@ type tableInfo struct {
 	dataBucket []byte
 	primary    *indexInfo   // nil for a table without a primary key
 	indexes    []*indexInfo // secondary indexes
+	generated  bool         // some column is generated: the engine computes it (the insert fast path steps aside)
 }
 
 type indexInfo struct {
@@ -96,17 +102,9 @@ func defFromSchema(id uint64, name string, s sql.PrimaryKeySchema, collation sql
 		def.Collation = collation.Name()
 	}
 	for _, c := range s.Schema {
-		if c.Generated != nil || c.Virtual {
-			return tableDef{}, fmt.Errorf("column %s: generated columns are not supported", c.Name)
-		}
-		cd := columnDef{Name: c.Name, Type: typeString(c.Type), Nullable: c.Nullable, AutoInc: c.AutoIncrement, Comment: c.Comment, Extra: c.Extra}
-		if c.Default != nil {
-			s := c.Default.String()
-			cd.Default = &s
-		}
-		if c.OnUpdate != nil {
-			s := c.OnUpdate.String()
-			cd.OnUpdate = &s
+		cd, err := columnDefOf(c)
+		if err != nil {
+			return tableDef{}, err
 		}
 		def.Columns = append(def.Columns, cd)
 	}
@@ -163,6 +161,11 @@ func compile(db string, def tableDef) (*tableInfo, error) {
 		}
 		if cd.OnUpdate != nil {
 			col.OnUpdate = sql.NewUnresolvedColumnDefaultValue(*cd.OnUpdate)
+		}
+		if cd.Generated != nil {
+			col.Generated = sql.NewUnresolvedColumnDefaultValue(*cd.Generated)
+			col.Virtual = cd.Virtual
+			ti.generated = true
 		}
 		if cd.AutoInc {
 			ti.autoIncCol = i

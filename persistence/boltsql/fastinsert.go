@@ -136,7 +136,7 @@ func (e *Engine) execInsert(ctx *gsql.Context, sess *Session, s *insertShape, ar
 		return none
 	}
 	ti := e.statementTable(ctx, s.db, s.table)
-	if ti == nil || ti.autoIncCol >= 0 || ti.hiddenPK() || len(ti.def.Checks) > 0 || e.triggers.Load() > 0 || e.hasForeignKeys(ti) {
+	if ti == nil || ti.autoIncCol >= 0 || ti.hiddenPK() || ti.generated || len(ti.def.Checks) > 0 || e.triggers.Load() > 0 || e.hasForeignKeys(ti) {
 		return none
 	}
 	sch := ti.schema.Schema
