@@ -122,13 +122,17 @@ func (t *Table) DropColumn(ctx *sql.Context, name string) error {
 		var idx []indexDef
 		for _, ix := range nd.Indexes {
 			var cols []string
-			for _, c := range ix.Columns {
+			var lens []uint16 // kept aligned with cols
+			for i, c := range ix.Columns {
 				if !strings.EqualFold(c, name) {
 					cols = append(cols, c)
+					if len(ix.Prefix) > 0 {
+						lens = append(lens, ix.Prefix[i])
+					}
 				}
 			}
 			if len(cols) > 0 {
-				ix.Columns = cols
+				ix.Columns, ix.Prefix = cols, lens
 				idx = append(idx, ix)
 			}
 		}
@@ -340,7 +344,7 @@ func (t *txn) copyRows(ctx *sql.Context, wtx *bolt.Tx, ti, nti *tableInfo, trans
 		var pk []byte
 		if nti.hiddenPK() {
 			pk = append([]byte(nil), k...) // the hidden row id stays
-		} else if pk, _, err = keyOf(nil, row, nti.primary.cols, nti.primary.kinds); err != nil {
+		} else if pk, _, err = keyOf(nil, row, nti.primary.cols, nti.primary.kinds, nil); err != nil {
 			return fmt.Errorf("table %s primary key: %w", nti.def.Name, err)
 		}
 		if data.Get(pk) != nil {
@@ -354,7 +358,7 @@ func (t *txn) copyRows(ctx *sql.Context, wtx *bolt.Tx, ti, nti *tableInfo, trans
 			return err
 		}
 		for i, ix := range nti.indexes {
-			k, hasNull, err := keyOf(keyBuf(row, ix.cols, len(pk)), row, ix.cols, ix.kinds)
+			k, hasNull, err := keyOf(keyBuf(row, ix.cols, len(pk)), row, ix.cols, ix.kinds, ix.lens)
 			if err != nil {
 				return fmt.Errorf("table %s index %s: %w", nti.def.Name, ix.def.Name, err)
 			}

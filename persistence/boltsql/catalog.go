@@ -57,6 +57,10 @@ type indexDef struct {
 	ID      uint64   `json:"id"`
 	Name    string   `json:"name"`
 	Columns []string `json:"columns"`
+	// Prefix, aligned with Columns when present, is each column's prefix
+	// length (KEY (c(10))): the characters of a string column, the bytes
+	// of a binary one, that its keys hold; 0 keys the whole value.
+	Prefix  []uint16 `json:"prefix,omitempty"`
 	Unique  bool     `json:"unique"`
 	Comment string   `json:"comment,omitempty"`
 }
@@ -80,6 +84,7 @@ type indexInfo struct {
 	primary bool
 	cols    []int
 	kinds   []keyKind
+	lens    []uint16 // prefix lengths (see indexDef.Prefix); nil when no column has one
 	bucket  []byte
 	exprs   []string
 	typs    []sql.ColumnExpressionType
@@ -193,6 +198,9 @@ func compile(db string, def tableDef) (*tableInfo, error) {
 	for _, idef := range def.Indexes {
 		cols := make([]int, len(idef.Columns))
 		kinds := make([]keyKind, len(idef.Columns))
+		if len(idef.Prefix) != 0 && len(idef.Prefix) != len(idef.Columns) {
+			return nil, fmt.Errorf("table %s index %s: %d prefix lengths for %d columns", def.Name, idef.Name, len(idef.Prefix), len(idef.Columns))
+		}
 		for i, cn := range idef.Columns {
 			ord := sch.IndexOfColName(cn)
 			if ord < 0 {
@@ -202,11 +210,39 @@ func compile(db string, def tableDef) (*tableInfo, error) {
 			if err != nil {
 				return nil, fmt.Errorf("table %s index %s: %w", def.Name, idef.Name, err)
 			}
+			if len(idef.Prefix) > 0 {
+				if err := checkPrefix(cn, sch[ord].Type, k, idef.Prefix[i]); err != nil {
+					return nil, fmt.Errorf("table %s index %s: %w", def.Name, idef.Name, err)
+				}
+			}
 			cols[i], kinds[i] = ord, k
 		}
-		ti.indexes = append(ti.indexes, ti.newIndex(idef, cols, kinds, indexBucketName(def.ID, idef.ID)))
+		ix := ti.newIndex(idef, cols, kinds, indexBucketName(def.ID, idef.ID))
+		for _, n := range idef.Prefix {
+			if n > 0 {
+				ix.lens = idef.Prefix
+				break
+			}
+		}
+		ti.indexes = append(ti.indexes, ix)
 	}
 	return ti, nil
+}
+
+// checkPrefix refuses a prefix length (n > 0) on a column that is not a
+// string or binary string, or longer than the column.
+func checkPrefix(col string, typ sql.Type, kind keyKind, n uint16) error {
+	if n == 0 {
+		return nil
+	}
+	st, ok := typ.(sql.StringType)
+	if !ok || (kind != keyText && kind != keyBytes) {
+		return fmt.Errorf("column %s: a prefix length is only for string and binary columns", col)
+	}
+	if int64(n) > st.MaxCharacterLength() {
+		return fmt.Errorf("column %s: prefix length %d is longer than the column (%d)", col, n, st.MaxCharacterLength())
+	}
+	return nil
 }
 
 func (ti *tableInfo) newIndex(def indexDef, cols []int, kinds []keyKind, bucket []byte) *indexInfo {
@@ -231,8 +267,9 @@ func unmarshalDef(b []byte) (tableDef, error) {
 	return def, err
 }
 
-// keyOf encodes the values of cols in row as a key.
-func keyOf(dst []byte, row sql.Row, cols []int, kinds []keyKind) ([]byte, bool, error) {
+// keyOf encodes the values of cols in row as a key, each cut to its prefix
+// length when lens has one (nil: whole values).
+func keyOf(dst []byte, row sql.Row, cols []int, kinds []keyKind, lens []uint16) ([]byte, bool, error) {
 	if dst == nil {
 		dst = keyBuf(row, cols, 0)
 	}
@@ -241,6 +278,9 @@ func keyOf(dst []byte, row sql.Row, cols []int, kinds []keyKind) ([]byte, bool, 
 		v := row[ord]
 		if v == nil {
 			hasNull = true
+		}
+		if lens != nil && lens[i] > 0 && v != nil {
+			v = cutToPrefix(kinds[i], v, lens[i])
 		}
 		var err error
 		dst, err = appendKeyValue(dst, kinds[i], v)

@@ -141,7 +141,7 @@ func (e *editor) Insert(ctx *sql.Context, row sql.Row) error {
 		}
 		pk = u64key(id)
 	} else {
-		pk, _, err = keyOf(nil, row, ti.primary.cols, ti.primary.kinds)
+		pk, _, err = keyOf(nil, row, ti.primary.cols, ti.primary.kinds, nil)
 		if err != nil {
 			return fmt.Errorf("table %s primary key: %w", ti.def.Name, err)
 		}
@@ -152,7 +152,7 @@ func (e *editor) Insert(ctx *sql.Context, row sql.Row) error {
 	}
 	ikeys := make([][]byte, len(ti.indexes))
 	for i, ix := range ti.indexes {
-		k, hasNull, err := keyOf(keyBuf(row, ix.cols, len(pk)), row, ix.cols, ix.kinds)
+		k, hasNull, err := keyOf(keyBuf(row, ix.cols, len(pk)), row, ix.cols, ix.kinds, ix.lens)
 		if err != nil {
 			return fmt.Errorf("table %s index %s: %w", ti.def.Name, ix.def.Name, err)
 		}
@@ -198,7 +198,7 @@ func (e *editor) Insert(ctx *sql.Context, row sql.Row) error {
 func (e *editor) rowKey(data *bolt.Bucket, row sql.Row) ([]byte, error) {
 	ti := e.t.ti
 	if !ti.hiddenPK() {
-		pk, _, err := keyOf(nil, row, ti.primary.cols, ti.primary.kinds)
+		pk, _, err := keyOf(nil, row, ti.primary.cols, ti.primary.kinds, nil)
 		return pk, err
 	}
 	want, err := encodeRow(nil, row)
@@ -240,7 +240,7 @@ func (e *editor) Update(ctx *sql.Context, old, new sql.Row) error {
 	}
 	newPK := oldPK // a hidden row id stays
 	if !ti.hiddenPK() {
-		if newPK, _, err = keyOf(nil, new, ti.primary.cols, ti.primary.kinds); err != nil {
+		if newPK, _, err = keyOf(nil, new, ti.primary.cols, ti.primary.kinds, nil); err != nil {
 			return err
 		}
 	}
@@ -254,11 +254,11 @@ func (e *editor) Update(ctx *sql.Context, old, new sql.Row) error {
 	type change struct{ oldKey, newKey []byte }
 	changes := make([]change, len(ti.indexes))
 	for i, ix := range ti.indexes {
-		ok, _, err := keyOf(keyBuf(old, ix.cols, len(oldPK)), old, ix.cols, ix.kinds)
+		ok, _, err := keyOf(keyBuf(old, ix.cols, len(oldPK)), old, ix.cols, ix.kinds, ix.lens)
 		if err != nil {
 			return err
 		}
-		nk, hasNull, err := keyOf(keyBuf(new, ix.cols, len(newPK)), new, ix.cols, ix.kinds)
+		nk, hasNull, err := keyOf(keyBuf(new, ix.cols, len(newPK)), new, ix.cols, ix.kinds, ix.lens)
 		if err != nil {
 			return err
 		}
@@ -316,7 +316,7 @@ func (e *editor) Delete(ctx *sql.Context, row sql.Row) error {
 		return err
 	}
 	for _, ix := range ti.indexes {
-		k, _, err := keyOf(keyBuf(row, ix.cols, len(pk)), row, ix.cols, ix.kinds)
+		k, _, err := keyOf(keyBuf(row, ix.cols, len(pk)), row, ix.cols, ix.kinds, ix.lens)
 		if err != nil {
 			return err
 		}
@@ -434,13 +434,20 @@ func (t *Table) CreateIndex(ctx *sql.Context, def sql.IndexDef) error {
 		}
 	}
 	nd := ti.def
-	nd.Indexes = append(append([]indexDef{}, ti.def.Indexes...), indexDef{ID: nd.NextIdx, Name: def.Name, Unique: def.IsUnique(), Comment: def.Comment})
-	for _, c := range def.Columns {
+	idef := indexDef{ID: nd.NextIdx, Name: def.Name, Unique: def.IsUnique(), Comment: def.Comment}
+	for i, c := range def.Columns {
+		idef.Columns = append(idef.Columns, c.Name)
 		if c.Length > 0 {
-			return sql.ErrUnsupportedFeature.New("index prefix lengths (column " + c.Name + ")")
+			if c.Length > math.MaxUint16 {
+				return sql.ErrKeyTooLong.New()
+			}
+			if idef.Prefix == nil {
+				idef.Prefix = make([]uint16, len(def.Columns))
+			}
+			idef.Prefix[i] = uint16(c.Length)
 		}
-		nd.Indexes[len(nd.Indexes)-1].Columns = append(nd.Indexes[len(nd.Indexes)-1].Columns, c.Name)
 	}
+	nd.Indexes = append(append([]indexDef{}, ti.def.Indexes...), idef)
 	nd.NextIdx++
 	nti, err := compile(ti.db, nd)
 	if err != nil {
@@ -458,7 +465,7 @@ func (t *Table) CreateIndex(ctx *sql.Context, def sql.IndexDef) error {
 		if err != nil {
 			return err
 		}
-		k, hasNull, err := keyOf(nil, row, ix.cols, ix.kinds)
+		k, hasNull, err := keyOf(keyBuf(row, ix.cols, len(pk)), row, ix.cols, ix.kinds, ix.lens)
 		if err != nil {
 			return err
 		}

@@ -356,7 +356,7 @@ func prepareUpdate(ctx *gsql.Context, s *updateShape, ti *tableInfo, args []driv
 			return preparedUpdate{}, false
 		}
 	}
-	key, _, err := keyOf(make([]byte, 0, 64), pkVals, ti.primary.cols, ti.primary.kinds)
+	key, _, err := keyOf(make([]byte, 0, 64), pkVals, ti.primary.cols, ti.primary.kinds, nil)
 	if err != nil {
 		return preparedUpdate{}, false
 	}

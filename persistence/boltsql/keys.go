@@ -21,8 +21,9 @@ const (
 	keySigned                // all signed integer types, BOOL
 	keyUnsigned
 	keyFloat
-	keyBytes // strings with a binary collation, BINARY/VARBINARY/BLOB
+	keyBytes // BINARY/VARBINARY/BLOB
 	keyTime
+	keyText // strings with a binary collation: their bytes, as keyBytes
 )
 
 // keyKindOf returns how values of typ are encoded in keys, or an error naming
@@ -46,7 +47,7 @@ func keyKindOf(col string, typ sql.Type) (keyKind, error) {
 				return keyNone, fmt.Errorf("column %s: collation %s cannot be used in a key (keys compare bytes; use a _bin collation)", col, name)
 			}
 		}
-		return keyBytes, nil
+		return keyText, nil
 	}
 	return keyNone, fmt.Errorf("column %s: type %s cannot be used in a primary key or index", col, typ.String())
 }
@@ -110,7 +111,7 @@ func appendKeyValue(dst []byte, kind keyKind, v interface{}) ([]byte, error) {
 		t = t.UTC()
 		dst = binary.BigEndian.AppendUint64(dst, uint64(t.Unix())^(1<<63))
 		return binary.BigEndian.AppendUint32(dst, uint32(t.Nanosecond())), nil
-	case keyBytes:
+	case keyBytes, keyText:
 		switch x := v.(type) {
 		case string:
 			return appendEscaped(dst, x), nil
@@ -120,6 +121,42 @@ func appendKeyValue(dst []byte, kind keyKind, v interface{}) ([]byte, error) {
 		return nil, fmt.Errorf("key value %v (%T) is not a string", v, v)
 	}
 	return nil, fmt.Errorf("key value %v (%T): column kind %d cannot be encoded", v, v, kind)
+}
+
+// cutToPrefix cuts a value of a prefix index column to its first n
+// characters, or n bytes for a binary column, as MySQL keys such a column.
+func cutToPrefix(kind keyKind, v interface{}, n uint16) interface{} {
+	switch x := v.(type) {
+	case string:
+		if kind == keyBytes {
+			if len(x) > int(n) {
+				return x[:n]
+			}
+			return x
+		}
+		return x[:runePrefixLen(x, n)]
+	case []byte: // not expected for a text column; cut as its string
+		if kind == keyBytes {
+			if len(x) > int(n) {
+				return x[:n]
+			}
+			return x
+		}
+		return x[:runePrefixLen(string(x), n)]
+	}
+	return v
+}
+
+// runePrefixLen is the byte length of the first n characters of s.
+func runePrefixLen(s string, n uint16) int {
+	count := 0
+	for i := range s {
+		if count == int(n) {
+			return i
+		}
+		count++
+	}
+	return len(s)
 }
 
 // appendEscaped appends b with 0x00 escaped as 0x00 0xFF and the 0x00 0x01
@@ -220,13 +257,21 @@ func unconstrained(ce sql.MySQLRangeColumnExpr) bool {
 // spanOfRange converts one range over an index's columns into a byte span.
 // The equality prefix becomes a byte prefix and the first non-equality column
 // bounds the span; the span is marked inexact when the range also
-// constrains columns after that one.
-func spanOfRange(kinds []keyKind, rng sql.MySQLRange) (keySpan, bool, error) {
+// constrains columns after that one, or a column of a prefix index (lens[i]
+// > 0: its keys hold the column's first characters only, so the bounds are
+// cut to them and made inclusive, and the span holds every row whose cut
+// value falls in them).
+func spanOfRange(kinds []keyKind, lens []uint16, rng sql.MySQLRange) (keySpan, bool, error) {
 	var prefix []byte
 	var err error
+	inexact := false
 	for i, ce := range rng {
 		if i >= len(kinds) {
 			break
+		}
+		if i < len(lens) && lens[i] > 0 {
+			ce = widenToPrefix(ce, kinds[i], lens[i])
+			inexact = true
 		}
 		lowerKey, lowerIsKey := ce.LowerBound.(sql.Below)
 		upperKey, upperIsKey := ce.UpperBound.(sql.Above)
@@ -291,6 +336,7 @@ func spanOfRange(kinds []keyKind, rng sql.MySQLRange) (keySpan, bool, error) {
 		if span.hi != nil && bytes.Compare(span.lo, span.hi) >= 0 {
 			return keySpan{}, true, nil
 		}
+		span.inexact = inexact
 		for _, rest := range rng[i+1:] {
 			if !unconstrained(rest) {
 				span.inexact = true
@@ -298,5 +344,50 @@ func spanOfRange(kinds []keyKind, rng sql.MySQLRange) (keySpan, bool, error) {
 		}
 		return span, false, nil
 	}
-	return keySpan{lo: prefix, hi: prefixEnd(prefix)}, false, nil
+	return keySpan{lo: prefix, hi: prefixEnd(prefix), inexact: inexact}, false, nil
+}
+
+// widenToPrefix is a column range over a prefix index column: both bounds
+// cut to n characters and inclusive. Cutting keeps order (a value below
+// another has a cut value at most the other's), so every row in the range
+// is in the widened one.
+func widenToPrefix(ce sql.MySQLRangeColumnExpr, kind keyKind, n uint16) sql.MySQLRangeColumnExpr {
+	switch lb := ce.LowerBound.(type) {
+	case sql.Below:
+		ce.LowerBound = sql.Below{Key: cutToPrefix(kind, lb.Key, n)}
+	case sql.Above:
+		ce.LowerBound = sql.Below{Key: cutToPrefix(kind, lb.Key, n)}
+	}
+	switch ub := ce.UpperBound.(type) {
+	case sql.Above:
+		ce.UpperBound = sql.Above{Key: cutToPrefix(kind, ub.Key, n)}
+	case sql.Below:
+		ce.UpperBound = sql.Above{Key: cutToPrefix(kind, ub.Key, n)}
+	}
+	return ce
+}
+
+// mergeSpans joins overlapping spans, in place, of spans sorted by their
+// lower bound (ranges over a prefix index overlap once cut: 'abcd' and
+// 'abcz' over c(3) both read the keys of 'abc'), so no key is read twice.
+// A merged span is inexact and keeps the ranges of its parts.
+func mergeSpans(spans []keySpan, ranges [][]sql.MySQLRange) ([]keySpan, [][]sql.MySQLRange) {
+	if len(spans) < 2 {
+		return spans, ranges
+	}
+	out := 0
+	for i := 1; i < len(spans); i++ {
+		cur := &spans[out]
+		if cur.hi == nil || bytes.Compare(spans[i].lo, cur.hi) < 0 {
+			if cur.hi != nil && (spans[i].hi == nil || bytes.Compare(spans[i].hi, cur.hi) > 0) {
+				cur.hi = spans[i].hi
+			}
+			cur.inexact = true
+			ranges[out] = append(ranges[out], ranges[i]...)
+			continue
+		}
+		out++
+		spans[out], ranges[out] = spans[i], ranges[i]
+	}
+	return spans[:out+1], ranges[:out+1]
 }

@@ -91,26 +91,30 @@ func (t *Table) PartitionRows(ctx *sql.Context, p sql.Partition) (sql.RowIter, e
 	if !ok {
 		return nil, fmt.Errorf("boltsql: unsupported range collection %T", part.lookup.Ranges)
 	}
-	for _, r := range ranges {
-		span, empty, err := spanOfRange(ix.ix.kinds, r)
+	spanRanges := make([][]sql.MySQLRange, 0, len(ranges)) // per span, the ranges it reads
+	for k, r := range ranges {
+		span, empty, err := spanOfRange(ix.ix.kinds, ix.ix.lens, r)
 		if err != nil {
 			return nil, fmt.Errorf("index %s: %w", ix.ix.def.Name, err)
 		}
 		if empty {
 			continue
 		}
+		it.spans = append(it.spans, span)
+		spanRanges = append(spanRanges, ranges[k:k+1:k+1]) // capped: a merge appends to a copy
+	}
+	sort.Sort(spanOrder{it.spans, spanRanges})
+	it.spans, spanRanges = mergeSpans(it.spans, spanRanges)
+	for i, span := range it.spans {
+		var check sql.Expression
 		if span.inexact {
-			check, err := expression.NewRangeFilterExpr(ix.ix.fields, []sql.MySQLRange{r})
-			if err != nil {
+			var err error
+			if check, err = expression.NewRangeFilterExpr(ix.ix.fields, spanRanges[i]); err != nil {
 				return nil, fmt.Errorf("index %s: %w", ix.ix.def.Name, err)
 			}
-			it.checks = append(it.checks, check)
-		} else {
-			it.checks = append(it.checks, nil)
 		}
-		it.spans = append(it.spans, span)
+		it.checks = append(it.checks, check)
 	}
-	sort.Sort(spanOrder{it})
 	if it.reverse {
 		for i, j := 0, len(it.spans)-1; i < j; i, j = i+1, j-1 {
 			it.spans[i], it.spans[j] = it.spans[j], it.spans[i]
@@ -130,15 +134,19 @@ func (t *Table) IndexedAccess(ctx *sql.Context, lookup sql.IndexLookup) sql.Inde
 // the ranges express; re-evaluating them cost a third of a range read.
 func (t *Table) PreciseMatch() bool { return true }
 
-type spanOrder struct{ it *rowIter }
+// spanOrder sorts spans by their lower bound, with their ranges.
+type spanOrder struct {
+	spans  []keySpan
+	ranges [][]sql.MySQLRange
+}
 
-func (s spanOrder) Len() int { return len(s.it.spans) }
+func (s spanOrder) Len() int { return len(s.spans) }
 func (s spanOrder) Less(i, j int) bool {
-	return bytes.Compare(s.it.spans[i].lo, s.it.spans[j].lo) < 0
+	return bytes.Compare(s.spans[i].lo, s.spans[j].lo) < 0
 }
 func (s spanOrder) Swap(i, j int) {
-	s.it.spans[i], s.it.spans[j] = s.it.spans[j], s.it.spans[i]
-	s.it.checks[i], s.it.checks[j] = s.it.checks[j], s.it.checks[i]
+	s.spans[i], s.spans[j] = s.spans[j], s.spans[i]
+	s.ranges[i], s.ranges[j] = s.ranges[j], s.ranges[i]
 }
 
 func (t *Table) GetIndexes(ctx *sql.Context) ([]sql.Index, error) {
@@ -192,9 +200,23 @@ func (i *Index) IsGenerated() bool                                 { return fals
 func (i *Index) ColumnExpressionTypes() []sql.ColumnExpressionType { return i.ix.typs }
 func (i *Index) CanSupport(*sql.Context, ...sql.Range) bool        { return true }
 func (i *Index) CanSupportOrderBy(sql.Expression) bool             { return false }
-func (i *Index) PrefixLengths() []uint16                           { return nil }
-func (i *Index) Order() sql.IndexOrder                             { return sql.IndexOrderAsc }
-func (i *Index) Reversible() bool                                  { return true }
+
+// PrefixLengths are the prefix lengths of a prefix index (0: the whole
+// column), nil for an index of whole values. go-mysql-server then keeps
+// its filter above a lookup (the keys say less than the values) and takes
+// the index for neither ordering nor uniqueness of whole values.
+func (i *Index) PrefixLengths() []uint16 { return i.ix.lens }
+
+// Order is none for a prefix index: its keys order the rows by their
+// prefixes only.
+func (i *Index) Order() sql.IndexOrder {
+	if i.ix.lens != nil {
+		return sql.IndexOrderNone
+	}
+	return sql.IndexOrderAsc
+}
+
+func (i *Index) Reversible() bool { return i.ix.lens == nil }
 
 // rowIter reads rows of one table over key spans, in key order (or reverse).
 // It reads a batch of keys at a time and re-seeks after the last key it
