@@ -236,7 +236,7 @@ func checkPrefix(col string, typ sql.Type, kind keyKind, n uint16) error {
 		return nil
 	}
 	st, ok := typ.(sql.StringType)
-	if !ok || (kind != keyText && kind != keyBytes) {
+	if b := kind.base(); !ok || (b != keyText && b != keyBytes && b != keyCollated) {
 		return fmt.Errorf("column %s: a prefix length is only for string and binary columns", col)
 	}
 	if int64(n) > st.MaxCharacterLength() {

@@ -81,8 +81,10 @@ const (
 	FileName = "journal.bolt"
 	lockName = "journal.lock"
 	magic    = "sessionrt-boltsql"
-	// FormatVersion is the storage layout this build writes and reads.
-	FormatVersion uint64 = 1
+	// FormatVersion is the storage layout this build writes and reads:
+	// 2 keys collated strings by their weights (see upgrade.go); a file of
+	// version 1 is upgraded when opened.
+	FormatVersion uint64 = 2
 )
 
 var (
@@ -251,7 +253,8 @@ func (e *Engine) initFile(tx *bolt.Tx) error {
 	if len(v) != 8 {
 		return fmt.Errorf("%w: no format version", ErrForeignFile)
 	}
-	if ver := binary.BigEndian.Uint64(v); ver > FormatVersion {
+	ver := binary.BigEndian.Uint64(v)
+	if ver > FormatVersion {
 		return fmt.Errorf("%w: file has version %d, this build reads up to %d", ErrNewerFormat, ver, FormatVersion)
 	}
 	for _, name := range [][]byte{bucketDBs, bucketSchema, bucketAutoInc, bucketViews, bucketRoutine} {
@@ -261,6 +264,14 @@ func (e *Engine) initFile(tx *bolt.Tx) error {
 	}
 	if err := initRowCounts(tx); err != nil {
 		return err
+	}
+	if ver < 2 {
+		if err := rekeyCollated(tx); err != nil {
+			return err
+		}
+		if err := meta.Put([]byte("version"), u64key(FormatVersion)); err != nil {
+			return err
+		}
 	}
 	dbs := tx.Bucket(bucketDBs)
 	if dbs.Get([]byte(strings.ToLower(e.opts.Database))) == nil {

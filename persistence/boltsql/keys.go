@@ -13,8 +13,10 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/types"
 )
 
-// keyKind is how a column's values are laid out in an order-preserving key.
-type keyKind uint8
+// keyKind is how a column's values are laid out in an order-preserving
+// key: a base kind in the low byte, and for keyCollated the collation
+// above it (see collatedKind).
+type keyKind uint32
 
 const (
 	keyNone   keyKind = iota // the column cannot be part of a key
@@ -23,8 +25,32 @@ const (
 	keyFloat
 	keyBytes // BINARY/VARBINARY/BLOB
 	keyTime
-	keyText // strings with a binary collation: their bytes, as keyBytes
+	keyText     // strings whose collation orders them as their bytes do: their bytes, as keyBytes
+	keyCollated // other strings: their characters' sort weights under the collation
 )
+
+// collatedKind is keyCollated for strings under collation c.
+func collatedKind(c sql.CollationID) keyKind { return keyCollated | keyKind(c)<<8 }
+
+// base is the kind without its collation.
+func (k keyKind) base() keyKind { return k & 0xFF }
+
+// collation is a keyCollated kind's collation.
+func (k keyKind) collation() sql.CollationID { return sql.CollationID(k >> 8) }
+
+// byteOrderCollation reports whether strings under c compare as their
+// UTF-8 bytes do (go-mysql-server weighs each character by its code
+// point; TestByteOrderCollationsWeighByCodePoint checks it): their keys
+// are their bytes. Not utf8mb3_bin: it weighs every character beyond the
+// BMP alike.
+func byteOrderCollation(c sql.CollationID) bool {
+	switch c {
+	case sql.Collation_binary, sql.Collation_utf8mb4_0900_bin, sql.Collation_utf8mb4_bin,
+		sql.Collation_utf16_bin, sql.Collation_utf32_bin:
+		return true
+	}
+	return false
+}
 
 // keyKindOf returns how values of typ are encoded in keys, or an error naming
 // why the type cannot be a key column.
@@ -41,13 +67,23 @@ func keyKindOf(col string, typ sql.Type) (keyKind, error) {
 	case types.IsBinaryType(typ):
 		return keyBytes, nil
 	case types.IsText(typ):
-		if tc, ok := typ.(sql.TypeWithCollation); ok {
-			name := tc.Collation().Name()
-			if name != "binary" && !strings.HasSuffix(name, "_bin") {
-				return keyNone, fmt.Errorf("column %s: collation %s cannot be used in a key (keys compare bytes; use a _bin collation)", col, name)
-			}
+		tc, ok := typ.(sql.TypeWithCollation)
+		if !ok {
+			return keyText, nil
 		}
-		return keyText, nil
+		c := tc.Collation()
+		switch name := c.Name(); {
+		case byteOrderCollation(c):
+			return keyText, nil
+		case c.Sorter() != nil:
+			return collatedKind(c), nil
+		case name == "binary" || strings.HasSuffix(name, "_bin"):
+			// No weights in go-mysql-server (it cannot compare such
+			// strings either): their bytes, as before weights were keyed.
+			return keyText, nil
+		default:
+			return keyNone, fmt.Errorf("column %s: collation %s cannot be used in a key (go-mysql-server has no sort order for it)", col, name)
+		}
 	}
 	return keyNone, fmt.Errorf("column %s: type %s cannot be used in a primary key or index", col, typ.String())
 }
@@ -55,8 +91,9 @@ func keyKindOf(col string, typ sql.Type) (keyKind, error) {
 // Key layout: per column, 0x00 for NULL, or 0x01 followed by the value:
 // integers as 8 big-endian bytes (signed ones with the sign bit flipped),
 // floats as their IEEE bits arranged to sort, times as flipped seconds plus
-// nanoseconds, and byte strings with 0x00 escaped as 0x00 0xFF and terminated
-// by 0x00 0x01. Every encoding is self-delimiting, so a key built from a
+// nanoseconds, byte strings with 0x00 escaped as 0x00 0xFF and terminated
+// by 0x00 0x01, and collated strings as their weights (see appendWeights).
+// Every encoding is self-delimiting, so a key built from a
 // prefix of the columns is a byte prefix of the full key, and byte order is
 // value order: ranges on leading columns become byte ranges.
 const (
@@ -69,7 +106,7 @@ func appendKeyValue(dst []byte, kind keyKind, v interface{}) ([]byte, error) {
 		return append(dst, keyNull), nil
 	}
 	dst = append(dst, keyNotNull)
-	switch kind {
+	switch kind.base() {
 	case keySigned:
 		i, ok := asInt64(v)
 		if !ok {
@@ -119,8 +156,37 @@ func appendKeyValue(dst []byte, kind keyKind, v interface{}) ([]byte, error) {
 			return appendEscaped(dst, x), nil
 		}
 		return nil, fmt.Errorf("key value %v (%T) is not a string", v, v)
+	case keyCollated:
+		switch x := v.(type) {
+		case string:
+			return appendWeights(dst, kind.collation(), x), nil
+		case []byte:
+			return appendWeights(dst, kind.collation(), string(x)), nil
+		}
+		return nil, fmt.Errorf("key value %v (%T) is not a string", v, v)
 	}
 	return nil, fmt.Errorf("key value %v (%T): column kind %d cannot be encoded", v, v, kind)
+}
+
+// appendWeights appends s as its characters' sort weights under c, each
+// 0x01 and four bytes, then 0x00. Keys then order and compare as
+// go-mysql-server's StringType.Compare does (weight by weight, a string
+// before its extensions), so under a case-insensitive collation 'abc' and
+// 'ABC' are one key: a lookup of either finds both, and a unique index
+// holds one of them.
+func appendWeights(dst []byte, c sql.CollationID, s string) []byte {
+	enc := c.CharacterSet().Encoder()
+	weight := c.Sorter()
+	for len(s) > 0 {
+		r, n := enc.NextRune(s)
+		if n <= 0 {
+			break
+		}
+		dst = append(dst, 0x01)
+		dst = binary.BigEndian.AppendUint32(dst, uint32(weight(r))^(1<<31))
+		s = s[n:]
+	}
+	return append(dst, 0x00)
 }
 
 // cutToPrefix cuts a value of a prefix index column to its first n
@@ -128,7 +194,7 @@ func appendKeyValue(dst []byte, kind keyKind, v interface{}) ([]byte, error) {
 func cutToPrefix(kind keyKind, v interface{}, n uint16) interface{} {
 	switch x := v.(type) {
 	case string:
-		if kind == keyBytes {
+		if kind.base() == keyBytes {
 			if len(x) > int(n) {
 				return x[:n]
 			}
@@ -136,7 +202,7 @@ func cutToPrefix(kind keyKind, v interface{}, n uint16) interface{} {
 		}
 		return x[:runePrefixLen(x, n)]
 	case []byte: // not expected for a text column; cut as its string
-		if kind == keyBytes {
+		if kind.base() == keyBytes {
 			if len(x) > int(n) {
 				return x[:n]
 			}
