@@ -180,6 +180,10 @@ type Ready struct {
 	// Outcome ends the drain: the owner appends Idle (with what is
 	// carried) and answers the drain's callers with it.
 	Outcome *Outcome
+
+	// Title, beside any effect above: ask the title model for the
+	// session's title (title.go); TitleGenerated follows, or nothing.
+	Title *Title
 }
 
 // Observe is a context observation to make.
@@ -464,6 +468,8 @@ func (c *Core) Step(in Input) Ready {
 		return c.stepQuestionAnswered(in)
 	case Interrupt:
 		return c.stepInterrupt(in)
+	case TitleGenerated:
+		return c.stepTitleGenerated(in)
 	case PermissionAsked:
 		d := c.Drain
 		if d == nil || d.Turn == nil || d.Turn.AssistantMessageID != in.Asked.AssistantMessageID {
@@ -785,10 +791,13 @@ func (c *Core) stepTurnBuilt(in TurnBuilt) Ready {
 }
 
 // openTurn writes the turn's TurnStarted after what was carried (the
-// promotion, the context update, the last turn's end), and streams it.
+// promotion, the context update, the last turn's end), and streams it; the
+// turn that promotes an untitled session's first prompt also asks for its
+// title (titleFor).
 func (c *Core) openTurn(ev messages.TurnStarted) Ready {
 	c.Drain.Turn = &Turn{AssistantMessageID: ev.AssistantMessageID, Streaming: true}
-	return Ready{Append: append(c.takeCarry(), ev), Stream: true}
+	title := c.titleFor()
+	return Ready{Append: append(c.takeCarry(), ev), Stream: true, Title: title}
 }
 
 // stepCompactionPlanned starts the planned compaction (its

@@ -38,16 +38,19 @@ type interactionEnv struct {
 	plan        string
 	compactions int
 	compaction  string // the running compaction's ID
+	// titles are the title requests the core asked for (Ready.Title).
+	titles []string
 }
 
 func (e *interactionEnv) handle(t *testing.T, td *datadriven.TestData) string {
 	var out strings.Builder
 	switch td.Cmd {
 	case "create":
-		loc := "/p"
+		loc, title := "/p", ""
 		td.MaybeScanArgs(t, "loc", &loc)
+		td.MaybeScanArgs(t, "title", &title) // the client's
 		e.c.State = NewState("ses_1")
-		e.write(&out, messages.SessionCreated{Location: loc, Agent: "build", Model: messages.ModelRef{Provider: "p", ID: "m"}})
+		e.write(&out, messages.SessionCreated{Location: loc, Agent: "build", Model: messages.ModelRef{Provider: "p", ID: "m"}, Title: title})
 	case "admit":
 		var id string
 		td.ScanArgs(t, "id", &id)
@@ -116,6 +119,19 @@ func (e *interactionEnv) handle(t *testing.T, td *datadriven.TestData) string {
 			in.ConfigErr = "agent build: not configured"
 		}
 		e.ready(&out, e.c.Step(in))
+	case "titles":
+		// The title requests asked for so far, with their prompts.
+		fmt.Fprintf(&out, "title requests: %d %q\n", len(e.titles), e.titles)
+	case "titled":
+		// The title model answered; or a client renamed (rename).
+		var title string
+		td.ScanArgs(t, "title", &title)
+		if td.HasArg("rename") {
+			e.write(&out, messages.SessionRenamed{Title: title})
+		} else {
+			e.ready(&out, e.c.Step(TitleGenerated{Title: title}))
+		}
+		fmt.Fprintf(&out, "title=%q\n", e.c.State.Row.Title)
 	case "boundary":
 		e.ready(&out, e.c.Step(AtBoundary{Stopping: td.HasArg("stopping")}))
 	case "observed":
@@ -278,6 +294,7 @@ func (e *interactionEnv) write(out *strings.Builder, evs ...messages.Event) {
 
 // ready prints a Ready and plays the shell's part for it.
 func (e *interactionEnv) ready(out *strings.Builder, rd Ready) {
+	e.askTitle(out, rd)
 	if len(rd.Append) > 0 {
 		e.write(out, rd.Append...)
 	}
@@ -361,12 +378,22 @@ func (e *interactionEnv) ready(out *strings.Builder, rd Ready) {
 			return
 		}
 		e.write(out, built.Append...)
+		e.askTitle(out, built)
 		e.stream(out)
 	case rd.Stream:
 		e.stream(out) // its Append was written above
 	}
 	if d := e.c.Drain; d != nil {
 		fmt.Fprintf(out, "drain: turns=%d last=%v continuation=%v\n", d.TurnsUsed, d.LastTurn, d.Continuation)
+	}
+}
+
+// askTitle plays the shell's title request: it is recorded (the titles
+// command lists them, titled answers one), not printed, so that the
+// scripts which do not look at titles keep their output.
+func (e *interactionEnv) askTitle(out *strings.Builder, rd Ready) {
+	if rd.Title != nil {
+		e.titles = append(e.titles, rd.Title.Prompt)
 	}
 }
 
@@ -444,6 +471,8 @@ func describe(ev messages.Event) string {
 		return fmt.Sprintf("%s %s %s", name, e.AssistantMessageID, e.ErrorKind)
 	case messages.Moved:
 		return fmt.Sprintf("%s %s", name, e.To)
+	case messages.SessionRenamed:
+		return fmt.Sprintf("%s %q", name, e.Title)
 	case messages.ToolCalled:
 		return name + " " + e.CallID
 	case messages.ToolSucceeded:
