@@ -267,6 +267,7 @@ func (a *sessionActor) execute(rd session.Ready) {
 	if d != nil && len(rd.Append) > 0 && len(a.core.Carry) == 0 {
 		d.carry = false // what was carried is written (a TurnStarted, a CompactionStarted took it)
 	}
+	a.askTitle(rd.Title) // beside the turn, never in its way
 	if rd.StartDrain != nil {
 		a.startDrain(rd.StartDrain.Run, nil)
 		return

@@ -84,6 +84,10 @@ type Setup struct {
 	// Models, when set, are the Location's own models; nil: the
 	// runtime's (Config.Providers, Config.ModelLimits).
 	Models *Models
+	// SmallModel names sessions' titles (OpenCode's small_model); zero,
+	// or a model Models do not serve: the session's own model, as
+	// OpenCode falls back.
+	SmallModel messages.ModelRef
 }
 
 // agent returns the named agent, or an error naming the known ones.
@@ -168,6 +172,11 @@ type Config struct {
 	// ModelLimits returns a model's context window and output limit in
 	// tokens (0: unknown, which turns automatic compaction off).
 	ModelLimits func(messages.ModelRef) (window, outputLimit int)
+	// Titles names each untitled session from its first prompt, as
+	// OpenCode does: a request to the Location's small model (else the
+	// session's) beside the first turn (title.go). Off: a session without
+	// a client's title keeps its default (the first prompt's start).
+	Titles bool
 
 	// checkTurn, when set (tests), is called on the actor goroutine right
 	// after each TurnStarted is durable, with the request that turn sends

@@ -176,6 +176,8 @@ func (a *sessionActor) handle(ctx actor.Context) {
 			a.startDrain(false, ctx.Sender())
 			a.drain.Manual = true
 		}
+	case *titled:
+		a.onTitled(m)
 	case *recoverSession:
 		a.respond(ctx, a.recoverAfterRestart(m.policy, RestartNote))
 	case *midTool:

@@ -71,7 +71,8 @@ func (s *Server) info(ctx context.Context, sess persistence.Session) wire.Sessio
 }
 
 // title is the start of the session's first message when it is a user
-// prompt (OpenCode shows sessions by title; sessionrt generates none).
+// prompt: the default a session shows until its client or its title model
+// names it (OpenCode shows sessions by title).
 func (s *Server) title(ctx context.Context, id string) string {
 	page, err := s.cfg.Journal.Messages(ctx, id, persistence.Cursor{}, 1)
 	if err != nil || len(page.Messages) == 0 || page.Messages[0].Prompt == nil {

@@ -77,7 +77,7 @@ func (c *ServeCmd) Run(g *Globals) error {
 		}
 	}
 	n, err := node.Start(ctx, node.Config{Data: g.Data, JournalURL: g.JournalDSN, Owner: c.Owner, Recovery: actors.Recovery(c.Recovery), Logger: log,
-		ConfigFile: c.Config})
+		ConfigFile: c.Config, Titles: true})
 	if err != nil {
 		return err
 	}

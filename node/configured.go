@@ -132,6 +132,9 @@ func (c *configured) setupOf(cfg *config.Config, ags config.Agents) (actors.Setu
 	if p, m, err := config.ParseModel(cfg.Info.Model); err == nil {
 		s.DefaultModel = messages.ModelRef{Provider: p, ID: m}
 	}
+	if p, m, err := config.ParseModel(cfg.Info.SmallModel); err == nil {
+		s.SmallModel = messages.ModelRef{Provider: p, ID: m}
+	}
 	return s, nil
 }
 

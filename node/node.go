@@ -78,6 +78,11 @@ type Config struct {
 	Compaction *compaction.Config
 	// ModelLimits overrides the catalog's context window and output limit.
 	ModelLimits func(messages.ModelRef) (window, outputLimit int)
+	// Titles names untitled sessions from their first prompt with the
+	// Location's small_model (else the session's model), as OpenCode does;
+	// sessionrt serve turns it on. Off (tests, benchmarks): no provider
+	// request but the sessions' own.
+	Titles bool
 }
 
 // Node is one running sessionrt process.
@@ -271,6 +276,7 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 		Metrics:      n.Telemetry.Metrics,
 		ModelLimits:  cfg.ModelLimits,
 		Snapshots:    n.Snapshots,
+		Titles:       cfg.Titles,
 	})
 	return n, err
 }

@@ -51,6 +51,10 @@ type Options struct {
 	// (environment and the configuration of Loc) instead of the scripted
 	// one; Turns is not used then.
 	ConfiguredProviders bool
+	// Titles names untitled sessions from their first prompt, as sessionrt
+	// serve does (node.Config.Titles): one more provider request per
+	// session, which the tests that count requests do not expect.
+	Titles bool
 	// Data and Loc, when set, are the data directory and the default Location
 	// (default: fresh temporary directories); a test restarts a runtime by
 	// stopping it and starting another on the same Data.
@@ -122,6 +126,7 @@ func Start(t testing.TB, o Options) *Runtime {
 		Getenv:       func(k string) string { return env[k] },
 		ConfigFile:   o.ConfigFile,
 		Logger:       quiet,
+		Titles:       o.Titles,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -24,6 +24,7 @@ import (
 	"github.com/sessionrt/sessionrt/internal/testdb"
 	"github.com/sessionrt/sessionrt/provider"
 	"github.com/sessionrt/sessionrt/provider/scripted"
+	"github.com/sessionrt/sessionrt/title"
 	"github.com/sessionrt/sessionrt/toolactors/permission"
 )
 
@@ -110,11 +111,14 @@ func newFakeModel(t *testing.T) fakeServer {
 			http.Error(w, "bad request", http.StatusBadRequest)
 			return
 		}
-		user := "" // every user message: a resumed turn may end with the runtime's restart note
+		user := ""      // every user message: a resumed turn may end with the runtime's restart note
+		naming := false // a session title request (serve names sessions), not a turn
 		for _, m := range req.Messages {
 			if m.Role == "user" {
 				user += string(m.Content)
 			}
+			var text string
+			naming = naming || m.Role == "system" && json.Unmarshal(m.Content, &text) == nil && text == title.Instructions
 		}
 		w.Header().Set("Content-Type", "text/event-stream")
 		fl := w.(http.Flusher)
@@ -128,6 +132,9 @@ func newFakeModel(t *testing.T) fakeServer {
 			return r.Context().Err() == nil
 		}
 		switch {
+		case naming:
+			send(map[string]any{"content": "Fake session title"}, nil)
+			send(map[string]any{}, "stop")
 		case req.Messages[len(req.Messages)-1].Role == "tool":
 			for _, p := range []string{"The answer ", "is forty-", "two."} {
 				send(map[string]any{"content": p}, nil)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/sessionrt/sessionrt/provider"
+	"github.com/sessionrt/sessionrt/title"
 )
 
 // DemoModel is the model ID of the offline demo.
@@ -54,6 +55,9 @@ func demoTurn(_ context.Context, req *provider.Request, n int) (Turn, error) {
 		return Turn{Text: strings.TrimSpace(b.String()), Chunk: 16}, nil
 	}
 	text := strings.TrimSpace(last.Text)
+	if req.System == title.Instructions {
+		return Turn{Text: demoTitle(text)}, nil
+	}
 	if cmd, ok := demoCommand(text); ok && offers(req, "bash") && req.ToolChoice != provider.ToolChoiceNone {
 		args, _ := json.Marshal(map[string]string{"command": cmd, "description": "demo command"})
 		return Turn{Text: "Running `" + cmd + "`.", ToolCalls: []ToolCall{{Name: "bash", Args: args}}, Chunk: 16}, nil
@@ -62,6 +66,22 @@ func demoTurn(_ context.Context, req *provider.Request, n int) (Turn, error) {
 		"(set ANTHROPIC_API_KEY, or OPENAI_API_KEY and optionally OPENAI_BASE_URL for a local server). "+
 		"The session, its journal and its tools are real; try \"run: ls\" to call the bash tool.\n\nYou said: %q", firstLines(text, 3))
 	return Turn{Text: reply, Chunk: 12}, nil
+}
+
+// demoTitle names a session as a model would, from the first words of
+// the prompt quoted in a title request.
+func demoTitle(request string) string {
+	_, prompt, _ := strings.Cut(request, "<message>")
+	prompt, _, _ = strings.Cut(prompt, "</message>")
+	words := strings.Fields(prompt)
+	if len(words) == 0 {
+		return "Demo session"
+	}
+	t := strings.Join(words[:min(len(words), 6)], " ")
+	if r := []rune(t); len(r) > 50 {
+		t = string(r[:50])
+	}
+	return t
 }
 
 func demoCommand(text string) (string, bool) {

@@ -1,0 +1,75 @@
+package actors
+
+import (
+	"context"
+	"time"
+
+	"github.com/sessionrt/sessionrt/messages"
+	"github.com/sessionrt/sessionrt/provider"
+	"github.com/sessionrt/sessionrt/session"
+	"github.com/sessionrt/sessionrt/title"
+)
+
+// titleTimeout bounds a title request: a title that takes longer is not
+// worth waiting for (the session keeps its default), and the request must
+// not outlive a provider that stopped answering.
+const titleTimeout = 2 * time.Minute
+
+// titled is a title request's answer, posted back through the mailbox.
+type titled struct {
+	title string
+	model messages.ModelRef
+	err   error
+	took  time.Duration
+}
+
+// askTitle runs the title request the core asked for (session.Title) off
+// the mailbox: the turn streams meanwhile and nothing waits for it. Its
+// answer comes back as a message (onTitled).
+func (a *sessionActor) askTitle(t *session.Title) {
+	if t == nil || !a.rt.cfg.Titles {
+		return
+	}
+	rt, loc, model, prompt := a.rt, a.core.State.Row.Location, a.core.State.Row.Model, t.Prompt
+	a.async(func() any {
+		start := time.Now()
+		m, prov, err := rt.titleModel(loc, model)
+		if err != nil {
+			return &titled{model: m, err: err}
+		}
+		ctx, cancel := context.WithTimeout(rt.ctx, titleTimeout)
+		defer cancel()
+		name, err := title.Ask(ctx, prov, title.Request(provider.ModelRef{Provider: m.Provider, Model: m.ID}, prompt))
+		return &titled{title: name, model: m, err: err, took: time.Since(start)}
+	}, func(err error) any { return &titled{err: err} })
+}
+
+// titleModel is the model that names a session of loc running on model:
+// the Location's small model when its providers serve it, else the
+// session's own (OpenCode falls back the same way).
+func (rt *runtime) titleModel(loc string, model messages.ModelRef) (messages.ModelRef, provider.Provider, error) {
+	s, err := rt.setup(loc)
+	if err != nil {
+		return model, nil, err
+	}
+	if small := s.SmallModel; small.ID != "" {
+		if p, err := rt.provider(s.Models, small); err == nil {
+			return small, p, nil
+		}
+	}
+	p, err := rt.provider(s.Models, model)
+	return model, p, err
+}
+
+// onTitled hands a title to the core, which names the session unless a
+// client did meanwhile. A failed request changes nothing: the session
+// keeps its default title, and its drain never knew.
+func (a *sessionActor) onTitled(m *titled) {
+	if m.err != nil {
+		a.log.Warn("session title request failed; the session keeps its default title", "session", a.id,
+			"model", m.model.Provider+"/"+m.model.ID, "err", m.err)
+		return
+	}
+	a.log.Debug("session titled", "session", a.id, "model", m.model.Provider+"/"+m.model.ID, "took", m.took)
+	a.execute(a.core.Step(session.TitleGenerated{Title: m.title}))
+}
