@@ -342,8 +342,14 @@ func (t *txn) copyRows(ctx *sql.Context, wtx *bolt.Tx, ti, nti *tableInfo, trans
 			return err
 		}
 		var pk []byte
-		if nti.hiddenPK() {
+		if nti.hiddenPK() && ti.hiddenPK() {
 			pk = append([]byte(nil), k...) // the hidden row id stays
+		} else if nti.hiddenPK() { // DROP PRIMARY KEY: rows get hidden row ids
+			id, err := data.NextSequence()
+			if err != nil {
+				return err
+			}
+			pk = u64key(id)
 		} else if pk, _, err = keyOf(nil, row, nti.primary.cols, nti.primary.kinds, nil); err != nil {
 			return fmt.Errorf("table %s primary key: %w", nti.def.Name, err)
 		}
