@@ -63,6 +63,10 @@ type indexDef struct {
 	Prefix  []uint16 `json:"prefix,omitempty"`
 	Unique  bool     `json:"unique"`
 	Comment string   `json:"comment,omitempty"`
+	// Vector marks a VECTOR index: kept in the definition (SHOW CREATE
+	// TABLE and information_schema list it) but never keyed nor used for
+	// lookups; it has no bucket.
+	Vector bool `json:"vector,omitempty"`
 }
 
 // tableInfo is a compiled, immutable tableDef: a schema change builds a new one.
@@ -75,6 +79,7 @@ type tableInfo struct {
 	dataBucket []byte
 	primary    *indexInfo   // nil for a table without a primary key
 	indexes    []*indexInfo // secondary indexes
+	vectors    []*indexInfo // VECTOR indexes (indexDef.Vector): listed, never written nor read
 	generated  bool         // some column is generated: the engine computes it (the insert fast path steps aside)
 }
 
@@ -197,6 +202,15 @@ func compile(db string, def tableDef) (*tableInfo, error) {
 	}
 	for _, idef := range def.Indexes {
 		cols := make([]int, len(idef.Columns))
+		if idef.Vector {
+			for i, cn := range idef.Columns {
+				if cols[i] = sch.IndexOfColName(cn); cols[i] < 0 {
+					return nil, fmt.Errorf("table %s index %s: no column %s", def.Name, idef.Name, cn)
+				}
+			}
+			ti.vectors = append(ti.vectors, ti.newIndex(idef, cols, nil, nil))
+			continue
+		}
 		kinds := make([]keyKind, len(idef.Columns))
 		if len(idef.Prefix) != 0 && len(idef.Prefix) != len(idef.Columns) {
 			return nil, fmt.Errorf("table %s index %s: %d prefix lengths for %d columns", def.Name, idef.Name, len(idef.Prefix), len(idef.Columns))

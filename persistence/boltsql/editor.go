@@ -413,8 +413,8 @@ func (t *Table) CreateIndex(ctx *sql.Context, def sql.IndexDef) error {
 	if def.IsPrimary() {
 		return nil // the primary key is the row key, declared by the schema
 	}
-	if def.IsFullText() || def.IsSpatial() || def.IsVector() {
-		return sql.ErrUnsupportedFeature.New("FULLTEXT, SPATIAL and VECTOR indexes")
+	if def.IsFullText() || def.IsSpatial() {
+		return sql.ErrUnsupportedFeature.New("FULLTEXT and SPATIAL indexes")
 	}
 	tx, err := txnOf(ctx)
 	if err != nil {
@@ -428,13 +428,13 @@ func (t *Table) CreateIndex(ctx *sql.Context, def sql.IndexDef) error {
 	if ti == nil {
 		return sql.ErrTableNotFound.New(t.ti.def.Name)
 	}
-	for _, ix := range ti.indexes {
-		if strings.EqualFold(ix.def.Name, def.Name) {
+	for _, ix := range ti.def.Indexes { // VECTOR ones too
+		if strings.EqualFold(ix.Name, def.Name) {
 			return sql.ErrDuplicateKey.New(def.Name)
 		}
 	}
 	nd := ti.def
-	idef := indexDef{ID: nd.NextIdx, Name: def.Name, Unique: def.IsUnique(), Comment: def.Comment}
+	idef := indexDef{ID: nd.NextIdx, Name: def.Name, Unique: def.IsUnique(), Comment: def.Comment, Vector: def.IsVector()}
 	for i, c := range def.Columns {
 		idef.Columns = append(idef.Columns, c.Name)
 		if c.Length > 0 {
@@ -452,6 +452,9 @@ func (t *Table) CreateIndex(ctx *sql.Context, def sql.IndexDef) error {
 	nti, err := compile(ti.db, nd)
 	if err != nil {
 		return err
+	}
+	if idef.Vector {
+		return t.saveIndexDef(tx, ti, nti) // no keys to write
 	}
 	ix := nti.indexes[len(nti.indexes)-1]
 	b, err := tx.createBucket(ix.bucket)
@@ -478,6 +481,11 @@ func (t *Table) CreateIndex(ctx *sql.Context, def sql.IndexDef) error {
 			return err
 		}
 	}
+	return t.saveIndexDef(tx, ti, nti)
+}
+
+// saveIndexDef writes nti, ti with an index added, and puts it in the catalog.
+func (t *Table) saveIndexDef(tx *txn, ti, nti *tableInfo) error {
 	if err := tx.saveDef(nti); err != nil {
 		return err
 	}

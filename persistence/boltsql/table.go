@@ -157,9 +157,12 @@ func (t *Table) GetIndexes(ctx *sql.Context) ([]sql.Index, error) {
 	for _, ix := range t.ti.indexes {
 		out = append(out, &Index{ix: ix})
 	}
+	for _, ix := range t.ti.vectors {
+		out = append(out, &Index{ix: ix})
+	}
 	// Secondary indexes by name, as go-mysql-server's memory engine lists
 	// them: SHOW CREATE TABLE prints them in this order.
-	sec := out[len(out)-len(t.ti.indexes):]
+	sec := out[len(out)-len(t.ti.indexes)-len(t.ti.vectors):]
 	sort.Slice(sec, func(i, j int) bool { return sec[i].ID() < sec[j].ID() })
 	return out, nil
 }
@@ -193,13 +196,17 @@ func (i *Index) Expressions() []string                             { return i.ix
 func (i *Index) IsUnique() bool                                    { return i.ix.def.Unique }
 func (i *Index) IsSpatial() bool                                   { return false }
 func (i *Index) IsFullText() bool                                  { return false }
-func (i *Index) IsVector() bool                                    { return false }
+func (i *Index) IsVector() bool                                    { return i.ix.def.Vector }
 func (i *Index) Comment() string                                   { return i.ix.def.Comment }
 func (i *Index) IndexType() string                                 { return "BTREE" }
 func (i *Index) IsGenerated() bool                                 { return false }
 func (i *Index) ColumnExpressionTypes() []sql.ColumnExpressionType { return i.ix.typs }
-func (i *Index) CanSupport(*sql.Context, ...sql.Range) bool        { return true }
-func (i *Index) CanSupportOrderBy(sql.Expression) bool             { return false }
+
+// CanSupport is false for a VECTOR index, which has no keys: go-mysql-server
+// then never reads through it.
+func (i *Index) CanSupport(*sql.Context, ...sql.Range) bool { return !i.ix.def.Vector }
+
+func (i *Index) CanSupportOrderBy(sql.Expression) bool { return false }
 
 // PrefixLengths are the prefix lengths of a prefix index (0: the whole
 // column), nil for an index of whole values. go-mysql-server then keeps
