@@ -125,14 +125,14 @@ func (p *provider) DropDatabase(ctx *sql.Context, name string) error {
 	d, ok := p.eng.dbs[strings.ToLower(name)]
 	n := 0
 	if ok {
-		n = len(d.tables) + len(d.views) + len(d.triggers) + len(d.procs)
+		n = len(d.tables) + len(d.views) + len(d.triggers) + len(d.procs) + len(d.events)
 	}
 	p.eng.catMu.RUnlock()
 	if !ok {
 		return sql.ErrDatabaseNotFound.New(name)
 	}
 	if n > 0 {
-		return sql.ErrDatabaseWriteLocked.New(name + " still has tables, views, triggers or procedures; drop them first")
+		return sql.ErrDatabaseWriteLocked.New(name + " still has tables, views, triggers, procedures or events; drop them first")
 	}
 	wtx, err := t.writeTx(ctx)
 	if err != nil {
@@ -159,6 +159,7 @@ type dbInfo struct {
 	views     map[string]sql.ViewDefinition // by lower-case name; nil when none
 	triggers  map[string]sql.TriggerDefinition
 	procs     map[string]sql.StoredProcedureDetails
+	events    map[string]sql.EventDefinition
 }
 
 // encode is the database's value in the dbs bucket: its name, then its
@@ -221,7 +222,7 @@ func (d *database) SetCollation(ctx *sql.Context, collation sql.CollationID) err
 		d.eng.catMu.Unlock()
 		return sql.ErrDatabaseNotFound.New(d.name)
 	}
-	next := &dbInfo{name: prev.name, tables: prev.tables, views: prev.views, triggers: prev.triggers, procs: prev.procs}
+	next := &dbInfo{name: prev.name, tables: prev.tables, views: prev.views, triggers: prev.triggers, procs: prev.procs, events: prev.events}
 	if collation != sql.Collation_Default {
 		next.collation = collation.Name()
 	}

@@ -24,6 +24,7 @@ var (
 const (
 	routineTrigger = "t"
 	routineProc    = "p"
+	routineEvent   = "e" // events.go
 )
 
 func routineKey(kind, db, name string) []byte {
@@ -62,6 +63,12 @@ func (e *Engine) loadRoutines(tx *bolt.Tx, dbs map[string]*dbInfo) error {
 				d.procs = map[string]sql.StoredProcedureDetails{}
 			}
 			d.procs[parts[2]] = pd
+		case routineEvent:
+			var ed sql.EventDefinition
+			if err := json.Unmarshal(v, &ed); err != nil {
+				return fmt.Errorf("event %q: %w", k, err)
+			}
+			d.setRoutine(routineEvent, parts[2], ed)
 		default:
 			return fmt.Errorf("routine entry %q of unknown kind", k)
 		}
@@ -137,11 +144,7 @@ func (d *database) DropStoredProcedure(ctx *sql.Context, name string) error {
 // changeRoutine stores def as the routine kind/name (create), or drops it
 // (def nil), undoably.
 func (d *database) changeRoutine(ctx *sql.Context, kind, name string, def any, create bool) error {
-	t, err := txnOf(ctx)
-	if err != nil {
-		return err
-	}
-	wtx, err := t.writeTx(ctx)
+	t, wtx, err := d.routineTx(ctx)
 	if err != nil {
 		return err
 	}
@@ -149,13 +152,8 @@ func (d *database) changeRoutine(ctx *sql.Context, kind, name string, def any, c
 	d.eng.catMu.RLock()
 	info := d.info()
 	exists := false
-	var prev any
 	if info != nil {
-		if kind == routineTrigger {
-			prev, exists = info.triggers[key]
-		} else {
-			prev, exists = info.procs[key]
-		}
+		_, exists = info.routine(kind, key)
 	}
 	d.eng.catMu.RUnlock()
 	switch {
@@ -170,66 +168,115 @@ func (d *database) changeRoutine(ctx *sql.Context, kind, name string, def any, c
 	case !create && !exists:
 		return sql.ErrStoredProcedureDoesNotExist.New(name)
 	}
+	if !create {
+		def = nil
+	}
+	return d.setRoutine(t, wtx, kind, name, def)
+}
+
+// routineTx is the statement's transaction and its bbolt write transaction.
+func (d *database) routineTx(ctx *sql.Context) (*txn, *bolt.Tx, error) {
+	t, err := txnOf(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	wtx, err := t.writeTx(ctx)
+	return t, wtx, err
+}
+
+// setRoutine stores def as the routine kind/name, or drops it (def nil),
+// in the routines bucket and the catalog, undoably. The caller checked
+// that it exists, or not, as the statement needs.
+func (d *database) setRoutine(t *txn, wtx *bolt.Tx, kind, name string, def any) error {
 	b := wtx.Bucket(bucketRoutine)
 	rk := routineKey(kind, d.name, name)
-	if create {
+	if def != nil {
 		v, err := json.Marshal(def)
 		if err != nil {
 			return err
 		}
-		err = t.put(b, bucketRoutine, rk, v)
-		if err != nil {
+		if err := t.put(b, bucketRoutine, rk, v); err != nil {
 			return err
 		}
 	} else if err := t.del(b, bucketRoutine, rk); err != nil {
 		return err
 	}
-	set := func(v any) {
+	key := strings.ToLower(name)
+	set := func(v any) (prev any, had bool) {
 		d.eng.catMu.Lock()
 		defer d.eng.catMu.Unlock()
 		info := d.info()
 		if info == nil {
-			return
+			return nil, false
 		}
-		switch kind {
-		case routineTrigger:
-			_, had := info.triggers[key]
-			if v == nil {
-				delete(info.triggers, key)
-				if had {
-					d.eng.triggers.Add(-1)
-				}
-				return
-			}
-			if info.triggers == nil {
-				info.triggers = map[string]sql.TriggerDefinition{}
-			}
-			info.triggers[key] = v.(sql.TriggerDefinition)
-			if !had {
+		prev, had = info.setRoutine(kind, key, v)
+		if kind == routineTrigger && had != (v != nil) {
+			if had {
+				d.eng.triggers.Add(-1)
+			} else {
 				d.eng.triggers.Add(1)
 			}
-		default:
-			if v == nil {
-				delete(info.procs, key)
-				return
-			}
-			if info.procs == nil {
-				info.procs = map[string]sql.StoredProcedureDetails{}
-			}
-			info.procs[key] = v.(sql.StoredProcedureDetails)
 		}
+		return prev, had
 	}
-	if create {
-		set(def)
-	} else {
-		set(nil)
-	}
+	prev, had := set(def)
 	t.onUndo(func() {
-		if exists {
+		if had {
 			set(prev)
 		} else {
 			set(nil)
 		}
 	})
 	return nil
+}
+
+// routine is the catalog's routine kind/key (lower-case name).
+func (info *dbInfo) routine(kind, key string) (any, bool) {
+	var v any
+	var ok bool
+	switch kind {
+	case routineTrigger:
+		v, ok = info.triggers[key]
+	case routineProc:
+		v, ok = info.procs[key]
+	case routineEvent:
+		v, ok = info.events[key]
+	}
+	return v, ok
+}
+
+// setRoutine puts v as the routine kind/key in the catalog (nil: removes
+// it) and returns what was there.
+func (info *dbInfo) setRoutine(kind, key string, v any) (prev any, had bool) {
+	prev, had = info.routine(kind, key)
+	switch kind {
+	case routineTrigger:
+		if v == nil {
+			delete(info.triggers, key)
+		} else {
+			if info.triggers == nil {
+				info.triggers = map[string]sql.TriggerDefinition{}
+			}
+			info.triggers[key] = v.(sql.TriggerDefinition)
+		}
+	case routineProc:
+		if v == nil {
+			delete(info.procs, key)
+		} else {
+			if info.procs == nil {
+				info.procs = map[string]sql.StoredProcedureDetails{}
+			}
+			info.procs[key] = v.(sql.StoredProcedureDetails)
+		}
+	case routineEvent:
+		if v == nil {
+			delete(info.events, key)
+		} else {
+			if info.events == nil {
+				info.events = map[string]sql.EventDefinition{}
+			}
+			info.events[key] = v.(sql.EventDefinition)
+		}
+	}
+	return prev, had
 }
