@@ -91,6 +91,17 @@ func (t *Table) AddColumn(ctx *sql.Context, column *sql.Column, order *sql.Colum
 		if column.Generated != nil {
 			return addGenerated(ti.schema.Schema, column, pos)
 		}
+		if column.Default != nil {
+			// go-mysql-server fills the default into the rows after this
+			// returns, evaluating column.Default on the new rows: its
+			// fields must be the new row's (as the memory engine does, in
+			// place on the column it is given).
+			d, err := fieldsOfAddedColumn(column.Default, ti.schema.Schema, column, pos)
+			if err != nil {
+				return nil, err
+			}
+			column.Default = d
+		}
 		return func(_ *sql.Context, row sql.Row) (sql.Row, error) {
 			out := make(sql.Row, 0, len(row)+1)
 			out = append(out, row[:pos]...)

@@ -101,3 +101,25 @@ func TestFailedAlterChangesNothing(t *testing.T) {
 		t.Errorf("rows after failed changes: %v", got)
 	}
 }
+
+// A column added with a default computed from other columns gets it, in
+// every existing row, from the row's own values wherever the new column
+// goes (FIRST moves the others). Before, the expression read the columns
+// at their old positions: (pk, v1) = (1, 3) gave v2 = pk + 2 = 3, not 5.
+func TestAddColumnDefaultReadsTheRowsColumns(t *testing.T) {
+	dir := t.TempDir()
+	e, err := Open(dir, Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, e.DB(), "CREATE TABLE d (pk BIGINT PRIMARY KEY, v1 BIGINT)")
+	mustExec(t, e.DB(), "INSERT INTO d VALUES (1, 3), (2, 4)")
+	mustExec(t, e.DB(), "ALTER TABLE d ADD COLUMN v2 BIGINT DEFAULT (v1 + 2) FIRST")
+	mustExec(t, e.DB(), "ALTER TABLE d ADD COLUMN v3 BIGINT DEFAULT (pk * 10) AFTER v2")
+	e = reopen(t, e, dir)
+	mustExec(t, e.DB(), "INSERT INTO d (pk, v1) VALUES (3, 5)")
+	got := fmt.Sprint(queryStrings(t, e.DB(), "SELECT CONCAT(v2, ':', v3, ':', pk, ':', v1) FROM d ORDER BY pk"))
+	if got != "[5:10:1:3 6:20:2:4 7:30:3:5]" {
+		t.Errorf("rows: %s", got)
+	}
+}

@@ -42,25 +42,9 @@ func generatedString(g *sql.ColumnDefaultValue) string {
 // placed at pos among old's columns: the new row with the column computed
 // from the others (and converted to its type).
 func addGenerated(old sql.Schema, column *sql.Column, pos int) (func(*sql.Context, sql.Row) (sql.Row, error), error) {
-	sch := make(sql.Schema, 0, len(old)+1)
-	sch = append(append(append(sch, old[:pos]...), column), old[pos:]...)
-	// The expression was resolved against the table before the change:
-	// its fields are found again by name in the new row.
-	expr, _, err := transform.Expr(column.Generated, func(e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
-		if gf, ok := e.(*expression.GetField); ok {
-			i := sch.IndexOfColName(gf.Name())
-			if i < 0 {
-				return nil, transform.SameTree, sql.ErrTableColumnNotFound.New(column.Source, gf.Name())
-			}
-			return gf.WithIndex(i), transform.NewTree, nil
-		}
-		return e, transform.SameTree, nil
-	})
+	expr, err := fieldsOfAddedColumn(column.Generated, old, column, pos)
 	if err != nil {
 		return nil, err
-	}
-	if _, ok := expr.(*sql.ColumnDefaultValue); !ok {
-		return nil, fmt.Errorf("column %s: generated expression %T", column.Name, expr)
 	}
 	if !expr.Resolved() {
 		return nil, fmt.Errorf("column %s: generated expression %s is not resolved", column.Name, expr)
@@ -87,4 +71,31 @@ func addGenerated(old sql.Schema, column *sql.Column, pos int) (func(*sql.Contex
 		out[pos] = v
 		return out, nil
 	}, nil
+}
+
+// fieldsOfAddedColumn is e, an expression of column (its default or
+// generated value) resolved against the table before ADD COLUMN placed
+// it at pos among old's columns, with its fields found again by name in
+// the new row.
+func fieldsOfAddedColumn(e *sql.ColumnDefaultValue, old sql.Schema, column *sql.Column, pos int) (*sql.ColumnDefaultValue, error) {
+	sch := make(sql.Schema, 0, len(old)+1)
+	sch = append(append(append(sch, old[:pos]...), column), old[pos:]...)
+	out, _, err := transform.Expr(e, func(e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
+		if gf, ok := e.(*expression.GetField); ok {
+			i := sch.IndexOfColName(gf.Name())
+			if i < 0 {
+				return nil, transform.SameTree, sql.ErrTableColumnNotFound.New(column.Source, gf.Name())
+			}
+			return gf.WithIndex(i), transform.NewTree, nil
+		}
+		return e, transform.SameTree, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	cdv, ok := out.(*sql.ColumnDefaultValue)
+	if !ok {
+		return nil, fmt.Errorf("column %s: expression %T", column.Name, out)
+	}
+	return cdv, nil
 }
