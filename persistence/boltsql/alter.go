@@ -308,6 +308,9 @@ func (t *Table) alter(ctx *sql.Context, change func(ti *tableInfo, nd *tableDef)
 			return err
 		}
 	}
+	if err := tx.startAutoIncrement(wtx, ti, nti); err != nil {
+		return err
+	}
 	if err := tx.saveDef(nti); err != nil {
 		return err
 	}
@@ -319,6 +322,27 @@ func (t *Table) alter(ctx *sql.Context, change func(ti *tableInfo, nd *tableDef)
 	t.eng.swapTable(tx, ti.db, ti.def.Name, nti)
 	t.ti = nti
 	return nil
+}
+
+// startAutoIncrement starts the counter of a column the change made
+// AUTO_INCREMENT (MODIFY … AUTO_INCREMENT) past the largest value it holds,
+// as MySQL does: it would have started at 1 and collided with the rows.
+func (t *txn) startAutoIncrement(wtx *bolt.Tx, ti, nti *tableInfo) error {
+	if nti.autoIncCol < 0 || ti.autoIncCol >= 0 && strings.EqualFold(ti.def.Columns[ti.autoIncCol].Name, nti.def.Columns[nti.autoIncCol].Name) {
+		return nil
+	}
+	next := uint64(1)
+	c := wtx.Bucket(nti.dataBucket).Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		row, err := decodeRow(v)
+		if err != nil {
+			return fmt.Errorf("table %s: %w", nti.def.Name, err)
+		}
+		if n, ok := autoIncOf(row[nti.autoIncCol]); ok && row[nti.autoIncCol] != nil && n >= next {
+			next = n + 1
+		}
+	}
+	return t.setAutoInc(wtx, nti, next)
 }
 
 // copyRows writes every row of ti, transformed, into nti's new buckets.

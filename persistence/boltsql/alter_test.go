@@ -123,3 +123,22 @@ func TestAddColumnDefaultReadsTheRowsColumns(t *testing.T) {
 		t.Errorf("rows: %s", got)
 	}
 }
+
+// MODIFY … AUTO_INCREMENT on a column with values starts the counter past
+// the largest: the next insert without a value got 1 and failed as a
+// duplicate key.
+func TestModifyToAutoIncrementStartsPastTheRows(t *testing.T) {
+	dir := t.TempDir()
+	e, err := Open(dir, Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, e.DB(), "CREATE TABLE a (id BIGINT PRIMARY KEY, s VARCHAR(10))")
+	mustExec(t, e.DB(), "INSERT INTO a VALUES (1, 'x'), (7, 'y')")
+	mustExec(t, e.DB(), "ALTER TABLE a MODIFY id BIGINT AUTO_INCREMENT")
+	e = reopen(t, e, dir)
+	mustExec(t, e.DB(), "INSERT INTO a (s) VALUES ('z')")
+	if got := fmt.Sprint(queryStrings(t, e.DB(), "SELECT CONCAT(id, s) FROM a ORDER BY id")); got != "[1x 7y 8z]" {
+		t.Errorf("rows: %s", got)
+	}
+}
