@@ -125,10 +125,17 @@ func defFromSchema(id uint64, name string, s sql.PrimaryKeySchema, collation sql
 // collation names it (and its character set) even when it is the default,
 // which String() leaves out: re-parsed without it, the type's collation is
 // unspecified, and go-mysql-server's LIKE is false and COLLATE an error on
-// such a column.
+// such a column. A spatial type names the SRID it was declared with, which
+// String() leaves out too (SHOW CREATE TABLE lost it, and every value was
+// then accepted whatever its SRID).
 func typeString(t sql.Type) string {
 	if tc, ok := t.(sql.TypeWithCollation); ok {
 		return tc.StringWithTableCollation(sql.Collation_Unspecified)
+	}
+	if st, ok := t.(sql.SpatialColumnType); ok {
+		if srid, defined := st.GetSpatialTypeSRID(); defined {
+			return fmt.Sprintf("%s SRID %d", t.String(), srid)
+		}
 	}
 	return t.String()
 }
