@@ -63,11 +63,16 @@ type indexDef struct {
 	Prefix  []uint16 `json:"prefix,omitempty"`
 	Unique  bool     `json:"unique"`
 	Comment string   `json:"comment,omitempty"`
-	// Vector marks a VECTOR index: kept in the definition (SHOW CREATE
-	// TABLE and information_schema list it) but never keyed nor used for
-	// lookups; it has no bucket.
-	Vector bool `json:"vector,omitempty"`
+	// Vector marks a VECTOR index, Spatial a SPATIAL one: kept in the
+	// definition (SHOW CREATE TABLE and information_schema list it) but
+	// never keyed nor used for lookups (queries scan the table); it has no
+	// bucket.
+	Vector  bool `json:"vector,omitempty"`
+	Spatial bool `json:"spatial,omitempty"`
 }
+
+// unkeyed reports whether the index has no keys (see Vector).
+func (d indexDef) unkeyed() bool { return d.Vector || d.Spatial }
 
 // tableInfo is a compiled, immutable tableDef: a schema change builds a new one.
 type tableInfo struct {
@@ -79,7 +84,7 @@ type tableInfo struct {
 	dataBucket []byte
 	primary    *indexInfo   // nil for a table without a primary key
 	indexes    []*indexInfo // secondary indexes
-	vectors    []*indexInfo // VECTOR indexes (indexDef.Vector): listed, never written nor read
+	unkeyed    []*indexInfo // VECTOR and SPATIAL indexes (see indexDef.Vector): listed, never written nor read
 	generated  bool         // some column is generated: the engine computes it (the insert fast path steps aside)
 }
 
@@ -209,13 +214,13 @@ func compile(db string, def tableDef) (*tableInfo, error) {
 	}
 	for _, idef := range def.Indexes {
 		cols := make([]int, len(idef.Columns))
-		if idef.Vector {
+		if idef.unkeyed() {
 			for i, cn := range idef.Columns {
 				if cols[i] = sch.IndexOfColName(cn); cols[i] < 0 {
 					return nil, fmt.Errorf("table %s index %s: no column %s", def.Name, idef.Name, cn)
 				}
 			}
-			ti.vectors = append(ti.vectors, ti.newIndex(idef, cols, nil, nil))
+			ti.unkeyed = append(ti.unkeyed, ti.newIndex(idef, cols, nil, nil))
 			continue
 		}
 		kinds := make([]keyKind, len(idef.Columns))

@@ -413,8 +413,8 @@ func (t *Table) CreateIndex(ctx *sql.Context, def sql.IndexDef) error {
 	if def.IsPrimary() {
 		return nil // the primary key is the row key, declared by the schema
 	}
-	if def.IsFullText() || def.IsSpatial() {
-		return sql.ErrUnsupportedFeature.New("FULLTEXT and SPATIAL indexes")
+	if def.IsFullText() {
+		return sql.ErrUnsupportedFeature.New("FULLTEXT indexes")
 	}
 	tx, err := txnOf(ctx)
 	if err != nil {
@@ -434,7 +434,8 @@ func (t *Table) CreateIndex(ctx *sql.Context, def sql.IndexDef) error {
 		}
 	}
 	nd := ti.def
-	idef := indexDef{ID: nd.NextIdx, Name: def.Name, Unique: def.IsUnique(), Comment: def.Comment, Vector: def.IsVector()}
+	idef := indexDef{ID: nd.NextIdx, Name: def.Name, Unique: def.IsUnique(), Comment: def.Comment,
+		Vector: def.IsVector(), Spatial: def.IsSpatial()}
 	for i, c := range def.Columns {
 		idef.Columns = append(idef.Columns, c.Name)
 		if c.Length > 0 {
@@ -453,7 +454,7 @@ func (t *Table) CreateIndex(ctx *sql.Context, def sql.IndexDef) error {
 	if err != nil {
 		return err
 	}
-	if idef.Vector {
+	if idef.unkeyed() {
 		return t.saveIndexDef(tx, ti, nti) // no keys to write
 	}
 	ix := nti.indexes[len(nti.indexes)-1]

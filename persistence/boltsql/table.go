@@ -157,12 +157,12 @@ func (t *Table) GetIndexes(ctx *sql.Context) ([]sql.Index, error) {
 	for _, ix := range t.ti.indexes {
 		out = append(out, &Index{ix: ix})
 	}
-	for _, ix := range t.ti.vectors {
+	for _, ix := range t.ti.unkeyed {
 		out = append(out, &Index{ix: ix})
 	}
 	// Secondary indexes by name, as go-mysql-server's memory engine lists
 	// them: SHOW CREATE TABLE prints them in this order.
-	sec := out[len(out)-len(t.ti.indexes)-len(t.ti.vectors):]
+	sec := out[len(out)-len(t.ti.indexes)-len(t.ti.unkeyed):]
 	sort.Slice(sec, func(i, j int) bool { return sec[i].ID() < sec[j].ID() })
 	return out, nil
 }
@@ -194,7 +194,7 @@ func (i *Index) Database() string                                  { return i.ix
 func (i *Index) Table() string                                     { return i.ix.tbl.def.Name }
 func (i *Index) Expressions() []string                             { return i.ix.exprs }
 func (i *Index) IsUnique() bool                                    { return i.ix.def.Unique }
-func (i *Index) IsSpatial() bool                                   { return false }
+func (i *Index) IsSpatial() bool                                   { return i.ix.def.Spatial }
 func (i *Index) IsFullText() bool                                  { return false }
 func (i *Index) IsVector() bool                                    { return i.ix.def.Vector }
 func (i *Index) Comment() string                                   { return i.ix.def.Comment }
@@ -202,9 +202,9 @@ func (i *Index) IndexType() string                                 { return "BTR
 func (i *Index) IsGenerated() bool                                 { return false }
 func (i *Index) ColumnExpressionTypes() []sql.ColumnExpressionType { return i.ix.typs }
 
-// CanSupport is false for a VECTOR index, which has no keys: go-mysql-server
-// then never reads through it.
-func (i *Index) CanSupport(*sql.Context, ...sql.Range) bool { return !i.ix.def.Vector }
+// CanSupport is false for a VECTOR or SPATIAL index, which has no keys:
+// go-mysql-server then never reads through it.
+func (i *Index) CanSupport(*sql.Context, ...sql.Range) bool { return !i.ix.def.unkeyed() }
 
 func (i *Index) CanSupportOrderBy(sql.Expression) bool { return false }
 

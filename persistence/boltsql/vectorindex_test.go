@@ -44,3 +44,29 @@ func TestVectorIndexIsKept(t *testing.T) {
 		t.Errorf("VECTOR index left after DROP INDEX:\n%s", ddl)
 	}
 }
+
+// A SPATIAL index is kept like a VECTOR one: listed, kept across a reopen,
+// never read (a spatial predicate scans the table and answers right).
+// Before, SPATIAL INDEX was refused.
+func TestSpatialIndexIsKept(t *testing.T) {
+	dir := t.TempDir()
+	e, err := Open(dir, Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, e.DB(), "CREATE TABLE geom (i BIGINT PRIMARY KEY, g POINT NOT NULL SRID 0, SPATIAL INDEX (g))")
+	mustExec(t, e.DB(), "INSERT INTO geom VALUES (1, POINT(1, 1)), (2, POINT(5, 5))")
+	mustExec(t, e.DB(), "CREATE TABLE geom2 (i BIGINT PRIMARY KEY, g POINT NOT NULL SRID 0)")
+	mustExec(t, e.DB(), "INSERT INTO geom2 VALUES (1, POINT(2, 2))")
+	mustExec(t, e.DB(), "ALTER TABLE geom2 ADD SPATIAL INDEX s (g)")
+	e = reopen(t, e, dir)
+	if ddl := showCreate(t, e, "geom"); !strings.Contains(ddl, "SPATIAL KEY `g` (`g`)") {
+		t.Errorf("SPATIAL index not kept:\n%s", ddl)
+	}
+	if ddl := showCreate(t, e, "geom2"); !strings.Contains(ddl, "SPATIAL KEY `s` (`g`)") {
+		t.Errorf("SPATIAL index added to rows not kept:\n%s", ddl)
+	}
+	if got := queryStrings(t, e.DB(), "SELECT i FROM geom WHERE ST_INTERSECTS(g, ST_GEOMFROMTEXT('POLYGON((0 0,0 2,2 2,2 0,0 0))'))"); !slices.Equal(got, []string{"1"}) {
+		t.Errorf("ST_INTERSECTS: %v", got)
+	}
+}
