@@ -6,11 +6,13 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/big"
 	"strings"
 	"time"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/shopspring/decimal"
 )
 
 // keyKind is how a column's values are laid out in an order-preserving
@@ -27,6 +29,7 @@ const (
 	keyTime
 	keyText     // strings whose collation orders them as their bytes do: their bytes, as keyBytes
 	keyCollated // other strings: their characters' sort weights under the collation
+	keyDecimal  // DECIMAL: sign, exponent and digits (see appendDecimal)
 )
 
 // collatedKind is keyCollated for strings under collation c.
@@ -64,6 +67,8 @@ func keyKindOf(col string, typ sql.Type) (keyKind, error) {
 		return keyFloat, nil
 	case types.IsTime(typ):
 		return keyTime, nil
+	case types.IsDecimal(typ):
+		return keyDecimal, nil
 	case types.IsBinaryType(typ):
 		return keyBytes, nil
 	case types.IsText(typ):
@@ -156,6 +161,12 @@ func appendKeyValue(dst []byte, kind keyKind, v interface{}) ([]byte, error) {
 			return appendEscaped(dst, x), nil
 		}
 		return nil, fmt.Errorf("key value %v (%T) is not a string", v, v)
+	case keyDecimal:
+		d, err := asDecimal(v)
+		if err != nil {
+			return nil, err
+		}
+		return appendDecimal(dst, d), nil
 	case keyCollated:
 		switch x := v.(type) {
 		case string:
@@ -166,6 +177,67 @@ func appendKeyValue(dst []byte, kind keyKind, v interface{}) ([]byte, error) {
 		return nil, fmt.Errorf("key value %v (%T) is not a string", v, v)
 	}
 	return nil, fmt.Errorf("key value %v (%T): column kind %d cannot be encoded", v, v, kind)
+}
+
+func asDecimal(v interface{}) (decimal.Decimal, error) {
+	switch x := v.(type) {
+	case decimal.Decimal:
+		return x, nil
+	case decimal.NullDecimal:
+		if x.Valid {
+			return x.Decimal, nil
+		}
+	case float64:
+		return decimal.NewFromFloat(x), nil
+	case float32:
+		return decimal.NewFromFloat32(x), nil
+	case string:
+		return decimal.NewFromString(x)
+	default:
+		if i, ok := asInt64(v); ok {
+			return decimal.NewFromInt(i), nil
+		}
+		if u, ok := asUint64(v); ok {
+			return decimal.NewFromBigInt(new(big.Int).SetUint64(u), 0), nil
+		}
+	}
+	return decimal.Decimal{}, fmt.Errorf("key value %v (%T) is not a decimal", v, v)
+}
+
+// appendDecimal appends d so that keys order as the values do and equal
+// values (1.5, 1.50) have one key: a sign byte (0x00 negative, 0x01 zero,
+// 0x02 positive), then for d = ±0.d1d2…dn × 10^e (d1 and dn not 0) the
+// exponent e as 4 bytes and the digits one byte each (d+1), ended by 0x00
+// (a string of digits before its extensions). A negative number has its
+// exponent and digits complemented and ends with 0xFF, so a larger
+// magnitude sorts first.
+func appendDecimal(dst []byte, d decimal.Decimal) []byte {
+	coef := d.Coefficient() // a copy
+	neg := coef.Sign() < 0
+	switch {
+	case coef.Sign() == 0:
+		return append(dst, 0x01)
+	case neg:
+		dst = append(dst, 0x00)
+		coef.Neg(coef)
+	default:
+		dst = append(dst, 0x02)
+	}
+	digits := coef.Text(10)
+	e := int64(d.Exponent()) + int64(len(digits))
+	digits = strings.TrimRight(digits, "0")
+	if neg {
+		dst = binary.BigEndian.AppendUint32(dst, uint32(1<<31-e))
+		for i := 0; i < len(digits); i++ {
+			dst = append(dst, 10-(digits[i]-'0'))
+		}
+		return append(dst, 0xFF)
+	}
+	dst = binary.BigEndian.AppendUint32(dst, uint32(1<<31+e))
+	for i := 0; i < len(digits); i++ {
+		dst = append(dst, digits[i]-'0'+1)
+	}
+	return append(dst, 0x00)
 }
 
 // appendWeights appends s as its characters' sort weights under c, each
