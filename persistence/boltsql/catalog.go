@@ -3,6 +3,7 @@ package boltsql
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
@@ -96,9 +97,13 @@ type indexInfo struct {
 	kinds   []keyKind
 	lens    []uint16 // prefix lengths (see indexDef.Prefix); nil when no column has one
 	bucket  []byte
-	exprs   []string
-	typs    []sql.ColumnExpressionType
-	fields  []sql.Expression // the indexed columns of a full row
+	// exprs, typs and fields describe the indexed columns and then, for
+	// a secondary index of a table with a primary key, the primary-key
+	// columns it lacks (MySQL's extended index: every key ends with the
+	// primary key): the first len(cols) are the index's own.
+	exprs  []string
+	typs   []sql.ColumnExpressionType
+	fields []sql.Expression // on a full row
 }
 
 func dataBucketName(id uint64) []byte { return []byte(fmt.Sprintf("d%d", id)) }
@@ -273,7 +278,16 @@ func checkPrefix(col string, typ sql.Type, kind keyKind, n uint16) error {
 
 func (ti *tableInfo) newIndex(def indexDef, cols []int, kinds []keyKind, bucket []byte) *indexInfo {
 	ix := &indexInfo{tbl: ti, def: def, cols: cols, kinds: kinds, bucket: bucket}
-	for _, ord := range cols {
+	ext := cols
+	if ti.primary != nil && kinds != nil {
+		ext = slices.Clip(cols)
+		for _, ord := range ti.primary.cols {
+			if !slices.Contains(cols, ord) {
+				ext = append(ext, ord)
+			}
+		}
+	}
+	for _, ord := range ext {
 		c := ti.schema.Schema[ord]
 		gf := expression.NewGetFieldWithTable(ord, 0, c.Type, ti.db, ti.def.Name, c.Name, c.Nullable)
 		ix.fields = append(ix.fields, gf)

@@ -405,7 +405,13 @@ func spanOfRange(kinds []keyKind, lens []uint16, rng sql.MySQLRange) (keySpan, b
 	inexact := false
 	for i, ce := range rng {
 		if i >= len(kinds) {
-			break
+			// A primary-key column of an extended index (a foreign key's
+			// lookup): the keys hold it in their primary-key suffix, not
+			// here; the rows are checked against it.
+			if !unconstrained(ce) {
+				inexact = true
+			}
+			continue
 		}
 		if i < len(lens) && lens[i] > 0 {
 			ce = widenToPrefix(ce, kinds[i], lens[i])

@@ -185,14 +185,15 @@ type Index struct {
 }
 
 var (
-	_ sql.Index        = (*Index)(nil)
-	_ sql.OrderedIndex = (*Index)(nil)
+	_ sql.Index         = (*Index)(nil)
+	_ sql.OrderedIndex  = (*Index)(nil)
+	_ sql.ExtendedIndex = (*Index)(nil)
 )
 
 func (i *Index) ID() string                                        { return i.ix.def.Name }
 func (i *Index) Database() string                                  { return i.ix.tbl.db }
 func (i *Index) Table() string                                     { return i.ix.tbl.def.Name }
-func (i *Index) Expressions() []string                             { return i.ix.exprs }
+func (i *Index) Expressions() []string                             { return i.ix.exprs[:len(i.ix.cols)] }
 func (i *Index) IsUnique() bool                                    { return i.ix.def.Unique }
 func (i *Index) IsSpatial() bool                                   { return i.ix.def.Spatial }
 func (i *Index) IsFullText() bool                                  { return false }
@@ -200,7 +201,16 @@ func (i *Index) IsVector() bool                                    { return i.ix
 func (i *Index) Comment() string                                   { return i.ix.def.Comment }
 func (i *Index) IndexType() string                                 { return "BTREE" }
 func (i *Index) IsGenerated() bool                                 { return false }
-func (i *Index) ColumnExpressionTypes() []sql.ColumnExpressionType { return i.ix.typs }
+func (i *Index) ColumnExpressionTypes() []sql.ColumnExpressionType { return i.ix.typs[:len(i.ix.cols)] }
+
+// ExtendedExpressions and ExtendedColumnExpressionTypes add the primary-key
+// columns a secondary index lacks, which its keys end with: a foreign key
+// may reference an index's columns followed by primary-key columns
+// (sql.ExtendedIndex), and its lookups then constrain them too.
+func (i *Index) ExtendedExpressions() []string { return i.ix.exprs }
+func (i *Index) ExtendedColumnExpressionTypes() []sql.ColumnExpressionType {
+	return i.ix.typs
+}
 
 // CanSupport is false for a VECTOR or SPATIAL index, which has no keys:
 // go-mysql-server then never reads through it.
