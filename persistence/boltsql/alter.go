@@ -2,11 +2,13 @@ package boltsql
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	bolt "go.etcd.io/bbolt"
+	goerrors "gopkg.in/src-d/go-errors.v1"
 )
 
 // ALTER TABLE … ADD/DROP/MODIFY/CHANGE/RENAME COLUMN and ALTER COLUMN …
@@ -238,7 +240,13 @@ func (t *Table) ModifyColumn(ctx *sql.Context, name string, column *sql.Column, 
 				return out, nil
 			}
 			nv, inRange, err := typ.Convert(ctx, v)
-			if err != nil {
+			var kindErr *goerrors.Error
+			switch {
+			case sql.ErrNotMatchingSRID.Is(err):
+				return nil, sql.ErrNotMatchingSRIDWithColName.New(colName, err)
+			case errors.As(err, &kindErr):
+				return nil, err // go-mysql-server's kinds are matched unwrapped
+			case err != nil:
 				return nil, fmt.Errorf("column %s: %w", colName, err)
 			}
 			if inRange == sql.OutOfRange {

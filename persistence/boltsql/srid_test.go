@@ -32,3 +32,22 @@ func TestSpatialColumnsKeepTheirSRID(t *testing.T) {
 		t.Errorf("a point of SRID 0 into a column of SRID 4326: %v, want an error", err)
 	}
 }
+
+// An ALTER to an SRID or a spatial type the stored values do not fit fails
+// with go-mysql-server's own errors (the SRID one naming the column) and
+// changes nothing. Before, the conversion error was wrapped, which hid its
+// kind from the engine's callers.
+func TestAlterToAnSRIDTheRowsLackFails(t *testing.T) {
+	e := openTest(t, Options{NoSync: true})
+	mustExec(t, e.DB(), "CREATE TABLE s (i INT PRIMARY KEY, g GEOMETRY)")
+	mustExec(t, e.DB(), "INSERT INTO s VALUES (1, POINT(3, 4))")
+	if _, err := e.DB().Exec("ALTER TABLE s MODIFY COLUMN g GEOMETRY SRID 4326"); err == nil || !strings.Contains(err.Error(), "SRID of the geometry does not match the SRID of the column 'g'") {
+		t.Errorf("ALTER to an SRID the rows do not have: %v", err)
+	}
+	if _, err := e.DB().Exec("ALTER TABLE s MODIFY COLUMN g LINESTRING"); err == nil || strings.Contains(err.Error(), "column g:") {
+		t.Errorf("ALTER to a spatial type the rows are not: %v, want go-mysql-server's error unwrapped", err)
+	}
+	if ddl := showCreate(t, e, "s"); !strings.Contains(ddl, "`g` geometry,") {
+		t.Errorf("after the failed ALTERs:\n%s", ddl)
+	}
+}
