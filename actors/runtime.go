@@ -84,10 +84,12 @@ type Setup struct {
 	// Models, when set, are the Location's own models; nil: the
 	// runtime's (Config.Providers, Config.ModelLimits).
 	Models *Models
-	// SmallModel names sessions' titles (OpenCode's small_model); zero,
-	// or a model Models do not serve: the session's own model, as
-	// OpenCode falls back.
-	SmallModel messages.ModelRef
+	// TitleModel names sessions (OpenCode's agent.title.model, else its
+	// small_model); zero, or a model Models do not serve: the session's
+	// own model, as OpenCode falls back. NoTitles: titles are off here
+	// (OpenCode's agent.title.disable).
+	TitleModel messages.ModelRef
+	NoTitles   bool
 }
 
 // agent returns the named agent, or an error naming the known ones.

@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/sessionrt/sessionrt/messages"
@@ -44,15 +45,21 @@ func (a *sessionActor) askTitle(t *session.Title) {
 	}, func(err error) any { return &titled{err: err} })
 }
 
+// errNoTitles: the Location's configuration turns titles off.
+var errNoTitles = errors.New("titles are off (agent.title.disable)")
+
 // titleModel is the model that names a session of loc running on model:
-// the Location's small model when its providers serve it, else the
+// the Location's title model when its providers serve it, else the
 // session's own (OpenCode falls back the same way).
 func (rt *runtime) titleModel(loc string, model messages.ModelRef) (messages.ModelRef, provider.Provider, error) {
 	s, err := rt.setup(loc)
 	if err != nil {
 		return model, nil, err
 	}
-	if small := s.SmallModel; small.ID != "" {
+	if s.NoTitles {
+		return model, nil, errNoTitles
+	}
+	if small := s.TitleModel; small.ID != "" {
 		if p, err := rt.provider(s.Models, small); err == nil {
 			return small, p, nil
 		}
@@ -65,6 +72,9 @@ func (rt *runtime) titleModel(loc string, model messages.ModelRef) (messages.Mod
 // client did meanwhile. A failed request changes nothing: the session
 // keeps its default title, and its drain never knew.
 func (a *sessionActor) onTitled(m *titled) {
+	if errors.Is(m.err, errNoTitles) {
+		return
+	}
 	if m.err != nil {
 		a.log.Warn("session title request failed; the session keeps its default title", "session", a.id,
 			"model", m.model.Provider+"/"+m.model.ID, "err", m.err)

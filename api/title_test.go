@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -99,8 +100,9 @@ func (f *titleChat) waitAsked(t *testing.T) string {
 }
 
 // titleConfig is a global opencode.json with one provider served by f: the
-// sessions' model local/big, and small (when set) as small_model.
-func titleConfig(t *testing.T, cf configured, srv *httptest.Server, small string) {
+// sessions' model local/big, small (when set) as small_model, and extra
+// keys.
+func titleConfig(t *testing.T, cf configured, srv *httptest.Server, small, extra string) {
 	t.Helper()
 	sm := ""
 	if small != "" {
@@ -108,9 +110,9 @@ func titleConfig(t *testing.T, cf configured, srv *httptest.Server, small string
 	}
 	cf.global(t, `{
 		"provider": {"local": {"npm": "@ai-sdk/openai-compatible", "options": {"baseURL": "`+srv.URL+`/v1"},
-			"models": {"big": {}, "tiny": {}}}},
+			"models": {"big": {}, "tiny": {}, "mid": {}}}},
 		"model": "local/big",
-		`+sm+`
+		`+sm+extra+`
 	}`)
 }
 
@@ -137,7 +139,7 @@ func TestSmallModelTitlesTheSessionBesideItsFirstTurn(t *testing.T) {
 	srv := httptest.NewServer(fake)
 	t.Cleanup(srv.Close)
 	cf := newConfigured(t)
-	titleConfig(t, cf, srv, "local/tiny")
+	titleConfig(t, cf, srv, "local/tiny", "")
 	data := t.TempDir()
 	rt := cf.start(t, apitest.Options{ConfiguredProviders: true, Titles: true, Data: data})
 	c := newClient(t, rt)
@@ -217,7 +219,7 @@ func TestClientTitleIsKeptAndAFailedTitleRequestChangesNothing(t *testing.T) {
 	srv := httptest.NewServer(fake)
 	t.Cleanup(srv.Close)
 	cf := newConfigured(t)
-	titleConfig(t, cf, srv, "")
+	titleConfig(t, cf, srv, "", "")
 	rt := cf.start(t, apitest.Options{ConfiguredProviders: true, Titles: true})
 	c := newClient(t, rt)
 	ctx := ctxT(t)
@@ -260,5 +262,62 @@ func TestClientTitleIsKeptAndAFailedTitleRequestChangesNothing(t *testing.T) {
 	}
 	if titles, _ := fake.seen(); len(titles) != 1 {
 		t.Fatalf("%d title requests, want 1 (a failure is not retried)", len(titles))
+	}
+}
+
+// OpenCode's title agent: its model names sessions over small_model, and
+// "disable" turns titles off (here for one project). Neither makes "title"
+// an agent a client selects.
+func TestTitleAgentModelWinsAndDisableTurnsTitlesOff(t *testing.T) {
+	fake := newTitleChat("Rate limiting implementation")
+	srv := httptest.NewServer(fake)
+	t.Cleanup(srv.Close)
+	cf := newConfigured(t)
+	titleConfig(t, cf, srv, "local/tiny", `"agent": {"title": {"model": "local/mid"}},`)
+	off := t.TempDir()
+	writeFile(t, filepath.Join(off, ".git", "HEAD"), "ref: refs/heads/main\n")
+	writeFile(t, filepath.Join(off, "opencode.json"), `{"agent": {"title": {"disable": true}}}`)
+	rt := cf.start(t, apitest.Options{ConfiguredProviders: true, Titles: true})
+	c := newClient(t, rt)
+	ctx := ctxT(t)
+
+	s, err := c.CreateSession(ctx, wire.CreateSessionRequest{Location: &wire.LocationRef{Directory: cf.project}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prompt(t, c, s.ID, "implement rate limiting")
+	if m := fake.waitAsked(t); m != "mid" {
+		t.Fatalf("the title request went to %q, want the title agent's mid", m)
+	}
+	if out, err := c.WaitOutcome(ctx, s.ID); err != nil || out.Error != "" {
+		t.Fatalf("wait: %+v %v", out, err)
+	}
+	var agents []struct {
+		Name   string `json:"name"`
+		Hidden bool   `json:"hidden"`
+	}
+	if code := v1(t, rt, "GET", "/agent?directory="+url.QueryEscape(cf.project), "", &agents); code != 200 {
+		t.Fatalf("GET /agent: %d", code)
+	}
+	for _, a := range agents {
+		if a.Name == "title" && !a.Hidden {
+			t.Fatalf("the title agent is listed as selectable: %+v", agents)
+		}
+	}
+
+	d, err := c.CreateSession(ctx, wire.CreateSessionRequest{Location: &wire.LocationRef{Directory: off}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prompt(t, c, d.ID, "refactor user service")
+	if out, err := c.WaitOutcome(ctx, d.ID); err != nil || out.Error != "" {
+		t.Fatalf("wait: %+v %v", out, err)
+	}
+	prompt(t, c, d.ID, "again") // after the first prompt's title request would have come back
+	if out, err := c.WaitOutcome(ctx, d.ID); err != nil || out.Error != "" {
+		t.Fatalf("wait: %+v %v", out, err)
+	}
+	if titles, turns := fake.seen(); len(titles) != 1 || len(turns) != 3 || v1Title(t, rt, d.ID) != "refactor user service" {
+		t.Fatalf("with titles off in the project: %d title requests (want the other project's 1), %d turns, title %q", len(titles), len(turns), v1Title(t, rt, d.ID))
 	}
 }

@@ -322,6 +322,7 @@ type v1Agent struct {
 	Description string          `json:"description,omitempty"`
 	Mode        string          `json:"mode"`
 	Native      bool            `json:"native,omitempty"`
+	Hidden      bool            `json:"hidden,omitempty"` // OpenCode's clients do not offer it
 	Permission  json.RawMessage `json:"permission"`
 	Options     struct{}        `json:"options"`
 }
@@ -334,7 +335,7 @@ func (s *Server) v1Agents(w http.ResponseWriter, r *http.Request) {
 		if mode == "" {
 			mode = "primary"
 		}
-		out = append(out, v1Agent{Name: a.Name, Description: a.Description, Mode: mode, Permission: json.RawMessage("[]")})
+		out = append(out, v1Agent{Name: a.Name, Description: a.Description, Mode: mode, Native: a.Native, Hidden: a.Hidden, Permission: json.RawMessage("[]")})
 	}
 	writeJSON(w, http.StatusOK, out)
 }

@@ -121,6 +121,12 @@ func builtinAgents(env AgentEnv) []Agent {
 	}
 }
 
+// internalAgents are OpenCode's hidden built-in agents for its own small
+// requests: title names sessions (its model wins over small_model; disable
+// turns titles off), summary and compaction summarize. Configured, they are
+// listed hidden, never as agents a client selects.
+var internalAgents = map[string]bool{"title": true, "summary": true, "compaction": true}
+
 // Agents resolves the Location's agents: the built-in ones with the global
 // permission configuration and their own applied, then the configured ones.
 func (c *Config) Agents(env AgentEnv) (Agents, error) {
@@ -174,7 +180,13 @@ func (c *Config) Agents(env AgentEnv) (Agents, error) {
 			continue
 		}
 		if i < 0 {
-			list = append(list, Agent{Name: n.name, Mode: ModeAll, Rules: append(BaseRules(env), global...)})
+			a := Agent{Name: n.name, Mode: ModeAll, Rules: append(BaseRules(env), global...)}
+			if internalAgents[n.name] {
+				// Configuring OpenCode's internal agent (its title
+				// model, say) does not make it one a client picks.
+				a.Mode, a.Native, a.Hidden = ModePrimary, true, true
+			}
+			list = append(list, a)
 			i = len(list) - 1
 		}
 		a := &list[i]

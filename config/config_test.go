@@ -342,6 +342,30 @@ func TestConfiguredAgentsAndPermissions(t *testing.T) {
 	}
 }
 
+// OpenCode's internal agents (title, summary, compaction) are configured
+// to change its own small requests (the title agent's model names
+// sessions): configuring one lists it hidden and native, never as an agent
+// a client selects. Before, "title" became a visible agent of mode all.
+func TestConfiguredInternalAgentIsHidden(t *testing.T) {
+	f := newFixture(t)
+	f.write(t, filepath.Join(f.root, "opencode.json"), `{"agent": {"title": {"model": "openai/gpt-4o-mini"}, "compaction": {"disable": true}}}`)
+	cfg, err := f.loader("").Load(f.loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ags, err := cfg.Agents(AgentEnv{Home: f.home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ti, ok := ags.Get("title")
+	if !ok || !ti.Hidden || !ti.Native || ti.Model != "openai/gpt-4o-mini" || strings.Join(ags.Names(), ",") != "build,plan" {
+		t.Fatalf("title agent %+v (found %v), selectable %v", ti, ok, ags.Names())
+	}
+	if _, ok := ags.Get("compaction"); ok {
+		t.Fatal("a disabled internal agent is listed")
+	}
+}
+
 func TestCommandsFromConfigAndFiles(t *testing.T) {
 	f := newFixture(t)
 	f.write(t, filepath.Join(f.root, "opencode.json"), `{"command": {

@@ -132,8 +132,16 @@ func (c *configured) setupOf(cfg *config.Config, ags config.Agents) (actors.Setu
 	if p, m, err := config.ParseModel(cfg.Info.Model); err == nil {
 		s.DefaultModel = messages.ModelRef{Provider: p, ID: m}
 	}
-	if p, m, err := config.ParseModel(cfg.Info.SmallModel); err == nil {
-		s.SmallModel = messages.ModelRef{Provider: p, ID: m}
+	// Sessions are named by OpenCode's title agent's model, else small_model.
+	title := cfg.Info.SmallModel
+	if t := cfg.Info.Agent["title"]; t != nil {
+		s.NoTitles = t.Disable
+		if t.Model != "" {
+			title = t.Model
+		}
+	}
+	if p, m, err := config.ParseModel(title); err == nil {
+		s.TitleModel = messages.ModelRef{Provider: p, ID: m}
 	}
 	return s, nil
 }
