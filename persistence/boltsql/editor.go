@@ -455,7 +455,7 @@ func (t *Table) CreateIndex(ctx *sql.Context, def sql.IndexDef) error {
 		return err
 	}
 	if idef.unkeyed() {
-		return t.saveIndexDef(tx, ti, nti) // no keys to write
+		return t.saveDefChange(tx, ti, nti) // no keys to write
 	}
 	ix := nti.indexes[len(nti.indexes)-1]
 	b, err := tx.createBucket(ix.bucket)
@@ -482,11 +482,13 @@ func (t *Table) CreateIndex(ctx *sql.Context, def sql.IndexDef) error {
 			return err
 		}
 	}
-	return t.saveIndexDef(tx, ti, nti)
+	return t.saveDefChange(tx, ti, nti)
 }
 
-// saveIndexDef writes nti, ti with an index added, and puts it in the catalog.
-func (t *Table) saveIndexDef(tx *txn, ti, nti *tableInfo) error {
+// saveDefChange writes nti, ti with a changed definition that moves no row
+// (an index added without keys, a new default collation), and puts it in
+// the catalog.
+func (t *Table) saveDefChange(tx *txn, ti, nti *tableInfo) error {
 	if err := tx.saveDef(nti); err != nil {
 		return err
 	}
