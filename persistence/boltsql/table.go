@@ -91,7 +91,12 @@ func (t *Table) PartitionRows(ctx *sql.Context, p sql.Partition) (sql.RowIter, e
 	if !ok {
 		return nil, fmt.Errorf("boltsql: unsupported range collection %T", part.lookup.Ranges)
 	}
-	spanRanges := make([][]sql.MySQLRange, 0, len(ranges)) // per span, the ranges it reads
+	// Per span, the ranges it reads; with one range (a point or a single
+	// range, the common case) that range, without allocating.
+	var spanRanges [][]sql.MySQLRange
+	if len(ranges) > 1 {
+		spanRanges = make([][]sql.MySQLRange, 0, len(ranges))
+	}
 	for k, r := range ranges {
 		span, empty, err := spanOfRange(ix.ix.kinds, ix.ix.lens, r)
 		if err != nil {
@@ -101,15 +106,23 @@ func (t *Table) PartitionRows(ctx *sql.Context, p sql.Partition) (sql.RowIter, e
 			continue
 		}
 		it.spans = append(it.spans, span)
-		spanRanges = append(spanRanges, ranges[k:k+1:k+1]) // capped: a merge appends to a copy
+		if spanRanges != nil {
+			spanRanges = append(spanRanges, ranges[k:k+1:k+1]) // capped: a merge appends to a copy
+		}
 	}
-	sort.Sort(spanOrder{it.spans, spanRanges})
-	it.spans, spanRanges = mergeSpans(it.spans, spanRanges)
+	if len(it.spans) > 1 {
+		sort.Sort(spanOrder{it.spans, spanRanges})
+		it.spans, spanRanges = mergeSpans(it.spans, spanRanges)
+	}
 	for i, span := range it.spans {
 		var check sql.Expression
 		if span.inexact {
+			rs := []sql.MySQLRange(ranges)
+			if spanRanges != nil {
+				rs = spanRanges[i]
+			}
 			var err error
-			if check, err = expression.NewRangeFilterExpr(ix.ix.fields, spanRanges[i]); err != nil {
+			if check, err = expression.NewRangeFilterExpr(ix.ix.fields, rs); err != nil {
 				return nil, fmt.Errorf("index %s: %w", ix.ix.def.Name, err)
 			}
 		}
