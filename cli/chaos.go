@@ -53,8 +53,8 @@ func (c *ChaosRunCmd) runSim(g *Globals) error {
 	if c.JSON {
 		return printJSON(g.out(), total)
 	}
-	fmt.Fprintf(g.out(), "sim: %d seeds from %d, %d steps, %d events, %d drains, %d turns, %d promotions, %d tool calls, %d crashes, %d stale appends refused, %d interrupts: every invariant held\n",
-		c.Seeds, c.Seed, total.Steps, total.Events, total.Drains, total.Turns, total.Promotions, total.ToolCalls, total.Crashes, total.StaleRefused, total.Interrupts)
+	fmt.Fprintf(g.out(), "sim: %d seeds from %d, %d steps, %d events, %d drains, %d turns, %d promotions, %d tool calls, %d crashes, %d stale appends refused, %d interrupts, %d titles: every invariant held\n",
+		c.Seeds, c.Seed, total.Steps, total.Events, total.Drains, total.Turns, total.Promotions, total.ToolCalls, total.Crashes, total.StaleRefused, total.Interrupts, total.Titles)
 	return nil
 }
 

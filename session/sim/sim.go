@@ -25,6 +25,8 @@ type Config struct {
 // Result counts what a run exercised.
 type Result struct {
 	Steps, Events, Turns, Promotions, ToolCalls, Crashes, StaleRefused, Interrupts, Drains int
+	// Titles counts the title requests answered (Ready.Title, TitleGenerated).
+	Titles int
 }
 
 // Add counts o's run into r (a total over seeds).
@@ -38,6 +40,7 @@ func (r *Result) Add(o Result) {
 	r.StaleRefused += o.StaleRefused
 	r.Interrupts += o.Interrupts
 	r.Drains += o.Drains
+	r.Titles += o.Titles
 }
 
 // Violation is an invariant that did not hold, with what replays it.
@@ -152,6 +155,8 @@ type simSession struct {
 	// fullCheckDue: a crash or an end of a drain happened since the last
 	// full check.
 	fullCheckDue bool
+	// titleAsks counts the title requests over every owner: one at most.
+	titleAsks int
 }
 
 // owner is one activation: its epoch, its core and its drain's plumbing.
@@ -174,6 +179,8 @@ type owner struct {
 	// checked: prompts whose promotion the queue rule was checked on (a
 	// promotion stays carried across steps until it is written)
 	checked map[string]bool
+	// titling: this owner's title request is out (a crash loses it).
+	titling bool
 }
 
 func newSimSession(id string, rng *rand.Rand, res *Result, brk string) *simSession {
@@ -260,8 +267,39 @@ func (s *simSession) step() error {
 			return s.stepChecked(session.Interrupt{Waiting: o.phase == observing})
 		}
 		return nil
+	case r < 27 && o.titling:
+		return s.titled()
 	}
 	return s.progress()
+}
+
+// titled answers the owner's title request, whenever in its drain (or
+// after it): rarely it failed (nothing comes back), sometimes the client
+// renamed the session first. A generated title names an untitled session
+// and never replaces a client's.
+func (s *simSession) titled() error {
+	o := s.owner
+	o.titling = false
+	if s.rng.IntN(5) == 0 {
+		return nil // the request failed: the session keeps its default
+	}
+	if s.rng.IntN(3) == 0 {
+		if err := s.write(messages.SessionRenamed{Title: "client's"}); err != nil {
+			return err
+		}
+	}
+	before := o.core.State.Row.Title
+	s.res.Titles++
+	if err := s.stepChecked(session.TitleGenerated{Title: "generated"}); err != nil {
+		return err
+	}
+	switch got := o.core.State.Row.Title; {
+	case before != "" && got != before:
+		return fmt.Errorf("a generated title replaced the client's %q with %q", before, got)
+	case before == "" && got != "generated":
+		return fmt.Errorf("an untitled session answered by the title model is titled %q", got)
+	}
+	return nil
 }
 
 func (s *simSession) startDrain(run bool) error {
@@ -352,6 +390,15 @@ func (s *simSession) exec(rd session.Ready) error {
 		if err := s.write(rd.Append...); err != nil {
 			return err
 		}
+	}
+	if rd.Title != nil {
+		// Once per session, across owners: the first prompt is promoted
+		// once, and a title is never asked for over one.
+		s.titleAsks++
+		if s.titleAsks > 1 || s.j.replica.Row.Title != "" || rd.Title.Prompt == "" || !rd.Stream {
+			return fmt.Errorf("title request %d (session titled %q, prompt %q, with the turn's stream %v)", s.titleAsks, s.j.replica.Row.Title, rd.Title.Prompt, rd.Stream)
+		}
+		o.titling = true
 	}
 	if rd.StartDrain != nil {
 		if o.core.Drain != nil {
