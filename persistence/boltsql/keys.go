@@ -417,6 +417,9 @@ func spanOfRange(kinds []keyKind, lens []uint16, rng sql.MySQLRange) (keySpan, b
 			ce = widenToPrefix(ce, kinds[i], lens[i])
 			inexact = true
 		}
+		if nullCut(ce.LowerBound) || nullCut(ce.UpperBound) {
+			return keySpan{}, true, nil // "= NULL": no row
+		}
 		lowerKey, lowerIsKey := ce.LowerBound.(sql.Below)
 		upperKey, upperIsKey := ce.UpperBound.(sql.Above)
 		if lowerIsKey && upperIsKey {
@@ -489,6 +492,18 @@ func spanOfRange(kinds []keyKind, lens []uint16, rng sql.MySQLRange) (keySpan, b
 		return span, false, nil
 	}
 	return keySpan{lo: prefix, hi: prefixEnd(prefix), inexact: inexact}, false, nil
+}
+
+// nullCut reports a bound at a NULL key, which go-mysql-server builds for
+// a comparison with NULL (a lookup join's NULL key): no value is in it.
+func nullCut(c sql.MySQLRangeCut) bool {
+	switch b := c.(type) {
+	case sql.Below:
+		return b.Key == nil
+	case sql.Above:
+		return b.Key == nil
+	}
+	return false
 }
 
 // widenToPrefix is a column range over a prefix index column: both bounds

@@ -84,9 +84,10 @@ func (t *Table) PartitionRows(ctx *sql.Context, p sql.Partition) (sql.RowIter, e
 	}
 	it.ix = ix.ix
 	it.reverse = part.lookup.IsReverse
-	if part.lookup.IsEmptyRange {
-		return it, nil
-	}
+	// IsEmptyRange is not trusted: go-mysql-server v0.20.0's lookup join
+	// sets it for every NULL key, also of a null-safe condition (l.a <=>
+	// r.a) whose range (IS NULL) does hold rows; spanOfRange finds the
+	// empty ranges (= NULL among them) itself.
 	ranges, ok := part.lookup.Ranges.(sql.MySQLRangeCollection)
 	if !ok {
 		return nil, fmt.Errorf("boltsql: unsupported range collection %T", part.lookup.Ranges)
