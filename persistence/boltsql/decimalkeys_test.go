@@ -81,3 +81,15 @@ func TestDecimalKeyColumns(t *testing.T) {
 	e = reopen(t, e, dir)
 	check(e)
 }
+
+// A DECIMAL value reads back with its scale, as stored: 2.5633000000000370
+// in a DECIMAL(18,16) column, not 2.563300000000037 (enginetest TestScripts
+// found it).
+func TestDecimalValuesKeepTheirScale(t *testing.T) {
+	e := openTest(t, Options{NoSync: true})
+	mustExec(t, e.DB(), "CREATE TABLE d (id BIGINT PRIMARY KEY, v DECIMAL(18,16), w DECIMAL(10,2))")
+	mustExec(t, e.DB(), "INSERT INTO d VALUES (1, 2.5633000000000370, 1.5), (2, -0.0000000000000400, 100)")
+	if got := queryStrings(t, e.DB(), "SELECT CONCAT(v, ' ', w) FROM d ORDER BY id"); !slices.Equal(got, []string{"2.5633000000000370 1.50", "-0.0000000000000400 100.00"}) {
+		t.Errorf("DECIMAL values read back as %q", got)
+	}
+}

@@ -123,7 +123,13 @@ func appendValue(dst []byte, v interface{}) ([]byte, error) {
 		dst = binary.AppendUvarint(append(dst, tagSpatial), uint64(len(b)))
 		return append(dst, b...), nil
 	case decimal.Decimal:
+		// With its scale: String() drops trailing zeros, and a
+		// DECIMAL(18,16) value 2.5633000000000370 read back as
+		// 2.563300000000037.
 		s := x.String()
+		if e := x.Exponent(); e < 0 {
+			s = x.StringFixed(-e)
+		}
 		dst = binary.AppendUvarint(append(dst, tagDecimal), uint64(len(s)))
 		return append(dst, s...), nil
 	case sql.JSONWrapper:
