@@ -75,11 +75,23 @@ func (a *sessionActor) onTitled(m *titled) {
 	if errors.Is(m.err, errNoTitles) {
 		return
 	}
+	met := a.rt.cfg.Metrics
 	if m.err != nil {
 		a.log.Warn("session title request failed; the session keeps its default title", "session", a.id,
 			"model", m.model.Provider+"/"+m.model.ID, "err", m.err)
+		if met != nil {
+			met.SessionTitled("failed")
+		}
 		return
 	}
 	a.log.Debug("session titled", "session", a.id, "model", m.model.Provider+"/"+m.model.ID, "took", m.took)
-	a.execute(a.core.Step(session.TitleGenerated{Title: m.title}))
+	rd := a.core.Step(session.TitleGenerated{Title: m.title})
+	if met != nil {
+		if len(rd.Append) > 0 {
+			met.SessionTitled("titled")
+		} else {
+			met.SessionTitled("kept")
+		}
+	}
+	a.execute(rd)
 }

@@ -3,6 +3,7 @@ package api_test
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -126,6 +127,30 @@ func v1Title(t *testing.T, rt *apitest.Runtime, id string) string {
 	return s.Title
 }
 
+// metricsShow waits (at most 30 s) until GET /metrics has the line want:
+// a failed title request leaves no event to wait for, only its count.
+func metricsShow(t *testing.T, rt *apitest.Runtime, want string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for wait := time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
+		req, _ := http.NewRequestWithContext(ctxT(t), "GET", rt.URL+"/metrics", nil)
+		req.Header.Set("Authorization", "Bearer "+rt.Token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if strings.Contains(string(body), "\n"+want+"\n") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/metrics (%d) lacks %s", resp.StatusCode, want)
+		}
+		time.Sleep(wait)
+	}
+}
+
 // OpenCode names a session from its first prompt with small_model. So
 // does sessionrt: the first prompt's turn also asks the small model for a
 // title, off the turn's way (the turn's answer arrives while the title
@@ -174,6 +199,7 @@ func TestSmallModelTitlesTheSessionBesideItsFirstTurn(t *testing.T) {
 	if got := v1Title(t, rt, s.ID); got != "Postgres API connection" {
 		t.Fatalf("V1 title %q", got)
 	}
+	metricsShow(t, rt, `sessionrt_session_titles_total{result="titled"} 1`)
 	if got, err := c.Session(ctx, s.ID); err != nil || got.Title != "Postgres API connection" {
 		t.Fatalf("V2 session %+v %v", got, err)
 	}
@@ -251,8 +277,9 @@ func TestClientTitleIsKeptAndAFailedTitleRequestChangesNothing(t *testing.T) {
 	if err != nil || !strings.Contains(fmt.Sprint(msgs), "hello from the configured model") {
 		t.Fatalf("messages %+v %v lack the answer", msgs, err)
 	}
-	// A later prompt runs through the same mailbox after the failure came
-	// back: the session still shows its default.
+	// Once the failure came back, the session still shows its default, and
+	// a later prompt asks nothing.
+	metricsShow(t, rt, `sessionrt_session_titles_total{result="failed"} 1`)
 	prompt(t, c, s.ID, "again")
 	if out, err := c.WaitOutcome(ctx, s.ID); err != nil || out.Error != "" {
 		t.Fatalf("wait: %+v %v", out, err)

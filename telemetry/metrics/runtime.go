@@ -29,6 +29,7 @@ const (
 	NameSourcesUnavailable = "sessionrt_context_source_unavailable_total"
 	NameJournalWaiting     = "sessionrt_journal_waiting_sessions"
 	NameJournalRetries     = "sessionrt_journal_retries_total"
+	NameSessionTitles      = "sessionrt_session_titles_total"
 
 	NameHTTPDuration     = "http_server_request_duration_seconds"
 	NameGenAIDuration    = "gen_ai_client_operation_duration_seconds"
@@ -90,6 +91,7 @@ type Runtime struct {
 	contextObservation metric.Float64Histogram
 	sourcesUnavailable metric.Int64Counter
 	journalRetries     metric.Int64Counter
+	sessionTitles      metric.Int64Counter
 	httpDuration       metric.Float64Histogram
 	genAIDuration      metric.Float64Histogram
 	genAITokens        metric.Int64Histogram
@@ -142,6 +144,9 @@ func NewRuntime(reg *Registry) (*Runtime, error) {
 	keep(err)
 	rt.journalRetries, err = m.Int64Counter("sessionrt.journal.retries",
 		metric.WithDescription("Attempts to resume a session after a journal write failure, by result (failed: the journal still refused; resumed)."))
+	keep(err)
+	rt.sessionTitles, err = m.Int64Counter("sessionrt.session.titles",
+		metric.WithDescription("Session title requests answered, by result (titled; kept: a client titled the session meanwhile; failed: the session keeps its default)."))
 	keep(err)
 	rt.httpDuration, err = m.Float64Histogram("http.server.request.duration", metric.WithUnit("s"),
 		metric.WithDescription("Duration of HTTP server requests."),
@@ -219,6 +224,12 @@ func (r *Runtime) SourceUnavailable(source string) {
 // failure: result is "failed" or "resumed".
 func (r *Runtime) JournalRetried(result string) {
 	r.journalRetries.Add(context.Background(), 1, metric.WithAttributes(attribute.String("result", result)))
+}
+
+// SessionTitled counts one title request's answer: result is "titled",
+// "kept" or "failed".
+func (r *Runtime) SessionTitled(result string) {
+	r.sessionTitles.Add(context.Background(), 1, metric.WithAttributes(attribute.String("result", result)))
 }
 
 // HTTPServed records one HTTP request the API served: route is the route
