@@ -19,6 +19,7 @@ import (
 	sqle "github.com/dolthub/go-mysql-server"
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
+	"github.com/dolthub/go-mysql-server/sql/mysql_db"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -118,6 +119,8 @@ type Engine struct {
 	catMu sync.RWMutex
 	dbs   map[string]*dbInfo
 
+	privileges gsql.PrivilegeSet // every session's: all of them (see newSession)
+
 	keysRead atomic.Uint64 // keys visited by scans; tests use it to prove seeks
 	connIDs  atomic.Uint32
 	pids     atomic.Uint64
@@ -160,7 +163,7 @@ func Open(dir string, opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{opts: opts, dir: dir, lock: lock, dbs: map[string]*dbInfo{}}
+	e := &Engine{opts: opts, dir: dir, lock: lock, dbs: map[string]*dbInfo{}, privileges: mysql_db.NewPrivilegeSetWithAllPrivileges()}
 	path := filepath.Join(dir, FileName)
 	e.bolt, err = bolt.Open(path, 0o600, &bolt.Options{
 		Timeout:         time.Second, // the directory lock already excludes other processes

@@ -41,6 +41,12 @@ var (
 
 func (e *Engine) newSession(base *sql.BaseSession) *Session {
 	base.SetCurrentDatabase(e.opts.Database)
+	// Without user accounts every connection may do everything; the
+	// session says so, since go-mysql-server's information_schema filters
+	// by the session's privileges: with none, routines and their
+	// parameters were hidden, and column_statistics panicked (a nil
+	// iterator when the set's counter is 0). The set is only read.
+	base.SetPrivilegeSet(e.privileges, 1)
 	return &Session{BaseSession: base, eng: e}
 }
 
