@@ -19,10 +19,11 @@ var errNoTxn = errors.New("boltsql: statement has no transaction")
 // undo log mark taken at StatementBegin lets DiscardChanges roll back just
 // this statement, inside a larger transaction.
 type editor struct {
-	t    *Table
-	tx   *txn
-	err  error // taking the writer failed; reported by the first edit
-	mark int
+	t      *Table
+	tx     *txn
+	err    error // taking the writer failed; reported by the first edit
+	mark   int
+	nested bool // its statement runs inside another (nestedTxn): the snapshot is that one's
 }
 
 var (
@@ -51,7 +52,7 @@ func (eng *Engine) fastEditor(ctx *sql.Context, ti *tableInfo) *editor {
 
 func (t *Table) initEditor(ctx *sql.Context, e *editor) {
 	e.t = t
-	e.tx, e.err = txnOf(ctx)
+	e.tx, e.nested, e.err = statementTxn(ctx)
 	if e.err == nil {
 		// Take the writer now, before the statement's read cursors open,
 		// so the rows it reads are the rows it changes.
@@ -79,7 +80,9 @@ func (t *Table) AutoIncrementSetter(ctx *sql.Context) sql.AutoIncrementSetter {
 func (e *editor) StatementBegin(ctx *sql.Context) {
 	if e.err == nil {
 		e.mark = e.tx.mark()
-		e.tx.beginSnapshot()
+		if !e.nested {
+			e.tx.beginSnapshot()
+		}
 	}
 }
 
@@ -95,12 +98,14 @@ func (e *editor) DiscardChanges(ctx *sql.Context, errorEncountered error) error 
 	if e.err != nil {
 		return nil
 	}
-	e.tx.endSnapshot()
+	if !e.nested {
+		e.tx.endSnapshot()
+	}
 	return e.tx.discardSince(e.mark)
 }
 
 func (e *editor) StatementComplete(ctx *sql.Context) error {
-	if e.err == nil {
+	if e.err == nil && !e.nested {
 		e.tx.endSnapshot()
 	}
 	return nil

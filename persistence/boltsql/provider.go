@@ -371,9 +371,22 @@ func (e *Engine) swapTable(t *txn, db, name string, ti *tableInfo) {
 }
 
 func txnOf(ctx *sql.Context) (*txn, error) {
-	t, ok := ctx.GetTransaction().(*txn)
-	if !ok || t == nil {
-		return nil, errNoTxn
+	t, _, err := statementTxn(ctx)
+	return t, err
+}
+
+// statementTxn is txnOf, and whether the statement is nested in another
+// one of the transaction (see nestedTxn).
+func statementTxn(ctx *sql.Context) (*txn, bool, error) {
+	switch t := ctx.GetTransaction().(type) {
+	case *txn:
+		if t != nil {
+			return t, false, nil
+		}
+	case *nestedTxn:
+		if t != nil {
+			return t.t, true, nil
+		}
 	}
-	return t, nil
+	return nil, false, errNoTxn
 }

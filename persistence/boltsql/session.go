@@ -54,6 +54,15 @@ func (e *Engine) newSession(base *sql.BaseSession) *Session {
 // attached to the session (the engine drops some on error paths) is rolled
 // back first, so it cannot keep the writer.
 func (s *Session) StartTransaction(ctx *sql.Context, char sql.TransactionCharacteristic) (sql.Transaction, error) {
+	if s.cur != nil && !s.cur.done && s.cur.snapOn {
+		// A statement of the current transaction is running: this one is
+		// nested in it (the statements of a procedure a trigger calls,
+		// which go-mysql-server runs each in a transaction of its own).
+		// Rolling the running one back, as below, lost its changes and its
+		// writer mid-statement ("transaction already ended"); the nested
+		// statements are part of it instead, as in MySQL.
+		return &nestedTxn{t: s.cur}, nil
+	}
 	if old, ok := s.GetTransaction().(*txn); ok && old != nil {
 		_ = old.rollback()
 	}
@@ -198,3 +207,16 @@ func containsFoldASCII(s, lower string) bool {
 	}
 	return false
 }
+
+// nestedTxn is the transaction of a statement running inside another
+// statement of the same session (see StartTransaction): it works in the
+// outer statement's transaction (txnOf), which alone commits or rolls back.
+// Its reads see the rows as they are (its changes go into the outer
+// statement's snapshot, which the outer statement keeps reading through),
+// and a failing nested statement undoes its own changes as any does.
+type nestedTxn struct{ t *txn }
+
+var _ sql.Transaction = (*nestedTxn)(nil)
+
+func (n *nestedTxn) String() string   { return "boltsql nested statement" }
+func (n *nestedTxn) IsReadOnly() bool { return n.t.readOnly }

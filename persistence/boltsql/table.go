@@ -316,8 +316,11 @@ func (it *rowIter) fill(ctx *sql.Context) error {
 		return nil
 	}
 	// A data-changing statement reads the rows as they were when it began.
+	// One nested in it (a procedure a trigger calls) reads them as they
+	// are: the outer statement's snapshot holds what its nested ones
+	// changed too.
 	var dataSnap, srcSnap map[string][]byte
-	if t, err := txnOf(ctx); err == nil && !it.live {
+	if t, nested, err := statementTxn(ctx); err == nil && !it.live && !nested {
 		dataSnap = t.snapshotOf(it.ti.dataBucket)
 		srcSnap = dataSnap
 		if src != data {
