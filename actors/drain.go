@@ -394,7 +394,7 @@ func (a *sessionActor) onContext(m *contextObserved) {
 		in.ConfigErr = m.cfgErr.Error()
 	case m.err != nil:
 		in.Err = m.err.Error()
-	case a.core.State.Row.Location != d.Location || (!m.init && a.core.State.Epoch == nil):
+	case d.Moved || a.core.State.Row.Location != d.Location || (!m.init && a.core.State.Epoch == nil):
 		// Moved: the core ends the drain; there is no epoch to reconcile.
 		d.agent = m.agent
 	default:

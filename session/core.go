@@ -38,8 +38,11 @@ type Core struct {
 // provider turns until nothing needs continuation. It has no durable
 // identity (a restart finds the session busy and resumes it).
 type Drain struct {
-	// Location is where the drain started: every turn is fenced against it.
+	// Location is where the drain started: every turn is fenced against
+	// it. Moved: the session moved during the drain (back to Location
+	// too: its epoch is cleared all the same), which fences it as well.
 	Location     string
+	Moved        bool
 	RunOwed      bool // an explicit run's provider attempt is still owed
 	Continuation bool // the last turn's tool results need an answer
 	TurnsUsed    int
@@ -416,6 +419,33 @@ func (CatalogLoaded) input()     {}
 
 // Step takes one input and returns what must happen next.
 func (c *Core) Step(in Input) Ready {
+	rd := c.step(in)
+	if rd.Outcome != nil || rd.FinishInterrupt || rd.Stop {
+		// The drain ends (or stops) before the turn a promotion was
+		// carried for: the prompt stays pending (unpromoted), so that the
+		// next drain delivers it, after a fresh baseline when the session
+		// moved (scenario 41), and a later wake still finds it.
+		c.Carry = withoutPromotion(c.Carry)
+		rd.Append = withoutPromotion(rd.Append)
+	}
+	return rd
+}
+
+// withoutPromotion is evs without its PromptPromoted events.
+func withoutPromotion(evs []messages.Event) []messages.Event {
+	out := evs[:0:0]
+	for _, ev := range evs {
+		if _, ok := ev.(messages.PromptPromoted); !ok {
+			out = append(out, ev)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+func (c *Core) step(in Input) Ready {
 	switch in := in.(type) {
 	case Wake:
 		return c.stepWake(in.Owed)
@@ -425,7 +455,10 @@ func (c *Core) Step(in Input) Ready {
 		if !c.State.Exists || in.To == c.State.Row.Location {
 			return Ready{}
 		}
-		return Ready{Append: append(c.takeCarry(), messages.Moved{From: c.State.Row.Location, To: in.To}, messages.ContextEpochCleared{Reason: "moved"})}
+		if c.Drain != nil {
+			c.Drain.Moved = true
+		}
+		return Ready{Append: append(c.carryAcrossMove(), messages.Moved{From: c.State.Row.Location, To: in.To}, messages.ContextEpochCleared{Reason: "moved"})}
 	case Run:
 		if !c.State.Exists || c.Drain != nil {
 			return Ready{} // the drain in progress serves the run
@@ -731,7 +764,7 @@ func (c *Core) stepContextObserved(in ContextObserved) Ready {
 		return Ready{Outcome: &Outcome{Kind: ContextBlocked, Err: "observe context: " + in.Err}}
 	}
 	d.TurnLimit = in.TurnLimit
-	if c.State.Row.Location != d.Location {
+	if c.movedAway() {
 		return Ready{Outcome: &Outcome{Kind: Moved, Err: "session moved to " + c.State.Row.Location}}
 	}
 	if in.Blocked != "" {
@@ -795,6 +828,11 @@ func (c *Core) stepTurnBuilt(in TurnBuilt) Ready {
 // turn that promotes an untitled session's first prompt also asks for its
 // title (titleFor).
 func (c *Core) openTurn(ev messages.TurnStarted) Ready {
+	if c.movedAway() {
+		// Moved while the request was built: the old Location's runner
+		// starts no turn (every turn is fenced against it).
+		return Ready{Outcome: &Outcome{Kind: Moved, Err: "session moved to " + c.State.Row.Location}}
+	}
 	c.Drain.Turn = &Turn{AssistantMessageID: ev.AssistantMessageID, Streaming: true}
 	title := c.titleFor()
 	return Ready{Append: append(c.takeCarry(), ev), Stream: true, Title: title}
@@ -942,7 +980,7 @@ func (c *Core) decideBoundary(in AtBoundary, haveEpoch bool) Ready {
 	if d.Interrupted {
 		return Ready{FinishInterrupt: true}
 	}
-	if c.State.Row.Location != d.Location {
+	if c.movedAway() {
 		// This runner's Location may start no new turn and may not
 		// recreate the epoch. The destination initializes on its next run.
 		return Ready{Outcome: &Outcome{Kind: Moved, Err: "session moved to " + c.State.Row.Location}}
@@ -986,6 +1024,29 @@ func (c *Core) boundary() Boundary {
 		}
 	}
 	return b
+}
+
+// movedAway reports whether the drain's session moved since it started:
+// its runner may start no new turn, nor recreate the epoch.
+func (c *Core) movedAway() bool {
+	return c.Drain.Moved || c.State.Row.Location != c.Drain.Location
+}
+
+// carryAcrossMove hands what is carried to a move's Append, less what
+// was carried for a turn the old Location will never start: its promotion
+// (the prompt stays pending for the destination, which builds a fresh
+// baseline before it promotes) and its context update (of the epoch the
+// move clears).
+func (c *Core) carryAcrossMove() []messages.Event {
+	var evs []messages.Event
+	for _, ev := range c.takeCarry() {
+		switch ev.(type) {
+		case messages.PromptPromoted, messages.ContextUpdated:
+			continue
+		}
+		evs = append(evs, ev)
+	}
+	return evs
 }
 
 // takeCarry hands the carried events to an Append.

@@ -24,7 +24,7 @@ type Config struct {
 
 // Result counts what a run exercised.
 type Result struct {
-	Steps, Events, Turns, Promotions, ToolCalls, Crashes, StaleRefused, Interrupts, Drains int
+	Steps, Events, Turns, Promotions, ToolCalls, Crashes, StaleRefused, Interrupts, Drains, Moves int
 	// Titles counts the title requests answered (Ready.Title, TitleGenerated).
 	Titles int
 }
@@ -41,6 +41,7 @@ func (r *Result) Add(o Result) {
 	r.Interrupts += o.Interrupts
 	r.Drains += o.Drains
 	r.Titles += o.Titles
+	r.Moves += o.Moves
 }
 
 // Violation is an invariant that did not hold, with what replays it.
@@ -219,6 +220,9 @@ func (s *simSession) activate() {
 // write appends events as the current owner and folds them into its state.
 func (s *simSession) write(evs ...messages.Event) error {
 	o := s.owner
+	if err := s.checkTransaction(evs); err != nil {
+		return err
+	}
 	if err := s.j.append(o.epoch, evs); err != nil {
 		return err
 	}
@@ -230,6 +234,35 @@ func (s *simSession) write(evs ...messages.Event) error {
 		if err := o.core.State.Apply(first+int64(i), ev); err != nil {
 			return fmt.Errorf("fold: %w", err)
 		}
+	}
+	return nil
+}
+
+// checkTransaction checks scenario 41 on one transaction before it is
+// written: a promotion is written only on its way to a turn (never with
+// the drain's end, an interrupt or a move: the prompt stays pending), and
+// a drain whose session moved starts no turn and initializes no epoch.
+func (s *simSession) checkTransaction(evs []messages.Event) error {
+	o := s.owner
+	promoted, ends := false, ""
+	for _, ev := range evs {
+		switch ev := ev.(type) {
+		case messages.PromptPromoted:
+			promoted = true
+		case messages.Idle:
+			ends = "idle"
+		case messages.Interrupted:
+			ends = "interrupted"
+		case messages.Moved:
+			ends = "moved"
+		case messages.TurnStarted, messages.ContextEpochInitialized:
+			if d := o.core.Drain; d != nil && d.Location != o.core.State.Row.Location {
+				return fmt.Errorf("%s written at %s after the session moved to %s", ev.EventType().Name, d.Location, o.core.State.Row.Location)
+			}
+		}
+	}
+	if promoted && ends != "" {
+		return fmt.Errorf("a promotion written with %s, for a turn that never starts", ends)
 	}
 	return nil
 }
@@ -267,6 +300,14 @@ func (s *simSession) step() error {
 			return s.stepChecked(session.Interrupt{Waiting: o.phase == observing})
 		}
 		return nil
+	case r < 25:
+		// A client moves the session (between two Locations).
+		to := "/p"
+		if o.core.State.Row.Location == to {
+			to = "/q"
+		}
+		s.res.Moves++
+		return s.stepChecked(session.Move{To: to})
 	case r < 27 && o.titling:
 		return s.titled()
 	}
@@ -508,6 +549,11 @@ func (s *simSession) endDrain(evs []messages.Event) error {
 	}
 	o.core.Drain, o.phase, o.turn, o.calls = nil, idle, "", nil
 	s.fullCheckDue = true
+	for _, p := range o.core.State.Pending {
+		// Decided but never written (the drain ended before its turn):
+		// the next drain decides it afresh.
+		delete(o.checked, p.MessageID)
+	}
 	for k, open := range o.open {
 		if open {
 			return fmt.Errorf("the drain ended with call %s unsettled", k)
