@@ -91,7 +91,12 @@ func (e *interactionEnv) handle(t *testing.T, td *datadriven.TestData) string {
 		// wake; owed: recovery's, a takeover's or the journal's return).
 		e.ready(&out, e.c.Step(Wake{Owed: td.HasArg("owed")}))
 	case "leftovers":
-		// A new owner fails what the dead one left: the unfinished turn.
+		// A new owner fails what the dead one left, before anything else:
+		// every recorded call not settled (none is run again), then the
+		// unfinished turn.
+		for _, id := range e.unsettledCalls() {
+			e.write(&out, messages.ToolFailed{AssistantMessageID: e.turn, CallID: id, Error: "Tool execution interrupted"})
+		}
 		if e.turn != "" && !e.turnClosed() {
 			e.write(&out, messages.TurnFailed{AssistantMessageID: e.turn, ErrorKind: "interrupted", Message: "session restarted"})
 		}
@@ -207,7 +212,8 @@ func (e *interactionEnv) handle(t *testing.T, td *datadriven.TestData) string {
 		td.ScanArgs(t, "id", &id)
 		tool := "bash"
 		td.MaybeScanArgs(t, "tool", &tool)
-		e.ready(&out, e.c.Step(ToolCallStreamed{CallID: id, Tool: tool, Agent: "build"}))
+		// The call keeps the agent of the turn that issued it.
+		e.ready(&out, e.c.Step(ToolCallStreamed{CallID: id, Tool: tool, Agent: e.turnAgent()}))
 	case "settle":
 		// The tool's one settlement (ok, failed, interrupted when the
 		// drain cancelled it, or rejected by the user without feedback).
@@ -261,6 +267,16 @@ func (e *interactionEnv) handle(t *testing.T, td *datadriven.TestData) string {
 		// compaction) is outstanding.
 		out.WriteString("interrupt requested\n")
 		e.ready(&out, e.c.Step(Interrupt{Waiting: td.HasArg("waiting")}))
+	case "agents":
+		// The agent and model of every turn, and the agent of every call.
+		for _, ev := range e.journal {
+			switch ev := ev.(type) {
+			case messages.TurnStarted:
+				fmt.Fprintf(&out, "turn %s: agent=%s model=%s\n", ev.AssistantMessageID, ev.Agent, ev.Model.ID)
+			case messages.ToolCalled:
+				fmt.Fprintf(&out, "call %s of %s: agent=%s\n", ev.CallID, ev.AssistantMessageID, ev.Agent)
+			}
+		}
 	case "state":
 		e.state(&out)
 	case "replay":
@@ -372,7 +388,9 @@ func (e *interactionEnv) ready(out *strings.Builder, rd Ready) {
 			out.WriteString("request over budget\n")
 		}
 		e.turns++ // the turn is e.turn once it streams
-		built := e.c.Step(TurnBuilt{Started: messages.TurnStarted{AssistantMessageID: fmt.Sprintf("a%d", e.turns), Agent: "build"}, OverBudget: e.over})
+		// The request uses the agent and model the session has now.
+		row := e.c.State.Row
+		built := e.c.Step(TurnBuilt{Started: messages.TurnStarted{AssistantMessageID: fmt.Sprintf("a%d", e.turns), Agent: row.Agent, Model: row.Model}, OverBudget: e.over})
 		if !built.Stream {
 			e.ready(out, built)
 			return
@@ -402,6 +420,46 @@ func (e *interactionEnv) stream(out *strings.Builder) {
 	e.turn = e.c.Drain.Turn.AssistantMessageID
 	e.calls++
 	fmt.Fprintf(out, "provider request %d: %s\n", e.calls, e.request())
+}
+
+// turnAgent is the agent the open turn was started with.
+func (e *interactionEnv) turnAgent() string {
+	for _, ev := range e.journal {
+		if ts, ok := ev.(messages.TurnStarted); ok && ts.AssistantMessageID == e.turn {
+			return ts.Agent
+		}
+	}
+	return "build"
+}
+
+// unsettledCalls are the open turn's recorded calls the journal holds no
+// settlement of, in call order.
+func (e *interactionEnv) unsettledCalls() []string {
+	var ids []string
+	settled := map[string]bool{}
+	for _, ev := range e.journal {
+		switch ev := ev.(type) {
+		case messages.ToolCalled:
+			if ev.AssistantMessageID == e.turn {
+				ids = append(ids, ev.CallID)
+			}
+		case messages.ToolSucceeded:
+			if ev.AssistantMessageID == e.turn {
+				settled[ev.CallID] = true
+			}
+		case messages.ToolFailed:
+			if ev.AssistantMessageID == e.turn {
+				settled[ev.CallID] = true
+			}
+		}
+	}
+	var open []string
+	for _, id := range ids {
+		if !settled[id] {
+			open = append(open, id)
+		}
+	}
+	return open
 }
 
 // turnClosed reports whether the open turn's end is already written.
