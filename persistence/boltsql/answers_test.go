@@ -170,3 +170,28 @@ func TestStatementsReadTheRowsAsTheyBegan(t *testing.T) {
 		}
 	}
 }
+
+// The in-process driver returns ENUM and SET values as their strings, as a
+// MySQL server (and the wire server) does, through the planner and through
+// the fast SELECT path's shapes (which leave such columns to the planner).
+// Before, it returned the stored numbers: an ENUM('a','b') 'b' read as 2.
+func TestEnumAndSetValuesReadAsStrings(t *testing.T) {
+	e := openTest(t, Options{NoSync: true})
+	mustExec(t, e.DB(), "CREATE TABLE es (id BIGINT PRIMARY KEY, e ENUM('a', 'b'), s SET('x', 'y', 'z'), n INT)")
+	mustExec(t, e.DB(), "INSERT INTO es VALUES (1, 'b', 'x,z', 5), (2, NULL, '', 6)")
+	for _, q := range []string{
+		"SELECT e FROM es WHERE id = 1", // the fast point shape
+		"SELECT s FROM es WHERE id = 1",
+		"SELECT e FROM es ORDER BY id LIMIT 1", // the planner
+		"SELECT s FROM es WHERE n = 5",
+	} {
+		got := queryStrings(t, e.DB(), q)
+		if len(got) != 1 || (got[0] != "b" && got[0] != "x,z") {
+			t.Errorf("%s: %q", q, got)
+		}
+	}
+	before := e.fastSelects.Load()
+	if got := queryInt(t, e.DB(), "SELECT n FROM es WHERE id = 2"); got != 6 || e.fastSelects.Load() != before+1 {
+		t.Errorf("a point read of other columns: %d (fast path ran %d times, want 1)", got, e.fastSelects.Load()-before)
+	}
+}

@@ -87,6 +87,7 @@ type tableInfo struct {
 	indexes    []*indexInfo // secondary indexes
 	unkeyed    []*indexInfo // VECTOR and SPATIAL indexes (see indexDef.Vector): listed, never written nor read
 	generated  bool         // some column is generated: the engine computes it (the insert fast path steps aside)
+	enumOrSet  bool         // some column is an ENUM or SET: stored as numbers, shown as strings
 }
 
 type indexInfo struct {
@@ -197,6 +198,7 @@ func compile(db string, def tableDef) (*tableInfo, error) {
 		if cd.AutoInc {
 			ti.autoIncCol = i
 		}
+		ti.enumOrSet = ti.enumOrSet || isEnumOrSet(typ)
 		sch[i] = col
 	}
 	for _, ord := range def.PK {
@@ -356,4 +358,14 @@ func keyString(row sql.Row, cols []int) string {
 		parts[i] = fmt.Sprint(row[ord])
 	}
 	return "[" + strings.Join(parts, ",") + "]"
+}
+
+// isEnumOrSet says whether t's values are stored as numbers (an ENUM's
+// index, a SET's bits) that a client is shown as strings.
+func isEnumOrSet(t sql.Type) bool {
+	switch t.(type) {
+	case sql.EnumType, sql.SetType:
+		return true
+	}
+	return false
 }

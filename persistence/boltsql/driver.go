@@ -441,10 +441,36 @@ func (r *rows) Next(dest []driver.Value) (err error) {
 		for i := range dest {
 			if i < len(row) {
 				dest[i] = driverValue(row[i])
+				if i < len(r.sch) {
+					dest[i] = enumOrSetValue(r.sch[i].Type, row[i], dest[i])
+				}
 			}
 		}
 		return nil
 	}
+}
+
+// enumOrSetValue is an ENUM or SET value as MySQL sends it, its string
+// (the engine holds an ENUM's index and a SET's bits; the wire server
+// converts them, and the in-process driver sent the numbers); dv for any
+// other value.
+func enumOrSetValue(t gsql.Type, v interface{}, dv driver.Value) driver.Value {
+	switch t := t.(type) {
+	case gsql.EnumType:
+		if idx, ok := v.(uint16); ok {
+			if s, ok := t.At(int(idx)); ok {
+				return s
+			}
+			return "" // 0, the error value
+		}
+	case gsql.SetType:
+		if bits, ok := v.(uint64); ok {
+			if s, err := t.BitsToString(bits); err == nil {
+				return s
+			}
+		}
+	}
+	return dv
 }
 
 // driverValue maps engine values onto the types database/sql accepts.

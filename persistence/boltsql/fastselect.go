@@ -160,6 +160,13 @@ func (e *Engine) execSelect(ctx *gsql.Context, sess *Session, s *selectShape, ar
 			names = append(names, name) // the engine names a result column as written
 		}
 	}
+	if ti.enumOrSet {
+		for _, o := range ords {
+			if isEnumOrSet(sch[o].Type) {
+				return none // shown as strings by the engine's result schema (driver.go, rows.Next)
+			}
+		}
+	}
 	for _, col := range sch {
 		if col.Virtual {
 			return none // computed by the engine's projection, not stored
