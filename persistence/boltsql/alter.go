@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/types"
 	bolt "go.etcd.io/bbolt"
 	goerrors "gopkg.in/src-d/go-errors.v1"
 )
@@ -227,12 +228,27 @@ func (t *Table) ModifyColumn(ctx *sql.Context, name string, column *sql.Column, 
 			nd.Indexes[i].Columns = cols
 		}
 		typ, nullable, colName := column.Type, cd.Nullable, column.Name
+		oldEnum, _ := ti.schema.Schema[from].Type.(sql.EnumType)
+		newEnum, _ := typ.(sql.EnumType)
 		return func(ctx *sql.Context, row sql.Row) (sql.Row, error) {
 			out := make(sql.Row, len(row))
 			for old, v := range row {
 				out[perm[old]] = v
 			}
 			v := row[from]
+			if idx, ok := v.(uint16); ok && oldEnum != nil && newEnum != nil {
+				// An ENUM value is stored as its index: it keeps its
+				// string, not its number (0, the error value, stays).
+				if idx != 0 {
+					s, _ := oldEnum.At(int(idx))
+					n := newEnum.IndexOf(s)
+					if n < 0 {
+						return nil, types.ErrDataTruncatedForColumn.New(colName)
+					}
+					out[to] = uint16(n)
+				}
+				return out, nil
+			}
 			if v == nil {
 				if !nullable {
 					return nil, sql.ErrInsertIntoNonNullableProvidedNull.New(colName)

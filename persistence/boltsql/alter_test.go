@@ -3,6 +3,7 @@ package boltsql
 import (
 	"fmt"
 	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -140,5 +141,34 @@ func TestModifyToAutoIncrementStartsPastTheRows(t *testing.T) {
 	mustExec(t, e.DB(), "INSERT INTO a (s) VALUES ('z')")
 	if got := fmt.Sprint(queryStrings(t, e.DB(), "SELECT CONCAT(id, s) FROM a ORDER BY id")); got != "[1x 7y 8z]" {
 		t.Errorf("rows: %s", got)
+	}
+}
+
+// MODIFY of an ENUM column keeps each row's value (its string), not its
+// position: ENUM('a','b','c') -> ENUM('c','a','b') keeps 'a' as 'a'; a
+// value the new list lacks fails the ALTER (data truncated) and changes
+// nothing. Before, the stored position was kept, so 'a' became 'c'.
+func TestModifyEnumKeepsTheValues(t *testing.T) {
+	dir := t.TempDir()
+	e, err := Open(dir, Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, e.DB(), "CREATE TABLE en (i INT PRIMARY KEY, e ENUM('a', 'b', 'c'))")
+	mustExec(t, e.DB(), "INSERT INTO en VALUES (1, 'a'), (2, 'b'), (3, 'c'), (4, NULL)")
+	mustExec(t, e.DB(), "ALTER TABLE en MODIFY COLUMN e ENUM('c', 'a', 'b')")
+	rows := func(e *Engine) string {
+		t.Helper()
+		return fmt.Sprint(queryStrings(t, e.DB(), "SELECT e FROM en WHERE e IS NOT NULL ORDER BY i"), queryStrings(t, e.DB(), "SELECT e + 0 FROM en WHERE e IS NOT NULL ORDER BY i"))
+	}
+	e = reopen(t, e, dir)
+	if got := rows(e); got != "[a b c] [2 3 1]" {
+		t.Errorf("after the reorder: %s", got)
+	}
+	if _, err := e.DB().Exec("ALTER TABLE en MODIFY COLUMN e ENUM('a', 'b')"); err == nil || !strings.Contains(err.Error(), "truncated") {
+		t.Errorf("dropping a used value: %v, want data truncated", err)
+	}
+	if got := rows(e); got != "[a b c] [2 3 1]" {
+		t.Errorf("after the failed ALTER: %s", got)
 	}
 }
