@@ -97,6 +97,7 @@ func Compare(results ...Result) Report {
 	add("peak RSS", "MB", false, always(func(x Result) float64 { return float64(x.PeakRSS) / (1 << 20) }))
 	add("RSS after the run", "MB", false, always(func(x Result) float64 { return float64(x.RSSAfter) / (1 << 20) }))
 	add("  of it file-backed", "MB", false, always(func(x Result) float64 { return float64(x.RSSAfterFile) / (1 << 20) }))
+	add("  of that the executable", "MB", false, always(func(x Result) float64 { return float64(x.RSSAfterExe) / (1 << 20) }))
 	return r
 }
 

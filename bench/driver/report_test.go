@@ -144,3 +144,26 @@ func TestParseStatusReadsRSSPeakAndFileBacked(t *testing.T) {
 		t.Fatal("a malformed VmRSS was accepted")
 	}
 }
+
+func TestMappedRSSSumsTheExecutablesMappings(t *testing.T) {
+	smaps := `00400000-01c19000 r-xp 00000000 fd:00 123 /work/bin/srt new
+Size:              24676 kB
+Rss:               21656 kB
+01c19000-039ad000 r--p 01819000 fd:00 123 /work/bin/srt new
+Rss:               21004 kB
+039ad000-0518c000 rw-p 035ad000 fd:00 123 /work/bin/srt new
+Rss:                3260 kB
+0518c000-05200000 rw-p 00000000 00:00 0 
+Rss:                 100 kB
+7f7688000000-7f7888000000 rw-s 00000000 fd:00 456 /data/journal.bolt
+Rss:                7012 kB
+VmFlags: rd wr sh mr mw me ms sd
+`
+	n, err := mappedRSS([]byte(smaps), "/work/bin/srt new")
+	if err != nil || n != (21656+21004+3260)<<10 {
+		t.Fatalf("%d %v", n, err)
+	}
+	if _, err := mappedRSS([]byte("00400000-01c19000 r-xp 0 fd:00 1 /x\nRss: many kB\n"), "/x"); err == nil {
+		t.Fatal("a malformed Rss was accepted")
+	}
+}

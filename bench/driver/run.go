@@ -92,6 +92,10 @@ type Result struct {
 	// RSSAfterFile is the file-backed part of RSSAfter (mapped files such
 	// as an mmap'd journal, which the kernel can drop), not heap.
 	RSSAfterFile int64 `json:"rss_after_file_bytes"`
+	// RSSAfterExe is the part of RSSAfterFile that maps the server's own
+	// executable: it grows with the linked code and tables of a new binary,
+	// in windows of pages (the kernel maps pages around each fault).
+	RSSAfterExe int64 `json:"rss_after_exe_bytes"`
 }
 
 func (c *Config) defaults() error {
@@ -227,7 +231,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	if err != nil {
 		return res, fail(err)
 	}
-	res.RSSAfter, res.PeakRSS, res.RSSAfterFile = mem.rss, mem.peak, mem.file
+	res.RSSAfter, res.PeakRSS, res.RSSAfterFile, res.RSSAfterExe = mem.rss, mem.peak, mem.file, mem.exe
 	if s.PprofAddr != "" {
 		if err := profilePhase(ctx, c, cfg, "http://"+s.PprofAddr); err != nil {
 			return res, fail(fmt.Errorf("profile: %w", err))

@@ -54,6 +54,9 @@ func TestRunMeasuresSessionrtServe(t *testing.T) {
 		res.Throughput[0].TurnsPerSec <= 0 || res.CPUPerTurn <= 0 || res.PeakRSS <= 0 || res.RSSAfter <= 0 {
 		t.Fatalf("incomplete result %+v", res)
 	}
+	if res.RSSAfterExe <= 0 || res.RSSAfterExe > res.RSSAfterFile {
+		t.Fatalf("executable's RSS %d of file-backed %d", res.RSSAfterExe, res.RSSAfterFile)
+	}
 	// 1 warm-up + 3 latency + 6 throughput turns, two model calls each.
 	if st := llm.Stats(); st.ToolCalls != 10 || st.Finals != 10 || st.Errors != 0 {
 		t.Fatalf("fake model saw %+v, want 10 tool calls and 10 finals", st)
