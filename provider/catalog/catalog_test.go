@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/sessionrt/sessionrt/provider"
+	"github.com/sessionrt/sessionrt/telemetry/metrics"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -108,6 +109,61 @@ func TestApplyKeepsControlsOptionsAndWireSeparateAndRequestWins(t *testing.T) {
 	}
 	if req.Controls.MaxOutputTokens != 0 || len(req.Wire) != 1 {
 		t.Error("Apply mutated the caller's request")
+	}
+}
+
+// A turn read up to its finish part and closed, as the drain's pump reads
+// one, is a finished operation (no error.type); one closed before its
+// finish is an interrupted one. Before, every turn the drain read was
+// counted as interrupted: only a read on to io.EOF recorded it as done.
+func TestTurnClosedAfterItsFinishIsNotCountedInterrupted(t *testing.T) {
+	reg := metrics.NewRegistry()
+	rt, err := metrics.NewRuntime(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Open(OpenConfig{Getenv: env(nil), Metrics: rt, NoRetry: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &provider.Request{Messages: []provider.Message{{Role: provider.RoleUser, Text: "hello"}}}
+	for _, toFinish := range []bool{true, false} {
+		s, err := r.Stream(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for toFinish {
+			p, err := s.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Kind == provider.PartFinish {
+				break
+			}
+		}
+		s.Close()
+	}
+	mfs, err := reg.Gatherer().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := map[string]uint64{}
+	for _, mf := range mfs {
+		if mf.GetName() != "gen_ai_client_operation_duration_seconds" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			kind := "finished"
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "error_type" {
+					kind = l.GetValue()
+				}
+			}
+			counts[kind] += m.GetHistogram().GetSampleCount()
+		}
+	}
+	if counts["finished"] != 1 || counts["interrupted"] != 1 || len(counts) != 2 {
+		t.Fatalf("operations by outcome %v, want one finished and one interrupted", counts)
 	}
 }
 

@@ -349,6 +349,11 @@ func (s *loggedStream) Next() (provider.Part, error) {
 			kind = provider.KindOf(err).String()
 		}
 		s.record(kind)
+	} else if p.Kind == provider.PartFinish {
+		// The turn is over: a reader stops here (the drain's pump does,
+		// without reading on to io.EOF), and its Close must not count
+		// the finished turn as interrupted.
+		s.record("")
 	}
 	return p, err
 }
