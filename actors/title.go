@@ -85,13 +85,12 @@ func (a *sessionActor) onTitled(m *titled) {
 		return
 	}
 	a.log.Debug("session titled", "session", a.id, "model", m.model.Provider+"/"+m.model.ID, "took", m.took)
-	rd := a.core.Step(session.TitleGenerated{Title: m.title})
 	if met != nil {
-		if len(rd.Append) > 0 {
-			met.SessionTitled("titled")
+		if a.core.State.Row.Title == "" {
+			met.SessionTitled("titled") // written now, or with the drain's next append
 		} else {
 			met.SessionTitled("kept")
 		}
 	}
-	a.execute(rd)
+	a.execute(a.core.Step(session.TitleGenerated{Title: m.title}))
 }

@@ -17,7 +17,7 @@ import (
 //
 // A session is titled once: its SessionRenamed is the proof, and nothing
 // asks again after it. An owner that dies before the answer is written
-// does not ask again either (the first prompt is no longer the one a
+// (or while it is carried) does not ask again either (the first prompt is no longer the one a
 // turn promotes), so a restart never repeats the request.
 type Title struct {
 	// Prompt is the first prompt's text (prompts promoted together:
@@ -69,10 +69,28 @@ func (c *Core) titleFor() *Title {
 
 // stepTitleGenerated names the session, unless a client gave it a title
 // meanwhile (a client's title always wins) or it is gone. The rename is
-// written at once, after what is carried, as a client's is.
+// written at once when nothing is carried; otherwise it is carried too,
+// after what is (the drain's next append writes it, with the turn's
+// TurnStarted or with Idle): writing the carried events early would make
+// a promotion durable without the turn it waits for.
 func (c *Core) stepTitleGenerated(in TitleGenerated) Ready {
-	if !c.State.Exists || c.State.Row.Title != "" || in.Title == "" {
+	if !c.State.Exists || c.State.Row.Title != "" || in.Title == "" || c.titleCarried() {
 		return Ready{}
 	}
-	return Ready{Append: append(c.takeCarry(), messages.SessionRenamed{Title: in.Title})}
+	ev := messages.SessionRenamed{Title: in.Title}
+	if len(c.Carry) > 0 {
+		c.Carry = append(c.Carry, ev)
+		return Ready{}
+	}
+	return Ready{Append: []messages.Event{ev}}
+}
+
+// titleCarried reports whether a title waits in the carry already.
+func (c *Core) titleCarried() bool {
+	for _, ev := range c.Carry {
+		if _, ok := ev.(messages.SessionRenamed); ok {
+			return true
+		}
+	}
+	return false
 }

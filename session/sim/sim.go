@@ -158,6 +158,9 @@ type simSession struct {
 	fullCheckDue bool
 	// titleAsks counts the title requests over every owner: one at most.
 	titleAsks int
+	// clientTitled: the client named the session (no generated title may
+	// be written after it).
+	clientTitled bool
 }
 
 // owner is one activation: its epoch, its core and its drain's plumbing.
@@ -324,7 +327,9 @@ func (s *simSession) titled() error {
 	if s.rng.IntN(5) == 0 {
 		return nil // the request failed: the session keeps its default
 	}
-	if s.rng.IntN(3) == 0 {
+	if s.rng.IntN(3) == 0 && len(o.core.Carry) == 0 {
+		// (The actor's rename writes what is carried first; modelled
+		// only with nothing carried, so no promotion is written early.)
 		if err := s.write(messages.SessionRenamed{Title: "client's"}); err != nil {
 			return err
 		}
@@ -334,11 +339,15 @@ func (s *simSession) titled() error {
 	if err := s.stepChecked(session.TitleGenerated{Title: "generated"}); err != nil {
 		return err
 	}
+	carried := false
+	for _, ev := range o.core.Carry {
+		carried = carried || ev == messages.Event(messages.SessionRenamed{Title: "generated"})
+	}
 	switch got := o.core.State.Row.Title; {
-	case before != "" && got != before:
-		return fmt.Errorf("a generated title replaced the client's %q with %q", before, got)
-	case before == "" && got != "generated":
-		return fmt.Errorf("an untitled session answered by the title model is titled %q", got)
+	case before != "" && (got != before || carried):
+		return fmt.Errorf("a generated title replaces the client's %q (now %q, carried %v)", before, got, carried)
+	case before == "" && got != "generated" && !carried:
+		return fmt.Errorf("an untitled session answered by the title model is titled %q, and no title is carried", got)
 	}
 	return nil
 }
@@ -814,6 +823,11 @@ func (s *simSession) ledger(o *owner, ev messages.Event) error {
 		if s.called[k] > 1 {
 			return fmt.Errorf("tool call %s of %s started twice", e.CallID, e.AssistantMessageID)
 		}
+	case messages.SessionRenamed:
+		if e.Title == "generated" && s.clientTitled {
+			return fmt.Errorf("a generated title was written after the client's")
+		}
+		s.clientTitled = s.clientTitled || e.Title != "generated"
 	case messages.ToolSucceeded:
 		return s.settledOnce(toolKey{e.AssistantMessageID, e.CallID})
 	case messages.ToolFailed:
