@@ -33,7 +33,7 @@ type BenchCmd struct {
 	ToolSleep    time.Duration `help:"Fake model: the bash call sleeps this long before echo (slow tools)." default:"0s"`
 	Profile      bool          `help:"After sessionrt's measured run, take its server's CPU profile over 10 s of 50 sessions and its heap profile (sessionrt-cpu.pprof, sessionrt-heap.pprof in --out, or the current directory)."`
 	Binary       string        `help:"sessionrt executable to serve (default this one)." type:"path" hidden:""`
-	Baseline     string        `help:"A previous sessionrt executable to run beside this one in the same run (as sessionrt-baseline, after it): a hot-path change is compared side by side; the ratio column is baseline/this." type:"path"`
+	Baseline     string        `help:"A previous sessionrt executable to run beside this one in the same run (as sessionrt-baseline, after it): a hot-path change is compared side by side; the ratio column is baseline/this. For RSS, give both binaries the same page-cache state (copies made together, or each dropped first with dd if=BIN iflag=nocache count=0): a just-linked binary is cached in large folios the kernel maps whole, +8.6 MB file-backed RSS for the same code." type:"path"`
 	Work         string        `help:"Scratch directory for the servers' data (default a fresh temp dir, removed after)." type:"path"`
 }
 
