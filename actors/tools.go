@@ -107,7 +107,6 @@ func (a *sessionActor) onToolSnapshot(m *toolSnapshot) {
 func (a *sessionActor) settleTool(t *turn, c *toolCall, m *toolSettled, snap string) {
 	c.settled = true
 	var ev messages.Event
-	rejectWithoutFeedback := false
 	if m.Output != nil {
 		path := m.Output.ManagedPath
 		if path == "" {
@@ -119,7 +118,6 @@ func (a *sessionActor) settleTool(t *turn, c *toolCall, m *toolSettled, snap str
 		msg := "tool failed"
 		if m.Error != nil {
 			msg = m.Error.Message
-			rejectWithoutFeedback = m.Error.Kind == toolactors.ErrorRejected && m.Error.Feedback == ""
 		}
 		ev = messages.ToolFailed{AssistantMessageID: t.assistantID, CallID: c.id, Error: msg, Snapshot: snap}
 	}
@@ -142,8 +140,9 @@ func (a *sessionActor) settleTool(t *turn, c *toolCall, m *toolSettled, snap str
 		c.span = nil
 	}
 	// The core writes it (the last of a turn with the turn's end) and
-	// says what follows; a rejection without feedback stops the drain.
-	a.execute(a.core.Step(session.ToolSettled{Result: ev, StopsDrain: rejectWithoutFeedback}))
+	// says what follows; a call the user rejected without feedback
+	// (PermissionReplied) stops the drain.
+	a.execute(a.core.Step(session.ToolSettled{Result: ev}))
 }
 
 // permissionAsk carries a tool's ask into the mailbox so that the request
@@ -215,26 +214,20 @@ func (a *sessionActor) replyPermission(m *ReplyPermission) any {
 	if strings.HasPrefix(m.RequestID, "que_") {
 		return a.replyQuestion(m)
 	}
-	w, ok := a.perms[m.RequestID]
-	if !ok {
-		pending, err := a.rt.journal.PendingPermissions(a.rt.ctx, a.id)
-		if err != nil {
-			return err
-		}
-		found := false
-		for _, p := range pending {
-			found = found || p.RequestID == m.RequestID
-		}
-		if !found {
-			return &CommandError{Code: CodeNotFound, Msg: fmt.Sprintf("session %s has no pending permission request %s", a.id, m.RequestID)}
-		}
+	// The core takes a reply only for an open request of the turn in
+	// flight, once; it writes it and says what it means for the call.
+	d := a.drain
+	rd := a.core.Step(session.PermissionReplied{Replied: messages.PermissionReplied{RequestID: m.RequestID, Reply: m.Reply, Feedback: m.Feedback}})
+	if rd.Answer == nil {
+		return &CommandError{Code: CodeNotFound, Msg: fmt.Sprintf("session %s has no pending permission request %s", a.id, m.RequestID)}
 	}
-	if err := a.append(messages.PermissionReplied{RequestID: m.RequestID, Reply: m.Reply, Feedback: m.Feedback}); err != nil {
-		return err
+	a.execute(rd)
+	if a.drain != d {
+		return &CommandError{Code: CodeInternal, Msg: "the reply could not be written: the drain ended"}
 	}
-	if ok {
+	if w, ok := a.perms[m.RequestID]; ok {
 		delete(a.perms, m.RequestID)
-		w.ch <- permission.Reply{Answer: permission.Answer(m.Reply), Feedback: m.Feedback}
+		w.ch <- permission.Reply{Answer: permission.Answer(rd.Answer.Reply), Feedback: rd.Answer.Feedback}
 	}
 	return &Done{LastSeq: a.seq}
 }

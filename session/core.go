@@ -96,6 +96,11 @@ type Turn struct {
 	// an overflow is not retried.
 	Recorded bool
 	settled  map[string]bool // by call ID: recorded, and whether settled
+	// asks are the turn's open permission requests (request ID to call
+	// ID); stops are the calls the user rejected without feedback, whose
+	// settlement stops the drain.
+	asks  map[string]string
+	stops map[string]bool
 }
 
 // OutcomeKind classifies how a drain ended.
@@ -183,6 +188,10 @@ type Ready struct {
 	// Outcome ends the drain: the owner appends Idle (with what is
 	// carried) and answers the drain's callers with it.
 	Outcome *Outcome
+
+	// Answer: hand this permission reply (in Append) to the call waiting
+	// for it, once it is durable.
+	Answer *messages.PermissionReplied
 
 	// Title, beside any effect above: ask the title model for the
 	// session's title (title.go); TitleGenerated follows, or nothing.
@@ -389,6 +398,16 @@ type Run struct{}
 // callers) after an Outcome.
 type DrainEnded struct{}
 
+// PermissionReplied: a client answered a permission request. The core
+// takes the reply only for an open request of the turn in flight, once
+// (Append journals it, Ready.Answer hands it to the waiting call);
+// otherwise Ready is empty and the owner refuses it. What it means is the
+// call's: once runs it, always runs it and saves the approval (the
+// permission layer's), reject fails it, and a reject without feedback
+// stops the drain when the call settles (with feedback the model sees
+// the error and the drain goes on).
+type PermissionReplied struct{ Replied messages.PermissionReplied }
+
 // PermissionAsked: a tool call asks the user for permission. The core
 // takes the request (Append journals it; the owner holds the tool until
 // the reply) only from a call of the turn in flight that is still running;
@@ -397,6 +416,7 @@ type PermissionAsked struct{ Asked messages.PermissionAsked }
 
 func (AtBoundary) input()        {}
 func (PermissionAsked) input()   {}
+func (PermissionReplied) input() {}
 func (Wake) input()              {}
 func (Recover) input()           {}
 func (Move) input()              {}
@@ -508,10 +528,20 @@ func (c *Core) step(in Input) Ready {
 		if d == nil || d.Turn == nil || d.Turn.AssistantMessageID != in.Asked.AssistantMessageID {
 			return Ready{}
 		}
-		if settled, ok := d.Turn.settled[in.Asked.CallID]; !ok || settled {
+		t := d.Turn
+		if settled, ok := t.settled[in.Asked.CallID]; !ok || settled {
 			return Ready{}
 		}
+		if _, dup := t.asks[in.Asked.RequestID]; dup || in.Asked.RequestID == "" {
+			return Ready{}
+		}
+		if t.asks == nil {
+			t.asks = map[string]string{}
+		}
+		t.asks[in.Asked.RequestID] = in.Asked.CallID
 		return Ready{Append: append(c.takeCarry(), in.Asked)}
+	case PermissionReplied:
+		return c.stepPermissionReplied(in.Replied)
 	}
 	return Ready{}
 }
@@ -646,7 +676,7 @@ func (c *Core) stepToolSettled(in ToolSettled) Ready {
 	t.Unsettled--
 	c.Carry = append(c.Carry, in.Result)
 	var rd Ready
-	if in.StopsDrain {
+	if in.StopsDrain || t.stops[call] {
 		rd = c.stepInterrupt(Interrupt{})
 	}
 	if !t.Streaming && t.Unsettled == 0 {
@@ -705,6 +735,28 @@ func (c *Core) stepQuestionAnswered(in QuestionAnswered) Ready {
 		d.RunOwed = true
 	}
 	return Ready{}
+}
+
+// stepPermissionReplied takes a reply to an open request of the turn in
+// flight, once.
+func (c *Core) stepPermissionReplied(r messages.PermissionReplied) Ready {
+	d := c.Drain
+	if d == nil || d.Turn == nil {
+		return Ready{}
+	}
+	t := d.Turn
+	call, open := t.asks[r.RequestID]
+	if !open {
+		return Ready{}
+	}
+	delete(t.asks, r.RequestID)
+	if r.Reply == messages.ReplyReject && r.Feedback == "" {
+		if t.stops == nil {
+			t.stops = map[string]bool{}
+		}
+		t.stops[call] = true
+	}
+	return Ready{Append: append(c.takeCarry(), r), Answer: &r}
 }
 
 // stepInterrupt begins an interrupt: a turn in flight (its stream and

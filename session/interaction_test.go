@@ -228,6 +228,10 @@ func (e *interactionEnv) handle(t *testing.T, td *datadriven.TestData) string {
 		case td.HasArg("rejected"):
 			in.Result = messages.ToolFailed{AssistantMessageID: e.turn, CallID: id, Error: "permission rejected"}
 			in.StopsDrain = true
+		case td.HasArg("declined"):
+			// The call failed as the user's reply rejected it (what that
+			// means for the drain is the core's: PermissionReplied).
+			in.Result = messages.ToolFailed{AssistantMessageID: e.turn, CallID: id, Error: "the user rejected permission"}
 		}
 		e.ready(&out, e.c.Step(in))
 	case "answer":
@@ -254,6 +258,26 @@ func (e *interactionEnv) handle(t *testing.T, td *datadriven.TestData) string {
 		rd := e.c.Step(PermissionAsked{Asked: messages.PermissionAsked{RequestID: "per_" + id, AssistantMessageID: turn, CallID: id, Action: "bash"}})
 		if len(rd.Append) == 0 {
 			out.WriteString("permission refused: not a running call of the turn in flight\n")
+		}
+		e.ready(&out, rd)
+	case "reply":
+		// A client answers permission request per_<id>: once, always,
+		// or reject (feedback: with feedback the model sees).
+		var id string
+		td.ScanArgs(t, "id", &id)
+		r := messages.PermissionReplied{RequestID: "per_" + id, Reply: messages.ReplyOnce}
+		switch {
+		case td.HasArg("always"):
+			r.Reply = messages.ReplyAlways
+		case td.HasArg("reject"):
+			r.Reply = messages.ReplyReject
+		}
+		td.MaybeScanArgs(t, "feedback", &r.Feedback)
+		rd := e.c.Step(PermissionReplied{Replied: r})
+		if rd.Answer == nil {
+			out.WriteString("reply refused: no open request of the turn in flight\n")
+		} else {
+			fmt.Fprintf(&out, "answer the call waiting on %s: %s\n", rd.Answer.RequestID, rd.Answer.Reply)
 		}
 		e.ready(&out, rd)
 	case "stream-end":
@@ -537,6 +561,8 @@ func describe(ev messages.Event) string {
 		return name + " " + e.CallID
 	case messages.ToolFailed:
 		return fmt.Sprintf("%s %s %q", name, e.CallID, e.Error)
+	case messages.PermissionReplied:
+		return fmt.Sprintf("%s %s %s %q", name, e.RequestID, e.Reply, e.Feedback)
 	}
 	return name
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/session"
@@ -24,7 +25,7 @@ type Config struct {
 
 // Result counts what a run exercised.
 type Result struct {
-	Steps, Events, Turns, Promotions, ToolCalls, Crashes, StaleRefused, Interrupts, Drains, Moves int
+	Steps, Events, Turns, Promotions, ToolCalls, Crashes, StaleRefused, Interrupts, Drains, Moves, Replies int
 	// Titles counts the title requests answered (Ready.Title, TitleGenerated).
 	Titles int
 }
@@ -42,6 +43,7 @@ func (r *Result) Add(o Result) {
 	r.Drains += o.Drains
 	r.Titles += o.Titles
 	r.Moves += o.Moves
+	r.Replies += o.Replies
 }
 
 // Violation is an invariant that did not hold, with what replays it.
@@ -185,6 +187,9 @@ type owner struct {
 	checked map[string]bool
 	// titling: this owner's title request is out (a crash loses it).
 	titling bool
+	// asks are the permission requests of the turn in flight not replied
+	// to yet (request ID to call ID), and replied those replied to.
+	asks, replied map[string]string
 }
 
 func newSimSession(id string, rng *rand.Rand, res *Result, brk string) *simSession {
@@ -498,6 +503,7 @@ func (s *simSession) exec(rd session.Ready) error {
 			return fmt.Errorf("the turn starts with tools %v, last allowed turn %v", rd.StartTurn.Tools, o.core.Drain.LastTurn)
 		}
 		o.turn, o.calls, o.streamD, o.streamE = s.id_("a"), nil, false, ""
+		o.asks, o.replied = nil, nil // an earlier turn's requests are closed to replies
 		clear(o.open)
 		// The request is built: rarely over budget (the core compacts
 		// first, once per logical turn).
@@ -572,6 +578,51 @@ func (s *simSession) endDrain(evs []messages.Event) error {
 	return s.exec(o.core.Step(session.DrainEnded{}))
 }
 
+// reply is a client's reply to a permission request of the turn in
+// flight, open or already answered (a second reply): taken only once, and
+// a reject without feedback stops the drain once its call settles (the
+// tool fails at once: the reply is what it waited for).
+func (s *simSession) reply() error {
+	o := s.owner
+	ids := make([]string, 0, len(o.asks)+len(o.replied))
+	for id := range o.asks {
+		ids = append(ids, id)
+	}
+	for id := range o.replied {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	id := ids[s.rng.IntN(len(ids))]
+	r := messages.PermissionReplied{RequestID: id, Reply: []messages.PermissionReply{messages.ReplyOnce, messages.ReplyAlways, messages.ReplyReject}[s.rng.IntN(3)]}
+	if r.Reply == messages.ReplyReject && s.rng.IntN(2) == 0 {
+		r.Feedback = "not that"
+	}
+	rd := o.core.Step(session.PermissionReplied{Replied: r})
+	call, open := o.asks[id]
+	if taken := rd.Answer != nil; taken != open {
+		return fmt.Errorf("permission reply to %s taken %v, request open %v", id, taken, open)
+	}
+	if !open {
+		return nil
+	}
+	s.res.Replies++
+	delete(o.asks, id)
+	o.replied[id] = call
+	if err := s.exec(rd); err != nil {
+		return err
+	}
+	if r.Reply != messages.ReplyReject || !o.open[call] || o.phase != streaming {
+		return nil
+	}
+	if err := s.settle(call, false, false); err != nil {
+		return err
+	}
+	if d := o.core.Drain; r.Feedback == "" && d != nil && !d.Interrupted {
+		return fmt.Errorf("call %s rejected without feedback settled and the drain goes on", call)
+	}
+	return nil
+}
+
 // progress moves the drain's outstanding work one step.
 func (s *simSession) progress() error {
 	o := s.owner
@@ -630,8 +681,16 @@ func (s *simSession) progress() error {
 			rd := o.core.Step(session.PermissionAsked{Asked: messages.PermissionAsked{RequestID: s.id_("per"), AssistantMessageID: o.turn, CallID: c, Action: "bash"}})
 			if taken := len(rd.Append) > 0; taken != o.open[c] {
 				return fmt.Errorf("permission ask of call %s taken %v, call running %v", c, taken, o.open[c])
+			} else if taken {
+				if o.asks == nil {
+					o.asks, o.replied = map[string]string{}, map[string]string{}
+				}
+				o.asks[rd.Append[len(rd.Append)-1].(messages.PermissionAsked).RequestID] = c
 			}
 			return s.exec(rd)
+		}
+		if len(o.asks)+len(o.replied) > 0 && s.rng.IntN(6) == 0 {
+			return s.reply()
 		}
 		r := s.rng.IntN(10)
 		switch {
