@@ -23,13 +23,19 @@ func (d *database) ValidateSchema(schema sql.Schema) error {
 func maxRowSize(schema sql.Schema) int64 {
 	var n int64
 	for _, col := range schema {
+		// In the memory engine's order: a type switch takes the first
+		// interface a type satisfies, and a number is a sql.NullType too.
 		switch t := col.Type.(type) {
+		case sql.NumberType:
+			n += 8
 		case sql.StringType:
 			if types.IsTextBlob(t) {
 				n += 16
 			} else {
 				n += t.MaxByteLength()
 			}
+		case types.BitType, sql.DatetimeType:
+			n += 8
 		case sql.DecimalType:
 			n += int64(t.MaximumScale())
 		case sql.EnumType:
@@ -40,7 +46,7 @@ func maxRowSize(schema sql.Schema) int64 {
 			n++
 		case types.TimeType:
 			n += 16
-		case sql.NumberType, types.BitType, sql.DatetimeType, sql.YearType:
+		case sql.YearType:
 			n += 8
 		default: // spatial values, SET: stored apart or small
 			n += 16

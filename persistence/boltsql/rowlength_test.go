@@ -17,6 +17,10 @@ func TestRowsLongerThanMySQLAllowsAreRefused(t *testing.T) {
 	if _, err := e.DB().Exec("ALTER TABLE t ADD COLUMN c VARCHAR(10000)"); err == nil || !strings.Contains(err.Error(), "invalid table spec") {
 		t.Errorf("ALTER TABLE to an 80,024-byte row: %v", err)
 	}
+	mustExec(t, e.DB(), "CREATE TABLE n (a INT PRIMARY KEY)")
+	if _, err := e.DB().Exec("ALTER TABLE n ADD COLUMN b VARCHAR(16383)"); err == nil || !strings.Contains(err.Error(), "found 65540") {
+		t.Errorf("ALTER TABLE to a 65,540-byte row (an INT counts 8): %v", err)
+	}
 	mustExec(t, e.DB(), "ALTER TABLE t ADD COLUMN d VARCHAR(100)")
 	if ddl := showCreate(t, e, "t"); strings.Contains(ddl, "`c`") {
 		t.Errorf("the refused column was added:\n%s", ddl)
