@@ -32,6 +32,7 @@ import (
 	"github.com/dolthub/go-mysql-server/enginetest/queries"
 	"github.com/dolthub/go-mysql-server/enginetest/scriptgen/setup"
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/vt/sqlparser"
 )
@@ -403,7 +404,15 @@ func (q *suiteEngine) tryFast(ctx *sql.Context, query string) (sql.Schema, sql.R
 	case startsWithKeyword(query, "update"):
 		if s := q.eng.updateShapeFor(ctx, text); s != nil {
 			if r := q.eng.execUpdate(ctx, sess, s, nil); r.handled {
-				return okResult(r)
+				sch, iter, ok, err := okResult(r)
+				if err == nil {
+					// The engine's result carries matched/changed counts
+					// (the driver's Result cannot): the harness compares them.
+					matched := ctx.GetLastQueryInfoInt(sql.FoundRows)
+					iter = sql.RowsToRowIter(sql.NewRow(types.OkResult{RowsAffected: uint64(r.affected),
+						Info: plan.UpdateInfo{Matched: int(matched), Updated: int(r.affected)}}))
+				}
+				return sch, iter, ok, err
 			}
 		}
 	case startsWithKeyword(query, "select"):
