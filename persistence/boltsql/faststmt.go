@@ -41,8 +41,12 @@ func ownTxn(ctx *gsql.Context, write bool) bool {
 
 // statementTable is the table a statement names in db (the session's
 // current database when empty), or nil when the engine must resolve it: no
-// database, information_schema, or no such table.
+// database, information_schema, no such table, or user accounts enabled
+// (the planner checks each statement's privileges; the fast paths do not).
 func (e *Engine) statementTable(ctx *gsql.Context, db, table string) *tableInfo {
+	if e.sqle.Analyzer.Catalog.MySQLDb.Enabled() {
+		return nil
+	}
 	if db == "" {
 		db = ctx.GetCurrentDatabase()
 	}
