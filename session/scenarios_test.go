@@ -35,9 +35,7 @@ var withoutCoreBehaviour = map[int]string{
 }
 
 // notScriptedYet have core behaviour but no script of their own yet.
-var notScriptedYet = map[int]string{
-	37: "a fresh baseline after a completed compaction (ContextObserved.Replaced) is in s46/s47 in part; earlier S leaving the model's history is the fold's",
-}
+var notScriptedYet = map[int]string{}
 
 // TestEveryScenarioHasAScriptOrAReason: each of the 60 scenarios has a
 // script sNN_*.txt in testdata/ (60: every script ends with a replay of
