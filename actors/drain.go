@@ -139,7 +139,7 @@ func (a *sessionActor) onDrainMessage(ctx actor.Context, msg any) {
 			return
 		}
 		d.busy = false
-		in := session.LocationResolved{TurnLimit: m.agent.TurnLimit, Stopping: a.rt.stopping.Load()}
+		in := session.LocationResolved{TurnLimit: m.agent.TurnLimit}
 		switch {
 		case m.err != nil:
 			in.Err = m.err.Error()
@@ -242,7 +242,7 @@ func (a *sessionActor) setDrain(d *drain) {
 // boundary is the safe provider-turn boundary: every started tool has
 // settled. The core decides (session.Core.Step); the actor executes.
 func (a *sessionActor) boundary() {
-	a.execute(a.core.Step(session.AtBoundary{Stopping: a.rt.stopping.Load()}))
+	a.execute(a.core.Step(session.AtBoundary{}))
 }
 
 // execute carries out a Ready, in the order its durability rule asks: its
@@ -387,7 +387,7 @@ func (a *sessionActor) observe(init, withCatalog bool) {
 
 func (a *sessionActor) onContext(m *contextObserved) {
 	d := a.drain
-	in := session.ContextObserved{Init: m.init, TurnLimit: m.agent.TurnLimit, Stopping: a.rt.stopping.Load()}
+	in := session.ContextObserved{Init: m.init, TurnLimit: m.agent.TurnLimit}
 	switch {
 	case d.Interrupted:
 	case m.cfgErr != nil:
@@ -730,13 +730,12 @@ func (a *sessionActor) finishTurn() {
 	}
 	d.turn = nil
 	a.endChat(t)
-	stopping := a.rt.stopping.Load()
 	if t.err != nil {
 		if errorCode(t.err) == CodeFenced {
 			a.dropStaged()
 			return // the activation is stopping
 		}
-		in := session.TurnFailed{AssistantMessageID: t.assistantID, Kind: session.Provider, Err: t.err.Error(), Stopping: stopping}
+		in := session.TurnFailed{AssistantMessageID: t.assistantID, Kind: session.Provider, Err: t.err.Error()}
 		if errors.Is(t.err, provider.ErrContextOverflow) {
 			// The core compacts once and retries once, or ends the drain.
 			in.Kind, in.AutoCompaction = session.Overflow, a.rt.cfg.Compaction.Auto
@@ -754,7 +753,6 @@ func (a *sessionActor) finishTurn() {
 			InputTokens: int64(t.usage.InputTokens), OutputTokens: int64(t.usage.OutputTokens), ReasoningTokens: int64(t.usage.ReasoningTokens),
 			CacheReadTokens: int64(t.usage.CacheReadTokens), CacheWriteTokens: int64(t.usage.CacheWriteTokens),
 		},
-		Stopping: stopping,
 	}))
 }
 

@@ -66,6 +66,12 @@ var errFenced = errors.New("session ownership moved to another activation")
 
 func (a *sessionActor) Receive(ctx actor.Context) {
 	defer a.recoverPanic(ctx)
+	if !a.core.Stopping && a.rt.stopping.Load() {
+		// The server began shutting down: the core hears it as an input
+		// before this message, and stops every drain at its next safe
+		// boundary.
+		a.core.Step(session.Stopping{})
+	}
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
 		a.self, a.system = ctx.Self(), ctx.ActorSystem()

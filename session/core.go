@@ -32,6 +32,9 @@ type Core struct {
 	// one follow-up drain (an interrupt suppresses it). WakeAgainOwed:
 	// only owed wakes arrived (Wake.Owed): the follow-up is one too.
 	WakeAgain, WakeAgainOwed bool
+	// Stopping: the server is shutting down (the Stopping input): every
+	// drain stops at its next safe boundary (Ready.Stop).
+	Stopping bool
 }
 
 // Drain is the pure part of a drain: the span that promotes input and runs
@@ -225,8 +228,12 @@ type Input interface{ input() }
 
 // AtBoundary: the drain reached a safe provider-turn boundary (its start,
 // once the Location is resolved, or every tool of the last turn settled).
-// Stopping says the server is shutting down.
-type AtBoundary struct{ Stopping bool }
+type AtBoundary struct{}
+
+// Stopping: the server is shutting down. From here on every drain stops at
+// its next safe boundary without Idle (Ready.Stop), so that the next start
+// finds the session mid-drain and resumes it.
+type Stopping struct{}
 
 // TurnSucceeded: the provider turn's stream ended with a finish reason and
 // every tool it called settled. Calls is how many it called; OpenQuestions
@@ -240,7 +247,6 @@ type TurnSucceeded struct {
 	Usage              messages.Usage
 	Calls              int
 	OpenQuestions      int
-	Stopping           bool
 }
 
 // TurnFailed: the provider turn failed and every tool it called settled.
@@ -252,7 +258,6 @@ type TurnFailed struct {
 	Kind               OutcomeKind // Provider or Overflow
 	Err                string
 	AutoCompaction     bool
-	Stopping           bool
 }
 
 // TurnBuilt: the owner built the request a StartTurn asked for. Started
@@ -286,7 +291,6 @@ type LocationResolved struct {
 	Err       string
 	ConfigErr string
 	TurnLimit int
-	Stopping  bool
 }
 
 // ContextObserved: the observation a Ready.Observe asked for came back,
@@ -317,7 +321,6 @@ type ContextObserved struct {
 	// it could not be listed).
 	Catalog    bool
 	CatalogErr string
-	Stopping   bool
 }
 
 // CatalogLoaded: the tool catalog a StartTurn with Tools needed was
@@ -415,6 +418,7 @@ type PermissionReplied struct{ Replied messages.PermissionReplied }
 type PermissionAsked struct{ Asked messages.PermissionAsked }
 
 func (AtBoundary) input()        {}
+func (Stopping) input()          {}
 func (PermissionAsked) input()   {}
 func (PermissionReplied) input() {}
 func (Wake) input()              {}
@@ -490,6 +494,9 @@ func (c *Core) step(in Input) Ready {
 		if again || owed {
 			return c.stepWake(owed)
 		}
+		return Ready{}
+	case Stopping:
+		c.Stopping = true
 		return Ready{}
 	case AtBoundary:
 		return c.stepBoundary(in)
@@ -795,7 +802,7 @@ func (c *Core) stepLocationResolved(in LocationResolved) Ready {
 		d.Compaction = &Compaction{Cause: CompactManual}
 		return Ready{Compact: &Compact{Cause: CompactManual}}
 	}
-	return c.stepBoundary(AtBoundary{Stopping: in.Stopping})
+	return c.stepBoundary(AtBoundary{})
 }
 
 // stepContextObserved takes an observation: a first baseline is written
@@ -832,7 +839,7 @@ func (c *Core) stepContextObserved(in ContextObserved) Ready {
 		// The boundary decides again as it will be once the baseline is
 		// written (the Append below writes it first).
 		first := append(c.takeCarry(), *in.Initialized)
-		rd := c.decideBoundary(AtBoundary{Stopping: in.Stopping}, true)
+		rd := c.decideBoundary(AtBoundary{}, true)
 		rd.Append = append(first, rd.Append...)
 		return rd
 	}
@@ -982,7 +989,7 @@ func (c *Core) stepTurnSucceeded(in TurnSucceeded) Ready {
 	d.LastErr = nil
 	d.Compacted = false
 	d.Continuation = calls > 0 && !in.ContentFilter && asking == 0
-	return c.stepBoundary(AtBoundary{Stopping: in.Stopping})
+	return c.stepBoundary(AtBoundary{})
 }
 
 // stepTurnFailed records the failure at once; the drain then ends with it
@@ -1010,7 +1017,7 @@ func (c *Core) stepTurnFailed(in TurnFailed) Ready {
 	d.TurnsUsed++
 	d.LastErr = &Outcome{Kind: in.Kind, Err: in.Err}
 	d.Continuation = false
-	rd := c.stepBoundary(AtBoundary{Stopping: in.Stopping})
+	rd := c.stepBoundary(AtBoundary{})
 	rd.Append = append(fail, rd.Append...)
 	return rd
 }
@@ -1037,7 +1044,7 @@ func (c *Core) decideBoundary(in AtBoundary, haveEpoch bool) Ready {
 		// recreate the epoch. The destination initializes on its next run.
 		return Ready{Outcome: &Outcome{Kind: Moved, Err: "session moved to " + c.State.Row.Location}}
 	}
-	if in.Stopping {
+	if c.Stopping {
 		// The turn's last facts are written first.
 		return Ready{Append: c.takeCarry(), Stop: true}
 	}

@@ -115,7 +115,8 @@ func (e *interactionEnv) handle(t *testing.T, td *datadriven.TestData) string {
 	case "located":
 		// The drain's Location answered (or failed, or its configuration
 		// lost the agent).
-		in := LocationResolved{TurnLimit: e.c.Drain.TurnLimit, Stopping: td.HasArg("stopping")}
+		e.stopping(td)
+		in := LocationResolved{TurnLimit: e.c.Drain.TurnLimit}
 		td.MaybeScanArgs(t, "limit", &in.TurnLimit)
 		if td.HasArg("failed") {
 			in.Err = "location /p: no such directory"
@@ -138,14 +139,16 @@ func (e *interactionEnv) handle(t *testing.T, td *datadriven.TestData) string {
 		}
 		fmt.Fprintf(&out, "title=%q\n", e.c.State.Row.Title)
 	case "boundary":
-		e.ready(&out, e.c.Step(AtBoundary{Stopping: td.HasArg("stopping")}))
+		e.stopping(td)
+		e.ready(&out, e.c.Step(AtBoundary{}))
 	case "observed":
 		// The observation an Observe asked for came back: unchanged, or
 		// with an update, a fresh baseline (replaced), blocked, failed;
 		// its tool catalog with it unless the turn is the last allowed
 		// (catalog-failed: it could not be listed).
 		d := e.c.Drain
-		in := ContextObserved{Init: e.init, TurnLimit: d.TurnLimit, Catalog: !e.init && !d.LastTurn, Stopping: td.HasArg("stopping")}
+		e.stopping(td)
+		in := ContextObserved{Init: e.init, TurnLimit: d.TurnLimit, Catalog: !e.init && !d.LastTurn}
 		seq := int64(len(e.journal)+len(e.c.Carry)) + 1
 		switch {
 		case td.HasArg("failed"):
@@ -178,10 +181,12 @@ func (e *interactionEnv) handle(t *testing.T, td *datadriven.TestData) string {
 		calls, questions := 0, 0
 		td.MaybeScanArgs(t, "calls", &calls)
 		td.MaybeScanArgs(t, "questions", &questions)
+		e.stopping(td)
 		e.ready(&out, e.c.Step(TurnSucceeded{AssistantMessageID: e.turn, FinishReason: "stop", Calls: calls, OpenQuestions: questions,
-			ContentFilter: td.HasArg("filter"), Stopping: td.HasArg("stopping")}))
+			ContentFilter: td.HasArg("filter")}))
 	case "turn-failed":
-		e.ready(&out, e.c.Step(TurnFailed{AssistantMessageID: e.turn, Kind: Provider, Err: "503 unavailable", Stopping: td.HasArg("stopping")}))
+		e.stopping(td)
+		e.ready(&out, e.c.Step(TurnFailed{AssistantMessageID: e.turn, Kind: Provider, Err: "503 unavailable"}))
 	case "overflow":
 		// The provider said the context overflowed (auto compaction on,
 		// unless manual-only).
@@ -317,6 +322,14 @@ func (e *interactionEnv) handle(t *testing.T, td *datadriven.TestData) string {
 		t.Fatalf("%s: unknown command %q", td.Pos, td.Cmd)
 	}
 	return out.String()
+}
+
+// stopping steps Stopping first when the command says the server began
+// shutting down (the shell feeds it before the input it came with).
+func (e *interactionEnv) stopping(td *datadriven.TestData) {
+	if td.HasArg("stopping") {
+		e.c.Step(Stopping{})
+	}
 }
 
 // write appends events to the journal and folds them.
