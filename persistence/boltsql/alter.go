@@ -1,7 +1,6 @@
 package boltsql
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"strings"
@@ -423,17 +422,10 @@ func (t *txn) copyRows(ctx *sql.Context, wtx *bolt.Tx, ti, nti *tableInfo, trans
 			return err
 		}
 		for i, ix := range nti.indexes {
-			k, hasNull, err := keyOf(keyBuf(row, ix.cols, len(pk)), row, ix.cols, ix.kinds, ix.lens)
-			if err != nil {
+			if dup, err := indexRow(idx[i], ix, row, pk); err != nil {
 				return fmt.Errorf("table %s index %s: %w", nti.def.Name, ix.def.Name, err)
-			}
-			if ix.def.Unique && !hasNull {
-				if ik, _ := idx[i].Cursor().Seek(k); ik != nil && bytes.HasPrefix(ik, k) {
-					return sql.NewUniqueKeyErr(keyString(row, ix.cols), false, row)
-				}
-			}
-			if err := idx[i].Put(append(k, pk...), pk); err != nil {
-				return err
+			} else if dup {
+				return sql.NewUniqueKeyErr(keyString(row, ix.cols), false, row)
 			}
 		}
 	}

@@ -26,7 +26,7 @@ func (t *Table) GetChecks(ctx *sql.Context) ([]sql.CheckDefinition, error) {
 }
 
 func (t *Table) CreateCheck(ctx *sql.Context, check *sql.CheckDefinition) error {
-	return t.alterDef(ctx, func(nd *tableDef) error {
+	return t.alterDef(ctx, func(_ *tableInfo, nd *tableDef) error {
 		name := check.Name
 		if name == "" { // MySQL's name for an unnamed check
 			for i := 1; name == "" || hasCheck(nd.Checks, name); i++ {
@@ -51,7 +51,7 @@ func hasCheck(checks []checkDef, name string) bool {
 }
 
 func (t *Table) DropCheck(ctx *sql.Context, name string) error {
-	return t.alterDef(ctx, func(nd *tableDef) error {
+	return t.alterDef(ctx, func(_ *tableInfo, nd *tableDef) error {
 		for i, c := range nd.Checks {
 			if strings.EqualFold(c.Name, name) {
 				nd.Checks = append(nd.Checks[:i:i], nd.Checks[i+1:]...)
@@ -63,7 +63,7 @@ func (t *Table) DropCheck(ctx *sql.Context, name string) error {
 }
 
 // alterDef changes the table's definition without touching its rows.
-func (t *Table) alterDef(ctx *sql.Context, change func(*tableDef) error) error {
+func (t *Table) alterDef(ctx *sql.Context, change func(ti *tableInfo, nd *tableDef) error) error {
 	tx, err := txnOf(ctx)
 	if err != nil {
 		return err
@@ -76,17 +76,12 @@ func (t *Table) alterDef(ctx *sql.Context, change func(*tableDef) error) error {
 		return sql.ErrTableNotFound.New(t.ti.def.Name)
 	}
 	nd := ti.def
-	if err := change(&nd); err != nil {
+	if err := change(ti, &nd); err != nil {
 		return err
 	}
 	nti, err := compile(ti.db, nd)
 	if err != nil {
 		return err
 	}
-	if err := tx.saveDef(nti); err != nil {
-		return err
-	}
-	t.eng.swapTable(tx, ti.db, ti.def.Name, nti)
-	t.ti = nti
-	return nil
+	return t.saveDefChange(tx, ti, nti)
 }

@@ -12,28 +12,14 @@ var _ sql.CollationAlterableTable = (*Table)(nil)
 // is written again with its collation named, so one stored before types
 // named it does not take the new default.
 func (t *Table) ModifyDefaultCollation(ctx *sql.Context, collation sql.CollationID) error {
-	tx, err := txnOf(ctx)
-	if err != nil {
-		return err
-	}
-	if _, err := tx.writeTx(ctx); err != nil {
-		return err
-	}
-	ti := t.eng.lookupTable(t.ti.db, t.ti.def.Name)
-	if ti == nil {
-		return sql.ErrTableNotFound.New(t.ti.def.Name)
-	}
-	nd := ti.def
-	nd.Columns = append([]columnDef{}, ti.def.Columns...)
-	for i := range nd.Columns {
-		nd.Columns[i].Type = typeString(ti.schema.Schema[i].Type)
-	}
-	nd.Collation = collation.Name()
-	nti, err := compile(ti.db, nd)
-	if err != nil {
-		return err
-	}
-	return t.saveDefChange(tx, ti, nti)
+	return t.alterDef(ctx, func(ti *tableInfo, nd *tableDef) error {
+		nd.Columns = append([]columnDef{}, ti.def.Columns...)
+		for i := range nd.Columns {
+			nd.Columns[i].Type = typeString(ti.schema.Schema[i].Type)
+		}
+		nd.Collation = collation.Name()
+		return nil
+	})
 }
 
 // ModifyStoredCollation would convert every column to the collation,

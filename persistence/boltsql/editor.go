@@ -474,17 +474,10 @@ func (t *Table) CreateIndex(ctx *sql.Context, def sql.IndexDef) error {
 		if err != nil {
 			return err
 		}
-		k, hasNull, err := keyOf(keyBuf(row, ix.cols, len(pk)), row, ix.cols, ix.kinds, ix.lens)
-		if err != nil {
+		if dup, err := indexRow(b, ix, row, pk); err != nil {
 			return err
-		}
-		if ix.def.Unique && !hasNull {
-			if ik, _ := b.Cursor().Seek(k); ik != nil && bytes.HasPrefix(ik, k) {
-				return sql.NewUniqueKeyErr(keyString(row, ix.cols), false, row)
-			}
-		}
-		if err := b.Put(append(k, pk...), append([]byte(nil), pk...)); err != nil {
-			return err
+		} else if dup {
+			return sql.NewUniqueKeyErr(keyString(row, ix.cols), false, row)
 		}
 	}
 	return t.saveDefChange(tx, ti, nti)
@@ -500,6 +493,23 @@ func (t *Table) saveDefChange(tx *txn, ti, nti *tableInfo) error {
 	t.eng.swapTable(tx, ti.db, ti.def.Name, nti)
 	t.ti = nti
 	return nil
+}
+
+// indexRow writes row's key in ix to b, for rows keyed in bulk (a new
+// index, a rewrite, an upgrade's re-keying). dup reports that the index is
+// unique and already holds the key: nothing is written then, and the caller
+// names the duplicate its own way.
+func indexRow(b *bolt.Bucket, ix *indexInfo, row sql.Row, pk []byte) (dup bool, err error) {
+	k, hasNull, err := keyOf(keyBuf(row, ix.cols, len(pk)), row, ix.cols, ix.kinds, ix.lens)
+	if err != nil {
+		return false, err
+	}
+	if ix.def.Unique && !hasNull {
+		if ik, _ := b.Cursor().Seek(k); ik != nil && bytes.HasPrefix(ik, k) {
+			return true, nil
+		}
+	}
+	return false, b.Put(append(k, pk...), append([]byte(nil), pk...))
 }
 
 func (t *Table) DropIndex(ctx *sql.Context, name string) error {

@@ -131,7 +131,7 @@ func fkIndex(fks []sql.ForeignKeyConstraint, name string) int {
 }
 
 func (t *Table) AddForeignKey(ctx *sql.Context, fk sql.ForeignKeyConstraint) error {
-	return t.alterDef(ctx, func(nd *tableDef) error {
+	return t.alterDef(ctx, func(_ *tableInfo, nd *tableDef) error {
 		if fkIndex(nd.ForeignKeys, fk.Name) >= 0 || t.eng.fkNameTaken(t.ti.db, nd.Name, fk.Name) {
 			return sql.ErrForeignKeyDuplicateName.New(fk.Name)
 		}
@@ -141,7 +141,7 @@ func (t *Table) AddForeignKey(ctx *sql.Context, fk sql.ForeignKeyConstraint) err
 }
 
 func (t *Table) DropForeignKey(ctx *sql.Context, name string) error {
-	return t.alterDef(ctx, func(nd *tableDef) error {
+	return t.alterDef(ctx, func(_ *tableInfo, nd *tableDef) error {
 		i := fkIndex(nd.ForeignKeys, name)
 		if i < 0 {
 			return sql.ErrForeignKeyNotFound.New(name, nd.Name)
@@ -152,7 +152,7 @@ func (t *Table) DropForeignKey(ctx *sql.Context, name string) error {
 }
 
 func (t *Table) UpdateForeignKey(ctx *sql.Context, name string, fk sql.ForeignKeyConstraint) error {
-	return t.alterDef(ctx, func(nd *tableDef) error {
+	return t.alterDef(ctx, func(_ *tableInfo, nd *tableDef) error {
 		fks := append([]sql.ForeignKeyConstraint{}, nd.ForeignKeys...)
 		if i := fkIndex(fks, name); i >= 0 {
 			fks = append(fks[:i], fks[i+1:]...)
@@ -166,7 +166,7 @@ func (t *Table) UpdateForeignKey(ctx *sql.Context, name string, fk sql.ForeignKe
 }
 
 func (t *Table) SetForeignKeyResolved(ctx *sql.Context, name string) error {
-	return t.alterDef(ctx, func(nd *tableDef) error {
+	return t.alterDef(ctx, func(_ *tableInfo, nd *tableDef) error {
 		i := fkIndex(nd.ForeignKeys, name)
 		if i < 0 {
 			return sql.ErrForeignKeyNotFound.New(name, nd.Name)

@@ -1,7 +1,6 @@
 package boltsql
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
 
@@ -117,16 +116,12 @@ func rekeyTable(tx *bolt.Tx, ti *tableInfo) error {
 			if err != nil {
 				return err
 			}
-			k, hasNull, err := keyOf(keyBuf(row, ix.cols, len(pk)), row, ix.cols, ix.kinds, ix.lens)
-			if err != nil {
+			if dup, err := indexRow(b, ix, row, pk); err != nil {
 				return err
+			} else if dup {
+				return sql.NewUniqueKeyErr(fmt.Sprintf("%s (index %s, under its collation)", keyString(row, ix.cols), ix.def.Name), false, row)
 			}
-			if ix.def.Unique && !hasNull {
-				if ik, _ := b.Cursor().Seek(k); ik != nil && bytes.HasPrefix(ik, k) {
-					return sql.NewUniqueKeyErr(fmt.Sprintf("%s (index %s, under its collation)", keyString(row, ix.cols), ix.def.Name), false, row)
-				}
-			}
-			return b.Put(append(k, pk...), append([]byte(nil), pk...))
+			return nil
 		}); err != nil {
 			return err
 		}
