@@ -481,6 +481,11 @@ func (c *Core) step(in Input) Ready {
 		}
 		if c.Drain != nil {
 			c.Drain.Moved = true
+			// The drain ends at its next step, leaving what it had not
+			// promoted pending (scenario 41): its end owes the destination
+			// a drain for it, as a restart would, so the prompt is answered
+			// without the client waking the session again.
+			c.WakeAgainOwed = true
 		}
 		return Ready{Append: append(c.carryAcrossMove(), messages.Moved{From: c.State.Row.Location, To: in.To}, messages.ContextEpochCleared{Reason: "moved"})}
 	case Run:
