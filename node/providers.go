@@ -134,6 +134,9 @@ func providerCatalog(base *catalog.Catalog, info config.Info, getenv func(string
 			}
 		}
 		p.Blocked = append(slices.Clone(p.Blocked), pc.Blacklist...)
+		if len(pc.Whitelist) > 0 {
+			p.Whitelist = slices.Clone(pc.Whitelist)
+		}
 		if len(pc.Whitelist) > 0 && p.AllowUnlisted {
 			for _, mid := range pc.Whitelist {
 				if _, ok := models[mid]; !ok && !slices.Contains(pc.Blacklist, mid) {

@@ -91,3 +91,38 @@ func TestChunkTimeoutFromOpenCodeConfigIsTheIdleTimeoutDefaultNone(t *testing.T)
 		}
 	}
 }
+
+// A whitelist limits the openai provider to its models even when
+// OPENAI_BASE_URL names a local server, which otherwise serves any model
+// (catalog.Open allows unlisted models there): a model outside the
+// whitelist is refused, one inside is served.
+func TestWhitelistHoldsForALocalOpenAIServer(t *testing.T) {
+	c, err := configuredCatalog(t, `{"provider": {"openai": {"whitelist": ["gpt-4.1", "llama3"]}}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"OPENAI_BASE_URL": "http://127.0.0.1:1/v1"}
+	r, err := catalog.Open(catalog.OpenConfig{Catalog: c, Getenv: func(k string) string { return env[k] }, NoRetry: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Model(provider.ModelRef{Provider: "openai", Model: "gpt-4o"}); err == nil {
+		t.Fatal("openai/gpt-4o is served, want it refused: it is not in the whitelist")
+	}
+	for _, m := range []string{"gpt-4.1", "llama3"} {
+		if _, err := r.Model(provider.ModelRef{Provider: "openai", Model: m}); err != nil {
+			t.Fatalf("openai/%s: %v, want it served (whitelisted)", m, err)
+		}
+	}
+	// Without a whitelist the local server serves what it has.
+	c, err = configuredCatalog(t, `{}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err = catalog.Open(catalog.OpenConfig{Catalog: c, Getenv: func(k string) string { return env[k] }, NoRetry: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Model(provider.ModelRef{Provider: "openai", Model: "llama3"}); err != nil {
+		t.Fatalf("openai/llama3 without a whitelist: %v, want it served by the local server", err)
+	}
+}

@@ -96,6 +96,12 @@ type Provider struct {
 	// Blocked are model IDs refused even when AllowUnlisted (OpenCode's
 	// provider "blacklist"). Never read from or written to a catalog file.
 	Blocked []string `json:"-"`
+	// Whitelist: only these model IDs are served (OpenCode's provider
+	// "whitelist"), whatever the environment says of the server: for a
+	// local OPENAI_BASE_URL, Open serves the whitelisted models it does
+	// not list instead of every unlisted model. Never read from or
+	// written to a catalog file.
+	Whitelist []string `json:"-"`
 }
 
 // Unlisted is the description assumed for a model a provider allows without

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -69,7 +70,8 @@ type Registry struct {
 // catalog's default, else the first configured of anthropic/claude-sonnet-4-5
 // and openai/gpt-4.1, else scripted/demo — so sessionrt always starts.
 // When OPENAI_BASE_URL names another server than api.openai.com, the openai
-// provider allows unlisted models (a local server serves what was pulled).
+// provider allows unlisted models (a local server serves what was pulled),
+// unless a configuration's whitelist limits it to the whitelisted ones.
 func Open(cfg OpenConfig) (*Registry, error) {
 	getenv := cfg.Getenv
 	if getenv == nil {
@@ -108,7 +110,7 @@ func Open(cfg OpenConfig) (*Registry, error) {
 		if baseFromEnv != "" {
 			p.BaseURL = baseFromEnv
 			if p.Kind == KindOpenAI && !strings.Contains(baseFromEnv, "api.openai.com") {
-				p.AllowUnlisted = true
+				p.AllowUnlisted, p.Models = servesUnlisted(p)
 			}
 		}
 		configured := false
@@ -418,4 +420,22 @@ func failureAttrs(err error) []slog.Attr {
 		attrs = append(attrs, slog.String("cause", pe.Err.Error()))
 	}
 	return attrs
+}
+
+// servesUnlisted is what a provider on a local server serves: any model,
+// or, under a whitelist, the whitelisted ones it does not list as well.
+func servesUnlisted(p Provider) (bool, map[string]Model) {
+	if len(p.Whitelist) == 0 {
+		return true, p.Models
+	}
+	models := make(map[string]Model, len(p.Models)+len(p.Whitelist))
+	for id, m := range p.Models {
+		models[id] = m
+	}
+	for _, id := range p.Whitelist {
+		if _, ok := models[id]; !ok && !slices.Contains(p.Blocked, id) {
+			models[id] = Unlisted()
+		}
+	}
+	return false, models
 }
