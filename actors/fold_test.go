@@ -16,7 +16,7 @@ import (
 // foldDiff replays every event of the session from seq 1 through
 // session.State.Apply, the fold the actor advances its state with, and
 // compares the result with the journal's projector: the sessions row, the
-// pending inbox, the Context Epoch and ModelHistory ("" when equal). The
+// pending inbox, the Context Epoch, the open question requests and ModelHistory ("" when equal). The
 // harness runs it for every session at every checkReplay, so every
 // scenario checks the fold against the projector.
 func foldDiff(ctx context.Context, j *persistence.Journal, id string) string {
@@ -65,6 +65,13 @@ func foldDiff(ctx context.Context, j *persistence.Journal, id string) string {
 	}
 	if !reflect.DeepEqual(normReverts(st.Reverts), normReverts(rv)) {
 		return fmt.Sprintf("reverts %+v folded, %+v projected", st.Reverts, rv)
+	}
+	qs, err := loadQuestions(ctx, j, id)
+	if err != nil {
+		return err.Error()
+	}
+	if len(st.Questions) != len(qs) || (len(qs) > 0 && !reflect.DeepEqual(st.Questions, qs)) {
+		return fmt.Sprintf("open questions %+v folded, %+v projected", st.Questions, qs)
 	}
 	want, err := j.ModelHistory(ctx, id)
 	if err != nil {

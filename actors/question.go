@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -187,6 +188,26 @@ func (a *sessionActor) openQuestionCalls() (map[string]bool, error) {
 		if q.State == "pending" {
 			out[q.AssistantMessageID+"\x00"+q.CallID] = true
 		}
+	}
+	return out, nil
+}
+
+// loadQuestions reads the session's open question requests (the
+// journal's pending questions rows) as the session state holds them.
+func loadQuestions(ctx context.Context, j *persistence.Journal, id string) (map[string]session.Question, error) {
+	qs, err := j.Questions(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	var out map[string]session.Question
+	for _, q := range qs {
+		if q.State != "pending" {
+			continue
+		}
+		if out == nil {
+			out = map[string]session.Question{}
+		}
+		out[q.RequestID] = session.Question{AssistantMessageID: q.AssistantMessageID, CallID: q.CallID, Questions: q.Questions, Seq: q.Seq}
 	}
 	return out, nil
 }

@@ -319,6 +319,9 @@ func (a *sessionActor) load(sess persistence.Session, found bool) error {
 	if a.core.State.Reverts, err = a.rt.journal.Reverts(ctx, a.id); err != nil {
 		return fmt.Errorf("session %s: load reverts: %w", a.id, err)
 	}
+	if a.core.State.Questions, err = loadQuestions(ctx, a.rt.journal, a.id); err != nil {
+		return fmt.Errorf("session %s: load questions: %w", a.id, err)
+	}
 	return nil
 }
 

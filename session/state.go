@@ -68,6 +68,20 @@ type State struct {
 	History History
 	// Reverts is the session's revert state (the journal's session_reverts).
 	Reverts messages.Reverts
+	// Questions are the open question requests by request ID: asked
+	// (QuestionAsked) and neither replied nor rejected yet, the journal's
+	// questions rows in state pending. Their calls stay open across
+	// drains and restarts: the user's reply settles them (QuestionReply).
+	Questions map[string]Question
+}
+
+// Question is an open question request: the question tool call that asked
+// it and what it asked.
+type Question struct {
+	AssistantMessageID string
+	CallID             string
+	Questions          []messages.Question
+	Seq                int64 // of its QuestionAsked
 }
 
 // NewState is the state of session id before its first event.
@@ -76,7 +90,7 @@ func NewState(id string) State { return State{Row: Row{ID: id}} }
 // Apply folds the event at seq into the state, exactly as the journal's
 // projector changes the rows the state mirrors (sessions, session_input,
 // context_epochs, the model-visible session_messages, tool_calls,
-// permissions). An error says the event does not fit the state (the
+// permissions, the pending questions). An error says the event does not fit the state (the
 // journal would have refused it); the state is then unreliable and must be
 // read again.
 func (s *State) Apply(seq int64, ev messages.Event) error {
@@ -134,9 +148,29 @@ func (s *State) Apply(seq int64, ev messages.Event) error {
 		s.Epoch = nil // the destination initializes a fresh baseline
 	case messages.TurnStarted, messages.CompactionStarted:
 		s.Row.Status = StatusBusy
+	case messages.QuestionAsked:
+		if e.RequestID == "" {
+			return s.refuse(seq, ev, "a question request without an ID")
+		}
+		if _, open := s.Questions[e.RequestID]; open {
+			return s.refuse(seq, ev, "question request "+e.RequestID+" is already open")
+		}
+		if s.Questions == nil {
+			s.Questions = map[string]Question{}
+		}
+		s.Questions[e.RequestID] = Question{AssistantMessageID: e.AssistantMessageID, CallID: e.CallID, Questions: e.Questions, Seq: seq}
 	case messages.QuestionReplied:
+		if _, open := s.Questions[e.RequestID]; !open {
+			return s.refuse(seq, ev, "question request "+e.RequestID+" is not open")
+		}
+		delete(s.Questions, e.RequestID)
 		// An answer is owed a drain: busy from the reply on, as the journal.
 		s.Row.Status = StatusBusy
+	case messages.QuestionRejected:
+		if _, open := s.Questions[e.RequestID]; !open {
+			return s.refuse(seq, ev, "question request "+e.RequestID+" is not open")
+		}
+		delete(s.Questions, e.RequestID)
 	case messages.CompactionEnded:
 		s.Row.HistorySeq = seq
 	case messages.Interrupted:
@@ -157,8 +191,7 @@ func (s *State) Apply(seq int64, ev messages.Event) error {
 		}
 	case messages.TurnEnded, messages.TurnFailed, messages.TextEnded, messages.ReasoningEnded,
 		messages.ToolInputStarted, messages.ToolInputEnded, messages.ToolCalled, messages.ToolProgress,
-		messages.ToolSucceeded, messages.ToolFailed, messages.PermissionAsked, messages.PermissionReplied,
-		messages.QuestionAsked, messages.QuestionRejected:
+		messages.ToolSucceeded, messages.ToolFailed, messages.PermissionAsked, messages.PermissionReplied:
 		// the history only (tool calls and permissions are read from the journal when needed)
 	default:
 		s.Row.LastSeq = seq
@@ -166,6 +199,24 @@ func (s *State) Apply(seq int64, ev messages.Event) error {
 	}
 	s.Row.LastSeq = seq
 	return nil
+}
+
+// refuse is Apply's error for an event that does not fit the state; the
+// state is at seq all the same (the caller reads it again).
+func (s *State) refuse(seq int64, ev messages.Event, why string) error {
+	s.Row.LastSeq = seq
+	return fmt.Errorf("session %s seq %d: %s: %s", s.Row.ID, seq, ev.EventType(), why)
+}
+
+// QuestionCall reports whether the call of assistant message assistant
+// asked a question that is still open (its answer is awaited).
+func (s *State) QuestionCall(assistant, call string) bool {
+	for _, q := range s.Questions {
+		if q.AssistantMessageID == assistant && q.CallID == call {
+			return true
+		}
+	}
+	return false
 }
 
 // PendingInput returns the pending prompt with that message ID, or nil.
