@@ -251,7 +251,11 @@ func (a *sessionActor) boundary() {
 // (or finds it already abandoned, when the append lost ownership).
 func (a *sessionActor) execute(rd session.Ready) {
 	d := a.drain
-	if err := a.write(rd.Append); err != nil {
+	err := a.write(rd.Append)
+	for _, id := range rd.Closed {
+		a.releasePermission(id)
+	}
+	if err != nil {
 		if a.drain == d && d != nil && d.turn != nil {
 			// The turn in flight stops with the drain.
 			t := d.turn

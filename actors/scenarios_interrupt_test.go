@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -14,6 +15,7 @@ import (
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/provider"
 	"github.com/sessionrt/sessionrt/provider/scripted"
+	"github.com/sessionrt/sessionrt/toolactors/permission"
 )
 
 // hangFirst hangs the first turn until its request is cancelled, then answers.
@@ -251,6 +253,50 @@ func TestShutdownStopsAtASafeBoundaryAndTheNextStartResumes(t *testing.T) {
 	h.waitIdle(id)
 	if hist := h.history(id); hist[len(hist)-1] != "A:finished" {
 		t.Fatalf("history %v: the next start must resume the work", hist)
+	}
+	h.checkReplay()
+}
+
+// TestInterruptClosesAnOpenPermissionRequest: a client interrupts while a
+// call waits for a permission reply. The call is cancelled, and its request
+// is closed in the same transaction as the call's failure (a reject saying
+// the call ended first): no client is shown a request nobody can act on,
+// a late reply is refused as not found, and the actor holds no wait for it
+// (before, the request stayed pending until a restart's recovery, and the
+// wait kept the actor from passivating).
+func TestInterruptClosesAnOpenPermissionRequest(t *testing.T) {
+	h := newHarness(t, func(req *provider.Request, n int) (scripted.Turn, error) {
+		if n == 0 {
+			return scripted.Turn{ToolCalls: []scripted.ToolCall{{ID: "c1", Name: "bash", Args: []byte(`{"command":"touch ran","description":"x"}`)}}}, nil
+		}
+		return scripted.Turn{Text: "later"}, nil
+	}, func(c *Config) {
+		c.Agents = map[string]Agent{"build": {Rules: []permission.Rule{{Action: "bash", Resource: "*", Effect: permission.Ask}}}}
+	})
+	id := h.create("")
+	sub := h.bus.Subscribe(id, 1024)
+	defer sub.Close()
+	h.prompt(id, "", "go", "", true)
+	ask := awaitPermission(t, sub)
+	if err := h.sessions.Interrupt(h.ctx(), id); err != nil {
+		t.Fatal(err)
+	}
+	if perms, err := h.journal.PendingPermissions(h.ctx(), id); err != nil || len(perms) != 0 {
+		t.Fatalf("pending permission requests after the interrupt: %+v %v", perms, err)
+	}
+	err := h.sessions.ReplyPermission(h.ctx(), id, ReplyPermission{RequestID: ask.RequestID, Reply: messages.ReplyOnce})
+	if !errors.Is(err, ErrNotFound) {
+		t.Fatalf("late reply: %v, want not found (the request is closed)", err)
+	}
+	if in, err := h.sessions.Inspect(h.ctx(), id); err != nil || (in != nil && in.Perms != 0) {
+		t.Fatalf("inspection %+v %v: the actor still waits for the closed request", in, err)
+	}
+	evs := strings.Join(h.events(id), " ")
+	if !strings.HasSuffix(evs, "permission.asked permission.replied tool.failed turn.failed interrupted idle") {
+		t.Fatalf("events %s: want the request closed with the cancelled call", evs)
+	}
+	if _, err := os.Stat(filepath.Join(h.loc, "ran")); err == nil {
+		t.Fatal("the call ran without a reply")
 	}
 	h.checkReplay()
 }

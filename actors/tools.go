@@ -231,3 +231,14 @@ func (a *sessionActor) replyPermission(m *ReplyPermission) any {
 	}
 	return &Done{LastSeq: a.seq}
 }
+
+// releasePermission drops the wait of a request the core closed because
+// its call settled first: the call is gone (its asker returned when it was
+// cancelled, or nothing reads the reply), so the entry no longer keeps the
+// actor from passivating, and a late reply finds nothing to hand over.
+func (a *sessionActor) releasePermission(id string) {
+	if w, ok := a.perms[id]; ok {
+		delete(a.perms, id)
+		w.ch <- permission.Reply{Answer: permission.Reject, Feedback: session.SettledPermissionNote}
+	}
+}

@@ -1,6 +1,8 @@
 package session
 
 import (
+	"slices"
+
 	"github.com/sessionrt/sessionrt/compaction"
 	"github.com/sessionrt/sessionrt/messages"
 )
@@ -195,6 +197,12 @@ type Ready struct {
 	// Answer: hand this permission reply (in Append) to the call waiting
 	// for it, once it is durable.
 	Answer *messages.PermissionReplied
+	// Closed: permission requests whose call settled before anyone
+	// answered; their closing rejects (SettledPermissionNote) are in
+	// Append or carried with the settlement. The owner drops whatever
+	// still waits on them whether or not Append is taken (not an effect:
+	// the call already settled, and no reply will come).
+	Closed []string
 
 	// Title, beside any effect above: ask the title model for the
 	// session's title (title.go); TitleGenerated follows, or nothing.
@@ -686,17 +694,40 @@ func (c *Core) stepToolSettled(in ToolSettled) Ready {
 	}
 	t.settled[call] = true
 	t.Unsettled--
+	// A request of the call nobody answered can never be acted on now:
+	// it is closed in the settlement's transaction, so that no client is
+	// shown it and a late reply is refused as not pending.
+	closed := t.closeAsks(call)
+	for _, id := range closed {
+		c.Carry = append(c.Carry, messages.PermissionReplied{RequestID: id, Reply: messages.ReplyReject, Feedback: SettledPermissionNote})
+	}
 	c.Carry = append(c.Carry, in.Result)
 	var rd Ready
 	if in.StopsDrain || t.stops[call] {
 		rd = c.stepInterrupt(Interrupt{})
 	}
+	rd.Closed = closed
 	if !t.Streaming && t.Unsettled == 0 {
 		rd.TurnOver = true
 		return rd
 	}
 	rd.Append = c.takeCarry()
 	return rd
+}
+
+// closeAsks drops the open requests of call, returning their IDs in order.
+func (t *Turn) closeAsks(call string) []string {
+	var ids []string
+	for id, c := range t.asks {
+		if c == call {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		delete(t.asks, id)
+	}
+	return ids
 }
 
 // stepQuestionAsked: the call counts as settled for the turn (its answer

@@ -358,6 +358,9 @@ func (e *interactionEnv) ready(out *strings.Builder, rd Ready) {
 			e.ready(out, e.c.Step(QuestionAsked{Asked: messages.QuestionAsked{RequestID: "que_" + c.CallID, AssistantMessageID: c.AssistantMessageID, CallID: c.CallID}}))
 		}
 	}
+	for _, id := range rd.Closed {
+		fmt.Fprintf(out, "release the call waiting on %s: closed\n", id)
+	}
 	if rd.Cancel {
 		out.WriteString("cancel: the stream and running tools\n")
 	}

@@ -744,6 +744,7 @@ func (s *simSession) progress() error {
 // core must drop it). reject: the user rejected it without feedback.
 func (s *simSession) settle(call string, ok, reject bool) error {
 	o := s.owner
+	first := o.open[call] // a second delivery is dropped
 	o.open[call] = false
 	in := session.ToolSettled{Result: messages.ToolSucceeded{AssistantMessageID: o.turn, CallID: call, Output: "ok"}}
 	if !ok || reject {
@@ -752,7 +753,24 @@ func (s *simSession) settle(call string, ok, reject bool) error {
 	if reject && !o.core.Drain.Interrupted {
 		s.res.Interrupts++
 	}
-	return s.exec(o.core.Step(in))
+	rd := o.core.Step(in)
+	// The call's unanswered requests are closed with its first settlement
+	// (no reply can be acted on any more), and only then.
+	var closing []string
+	if first {
+		for id, c := range o.asks {
+			if c == call {
+				closing = append(closing, id)
+				delete(o.asks, id)
+				o.replied[id] = c
+			}
+		}
+		slices.Sort(closing)
+	}
+	if !slices.Equal(closing, rd.Closed) {
+		return fmt.Errorf("call %s settled: closed requests %v, want %v", call, rd.Closed, closing)
+	}
+	return s.exec(rd)
 }
 
 // finishTurn reports the turn's end once the core said it is over.
