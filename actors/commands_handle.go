@@ -153,80 +153,59 @@ func (a *sessionActor) switchAgent(m *SwitchAgent) any {
 	if err != nil {
 		return err
 	}
-	if m.Agent != a.core.State.Row.Agent {
-		events := []messages.Event{messages.AgentSwitched{Agent: m.Agent}}
-		if ag.Model.ID != "" && ag.Model != a.core.State.Row.Model {
-			// The agent's own model comes with it, in the same append.
-			if err := a.rt.knownModel(setup.Models, ag.Model); err != nil {
-				return err
-			}
-			events = append(events, messages.ModelSwitched{Model: ag.Model})
-		}
-		if err := a.append(events...); err != nil {
-			return err
+	in := session.SwitchAgent{Agent: m.Agent}
+	if ag.Model.ID != "" {
+		// The agent's own model comes with it, when it is served here.
+		in.Model = &ag.Model
+		if err := a.rt.knownModel(setup.Models, ag.Model); err != nil {
+			in.ModelErr = err.Error()
 		}
 	}
-	return &Info{Session: a.row()}
+	return a.command(in)
 }
 
 func (a *sessionActor) deleteSession() any {
-	if !a.core.State.Exists {
-		return a.notFound()
-	}
-	if a.drain != nil || a.core.State.Row.Status == session.StatusBusy {
-		return &CommandError{Code: CodeBusy, Msg: fmt.Sprintf("session %s is running; interrupt it before deleting it", a.id)}
-	}
-	for _, in := range a.core.State.Pending {
-		if !in.Held {
-			// Its drain is owed (and about to start): deleting now would
-			// drop a prompt the client holds a receipt for.
-			return &CommandError{Code: CodeBusy, Msg: fmt.Sprintf("session %s has prompt %s waiting to run; interrupt it before deleting it", a.id, in.MessageID)}
-		}
-	}
-	if err := a.append(messages.SessionDeleted{}); err != nil {
-		return err
-	}
-	return &Info{Session: a.row()}
+	return a.command(session.Delete{})
 }
 
-// maxTitle bounds a title (the sessions.title column holds 1024 bytes).
-const maxTitle = 1024
-
 func (a *sessionActor) rename(m *Rename) any {
-	if !a.core.State.Exists {
-		return a.notFound()
-	}
-	if len(m.Title) > maxTitle {
-		return invalidf(fmt.Sprintf("title is %d bytes, at most %d", len(m.Title), maxTitle))
-	}
-	if m.Title != a.core.State.Row.Title {
-		if err := a.append(messages.SessionRenamed{Title: m.Title}); err != nil {
-			return err
-		}
-	}
-	return &Info{Session: a.row()}
+	return a.command(session.Rename{Title: m.Title})
 }
 
 func (a *sessionActor) switchModel(m *SwitchModel) any {
 	if !a.core.State.Exists {
 		return a.notFound()
 	}
-	if m.Model.ID == "" || m.Model.Provider == "" {
-		return invalidf("model switch needs a provider and a model ID")
-	}
 	setup, err := a.rt.setup(a.core.State.Row.Location)
 	if err != nil {
 		return err
 	}
+	in := session.SwitchModel{Model: m.Model}
 	if err := a.rt.knownModel(setup.Models, m.Model); err != nil {
+		in.ModelErr = err.Error()
+	}
+	return a.command(in)
+}
+
+// command steps a client's command and writes what the core decided: its
+// events alone, without what the core carries for the next turn (see
+// session/commands.go), then answers with the session's row.
+func (a *sessionActor) command(in session.Input) any {
+	rd := a.core.Step(in)
+	if r := rd.Refused; r != nil {
+		return &CommandError{Code: refusalCode[r.Kind], Msg: r.Err}
+	}
+	if err := a.write(rd.Append); err != nil {
 		return err
 	}
-	if m.Model != a.core.State.Row.Model {
-		if err := a.append(messages.ModelSwitched{Model: m.Model}); err != nil {
-			return err
-		}
-	}
 	return &Info{Session: a.row()}
+}
+
+// refusalCode is the error code a client sees for each refusal.
+var refusalCode = [...]string{
+	session.RefusedNotFound: CodeNotFound,
+	session.RefusedInvalid:  CodeInvalid,
+	session.RefusedBusy:     CodeBusy,
 }
 
 func (a *sessionActor) run(ctx actor.Context) {

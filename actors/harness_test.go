@@ -40,12 +40,25 @@ var testModel = messages.ModelRef{Provider: "scripted", ID: "test-model"}
 
 // source is a context source whose value a test sets: present, absent or unavailable.
 type source struct {
-	mu sync.Mutex
-	r  contextsources.Result[string]
+	mu   sync.Mutex
+	r    contextsources.Result[string]
+	hold *gate // when set, every load waits for it (an observation held open)
 }
 
 func (s *source) set(r contextsources.Result[string]) { s.mu.Lock(); s.r = r; s.mu.Unlock() }
-func (s *source) load(context.Context) contextsources.Result[string] {
+
+// holdOn makes the loads from now on wait for g (nil: none).
+func (s *source) holdOn(g *gate) { s.mu.Lock(); s.hold = g; s.mu.Unlock() }
+
+func (s *source) load(ctx context.Context) contextsources.Result[string] {
+	s.mu.Lock()
+	g := s.hold
+	s.mu.Unlock()
+	if g != nil {
+		if err := g.wait(ctx, 0); err != nil {
+			return contextsources.Unavailable[string](err)
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.r

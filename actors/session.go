@@ -328,7 +328,9 @@ func (a *sessionActor) load(sess persistence.Session, found bool) error {
 // append writes the staged events (core.Carry), then events, in one
 // transaction fenced by this activation's ownership, and applies them to
 // the in-memory state. On a fence or conflict the activation is stale: it
-// stops, and the next command re-activates from the journal.
+// stops, and the next command re-activates from the journal. A client's
+// rename, switch or delete does not come here: the core's Ready writes it
+// alone (command), leaving what is carried for its turn.
 func (a *sessionActor) append(events ...messages.Event) error {
 	if len(a.core.Carry) > 0 {
 		events = append(a.core.Carry, events...)

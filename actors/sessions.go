@@ -12,6 +12,7 @@ import (
 
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/persistence"
+	"github.com/sessionrt/sessionrt/session"
 )
 
 // Sessions is the one door to Session actors: callers name a session by ID
@@ -35,7 +36,7 @@ func NewSessions(system *actor.ActorSystem, cfg Config) (*Sessions, error) {
 	rt.waits.rt = rt
 	rt.acts = newActivations(system, "session", func(id string) *actor.Props {
 		return actor.PropsFromProducer(func() actor.Actor {
-			return &sessionActor{id: id, rt: rt, log: cfg.Logger, idle: idleTimer{after: cfg.IdleAfter}}
+			return &sessionActor{id: id, rt: rt, log: cfg.Logger, idle: idleTimer{after: cfg.IdleAfter}, core: session.Core{State: session.NewState(id)}}
 		})
 	})
 	rt.acts.spawner = system.Root.WithGuardian(sessionStrategy)

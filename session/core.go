@@ -207,6 +207,10 @@ type Ready struct {
 	// Title, beside any effect above: ask the title model for the
 	// session's title (title.go); TitleGenerated follows, or nothing.
 	Title *Title
+
+	// Refused: a client's command was refused (commands.go); nothing is
+	// written, and the owner answers the client with it.
+	Refused *Refusal
 }
 
 // Observe is a context observation to make.
@@ -562,6 +566,14 @@ func (c *Core) step(in Input) Ready {
 		return Ready{Append: append(c.takeCarry(), in.Asked)}
 	case PermissionReplied:
 		return c.stepPermissionReplied(in.Replied)
+	case Rename:
+		return c.stepRename(in)
+	case SwitchAgent:
+		return c.stepSwitchAgent(in)
+	case SwitchModel:
+		return c.stepSwitchModel(in)
+	case Delete:
+		return c.stepDelete()
 	}
 	return Ready{}
 }

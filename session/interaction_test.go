@@ -62,18 +62,30 @@ func (e *interactionEnv) handle(t *testing.T, td *datadriven.TestData) string {
 	case "epoch":
 		e.write(&out, messages.ContextEpochInitialized{Revision: int64(len(e.journal) + 1), Baseline: "baseline", Location: e.c.State.Row.Location})
 	case "switch":
-		// A client switches the agent or the model (the shell appends
-		// the switch; the next turn uses it).
+		// A client switches the agent (with its own model, when model is
+		// given too) or the model; the next turn uses it.
 		var agent, model string
 		td.MaybeScanArgs(t, "agent", &agent)
 		td.MaybeScanArgs(t, "model", &model)
-		if agent != "" {
-			e.write(&out, messages.AgentSwitched{Agent: agent})
-		}
-		if model != "" {
-			e.write(&out, messages.ModelSwitched{Model: messages.ModelRef{Provider: "p", ID: model}})
+		ref := messages.ModelRef{Provider: "p", ID: model}
+		switch {
+		case agent != "" && model != "":
+			e.ready(&out, e.c.Step(SwitchAgent{Agent: agent, Model: &ref}))
+		case agent != "":
+			e.ready(&out, e.c.Step(SwitchAgent{Agent: agent}))
+		default:
+			e.ready(&out, e.c.Step(SwitchModel{Model: ref}))
 		}
 		fmt.Fprintf(&out, "agent=%s model=%s\n", e.c.State.Row.Agent, e.c.State.Row.Model.ID)
+	case "rename":
+		// A client renames the session.
+		var title string
+		td.ScanArgs(t, "title", &title)
+		e.ready(&out, e.c.Step(Rename{Title: title}))
+		fmt.Fprintf(&out, "title=%q\n", e.c.State.Row.Title)
+	case "delete":
+		e.ready(&out, e.c.Step(Delete{}))
+		fmt.Fprintf(&out, "exists=%v\n", e.c.State.Exists)
 	case "move":
 		var to string
 		td.ScanArgs(t, "to", &to)
@@ -133,7 +145,7 @@ func (e *interactionEnv) handle(t *testing.T, td *datadriven.TestData) string {
 		var title string
 		td.ScanArgs(t, "title", &title)
 		if td.HasArg("rename") {
-			e.write(&out, messages.SessionRenamed{Title: title})
+			e.ready(&out, e.c.Step(Rename{Title: title}))
 		} else {
 			e.ready(&out, e.c.Step(TitleGenerated{Title: title}))
 		}
@@ -347,6 +359,9 @@ func (e *interactionEnv) write(out *strings.Builder, evs ...messages.Event) {
 
 // ready prints a Ready and plays the shell's part for it.
 func (e *interactionEnv) ready(out *strings.Builder, rd Ready) {
+	if r := rd.Refused; r != nil {
+		fmt.Fprintf(out, "refused: %s %q\n", [...]string{RefusedNotFound: "not found", RefusedInvalid: "invalid", RefusedBusy: "busy"}[r.Kind], r.Err)
+	}
 	e.askTitle(out, rd)
 	if len(rd.Append) > 0 {
 		e.write(out, rd.Append...)

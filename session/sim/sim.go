@@ -28,6 +28,8 @@ type Result struct {
 	Steps, Events, Turns, Promotions, ToolCalls, Crashes, StaleRefused, Interrupts, Drains, Moves, Replies int
 	// Titles counts the title requests answered (Ready.Title, TitleGenerated).
 	Titles int
+	// Commands: client renames and switches (written alone, whatever is carried).
+	Commands int
 }
 
 // Add counts o's run into r (a total over seeds).
@@ -44,6 +46,7 @@ func (r *Result) Add(o Result) {
 	r.Titles += o.Titles
 	r.Moves += o.Moves
 	r.Replies += o.Replies
+	r.Commands += o.Commands
 }
 
 // Violation is an invariant that did not hold, with what replays it.
@@ -247,14 +250,23 @@ func (s *simSession) write(evs ...messages.Event) error {
 }
 
 // checkTransaction checks scenario 41 on one transaction before it is
-// written: a promotion is written only on its way to a turn (never with
-// the drain's end, an interrupt or a move: the prompt stays pending), and
+// written: a promotion is written only with its turn's TurnStarted (or
+// the CompactionStarted that precedes it), never with the drain's end, an
+// interrupt, a move or a client's command (the prompt stays pending), and
 // a drain whose session moved starts no turn and initializes no epoch.
 func (s *simSession) checkTransaction(evs []messages.Event) error {
 	o := s.owner
-	promoted, ends := false, ""
+	promoted, ends, opens := false, "", false
 	for _, ev := range evs {
 		switch ev := ev.(type) {
+		case messages.CompactionStarted:
+			opens = true
+		case messages.ContextEpochReplaced:
+			// Known exception: the fresh baseline after a compaction is
+			// written at once, with the promotion carried for the turn it
+			// is rendered for (its Revision counts the carry's seqs); an
+			// interrupt before that turn opens leaves the prompt promoted.
+			opens = true
 		case messages.PromptPromoted:
 			promoted = true
 		case messages.Idle:
@@ -264,6 +276,9 @@ func (s *simSession) checkTransaction(evs []messages.Event) error {
 		case messages.Moved:
 			ends = "moved"
 		case messages.TurnStarted, messages.ContextEpochInitialized:
+			if _, ok := ev.(messages.TurnStarted); ok {
+				opens = true
+			}
 			if d := o.core.Drain; d != nil && d.Location != o.core.State.Row.Location {
 				return fmt.Errorf("%s written at %s after the session moved to %s", ev.EventType().Name, d.Location, o.core.State.Row.Location)
 			}
@@ -272,7 +287,20 @@ func (s *simSession) checkTransaction(evs []messages.Event) error {
 	if promoted && ends != "" {
 		return fmt.Errorf("a promotion written with %s, for a turn that never starts", ends)
 	}
+	if promoted && !opens {
+		// A client's rename or switch, a permission request, a title:
+		// none may carry the promotion ahead of its turn.
+		return fmt.Errorf("a promotion written without its turn's TurnStarted (or the CompactionStarted before it): %v", eventNames(evs))
+	}
 	return nil
+}
+
+func eventNames(evs []messages.Event) []string {
+	names := make([]string, len(evs))
+	for i, ev := range evs {
+		names[i] = ev.EventType().Name
+	}
+	return names
 }
 
 // step takes one seeded action.
@@ -318,6 +346,19 @@ func (s *simSession) step() error {
 		return s.stepChecked(session.Move{To: to})
 	case r < 27 && o.titling:
 		return s.titled()
+	case r < 28:
+		// A client renames the session or switches its agent or model,
+		// whenever (during a drain too).
+		var in session.Input
+		switch s.rng.IntN(3) {
+		case 0:
+			in = session.Rename{Title: s.id_("title")}
+		case 1:
+			in = session.SwitchAgent{Agent: []string{"build", "plan"}[s.rng.IntN(2)]}
+		default:
+			in = session.SwitchModel{Model: messages.ModelRef{Provider: "sim", ID: []string{"m", "m2"}[s.rng.IntN(2)]}}
+		}
+		return s.clientCommand(in)
 	}
 	return s.progress()
 }
@@ -332,10 +373,8 @@ func (s *simSession) titled() error {
 	if s.rng.IntN(5) == 0 {
 		return nil // the request failed: the session keeps its default
 	}
-	if s.rng.IntN(3) == 0 && len(o.core.Carry) == 0 {
-		// (The actor's rename writes what is carried first; modelled
-		// only with nothing carried, so no promotion is written early.)
-		if err := s.write(messages.SessionRenamed{Title: "client's"}); err != nil {
+	if s.rng.IntN(3) == 0 {
+		if err := s.clientCommand(session.Rename{Title: "client's"}); err != nil {
 			return err
 		}
 	}
@@ -354,6 +393,32 @@ func (s *simSession) titled() error {
 	case before == "" && got != "generated" && !carried:
 		return fmt.Errorf("an untitled session answered by the title model is titled %q, and no title is carried", got)
 	}
+	return nil
+}
+
+// clientCommand steps a client's rename or switch: its events are written
+// alone, and what the core carries stays carried (less a generated title,
+// which a client's rename replaces).
+func (s *simSession) clientCommand(in session.Input) error {
+	o := s.owner
+	carried := len(o.core.Carry)
+	rd := o.core.Step(in)
+	if rd.Refused != nil {
+		return fmt.Errorf("%T refused: %s", in, rd.Refused.Err)
+	}
+	if err := s.exec(rd); err != nil {
+		return err
+	}
+	_, rename := in.(session.Rename)
+	for _, ev := range o.core.Carry {
+		if _, ok := ev.(messages.SessionRenamed); ok && rename {
+			return fmt.Errorf("a generated title is still carried after the client's rename")
+		}
+	}
+	if !rename && len(o.core.Carry) != carried {
+		return fmt.Errorf("%T changed what is carried", in)
+	}
+	s.res.Commands++
 	return nil
 }
 

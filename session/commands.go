@@ -1,0 +1,177 @@
+package session
+
+import (
+	"fmt"
+
+	"github.com/sessionrt/sessionrt/messages"
+)
+
+// A client's commands that change the session's row (a rename, an agent
+// or model switch, a delete) are inputs like any other: the owner does
+// what needs I/O (the Location's configuration, whether a model is served)
+// and passes the results in; the core decides whether anything changes,
+// refuses what it may not do (Ready.Refused), and returns the command's
+// events in Ready.Append.
+//
+// Those events are written alone, never with what the core carries. The
+// carry waits for the TurnStarted of the request that acts on it (a
+// promotion, a context update, the last turn's results and end) or for the
+// drain's end: writing it with a rename that happens to arrive meanwhile
+// would make a promotion durable before the turn that answers it, and a
+// drain that then ends without that turn would leave the prompt promoted
+// with no answer (scenario 41's rule). Writing the command's events first
+// moves what is carried one seq or two later, which only matters to what
+// was computed for the seqs it would have got:
+//   - a ContextEpochInitialized or ContextEpochReplaced embeds its own seq
+//     (Revision), but it is never carried: the owner computes it from the
+//     seqs of the carry (its nextSeq) in the very step that puts it in
+//     Append, so no command can come between;
+//   - the history a request was built from shows the carry applied ahead
+//     at the seqs it would get (State.ApplyAhead): that copy is now wrong
+//     (the carry's seqs move past it), so it is dropped and read again
+//     (the request already built shows the same messages, and a rename or
+//     switch changes none of them).
+
+// MaxTitle bounds a session's title (the journal's sessions.title column
+// holds 1024 bytes).
+const MaxTitle = 1024
+
+// Refusal says why the core refused a client's command: nothing is
+// written, and the owner answers the client with it.
+type Refusal struct {
+	Kind RefusalKind
+	Err  string
+}
+
+// RefusalKind classifies a refusal.
+type RefusalKind uint8
+
+const (
+	RefusedNotFound RefusalKind = iota + 1 // the session does not exist (or was deleted)
+	RefusedInvalid                         // the command asks for something the session cannot take
+	RefusedBusy                            // the session is running (or owes a drain)
+)
+
+// Rename: a client names the session. A client's title always wins: a
+// generated title still carried is dropped.
+type Rename struct{ Title string }
+
+// SwitchAgent: a client switches the session's agent, whose configuration
+// the owner found at the session's Location. Model is the agent's own
+// model (nil when it names none): it comes with the agent, in the same
+// append. ModelErr: the owner's providers do not serve Model (the switch
+// is refused only if it would take it).
+type SwitchAgent struct {
+	Agent    string
+	Model    *messages.ModelRef
+	ModelErr string
+}
+
+// SwitchModel: a client switches the session's model. ModelErr: the
+// owner's providers do not serve it.
+type SwitchModel struct {
+	Model    messages.ModelRef
+	ModelErr string
+}
+
+// Delete: a client deletes the session. It is refused while a drain runs
+// or is owed: interrupt it first.
+type Delete struct{}
+
+func (Rename) input()      {}
+func (SwitchAgent) input() {}
+func (SwitchModel) input() {}
+func (Delete) input()      {}
+
+func (c *Core) notFound() Ready {
+	return Ready{Refused: &Refusal{Kind: RefusedNotFound, Err: fmt.Sprintf("session %s not found", c.State.Row.ID)}}
+}
+
+func (c *Core) stepRename(in Rename) Ready {
+	if !c.State.Exists {
+		return c.notFound()
+	}
+	if len(in.Title) > MaxTitle {
+		return Ready{Refused: &Refusal{Kind: RefusedInvalid, Err: fmt.Sprintf("title is %d bytes, at most %d", len(in.Title), MaxTitle)}}
+	}
+	c.dropCarriedTitle()
+	if in.Title == c.State.Row.Title {
+		return Ready{}
+	}
+	return c.command(messages.SessionRenamed{Title: in.Title})
+}
+
+// dropCarriedTitle forgets a generated title that waits in the carry: it
+// would be written after the client's and replace it.
+func (c *Core) dropCarriedTitle() {
+	kept := c.Carry[:0]
+	for _, ev := range c.Carry {
+		if _, ok := ev.(messages.SessionRenamed); !ok {
+			kept = append(kept, ev)
+		}
+	}
+	clear(c.Carry[len(kept):])
+	c.Carry = kept
+	if len(c.Carry) == 0 {
+		c.Carry = nil
+	}
+}
+
+func (c *Core) stepSwitchAgent(in SwitchAgent) Ready {
+	if !c.State.Exists {
+		return c.notFound()
+	}
+	if in.Agent == c.State.Row.Agent {
+		return Ready{}
+	}
+	evs := []messages.Event{messages.AgentSwitched{Agent: in.Agent}}
+	if m := in.Model; m != nil && m.ID != "" && *m != c.State.Row.Model {
+		if in.ModelErr != "" {
+			return Ready{Refused: &Refusal{Kind: RefusedInvalid, Err: in.ModelErr}}
+		}
+		evs = append(evs, messages.ModelSwitched{Model: *m})
+	}
+	return c.command(evs...)
+}
+
+func (c *Core) stepSwitchModel(in SwitchModel) Ready {
+	switch {
+	case !c.State.Exists:
+		return c.notFound()
+	case in.Model.ID == "" || in.Model.Provider == "":
+		return Ready{Refused: &Refusal{Kind: RefusedInvalid, Err: "model switch needs a provider and a model ID"}}
+	case in.ModelErr != "":
+		return Ready{Refused: &Refusal{Kind: RefusedInvalid, Err: in.ModelErr}}
+	case in.Model == c.State.Row.Model:
+		return Ready{}
+	}
+	return c.command(messages.ModelSwitched{Model: in.Model})
+}
+
+func (c *Core) stepDelete() Ready {
+	s := &c.State
+	if !s.Exists {
+		return c.notFound()
+	}
+	if c.Drain != nil || s.Row.Status == StatusBusy {
+		return Ready{Refused: &Refusal{Kind: RefusedBusy, Err: fmt.Sprintf("session %s is running; interrupt it before deleting it", s.Row.ID)}}
+	}
+	for _, in := range s.Pending {
+		if !in.Held {
+			// Its drain is owed (and about to start): deleting now would
+			// drop a prompt the client holds a receipt for.
+			return Ready{Refused: &Refusal{Kind: RefusedBusy, Err: fmt.Sprintf("session %s has prompt %s waiting to run; interrupt it before deleting it", s.Row.ID, in.MessageID)}}
+		}
+	}
+	return c.command(messages.SessionDeleted{})
+}
+
+// command is a client command's events, written alone: what is carried
+// stays carried (see the top of this file for why that is safe).
+func (c *Core) command(evs ...messages.Event) Ready {
+	if h := &c.State.History; h.Through > c.State.Row.LastSeq {
+		// Applied ahead at seqs the carry no longer gets.
+		h.Unload()
+	}
+	return Ready{Append: evs}
+}
