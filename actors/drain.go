@@ -256,16 +256,7 @@ func (a *sessionActor) execute(rd session.Ready) {
 		a.releasePermission(id)
 	}
 	if err != nil {
-		if a.drain == d && d != nil && d.turn != nil {
-			// The turn in flight stops with the drain.
-			t := d.turn
-			t.cancel()
-			a.cancelTools()
-			d.turn = nil
-			t.err = err
-			a.endChat(t)
-		}
-		a.endDrain(&Outcome{Err: err.Error(), Kind: errorCode(err)})
+		a.appendFailed(d, err)
 		return
 	}
 	if d != nil && len(rd.Append) > 0 && len(a.core.Carry) == 0 {
@@ -356,6 +347,22 @@ func (a *sessionActor) execute(rd session.Ready) {
 		d.carry = true
 		a.observe(false, rd.Observe.WithCatalog)
 	}
+}
+
+// appendFailed ends drain d (the one in progress when the append began)
+// with the append's error, and the turn in flight with it (or finds it
+// already abandoned, when the append lost ownership).
+func (a *sessionActor) appendFailed(d *drain, err error) {
+	if a.drain == d && d != nil && d.turn != nil {
+		// The turn in flight stops with the drain.
+		t := d.turn
+		t.cancel()
+		a.cancelTools()
+		d.turn = nil
+		t.err = err
+		a.endChat(t)
+	}
+	a.endDrain(&Outcome{Err: err.Error(), Kind: errorCode(err)})
 }
 
 // observe reads the Location's configuration for the session's agent (a

@@ -20,7 +20,7 @@ import (
 const QuestionTool = "question"
 
 // QuestionRejectedError is what the model sees of a dismissed question.
-const QuestionRejectedError = "The user dismissed this question without answering."
+const QuestionRejectedError = session.QuestionRejectedError
 
 // questionInput is the question tool's input (OpenCode's shape).
 type questionInput struct {
@@ -61,7 +61,7 @@ func parseQuestions(input []byte) ([]messages.Question, error) {
 // askQuestion journals a question tool call's request instead of running
 // a tool. The call counts as settled for the turn; the turn's end does not
 // continue the drain while the question is open (the core's
-// Turn.OpenQuestions).
+// State.Questions).
 func (a *sessionActor) askQuestion(t *turn, c *toolCall) {
 	c.settled = true
 	fail := func(msg string) {
@@ -83,53 +83,27 @@ func (a *sessionActor) askQuestion(t *turn, c *toolCall) {
 	}
 }
 
-// replyQuestion settles a pending question request: answered, the model
-// gets the answers as the call's result and the drain continues (a new one
-// when none runs); rejected, the call fails and the drain stops as it does
-// for a declined permission.
+// replyQuestion hands a client's reply to the core, which takes it only
+// for an open question request and decides what follows
+// (session.QuestionReply): its Append settles the call, then the drain
+// in flight goes on, is stopped (a dismissal), or a drain of its own
+// starts for the answer.
 func (a *sessionActor) replyQuestion(m *ReplyPermission) any {
-	q, err := a.pendingQuestion(m.RequestID)
-	if err != nil {
-		return err
+	rd := a.core.Step(session.QuestionReply{RequestID: m.RequestID, Answers: m.Answers, Reject: m.Reply == messages.ReplyReject, Feedback: m.Feedback})
+	if len(rd.Append) == 0 {
+		return &CommandError{Code: CodeNotFound, Msg: fmt.Sprintf("session %s has no pending question request %s", a.id, m.RequestID)}
 	}
-	var evs []messages.Event
-	reject := m.Reply == messages.ReplyReject
-	if reject {
-		reason := m.Feedback
-		if reason == "" {
-			reason = "dismissed by the user"
-		}
-		evs = []messages.Event{messages.QuestionRejected{RequestID: q.RequestID, Reason: reason},
-			messages.ToolFailed{AssistantMessageID: q.AssistantMessageID, CallID: q.CallID, Error: QuestionRejectedError}}
-	} else {
-		evs = []messages.Event{messages.QuestionReplied{RequestID: q.RequestID, Answers: m.Answers},
-			messages.ToolSucceeded{AssistantMessageID: q.AssistantMessageID, CallID: q.CallID, Output: answerText(q.Questions, m.Answers)}}
-	}
-	if err := a.append(evs...); err != nil {
+	d := a.drain
+	if err := a.write(rd.Append); err != nil {
+		a.appendFailed(d, err)
 		return err
 	}
 	if a.openQuestions > 0 {
 		a.openQuestions--
 	}
-	// Answered while the asking turn still streams or settles, owed a
-	// provider attempt at the drain's next boundary, or (answered) a drain
-	// of its own.
-	a.execute(a.core.Step(session.QuestionAnswered{AssistantMessageID: q.AssistantMessageID, Rejected: reject}))
+	rd.Append = nil
+	a.execute(rd)
 	return &Done{LastSeq: a.seq}
-}
-
-// pendingQuestion is the session's pending question request id.
-func (a *sessionActor) pendingQuestion(id string) (persistence.QuestionRequest, error) {
-	qs, err := a.rt.journal.Questions(a.rt.ctx, a.id)
-	if err != nil {
-		return persistence.QuestionRequest{}, err
-	}
-	for _, q := range qs {
-		if q.RequestID == id && q.State == "pending" {
-			return q, nil
-		}
-	}
-	return persistence.QuestionRequest{}, &CommandError{Code: CodeNotFound, Msg: fmt.Sprintf("session %s has no pending question request %s", a.id, id)}
 }
 
 // rejectOpenQuestions dismisses the session's open questions before a new
@@ -159,21 +133,6 @@ func (a *sessionActor) rejectOpenQuestions() error {
 	}
 	a.openQuestions = 0
 	return nil
-}
-
-// answerText is what the model reads of the user's answers.
-func answerText(qs []messages.Question, answers [][]string) string {
-	var b strings.Builder
-	b.WriteString("The user answered:\n")
-	for i, q := range qs {
-		ans := "(no answer)"
-		if i < len(answers) && len(answers[i]) > 0 {
-			ans = strings.Join(answers[i], ", ")
-		}
-		fmt.Fprintf(&b, "- %s → %s\n", q.Question, ans)
-	}
-	b.WriteString("Continue with these answers in mind.")
-	return b.String()
 }
 
 // openQuestionCalls are the calls of the session's pending questions: a

@@ -96,7 +96,6 @@ type Turn struct {
 	Streaming          bool
 	Calls              int // calls recorded (ToolCalled written)
 	Unsettled          int // recorded calls not settled yet
-	OpenQuestions      int // question calls awaiting the user
 	// Recorded: durable output exists (text, reasoning or a tool call), so
 	// an overflow is not retried.
 	Recorded bool
@@ -366,13 +365,6 @@ type ToolSettled struct {
 // and the input parses; if not, the call settles failed instead).
 type QuestionAsked struct{ Asked messages.QuestionAsked }
 
-// QuestionAnswered: the user answered (or dismissed: Rejected) a pending
-// question; the owner wrote the reply and the call's result.
-type QuestionAnswered struct {
-	AssistantMessageID string
-	Rejected           bool
-}
-
 // Interrupt: a client asked to stop the drain. Waiting: the owner waits
 // for an asynchronous result (the Location, an observation, a catalog, a
 // compaction), whose arrival finishes the interrupt.
@@ -445,7 +437,7 @@ func (ToolCallStreamed) input()  {}
 func (StreamEnded) input()       {}
 func (ToolSettled) input()       {}
 func (QuestionAsked) input()     {}
-func (QuestionAnswered) input()  {}
+func (QuestionReply) input()     {}
 func (Interrupt) input()         {}
 func (TurnSucceeded) input()     {}
 func (TurnFailed) input()        {}
@@ -541,8 +533,8 @@ func (c *Core) step(in Input) Ready {
 		return c.stepToolSettled(in)
 	case QuestionAsked:
 		return c.stepQuestionAsked(in)
-	case QuestionAnswered:
-		return c.stepQuestionAnswered(in)
+	case QuestionReply:
+		return c.stepQuestionReply(in)
 	case Interrupt:
 		return c.stepInterrupt(in)
 	case TitleGenerated:
@@ -744,7 +736,7 @@ func (t *Turn) closeAsks(call string) []string {
 
 // stepQuestionAsked: the call counts as settled for the turn (its answer
 // settles it durably later); the turn's end does not continue the drain
-// while the question is open.
+// while the question is open (State.Questions, once Append is folded).
 func (c *Core) stepQuestionAsked(in QuestionAsked) Ready {
 	d := c.Drain
 	if d == nil || d.Turn == nil || d.Turn.AssistantMessageID != in.Asked.AssistantMessageID {
@@ -756,40 +748,11 @@ func (c *Core) stepQuestionAsked(in QuestionAsked) Ready {
 	}
 	t.settled[in.Asked.CallID] = true
 	t.Unsettled--
-	t.OpenQuestions++
 	rd := Ready{Append: append(c.takeCarry(), in.Asked)}
 	if !t.Streaming && t.Unsettled == 0 {
 		rd.TurnOver = true
 	}
 	return rd
-}
-
-// stepQuestionAnswered: an answer to the turn in flight lets its end
-// continue; one to an earlier turn is owed a provider attempt at this
-// drain's next boundary. A dismissal stops the drain as a declined
-// permission does.
-func (c *Core) stepQuestionAnswered(in QuestionAnswered) Ready {
-	d := c.Drain
-	if d == nil {
-		if in.Rejected {
-			return Ready{}
-		}
-		// The model continues from the answer in a drain of its own.
-		return Ready{StartDrain: &StartDrain{Run: true}}
-	}
-	if t := d.Turn; t != nil && t.AssistantMessageID == in.AssistantMessageID {
-		if t.OpenQuestions > 0 {
-			t.OpenQuestions--
-		}
-		if in.Rejected {
-			return c.stepInterrupt(Interrupt{})
-		}
-		return Ready{}
-	}
-	if !in.Rejected {
-		d.RunOwed = true
-	}
-	return Ready{}
 }
 
 // stepPermissionReplied takes a reply to an open request of the turn in
@@ -1030,7 +993,7 @@ func (c *Core) stepTurnSucceeded(in TurnSucceeded) Ready {
 	d.TurnsUsed++
 	calls, asking := in.Calls, in.OpenQuestions
 	if t := d.Turn; t != nil {
-		calls, asking = calls+t.Calls, asking+t.OpenQuestions
+		calls, asking = calls+t.Calls, asking+c.State.openQuestionsOf(t.AssistantMessageID)
 	}
 	d.Turn = nil
 	c.Carry = append(c.Carry, messages.TurnEnded{AssistantMessageID: in.AssistantMessageID, FinishReason: in.FinishReason, Usage: in.Usage})

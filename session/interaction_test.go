@@ -2,6 +2,7 @@ package session
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"testing"
 
@@ -252,20 +253,32 @@ func (e *interactionEnv) handle(t *testing.T, td *datadriven.TestData) string {
 		}
 		e.ready(&out, e.c.Step(in))
 	case "answer":
-		// The user answers (or dismisses) a question of turn; the shell
-		// wrote the reply and the call's result.
-		var id, turn string
+		// A client answers question request que_<id> (blue, or answers:
+		// a comma-separated list), or dismisses it (rejected; feedback:
+		// why). The core takes it only for an open request.
+		var id, answers, feedback string
 		td.ScanArgs(t, "id", &id)
-		td.ScanArgs(t, "turn", &turn)
-		rejected := td.HasArg("rejected")
-		if rejected {
-			e.write(&out, messages.QuestionRejected{RequestID: "que_" + id, Reason: "dismissed"}, messages.ToolFailed{AssistantMessageID: turn, CallID: id, Error: "dismissed"})
-		} else {
-			e.write(&out, messages.QuestionReplied{RequestID: "que_" + id}, messages.ToolSucceeded{AssistantMessageID: turn, CallID: id, Output: "blue"})
+		answers = "blue"
+		td.MaybeScanArgs(t, "answers", &answers)
+		td.MaybeScanArgs(t, "feedback", &feedback)
+		rd := e.c.Step(QuestionReply{RequestID: "que_" + id, Answers: [][]string{strings.Split(answers, ",")}, Reject: td.HasArg("rejected"), Feedback: feedback})
+		if len(rd.Append) == 0 {
+			fmt.Fprintf(&out, "reply refused: no open question request que_%s\n", id)
 		}
-		if e.c.Drain != nil {
-			e.ready(&out, e.c.Step(QuestionAnswered{AssistantMessageID: turn, Rejected: rejected}))
+		for _, ev := range rd.Append {
+			if r, ok := ev.(messages.ToolSucceeded); ok {
+				fmt.Fprintf(&out, "the model reads for %s: %q\n", r.CallID, r.Output)
+			}
 		}
+		e.ready(&out, rd)
+	case "questions":
+		// The open question requests, in the order they were asked.
+		var open []string
+		for id, q := range e.c.State.Questions {
+			open = append(open, fmt.Sprintf("%s@%d(%s %s)", id, q.Seq, q.AssistantMessageID, q.CallID))
+		}
+		sort.Strings(open)
+		fmt.Fprintf(&out, "open questions: [%s]\n", strings.Join(open, " "))
 	case "permission":
 		// A tool call asks the user for permission.
 		var id, turn string
@@ -370,7 +383,8 @@ func (e *interactionEnv) ready(out *strings.Builder, rd Ready) {
 		fmt.Fprintf(out, "start tool %s %s\n", c.CallID, c.Tool)
 		if c.Tool == "question" {
 			// The shell asks the user instead of running a tool.
-			e.ready(out, e.c.Step(QuestionAsked{Asked: messages.QuestionAsked{RequestID: "que_" + c.CallID, AssistantMessageID: c.AssistantMessageID, CallID: c.CallID}}))
+			e.ready(out, e.c.Step(QuestionAsked{Asked: messages.QuestionAsked{RequestID: "que_" + c.CallID, AssistantMessageID: c.AssistantMessageID, CallID: c.CallID,
+				Questions: []messages.Question{{Question: "Which color?"}}}}))
 		}
 	}
 	for _, id := range rd.Closed {
@@ -594,6 +608,12 @@ func describe(ev messages.Event) string {
 		return fmt.Sprintf("%s %s %q", name, e.CallID, e.Error)
 	case messages.PermissionReplied:
 		return fmt.Sprintf("%s %s %s %q", name, e.RequestID, e.Reply, e.Feedback)
+	case messages.QuestionAsked:
+		return fmt.Sprintf("%s %s", name, e.RequestID)
+	case messages.QuestionReplied:
+		return fmt.Sprintf("%s %s %v", name, e.RequestID, e.Answers)
+	case messages.QuestionRejected:
+		return fmt.Sprintf("%s %s %q", name, e.RequestID, e.Reason)
 	}
 	return name
 }

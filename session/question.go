@@ -1,0 +1,120 @@
+package session
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/sessionrt/sessionrt/messages"
+)
+
+// Questions: the question tool asks the user instead of running (the
+// owner journals QuestionAsked, stepQuestionAsked); the request stays open
+// in State across drains and restarts until the client's reply
+// (QuestionReply) or a promotion (the user spoke instead: decideBoundary)
+// closes it and settles its call.
+
+// QuestionReply: a client answered an open question request (Answers:
+// one list of chosen labels or typed text per question) or dismissed it
+// (Reject; Feedback: why). The core takes it only for a request open in
+// State (not one already closed, nor one a promotion is dismissing):
+// Append journals the reply and settles the asking call (QuestionReplied
+// and ToolSucceeded with the answers as the model reads them, or
+// QuestionRejected and ToolFailed with QuestionRejectedError). An answer
+// lets the turn in flight that asked continue, owes an earlier turn's
+// drain a provider attempt at its next boundary, or, when no drain runs,
+// starts one of its own (Ready.StartDrain) so the model continues from
+// it; a dismissal of the turn in flight's question stops the drain as an
+// interrupt does. Otherwise Ready is empty and the owner refuses the reply.
+type QuestionReply struct {
+	RequestID string
+	Answers   [][]string
+	Reject    bool
+	Feedback  string
+}
+
+// QuestionRejectedError is what the model sees of a dismissed question.
+const QuestionRejectedError = "The user dismissed this question without answering."
+
+// stepQuestionReply settles an open question request with the client's
+// reply, and decides what follows (QuestionReply).
+func (c *Core) stepQuestionReply(in QuestionReply) Ready {
+	q, open := c.State.Questions[in.RequestID]
+	if !c.State.Exists || !open || c.dismissing(in.RequestID) {
+		return Ready{}
+	}
+	var evs []messages.Event
+	if in.Reject {
+		reason := in.Feedback
+		if reason == "" {
+			reason = "dismissed by the user"
+		}
+		evs = []messages.Event{messages.QuestionRejected{RequestID: in.RequestID, Reason: reason},
+			messages.ToolFailed{AssistantMessageID: q.AssistantMessageID, CallID: q.CallID, Error: QuestionRejectedError}}
+	} else {
+		evs = []messages.Event{messages.QuestionReplied{RequestID: in.RequestID, Answers: in.Answers},
+			messages.ToolSucceeded{AssistantMessageID: q.AssistantMessageID, CallID: q.CallID, Output: answerText(q.Questions, in.Answers)}}
+	}
+	rd := c.afterQuestionReply(q.AssistantMessageID, in.Reject)
+	rd.Append = append(append(c.takeCarry(), evs...), rd.Append...)
+	return rd
+}
+
+// afterQuestionReply: an answer to the turn in flight lets its end
+// continue; one to an earlier turn is owed a provider attempt at this
+// drain's next boundary; with no drain, the model continues from it in a
+// drain of its own. A dismissal of the turn in flight's question stops the
+// drain as a declined permission does.
+func (c *Core) afterQuestionReply(assistant string, rejected bool) Ready {
+	d := c.Drain
+	switch {
+	case d == nil && rejected:
+		return Ready{}
+	case d == nil:
+		return Ready{StartDrain: &StartDrain{Run: true}}
+	case d.Turn != nil && d.Turn.AssistantMessageID == assistant:
+		if rejected {
+			return c.stepInterrupt(Interrupt{})
+		}
+		return Ready{}
+	case !rejected:
+		d.RunOwed = true
+	}
+	return Ready{}
+}
+
+// dismissing reports whether the carried events already dismiss the
+// question request (a promotion waiting for its turn's TurnStarted).
+func (c *Core) dismissing(requestID string) bool {
+	for _, ev := range c.Carry {
+		if r, ok := ev.(messages.QuestionRejected); ok && r.RequestID == requestID {
+			return true
+		}
+	}
+	return false
+}
+
+// openQuestionsOf counts the open question requests of a turn.
+func (s *State) openQuestionsOf(assistant string) int {
+	n := 0
+	for _, q := range s.Questions {
+		if q.AssistantMessageID == assistant {
+			n++
+		}
+	}
+	return n
+}
+
+// answerText is what the model reads of the user's answers.
+func answerText(qs []messages.Question, answers [][]string) string {
+	var b strings.Builder
+	b.WriteString("The user answered:\n")
+	for i, q := range qs {
+		ans := "(no answer)"
+		if i < len(answers) && len(answers[i]) > 0 {
+			ans = strings.Join(answers[i], ", ")
+		}
+		fmt.Fprintf(&b, "- %s → %s\n", q.Question, ans)
+	}
+	b.WriteString("Continue with these answers in mind.")
+	return b.String()
+}
