@@ -32,7 +32,10 @@ type drain struct {
 	interrupters []*actor.PID // Interrupt callers waiting for cleanup
 	busy         bool         // an async step (observation, catalog, stream) is outstanding
 	carry        bool         // staged events wait for the next TurnStarted (set at a boundary that calls)
-	loc          *locationPIDs
+	// handover: the drain ends without Idle (Ready.Busy): the session
+	// stays busy for the drain that answers its last tool results.
+	handover bool
+	loc      *locationPIDs
 	// agent is the session's agent as its Location's configuration said at
 	// the drain's start or at the last boundary; a turn keeps the one it
 	// started with.
@@ -209,8 +212,8 @@ func (a *sessionActor) async(work func() any, onPanic func(error) any) {
 	}()
 }
 
-func (a *sessionActor) startDrain(runOwed bool, waiter *actor.PID) {
-	d := &drain{token: nextToken(), Drain: session.Drain{Location: a.core.State.Row.Location, RunOwed: runOwed}}
+func (a *sessionActor) startDrain(runOwed, continues bool, waiter *actor.PID) {
+	d := &drain{token: nextToken(), Drain: session.Drain{Location: a.core.State.Row.Location, RunOwed: runOwed, Continuation: continues}}
 	a.log.Debug("drain start", "session", a.id, "token", d.token, "run", runOwed, "pending", len(a.core.State.Pending))
 	d.spanCtx, d.span = a.rt.cfg.Tracer.StartInvokeAgent(telemetry.WithTraceParent(a.rt.ctx, a.drainTrace), telemetry.Agent{
 		SessionID: a.id, AgentName: a.core.State.Row.Agent, ProviderName: a.core.State.Row.Model.Provider, Model: a.core.State.Row.Model.ID})
@@ -264,7 +267,7 @@ func (a *sessionActor) execute(rd session.Ready) {
 	}
 	a.askTitle(rd.Title) // beside the turn, never in its way
 	if rd.StartDrain != nil {
-		a.startDrain(rd.StartDrain.Run, nil)
+		a.startDrain(rd.StartDrain.Run, rd.StartDrain.Continue, nil)
 		return
 	}
 	if d == nil {
@@ -298,6 +301,7 @@ func (a *sessionActor) execute(rd session.Ready) {
 		// session is found mid-drain and resumed by the next start.
 		a.abandon("server shutting down", CodeFenced)
 	case rd.Outcome != nil:
+		d.handover = rd.Busy
 		a.endDrain(&Outcome{Err: rd.Outcome.Err, Kind: string(rd.Outcome.Kind)})
 	case rd.Stream:
 		a.stream()
@@ -784,6 +788,9 @@ func (a *sessionActor) endDrain(out *Outcome) {
 		evs := []messages.Event{messages.Idle{}}
 		if failed := out.failure(); failed != nil {
 			evs = []messages.Event{*failed, messages.Idle{}}
+		}
+		if d.handover {
+			evs = nil // what is carried only: the next drain ends the busy span
 		}
 		if err := a.append(evs...); err != nil && out.Err == "" {
 			out = &Outcome{Err: err.Error(), Kind: errorCode(err)}

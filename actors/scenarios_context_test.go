@@ -344,23 +344,32 @@ func TestS41_MoveClearsTheEpochAndFencesTheOldLocation(t *testing.T) {
 		t.Fatal(err)
 	}
 	g.open()
-	out := h.waitIdle(id)
-	if out.Kind != "moved" || h.prov.Count() != 1 {
-		t.Fatalf("outcome %+v after %d requests: the old Location must start no other turn", out, h.prov.Count())
+	if out := h.waitIdle(id); out.Kind != "moved" {
+		t.Fatalf("outcome %+v: the old Location must start no other turn", out)
 	}
-	if _, ok, _ := h.journal.Epoch(h.ctx(), id); ok {
-		t.Fatal("the old runner recreated the epoch")
+	// The moved turn's tool result is owed an answer: a drain at the
+	// destination continues it (a fresh baseline first) with nothing
+	// pending and no wake, and the session stayed busy until then.
+	if out := h.waitIdle(id); out.Err != "" || h.prov.Count() != 2 {
+		t.Fatalf("continuation at the destination: outcome %+v after %d requests, want one more request", out, h.prov.Count())
 	}
-	h.prompt(id, "", "continue", "", false)
-	h.run(id)
-	ep, ok, _ := h.journal.Epoch(h.ctx(), id)
+	got := requestRoles(h.lastRequest())
+	want := []string{"user:go", "assistant:[call bash]", "tool:x\n<bash_metadata>exit code 0</bash_metadata>\n"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("continuation request %q, want %q", got, want)
+	}
 	canon, _ := supervisor.Canonical(dest)
-	if !ok || ep.Location != canon {
+	if ep, ok, _ := h.journal.Epoch(h.ctx(), id); !ok || ep.Location != canon {
 		t.Fatalf("epoch %+v, want a fresh one at %s", ep, canon)
 	}
 	evs := strings.Join(h.events(id), " ")
-	if !strings.Contains(evs, "moved context.epoch.cleared") || !strings.Contains(evs, "context.epoch.initialized prompt.promoted") {
-		t.Fatalf("events %s", evs)
+	if !strings.Contains(evs, "moved context.epoch.cleared") || !strings.Contains(evs, "tool.succeeded turn.ended context.epoch.initialized turn.started") {
+		t.Fatalf("events %s: the moved turn's end, then the destination's baseline and continuation, with no idle between", evs)
+	}
+	h.prompt(id, "", "continue", "", false)
+	h.run(id)
+	if h.prov.Count() != 3 {
+		t.Fatalf("%d requests after a run at the destination, want 3", h.prov.Count())
 	}
 	h.checkReplay()
 }

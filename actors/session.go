@@ -179,7 +179,7 @@ func (a *sessionActor) handle(ctx actor.Context) {
 		case a.drain != nil:
 			a.respond(ctx, &CommandError{Code: CodeBusy, Msg: fmt.Sprintf("session %s is running; compact it when idle (or interrupt it first)", a.id)})
 		default:
-			a.startDrain(false, ctx.Sender())
+			a.startDrain(false, false, ctx.Sender())
 			a.drain.Manual = true
 		}
 	case *titled:

@@ -34,6 +34,10 @@ type Core struct {
 	// one follow-up drain (an interrupt suppresses it). WakeAgainOwed:
 	// only owed wakes arrived (Wake.Owed): the follow-up is one too.
 	WakeAgain, WakeAgainOwed bool
+	// ContinueOwed: the drain ended moved with its last turn's tool
+	// results unanswered (its runner may start no turn): its end starts a
+	// drain that answers them at the destination (StartDrain.Continue).
+	ContinueOwed bool
 	// Stopping: the server is shutting down (the Stopping input): every
 	// drain stops at its next safe boundary (Ready.Stop).
 	Stopping bool
@@ -50,10 +54,14 @@ type Drain struct {
 	Moved        bool
 	RunOwed      bool // an explicit run's provider attempt is still owed
 	Continuation bool // the last turn's tool results need an answer
-	TurnsUsed    int
-	TurnLimit    int // the agent's allowance; <= 0 means DefaultTurnLimit
-	LastTurn     bool
-	Interrupted  bool
+	// answering: the turn being prepared answers the last turn's tool
+	// results (Continuation was true when the boundary called), until a
+	// turn ends: a move before it opens still owes them their answer.
+	answering   bool
+	TurnsUsed   int
+	TurnLimit   int // the agent's allowance; <= 0 means DefaultTurnLimit
+	LastTurn    bool
+	Interrupted bool
 	// Compacted: a compaction completed for the current logical turn (it
 	// is never compacted twice).
 	Compacted bool
@@ -190,8 +198,13 @@ type Ready struct {
 	// mid-drain and resumes it.
 	Stop bool
 	// Outcome ends the drain: the owner appends Idle (with what is
-	// carried) and answers the drain's callers with it.
+	// carried) and answers the drain's callers with it. Busy, with
+	// Outcome: no Idle, only what is carried is written: the session
+	// stays busy, as a moved drain's last tool results are owed an answer
+	// that the drain DrainEnded starts gives (a restart before it resumes
+	// the busy session instead).
 	Outcome *Outcome
+	Busy    bool
 
 	// Answer: hand this permission reply (in Append) to the call waiting
 	// for it, once it is durable.
@@ -222,8 +235,11 @@ type Observe struct {
 // tool catalog (every turn but the last allowed one).
 type StartTurn struct{ Tools bool }
 
-// StartDrain is a drain to start.
-type StartDrain struct{ Run bool }
+// StartDrain is a drain to start. Continue: it answers the tool results
+// of a turn a moved drain ended (its Drain.Continuation is set): its first
+// boundary calls the provider with nothing to promote, and queued input
+// waits for that continuation as it would have in the moved drain.
+type StartDrain struct{ Run, Continue bool }
 
 // Compact is a compaction to plan.
 type Compact struct{ Cause CompactionCause }
@@ -498,6 +514,15 @@ func (c *Core) step(in Input) Ready {
 		}
 		return Ready{StartDrain: &StartDrain{Run: true}}
 	case DrainEnded:
+		if c.ContinueOwed {
+			// The destination answers what the moved drain left; it
+			// serves the wakes that arrived meanwhile too.
+			c.ContinueOwed, c.WakeAgain, c.WakeAgainOwed = false, false, false
+			if c.State.Exists {
+				return Ready{StartDrain: &StartDrain{Continue: true}}
+			}
+			return Ready{}
+		}
 		again, owed := c.WakeAgain, c.WakeAgainOwed && !c.WakeAgain
 		c.WakeAgain, c.WakeAgainOwed = false, false
 		if again || owed {
@@ -835,7 +860,7 @@ func (c *Core) stepContextObserved(in ContextObserved) Ready {
 	}
 	d.TurnLimit = in.TurnLimit
 	if c.movedAway() {
-		return Ready{Outcome: &Outcome{Kind: Moved, Err: "session moved to " + c.State.Row.Location}}
+		return c.moved()
 	}
 	if in.Blocked != "" {
 		return Ready{Outcome: &Outcome{Kind: ContextBlocked, Err: in.Blocked}}
@@ -873,7 +898,7 @@ func (c *Core) stepContextObserved(in ContextObserved) Ready {
 func (c *Core) overflowed(why string) Ready {
 	d := c.Drain
 	d.TurnsUsed++
-	d.Continuation = false
+	d.Continuation, d.answering = false, false
 	d.Compaction = nil
 	d.LastErr = &Outcome{Kind: Overflow, Err: why}
 	return Ready{Outcome: d.LastErr}
@@ -901,7 +926,7 @@ func (c *Core) openTurn(ev messages.TurnStarted) Ready {
 	if c.movedAway() {
 		// Moved while the request was built: the old Location's runner
 		// starts no turn (every turn is fenced against it).
-		return Ready{Outcome: &Outcome{Kind: Moved, Err: "session moved to " + c.State.Row.Location}}
+		return c.moved()
 	}
 	c.Drain.Turn = &Turn{AssistantMessageID: ev.AssistantMessageID, Streaming: true}
 	title := c.titleFor()
@@ -995,7 +1020,7 @@ func (c *Core) stepTurnSucceeded(in TurnSucceeded) Ready {
 	if t := d.Turn; t != nil {
 		calls, asking = calls+t.Calls, asking+c.State.openQuestionsOf(t.AssistantMessageID)
 	}
-	d.Turn = nil
+	d.Turn, d.answering = nil, false
 	c.Carry = append(c.Carry, messages.TurnEnded{AssistantMessageID: in.AssistantMessageID, FinishReason: in.FinishReason, Usage: in.Usage})
 	d.LastErr = nil
 	d.Compacted = false
@@ -1027,7 +1052,7 @@ func (c *Core) stepTurnFailed(in TurnFailed) Ready {
 	}
 	d.TurnsUsed++
 	d.LastErr = &Outcome{Kind: in.Kind, Err: in.Err}
-	d.Continuation = false
+	d.Continuation, d.answering = false, false
 	rd := c.stepBoundary(AtBoundary{})
 	rd.Append = append(fail, rd.Append...)
 	return rd
@@ -1053,7 +1078,7 @@ func (c *Core) decideBoundary(in AtBoundary, haveEpoch bool) Ready {
 	if c.movedAway() {
 		// This runner's Location may start no new turn and may not
 		// recreate the epoch. The destination initializes on its next run.
-		return Ready{Outcome: &Outcome{Kind: Moved, Err: "session moved to " + c.State.Row.Location}}
+		return c.moved()
 	}
 	if c.Stopping {
 		// The turn's last facts are written first.
@@ -1078,6 +1103,7 @@ func (c *Core) decideBoundary(in AtBoundary, haveEpoch bool) Ready {
 		d.Compacted = false // a new logical turn
 	}
 	d.TurnsUsed, d.LastTurn, d.RunOwed = step.TurnsUsed, step.LastTurn, false
+	d.answering = d.answering || d.Continuation
 	d.Continuation = false
 	// Promoted input precedes any context update at this boundary.
 	return Ready{Observe: &Observe{WithCatalog: !d.LastTurn}}
@@ -1094,6 +1120,19 @@ func (c *Core) boundary() Boundary {
 		}
 	}
 	return b
+}
+
+// moved ends a drain whose session moved: its runner may start no turn.
+// Tool results its last turn left unanswered (a continuation owed, or the
+// turn being prepared for it) are owed a drain at the destination: the
+// session stays busy (no Idle) and DrainEnded starts that drain.
+func (c *Core) moved() Ready {
+	d := c.Drain
+	rd := Ready{Outcome: &Outcome{Kind: Moved, Err: "session moved to " + c.State.Row.Location}}
+	if d.Continuation || d.answering {
+		c.ContinueOwed, rd.Busy = true, true
+	}
+	return rd
 }
 
 // movedAway reports whether the drain's session moved since it started:

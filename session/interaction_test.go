@@ -421,15 +421,25 @@ func (e *interactionEnv) ready(out *strings.Builder, rd Ready) {
 		} else {
 			fmt.Fprintf(out, "outcome: %s %q\n", rd.Outcome.Kind, rd.Outcome.Err)
 		}
-		e.write(out, append(e.c.takeCarry(), messages.Idle{})...)
+		if rd.Busy {
+			// The session stays busy for the drain DrainEnded starts.
+			out.WriteString("no idle: the session stays busy\n")
+			e.write(out, e.c.takeCarry()...)
+		} else {
+			e.write(out, append(e.c.takeCarry(), messages.Idle{})...)
+		}
 		e.c.Drain = nil
 		e.ready(out, e.c.Step(DrainEnded{}))
 	case rd.Observe != nil:
 		e.init = rd.Observe.Init
 		fmt.Fprintf(out, "observe: init=%v catalog=%v\n", rd.Observe.Init, rd.Observe.WithCatalog)
 	case rd.StartDrain != nil:
-		e.c.Drain = &Drain{Location: e.c.State.Row.Location, RunOwed: rd.StartDrain.Run}
-		fmt.Fprintf(out, "drain started run=%v\n", rd.StartDrain.Run)
+		e.c.Drain = &Drain{Location: e.c.State.Row.Location, RunOwed: rd.StartDrain.Run, Continuation: rd.StartDrain.Continue}
+		if rd.StartDrain.Continue {
+			out.WriteString("drain started to continue the last turn\n")
+		} else {
+			fmt.Fprintf(out, "drain started run=%v\n", rd.StartDrain.Run)
+		}
 	case rd.Compact != nil:
 		// The shell plans the compaction from the history as it is once
 		// what the core carries is written.

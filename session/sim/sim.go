@@ -422,12 +422,12 @@ func (s *simSession) clientCommand(in session.Input) error {
 	return nil
 }
 
-func (s *simSession) startDrain(run bool) error {
+func (s *simSession) startDrain(run, cont bool) error {
 	o := s.owner
 	s.res.Drains++
-	o.core.Drain = &session.Drain{Location: o.core.State.Row.Location, RunOwed: run}
+	o.core.Drain = &session.Drain{Location: o.core.State.Row.Location, RunOwed: run, Continuation: cont}
 	o.turnsSince = 0
-	o.continuation = false
+	o.continuation = cont
 	// The Location answers, or (rarely) fails.
 	in := session.LocationResolved{TurnLimit: s.turnLimit}
 	switch s.rng.IntN(60) {
@@ -524,10 +524,10 @@ func (s *simSession) exec(rd session.Ready) error {
 		if o.core.Drain != nil {
 			return fmt.Errorf("a drain started while one runs")
 		}
-		if !rd.StartDrain.Run && len(o.core.State.Pending) == 0 {
+		if !rd.StartDrain.Run && !rd.StartDrain.Continue && len(o.core.State.Pending) == 0 {
 			return fmt.Errorf("a wake started a drain with nothing pending")
 		}
-		return s.startDrain(rd.StartDrain.Run)
+		return s.startDrain(rd.StartDrain.Run, rd.StartDrain.Continue)
 	}
 	for _, c := range rd.StartTools {
 		if o.open[c.CallID] {
@@ -560,6 +560,13 @@ func (s *simSession) exec(rd session.Ready) error {
 	case rd.Stop:
 		o.core.Drain, o.phase = nil, idle
 	case rd.Outcome != nil:
+		if rd.Outcome.Kind == session.Moved && o.continuation && !rd.Busy {
+			return fmt.Errorf("a moved drain dropped its last turn's tool results (no drain at the destination answers them)")
+		}
+		if rd.Busy {
+			// The session stays busy for the drain that answers them.
+			return s.endDrain(o.core.Carry)
+		}
 		return s.endDrain(append(o.core.Carry, messages.Idle{}))
 	case rd.Observe != nil:
 		o.phase, o.init = observing, rd.Observe.Init
