@@ -64,27 +64,23 @@ type sessionActor struct {
 // cluster member, or a newer incarnation here) appended since.
 var errFenced = errors.New("session ownership moved to another activation")
 
+// Receive handles one message. Panic recovery, the active-session gauge
+// and idle tracking wrap it as receiver middleware (middleware.go).
 func (a *sessionActor) Receive(ctx actor.Context) {
-	defer a.recoverPanic(ctx)
 	if !a.core.Stopping && a.rt.stopping.Load() {
 		// The server began shutting down: the core hears it as an input
 		// before this message, and stops every drain at its next safe
 		// boundary.
 		a.core.Step(session.Stopping{})
 	}
-	switch m := ctx.Message().(type) {
+	switch ctx.Message().(type) {
 	case *actor.Started:
 		a.self, a.system = ctx.Self(), ctx.ActorSystem()
-		if m := a.rt.cfg.Metrics; m != nil {
-			m.SessionsActive.Add(1)
-		}
-		a.idle.touch(a.system, a.self)
 		if err := a.activate(ctx); err != nil {
 			a.log.Error("session activation failed", "session", a.id, "err", err)
 		}
 		return
 	case *actor.Stopping:
-		a.idle.stop()
 		if a.loaded {
 			// What is staged for the next turn is written, so that a
 			// stopped drain is found mid-drain and resumed by the next
@@ -96,24 +92,16 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 		return
 	case *actor.Restarting:
 		// The dying incarnation's stream and tools must not outlive it.
-		a.idle.stop()
 		a.abandon("session actor restarting", CodeFenced)
 		return
 	case *actor.Stopped:
 		a.rt.acts.stopped(a.id, a.self)
-		if m := a.rt.cfg.Metrics; m != nil {
-			m.SessionsActive.Add(-1)
-		}
-		return
-	case idleTick:
-		a.onIdleTick(ctx, m)
 		return
 	case *inspect:
 		// Read-only: it neither activates nor counts as activity.
 		ctx.Respond(a.inspection())
 		return
 	}
-	a.idle.touch(a.system, a.self)
 	if !a.loaded {
 		if err := a.activate(ctx); err != nil {
 			a.owedWhileJournalFails(ctx.Message(), err)
@@ -207,25 +195,21 @@ func (a *sessionActor) respond(ctx actor.Context, res any) {
 	ctx.Respond(res)
 }
 
-// recoverPanic turns a panic into an error reply (so no caller waits for a
-// timeout), then re-panics so the supervisor restarts the actor: its state is
-// rebuilt from the journal, which is the only truth.
-func (a *sessionActor) recoverPanic(ctx actor.Context) {
-	r := recover()
-	if r == nil {
-		return
-	}
+// answerPanic answers the sender of the message a handler panicked on and
+// the drain's waiters with the error (recoverPanics, which then lets the
+// supervisor restart the actor).
+func (a *sessionActor) answerPanic(c actor.ReceiverContext, env *actor.MessageEnvelope, r any) {
 	a.log.Error("session actor panicked", "session", a.id, "panic", r, "stack", string(debug.Stack()))
-	if ctx.Sender() != nil {
-		ctx.Respond(&CommandError{Msg: fmt.Sprintf("session %s: internal error: %v", a.id, r), Code: CodeInternal})
+	root := c.ActorSystem().Root
+	if env.Sender != nil {
+		root.Send(env.Sender, &CommandError{Msg: fmt.Sprintf("session %s: internal error: %v", a.id, r), Code: CodeInternal})
 	}
 	if a.drain != nil {
 		for _, w := range a.drain.waiters {
-			ctx.Send(w, &Outcome{Err: fmt.Sprintf("internal error: %v", r), Kind: "internal", LastSeq: a.seq})
+			root.Send(w, &Outcome{Err: fmt.Sprintf("internal error: %v", r), Kind: "internal", LastSeq: a.seq})
 		}
 		a.drain.waiters = nil
 	}
-	panic(r)
 }
 
 // activate acquires journal ownership and loads the session's state.
@@ -474,16 +458,21 @@ func (a *sessionActor) publish(seq int64, ev messages.Event) {
 	a.rt.bus.Publish(Live{SessionID: a.id, Event: &messages.Envelope{SessionID: a.id, Seq: seq, Type: ev.EventType(), Event: ev}})
 }
 
-func (a *sessionActor) onIdleTick(ctx actor.Context, tick idleTick) {
-	if !a.idle.fired(tick) || a.drain != nil || len(a.perms) > 0 {
-		return
+func (a *sessionActor) idleTimer() *idleTimer { return &a.idle }
+
+// idleFor passivates the session when nothing runs and nothing is asked of
+// it: a drain or a permission request waits for messages, which re-arm the
+// timer; a request in flight keeps it (the timer is armed again).
+func (a *sessionActor) idleFor(c actor.ReceiverContext) (rearm bool) {
+	if a.drain != nil || len(a.perms) > 0 {
+		return false
 	}
-	if a.rt.acts.tryPassivate(a.id, a.self) {
+	if a.rt.acts.tryPassivate(a.id, c.Self()) {
 		a.idle.stop()
-		ctx.Stop(a.self)
-		return
+		c.ActorSystem().Root.Stop(c.Self())
+		return false
 	}
-	a.idle.touch(a.system, a.self)
+	return true
 }
 
 // stopJournalFailed stops an activation whose append the journal refused

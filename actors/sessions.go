@@ -34,10 +34,11 @@ func NewSessions(system *actor.ActorSystem, cfg Config) (*Sessions, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	rt := &runtime{cfg: cfg, ctx: ctx, journal: cfg.Journal, bus: cfg.Bus, owner: cfg.Owner, system: system}
 	rt.waits.rt = rt
+	mw := actor.WithReceiverMiddleware(sessionMiddleware(cfg.Metrics)...)
 	rt.acts = newActivations(system, "session", func(id string) *actor.Props {
 		return actor.PropsFromProducer(func() actor.Actor {
 			return &sessionActor{id: id, rt: rt, log: cfg.Logger, idle: idleTimer{after: cfg.IdleAfter}, core: session.Core{State: session.NewState(id)}}
-		})
+		}, mw)
 	})
 	rt.acts.spawner = system.Root.WithGuardian(sessionStrategy)
 	return &Sessions{rt: rt, cancel: cancel}, nil

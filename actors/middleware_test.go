@@ -1,0 +1,151 @@
+package actors
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/sessionrt/sessionrt/provider"
+	"github.com/sessionrt/sessionrt/provider/scripted"
+	"github.com/sessionrt/sessionrt/telemetry/metrics"
+)
+
+// middlewareCtx is the little of a receiver context the middleware reads.
+type middlewareCtx struct {
+	actor.ReceiverContext // nil: only the methods below are called
+	a                     actor.Actor
+	system                *actor.ActorSystem
+	self                  *actor.PID
+}
+
+func (c *middlewareCtx) Actor() actor.Actor              { return c.a }
+func (c *middlewareCtx) ActorSystem() *actor.ActorSystem { return c.system }
+func (c *middlewareCtx) Self() *actor.PID                { return c.self }
+
+// idleActor is an idler and panicAnswerer that counts what reaches it.
+type idleActor struct {
+	idle     idleTimer
+	received int
+}
+
+func (a *idleActor) Receive(actor.Context)                                          {}
+func (a *idleActor) idleTimer() *idleTimer                                          { return &a.idle }
+func (a *idleActor) idleFor(actor.ReceiverContext) bool                             { return true }
+func (a *idleActor) answerPanic(actor.ReceiverContext, *actor.MessageEnvelope, any) {}
+
+// middlewareChain is the Session actor's middleware (with metrics) in front
+// of a receiver that counts, over a fake context.
+func middlewareChain(t testing.TB) (actor.ReceiverFunc, actor.ReceiverContext, *idleActor) {
+	rt, err := metrics.NewRuntime(metrics.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	system, pid, _ := idleProbe(t)
+	a := &idleActor{idle: idleTimer{after: time.Hour}}
+	next := func(actor.ReceiverContext, *actor.MessageEnvelope) { a.received++ }
+	mw := sessionMiddleware(rt)
+	for i := len(mw) - 1; i >= 0; i-- {
+		next = mw[i](next)
+	}
+	return next, &middlewareCtx{a: a, system: system, self: pid}, a
+}
+
+// TestSessionMiddlewareAllocatesNothing: the hot path. Every message the
+// Session actor receives passes the middleware, which must not allocate
+// (the idle timer is re-armed in place).
+func TestSessionMiddlewareAllocatesNothing(t *testing.T) {
+	chain, c, a := middlewareChain(t)
+	env := &actor.MessageEnvelope{Message: &streamPart{}}
+	chain(c, env) // the first message arms the timer
+	if n := testing.AllocsPerRun(1000, func() { chain(c, env) }); n != 0 {
+		t.Fatalf("%v allocations per message", n)
+	}
+	if a.received != 1001+1 || a.idle.activity != 1001+1 {
+		t.Fatalf("received %d, activity %d: every message passes and counts as activity", a.received, a.idle.activity)
+	}
+	// A current tick never reaches the actor.
+	chain(c, &actor.MessageEnvelope{Message: idleTick{activity: a.idle.activity}})
+	if a.received != 1002 {
+		t.Fatalf("an idle tick reached the actor")
+	}
+}
+
+func BenchmarkSessionMiddleware(b *testing.B) {
+	chain, c, _ := middlewareChain(b)
+	env := &actor.MessageEnvelope{Message: &streamPart{}}
+	b.ReportAllocs()
+	for b.Loop() {
+		chain(c, env)
+	}
+}
+
+// TestIdleSessionPassivatesBusyOneStays: the idle middleware stops a
+// session that received nothing for IdleAfter once its drain is over, not
+// while the drain waits for its provider; the next command activates it
+// again from the journal. The active-session gauge follows, and a panic's
+// restart (Restarting, then Started) does not count the session twice.
+func TestIdleSessionPassivatesBusyOneStays(t *testing.T) {
+	reg := metrics.NewRegistry()
+	rt, err := metrics.NewRuntime(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newGate()
+	h := newHarness(t, gatedFirst(g, func(_ *provider.Request, n int) scripted.Turn { return answer("a")(nil, n) }),
+		func(c *Config) { c.Metrics, c.IdleAfter = rt, 20*time.Millisecond }, killAfterAdmission())
+	active := func(want int) {
+		t.Helper()
+		var b strings.Builder
+		if err := reg.WriteText(&b); err != nil {
+			t.Fatal(err)
+		}
+		if line := "sessionrt_sessions_active " + string(rune('0'+want)); !strings.Contains(b.String(), line+"\n") {
+			t.Fatalf("metrics lack %q:\n%s", line, b.String())
+		}
+	}
+	id := h.create("")
+	admitThenDie(h, id, "msg_1", "first") // the caller got the panic's error, the actor restarted
+	active(1)
+
+	h.prompt(id, "", "go", "", true)
+	g.awaitStart(t)
+	gone := h.gone(id)
+	select {
+	case <-gone:
+		t.Fatal("a session passivated while its drain waited for the provider")
+	case <-time.After(200 * time.Millisecond): // ten idle periods: a bound on a negative
+	}
+	g.open()
+	if out := h.waitIdle(id); out.Err != "" {
+		t.Fatalf("outcome %+v", out)
+	}
+	select {
+	case <-gone:
+	case <-time.After(20 * time.Second):
+		t.Fatal("an idle session never passivated")
+	}
+	active(0)
+	if h.sessions.rt.acts.isLive(id) {
+		t.Fatal("a passivated session is still live")
+	}
+	h.ask(id, "again")
+	if got := h.history(id); strings.Join(got, " ") != "U:first U:go A:a1 U:again A:a2" {
+		t.Fatalf("history %v after passivation", got)
+	}
+	active(1)
+}
+
+// gone is the channel closed when id's live activation stops.
+func (h *harness) gone(id string) <-chan struct{} {
+	h.t.Helper()
+	acts := h.sessions.rt.acts
+	acts.mu.Lock()
+	defer acts.mu.Unlock()
+	e, ok := acts.live[id]
+	if !ok {
+		h.t.Fatalf("session %s has no live activation", id)
+	}
+	return e.gone
+}
