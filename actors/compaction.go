@@ -61,7 +61,11 @@ func (a *sessionActor) planCompaction(cause session.CompactionCause) {
 	var history []messages.Message
 	var req *provider.Request
 	if b := d.next; cause == session.CompactBeforeTurn && b != nil {
-		history, req = b.tr.History, b.req
+		// The request was built with the carried promotion applied
+		// ahead; the compaction's CompactionStarted is written without it
+		// (the prompt follows the summary, promoted with its turn), so it
+		// summarizes the history as written, without the prompt.
+		history, req = a.withoutCarriedPromotion(b.tr.History), b.req
 	} else {
 		var err error
 		if history, err = a.history(); err != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -35,7 +36,12 @@ type drain struct {
 	// handover: the drain ends without Idle (Ready.Busy): the session
 	// stays busy for the drain that answers its last tool results.
 	handover bool
-	loc      *locationPIDs
+	// promotedAhead: the history shows the staged promotion, applied
+	// ahead for the turn's request; if the drain ends before that turn's
+	// TurnStarted writes it (the core then drops it: the prompt stays
+	// pending), the history is read again.
+	promotedAhead bool
+	loc           *locationPIDs
 	// agent is the session's agent as its Location's configuration said at
 	// the drain's start or at the last boundary; a turn keeps the one it
 	// started with.
@@ -264,6 +270,9 @@ func (a *sessionActor) execute(rd session.Ready) {
 	}
 	if d != nil && len(rd.Append) > 0 && len(a.core.Carry) == 0 {
 		d.carry = false // what was carried is written (a TurnStarted, a CompactionStarted took it)
+	}
+	if d != nil && rd.Stream {
+		d.promotedAhead = false // written with the TurnStarted
 	}
 	a.askTitle(rd.Title) // beside the turn, never in its way
 	if rd.StartDrain != nil {
@@ -550,6 +559,7 @@ func (a *sessionActor) startTurn(tools []provider.Tool) {
 	// The history as it is once the staged promotion and context update
 	// are written: the very next append (TurnStarted, CompactionStarted or
 	// Idle) writes them.
+	d.promotedAhead = d.promotedAhead || slices.ContainsFunc(a.core.Carry, isPromotion)
 	history, err := a.historyWithStaged()
 	if err != nil {
 		a.endDrain(&Outcome{Err: "load history: " + err.Error(), Kind: "internal"})
@@ -802,6 +812,7 @@ func (a *sessionActor) endDrain(out *Outcome) {
 		return // the append failed and stopped the activation: abandon told the callers
 	}
 	out.LastSeq = a.seq
+	a.forgetPromotedAhead(d)
 	a.setDrain(nil)
 	endDrainSpan(d, out)
 	a.drainMetrics(out)
@@ -852,6 +863,7 @@ func (a *sessionActor) finishInterrupt() {
 	if a.drain != d {
 		return // the append failed and stopped the activation: abandon told the callers
 	}
+	a.forgetPromotedAhead(d)
 	a.setDrain(nil)
 	out := &Outcome{Err: "interrupted", Kind: "interrupted", LastSeq: a.seq}
 	endDrainSpan(d, out)
@@ -881,6 +893,7 @@ func (a *sessionActor) abandon(why, kind string) {
 	if d.compacting != nil {
 		d.compacting()
 	}
+	a.forgetPromotedAhead(d)
 	a.setDrain(nil)
 	out := &Outcome{Err: why, Kind: kind, LastSeq: a.seq}
 	endDrainSpan(d, out)
@@ -896,6 +909,15 @@ func (a *sessionActor) abandon(why, kind string) {
 	for id, p := range a.perms {
 		close(p.ch)
 		delete(a.perms, id)
+	}
+}
+
+// forgetPromotedAhead reads the history again when it shows a promotion
+// the drain ended without writing (the prompt stays pending).
+func (a *sessionActor) forgetPromotedAhead(d *drain) {
+	if d.promotedAhead {
+		d.promotedAhead = false
+		a.core.State.History.Unload()
 	}
 }
 

@@ -55,8 +55,10 @@ func TestS46_OverBudgetRequestCompactsThenRunsThePendingTurn(t *testing.T) {
 	s := &summarizer{}
 	h := newHarness(t, s.turn, smallWindow(6000, compactCfg(1000, 600)))
 	id := h.create("")
+	var asked string
 	for i := 0; i < 12 && s.count() == 0; i++ {
-		h.ask(id, fmt.Sprintf("question %d", i))
+		asked = fmt.Sprintf("question %d.", i)
+		h.ask(id, asked)
 	}
 	if s.count() == 0 {
 		t.Fatal("the history outgrew the budget without a compaction")
@@ -67,6 +69,14 @@ func TestS46_OverBudgetRequestCompactsThenRunsThePendingTurn(t *testing.T) {
 	req := h.lastRequest()
 	if req.System == compaction.SummarySystem || !strings.Contains(req.Messages[0].Text, "<conversation-summary>") || !strings.Contains(req.Messages[0].Text, "SUMMARY 1") {
 		t.Fatalf("the pending turn after compaction starts with %q", req.Messages[0].Text)
+	}
+	// The prompt the compaction ran for is promoted with its turn, after
+	// the summary: it is neither summarized nor kept as recent context.
+	if strings.Contains(s.summaries[0].Messages[0].Text, asked) || strings.Contains(req.Messages[0].Text, asked) {
+		t.Fatalf("the pending prompt %q was compacted", asked)
+	}
+	if m := req.Messages[len(req.Messages)-1]; m.Role != provider.RoleUser || m.Text != asked {
+		t.Fatalf("the turn after the compaction ends with %+v, want the prompt %q", m, asked)
 	}
 	if est := compaction.Estimate(&req); est > 6000-1000 {
 		t.Fatalf("request after compaction estimated at %d tokens, over the budget", est)
@@ -209,6 +219,12 @@ func TestS49_FailedCompactionKeepsTheBoundary(t *testing.T) {
 			}
 			if s, _ := h.journal.Session(h.ctx(), id); s.HistorySeq != 0 {
 				t.Fatalf("history boundary moved to %d", s.HistorySeq)
+			}
+			// The prompt the compaction ran for was not promoted: no turn
+			// answered it, so it stays pending for the next run.
+			inbox, err := h.journal.PendingInbox(h.ctx(), id)
+			if err != nil || len(inbox) != 1 {
+				t.Fatalf("pending after the failed compaction: %+v, %v; want the prompt", inbox, err)
 			}
 			h.checkReplay()
 		})

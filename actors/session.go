@@ -423,8 +423,12 @@ func (a *sessionActor) dropStaged() {
 	}
 }
 
-// nextSeq is the seq the next event staged now will get.
-func (a *sessionActor) nextSeq() int64 { return a.seq + 1 + int64(len(a.core.Carry)) }
+// nextSeq is the seq the next event staged now will get: a baseline is
+// written after what is carried but a promotion, which waits for its
+// turn's TurnStarted.
+func (a *sessionActor) nextSeq() int64 {
+	return a.seq + 1 + int64(len(session.WithoutPromotion(a.core.Carry)))
+}
 
 // fold applies an event the journal took at seq to the state. The journal
 // checked it against the same rows, so a refusal means this copy is wrong:

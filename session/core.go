@@ -28,7 +28,10 @@ type Core struct {
 	// effect acts on before the next provider request (a promotion, a
 	// context update, the turn's last results and TurnEnded) wait here so
 	// that they become durable together with the TurnStarted of the
-	// request that acts on them, or with the Idle that ends the drain.
+	// request that acts on them, or with the Idle that ends the drain. An
+	// Append other than the TurnStarted's (a compaction's, a fresh
+	// baseline's) takes all but the promotion, which is written only with
+	// the turn that answers it (takeCarry).
 	Carry []messages.Event
 	// WakeAgain: a wake arrived during the drain; its end starts at most
 	// one follow-up drain (an interrupt suppresses it). WakeAgainOwed:
@@ -161,7 +164,8 @@ type Ready struct {
 	// catalog when WithCatalog). When not Init, what Core.Carry holds (the
 	// promotion, the last turn's TurnEnded) waits for the TurnStarted of
 	// the request this observation leads to, in one transaction; an end of
-	// the drain before that writes it with Idle.
+	// the drain before that writes it with Idle, less the promotion (the
+	// prompt stays pending).
 	Observe *Observe
 	// FinishInterrupt: nothing is outstanding any more; the interrupt can
 	// be written (an open turn fails as interrupted, then Interrupted and
@@ -341,8 +345,9 @@ type ContextObserved struct {
 	// Updated is a changed source's update: written with the turn's
 	// TurnStarted, after the promotion.
 	Updated *messages.ContextUpdated
-	// Replaced is a fresh baseline after a compaction, written at once;
-	// its Revision is the seq it gets after what is carried.
+	// Replaced is a fresh baseline after a compaction, written at once
+	// (a carried promotion still waits for the turn's TurnStarted); its
+	// Revision is the seq it gets after what is carried but a promotion.
 	Replaced *messages.ContextEpochReplaced
 	// Catalog: the tool catalog came with the observation (CatalogErr:
 	// it could not be listed).
@@ -469,14 +474,15 @@ func (c *Core) Step(in Input) Ready {
 		// carried for: the prompt stays pending (unpromoted), so that the
 		// next drain delivers it, after a fresh baseline when the session
 		// moved (scenario 41), and a later wake still finds it.
-		c.Carry = withoutPromotion(c.Carry)
-		rd.Append = withoutPromotion(rd.Append)
+		c.Carry = WithoutPromotion(c.Carry)
+		rd.Append = WithoutPromotion(rd.Append)
 	}
 	return rd
 }
 
-// withoutPromotion is evs without its PromptPromoted events.
-func withoutPromotion(evs []messages.Event) []messages.Event {
+// WithoutPromotion is evs without its PromptPromoted events: what of the
+// carried events an Append other than a turn's writes (takeCarry).
+func WithoutPromotion(evs []messages.Event) []messages.Event {
 	out := evs[:0:0]
 	for _, ev := range evs {
 		if _, ok := ev.(messages.PromptPromoted); !ok {
@@ -930,11 +936,13 @@ func (c *Core) openTurn(ev messages.TurnStarted) Ready {
 	}
 	c.Drain.Turn = &Turn{AssistantMessageID: ev.AssistantMessageID, Streaming: true}
 	title := c.titleFor()
-	return Ready{Append: append(c.takeCarry(), ev), Stream: true, Title: title}
+	return Ready{Append: append(c.takeCarryForTurn(), ev), Stream: true, Title: title}
 }
 
 // stepCompactionPlanned starts the planned compaction (its
-// CompactionStarted is written first, with what was carried). An
+// CompactionStarted is written first, with what was carried but the
+// promotion: the compaction summarizes the history as written, and the
+// prompt follows the summary, promoted with its turn's TurnStarted). An
 // over-budget turn with nothing to compact is sent as is; any other
 // planning failure ends the drain (an overflow's as a terminal overflow).
 func (c *Core) stepCompactionPlanned(in CompactionPlanned) Ready {
@@ -1148,7 +1156,7 @@ func (c *Core) movedAway() bool {
 // move clears).
 func (c *Core) carryAcrossMove() []messages.Event {
 	var evs []messages.Event
-	for _, ev := range c.takeCarry() {
+	for _, ev := range c.takeCarryForTurn() {
 		switch ev.(type) {
 		case messages.PromptPromoted, messages.ContextUpdated:
 			continue
@@ -1158,8 +1166,39 @@ func (c *Core) carryAcrossMove() []messages.Event {
 	return evs
 }
 
-// takeCarry hands the carried events to an Append.
+// takeCarry hands the carried events to an Append, less a promotion: a
+// prompt is promoted only in the transaction of the TurnStarted that
+// answers it (openTurn, takeCarryForTurn). A promotion written earlier
+// (with a compaction's CompactionStarted or CompactionEnded, or a fresh
+// baseline) would be durable with no turn answering it if the drain then
+// ended (a failed compaction), and a compaction would summarize the prompt
+// its turn is about to answer. It stays carried; an end of the drain
+// before the turn drops it (Step), and the prompt stays pending.
 func (c *Core) takeCarry() []messages.Event {
+	evs := c.Carry
+	c.Carry = nil
+	if !slices.ContainsFunc(evs, isPromotion) {
+		return evs
+	}
+	var out []messages.Event
+	for _, ev := range evs {
+		if isPromotion(ev) {
+			c.Carry = append(c.Carry, ev)
+		} else {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+func isPromotion(ev messages.Event) bool {
+	_, ok := ev.(messages.PromptPromoted)
+	return ok
+}
+
+// takeCarryForTurn hands every carried event, a promotion too, to the
+// Append of the turn's TurnStarted.
+func (c *Core) takeCarryForTurn() []messages.Event {
 	evs := c.Carry
 	c.Carry = nil
 	return evs

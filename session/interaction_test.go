@@ -162,7 +162,7 @@ func (e *interactionEnv) handle(t *testing.T, td *datadriven.TestData) string {
 		d := e.c.Drain
 		e.stopping(td)
 		in := ContextObserved{Init: e.init, TurnLimit: d.TurnLimit, Catalog: !e.init && !d.LastTurn}
-		seq := int64(len(e.journal)+len(e.c.Carry)) + 1
+		seq := int64(len(e.journal)+len(WithoutPromotion(e.c.Carry))) + 1
 		switch {
 		case td.HasArg("failed"):
 			in.Err = "source agents: timeout"

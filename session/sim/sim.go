@@ -250,23 +250,16 @@ func (s *simSession) write(evs ...messages.Event) error {
 }
 
 // checkTransaction checks scenario 41 on one transaction before it is
-// written: a promotion is written only with its turn's TurnStarted (or
-// the CompactionStarted that precedes it), never with the drain's end, an
-// interrupt, a move or a client's command (the prompt stays pending), and
-// a drain whose session moved starts no turn and initializes no epoch.
+// written: a promotion is written only with the TurnStarted of the turn
+// that answers it, never with the drain's end, an interrupt, a move, a
+// client's command, nor with a compaction or a fresh baseline before that
+// turn (the prompt stays pending if the drain ends first), and a drain
+// whose session moved starts no turn and initializes no epoch.
 func (s *simSession) checkTransaction(evs []messages.Event) error {
 	o := s.owner
 	promoted, ends, opens := false, "", false
 	for _, ev := range evs {
 		switch ev := ev.(type) {
-		case messages.CompactionStarted:
-			opens = true
-		case messages.ContextEpochReplaced:
-			// Known exception: the fresh baseline after a compaction is
-			// written at once, with the promotion carried for the turn it
-			// is rendered for (its Revision counts the carry's seqs); an
-			// interrupt before that turn opens leaves the prompt promoted.
-			opens = true
 		case messages.PromptPromoted:
 			promoted = true
 		case messages.Idle:
@@ -288,9 +281,10 @@ func (s *simSession) checkTransaction(evs []messages.Event) error {
 		return fmt.Errorf("a promotion written with %s, for a turn that never starts", ends)
 	}
 	if promoted && !opens {
-		// A client's rename or switch, a permission request, a title:
-		// none may carry the promotion ahead of its turn.
-		return fmt.Errorf("a promotion written without its turn's TurnStarted (or the CompactionStarted before it): %v", eventNames(evs))
+		// A compaction or a fresh baseline before the turn, a client's
+		// rename or switch, a permission request, a title: none may
+		// carry the promotion ahead of its turn.
+		return fmt.Errorf("a promotion written without its turn's TurnStarted: %v", eventNames(evs))
 	}
 	return nil
 }
@@ -705,7 +699,7 @@ func (s *simSession) progress() error {
 		// pending), or with the agent gone from the configuration; its
 		// tool catalog with it unless the turn is the last allowed.
 		o.phase = idle
-		seq := int64(len(s.j.events)+len(o.core.Carry)) + 1
+		seq := int64(len(s.j.events)+len(session.WithoutPromotion(o.core.Carry))) + 1
 		loc := o.core.State.Row.Location
 		in := session.ContextObserved{Init: o.init, TurnLimit: s.turnLimit}
 		switch r := s.rng.IntN(40); {
@@ -946,7 +940,6 @@ func (s *simSession) crash() error {
 func (s *simSession) ledger(o *owner, ev messages.Event) error {
 	switch e := ev.(type) {
 	case messages.PromptPromoted:
-		s.compactions = 0
 		s.res.Promotions++
 		for _, id := range e.MessageIDs {
 			if _, ok := s.delivery[id]; !ok {
@@ -959,9 +952,14 @@ func (s *simSession) ledger(o *owner, ev messages.Event) error {
 		}
 	case messages.TurnEnded, messages.Idle, messages.Interrupted:
 		s.compactions = 0
+	case messages.TurnFailed:
+		if e.ErrorKind != string(session.Overflow) {
+			s.compactions = 0 // an overflow's retry is the same logical turn
+		}
 	case messages.CompactionStarted:
 		// Compaction never loops: at most one per logical turn (which a
-		// promotion, a turn's end or the drain's end closes).
+		// turn's end or the drain's end closes; the promotion that opens
+		// the next is written after a compaction before its turn).
 		s.compactions++
 		if s.compactions > 1 {
 			return fmt.Errorf("compaction %s is the second of one logical turn", e.CompactionID)
