@@ -340,19 +340,11 @@ func (a *sessionActor) execute(rd session.Ready) {
 	case rd.Observe != nil:
 		if n := len(a.core.Carry); n > 0 {
 			if p, ok := a.core.Carry[n-1].(messages.PromptPromoted); ok {
-				// The user spoke instead of answering: open questions are
-				// dismissed before the prompt becomes model-visible (what
-				// the last turn left is written with the dismissal).
-				a.core.Carry = a.core.Carry[:n-1]
-				if err := a.rejectOpenQuestions(); err != nil {
-					a.endDrain(&Outcome{Err: err.Error(), Kind: errorCode(err)})
-					return
-				}
-				a.core.Carry = append(a.core.Carry, p)
 				a.log.Debug("boundary", "session", a.id, "token", d.token, "promote", p.MessageIDs)
 			}
 		}
-		// What the last turn left (its last results, TurnEnded) and the
+		// What the last turn left (its last results, TurnEnded), the
+		// dismissal of the questions a promotion leaves unanswered and the
 		// promotion are written with the TurnStarted of the request that
 		// acts on them, in one transaction; an end of the drain before
 		// that (an interrupt, blocked context, a move) writes them with

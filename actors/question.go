@@ -76,11 +76,7 @@ func (a *sessionActor) askQuestion(t *turn, c *toolCall) {
 		fail(err.Error())
 		return
 	}
-	d := a.drain
 	a.execute(a.core.Step(session.QuestionAsked{Asked: messages.QuestionAsked{RequestID: messages.NewID("que"), AssistantMessageID: t.assistantID, CallID: c.id, Questions: qs}}))
-	if a.drain == d && a.openQuestions >= 0 {
-		a.openQuestions++
-	}
 }
 
 // replyQuestion hands a client's reply to the core, which takes it only
@@ -98,41 +94,9 @@ func (a *sessionActor) replyQuestion(m *ReplyPermission) any {
 		a.appendFailed(d, err)
 		return err
 	}
-	if a.openQuestions > 0 {
-		a.openQuestions--
-	}
 	rd.Append = nil
 	a.execute(rd)
 	return &Done{LastSeq: a.seq}
-}
-
-// rejectOpenQuestions dismisses the session's open questions before a new
-// prompt becomes model-visible: the user spoke instead of answering (the
-// history must not hold a call without a result when the model is asked
-// again).
-func (a *sessionActor) rejectOpenQuestions() error {
-	if a.openQuestions == 0 {
-		return nil
-	}
-	qs, err := a.rt.journal.Questions(a.rt.ctx, a.id)
-	if err != nil {
-		return err
-	}
-	var evs []messages.Event
-	for _, q := range qs {
-		if q.State != "pending" {
-			continue
-		}
-		evs = append(evs, messages.QuestionRejected{RequestID: q.RequestID, Reason: "the user sent a new message instead"},
-			messages.ToolFailed{AssistantMessageID: q.AssistantMessageID, CallID: q.CallID, Error: "The user sent a new message instead of answering this question."})
-	}
-	if len(evs) > 0 {
-		if err := a.append(evs...); err != nil {
-			return err
-		}
-	}
-	a.openQuestions = 0
-	return nil
 }
 
 // openQuestionCalls are the calls of the session's pending questions: a

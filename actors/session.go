@@ -54,10 +54,7 @@ type sessionActor struct {
 	lastOutcome *Outcome
 	idle        idleTimer
 	perms       map[string]*permissionWait // pending permission asks by request ID
-	// openQuestions counts the session's pending question requests; -1
-	// until the journal was asked (question.go).
-	openQuestions int
-	stopping      bool // the actor is stopping: no fault injection
+	stopping    bool                       // the actor is stopping: no fault injection
 }
 
 // errFenced stops an activation that lost ownership: another activation (a
@@ -282,7 +279,6 @@ func (a *sessionActor) load(sess persistence.Session, found bool) error {
 	}
 	var err error
 	a.core.State = session.State{Exists: true, Row: stateRow(sess)}
-	a.openQuestions = -1
 	if sess.LastSeq > a.seq {
 		a.seq = sess.LastSeq
 	}

@@ -1107,6 +1107,11 @@ func (c *Core) decideBoundary(in AtBoundary, haveEpoch bool) Ready {
 		return Ready{Append: c.takeCarry(), Observe: &Observe{Init: true}}
 	}
 	if len(step.Promote) > 0 {
+		// The user spoke instead of answering: the open questions are
+		// dismissed before the prompt becomes model-visible (the history
+		// must not hold a call without a result when the model is asked
+		// again), in the same carried append.
+		c.Carry = append(c.Carry, c.dismissQuestions()...)
 		c.Carry = append(c.Carry, messages.PromptPromoted{MessageIDs: step.Promote})
 		d.Compacted = false // a new logical turn
 	}

@@ -2,6 +2,7 @@ package session
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/sessionrt/sessionrt/messages"
@@ -34,6 +35,14 @@ type QuestionReply struct {
 
 // QuestionRejectedError is what the model sees of a dismissed question.
 const QuestionRejectedError = "The user dismissed this question without answering."
+
+// DismissedByPromptReason and DismissedByPromptError are the journal's
+// reason and what the model sees of a question dismissed because the user
+// sent a new message instead of answering it.
+const (
+	DismissedByPromptReason = "the user sent a new message instead"
+	DismissedByPromptError  = "The user sent a new message instead of answering this question."
+)
 
 // stepQuestionReply settles an open question request with the client's
 // reply, and decides what follows (QuestionReply).
@@ -80,6 +89,26 @@ func (c *Core) afterQuestionReply(assistant string, rejected bool) Ready {
 		d.RunOwed = true
 	}
 	return Ready{}
+}
+
+// dismissQuestions are the events that dismiss every open question
+// request because a new prompt is promoted, in request ID order (as the
+// journal lists them): each request's rejection, then its call's failure.
+func (c *Core) dismissQuestions() []messages.Event {
+	ids := make([]string, 0, len(c.State.Questions))
+	for id := range c.State.Questions {
+		if !c.dismissing(id) {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	var evs []messages.Event
+	for _, id := range ids {
+		q := c.State.Questions[id]
+		evs = append(evs, messages.QuestionRejected{RequestID: id, Reason: DismissedByPromptReason},
+			messages.ToolFailed{AssistantMessageID: q.AssistantMessageID, CallID: q.CallID, Error: DismissedByPromptError})
+	}
+	return evs
 }
 
 // dismissing reports whether the carried events already dismiss the
