@@ -99,22 +99,6 @@ func (a *sessionActor) replyQuestion(m *ReplyPermission) any {
 	return &Done{LastSeq: a.seq}
 }
 
-// openQuestionCalls are the calls of the session's pending questions: a
-// restart leaves them open (their answer is still awaited).
-func (a *sessionActor) openQuestionCalls() (map[string]bool, error) {
-	qs, err := a.rt.journal.Questions(a.rt.ctx, a.id)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]bool{}
-	for _, q := range qs {
-		if q.State == "pending" {
-			out[q.AssistantMessageID+"\x00"+q.CallID] = true
-		}
-	}
-	return out, nil
-}
-
 // loadQuestions reads the session's open question requests (the
 // journal's pending questions rows) as the session state holds them.
 func loadQuestions(ctx context.Context, j *persistence.Journal, id string) (map[string]session.Question, error) {

@@ -2,8 +2,10 @@ package actors
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/sessionrt/sessionrt/messages"
+	"github.com/sessionrt/sessionrt/persistence"
 	"github.com/sessionrt/sessionrt/session"
 	"github.com/sessionrt/sessionrt/toolactors"
 )
@@ -35,20 +37,10 @@ func (a *sessionActor) failLeftovers(why string) error {
 	if err != nil {
 		return fmt.Errorf("session %s: find leftover tools: %w", a.id, err)
 	}
-	if len(open) > 0 {
-		// A question's call stays open: its answer is still awaited.
-		asked, err := a.openQuestionCalls()
-		if err != nil {
-			return fmt.Errorf("session %s: find open questions: %w", a.id, err)
-		}
-		kept := open[:0]
-		for _, c := range open {
-			if !asked[c.AssistantMessageID+"\x00"+c.CallID] {
-				kept = append(kept, c)
-			}
-		}
-		open = kept
-	}
+	// A question's call stays open: its answer is still awaited.
+	open = slices.DeleteFunc(open, func(c persistence.ToolCall) bool {
+		return a.core.State.QuestionCall(c.AssistantMessageID, c.CallID)
+	})
 	if len(open) == 0 && a.core.State.Row.Status != session.StatusBusy {
 		return nil // a turn is only left unfinished by an owner that died mid-drain
 	}
