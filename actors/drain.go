@@ -2,7 +2,6 @@ package actors
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -69,12 +68,9 @@ type turn struct {
 	rules       []permission.Rule // the agent's rules when the turn started
 	model       messages.ModelRef
 	cancel      context.CancelFunc
-	text        strings.Builder
-	reasoning   strings.Builder
-	reasonMeta  map[string]string
-	calls       map[string]*toolCall // by provider call ID (the core's Turn counts them)
-	finish      provider.FinishReason
-	usage       provider.Usage
+	calls       map[string]*toolCall  // by provider call ID (the core's Turn counts them)
+	finish      provider.FinishReason // the stream's, as the core took it
+	usage       messages.Usage
 	err         error
 	spanCtx     context.Context // carries the chat span
 	span        trace.Span
@@ -274,6 +270,7 @@ func (a *sessionActor) execute(rd session.Ready) {
 	if d != nil && rd.Stream {
 		d.promotedAhead = false // written with the TurnStarted
 	}
+	a.publishLive(rd.Live)
 	a.askTitle(rd.Title) // beside the turn, never in its way
 	if rd.StartDrain != nil {
 		a.startDrain(rd.StartDrain.Run, rd.StartDrain.Continue, nil)
@@ -668,46 +665,48 @@ func pump(ctx context.Context, prov provider.Provider, req *provider.Request, de
 	}
 }
 
+// onPart hands a part of the stream to the core, decoded from the
+// provider's: what is published live, what the turn accumulates and which
+// calls are recorded and started is the core's (StreamPart).
 func (a *sessionActor) onPart(p provider.Part) {
-	t := a.drain.turn
 	a.fault(FaultMidStream)
+	in := session.StreamPart{Text: p.Text}
 	switch p.Kind {
 	case provider.PartText:
-		t.text.WriteString(p.Text)
-		a.delta(messages.TextDelta, t.assistantID, "", p.Text)
+		in.Kind = session.PartText
 	case provider.PartReasoning:
-		t.reasoning.WriteString(p.Text)
-		a.delta(messages.ReasoningDelta, t.assistantID, "", p.Text)
+		in.Kind = session.PartReasoning
 	case provider.PartToolInputStart, provider.PartToolInputDelta:
-		a.delta(messages.ToolInputDelta, t.assistantID, p.ID, p.Text)
+		in.Kind, in.CallID = session.PartToolInput, p.ID
 	case provider.PartToolCall:
-		a.onToolCall(p)
+		in.Kind, in.CallID, in.Tool, in.Args = session.PartToolCall, p.ID, p.Name, append([]byte(nil), p.Args...)
 	case provider.PartUsage:
-		t.usage = p.Usage
-	case provider.PartFinish:
-		t.finish = p.Finish
-	case provider.PartMetadata:
-		if strings.HasPrefix(p.Key, "reasoning.") {
-			if t.reasonMeta == nil {
-				t.reasonMeta = map[string]string{}
-			}
-			t.reasonMeta[p.Key] = p.Text
+		in.Kind, in.Usage = session.PartUsage, messages.Usage{
+			InputTokens: int64(p.Usage.InputTokens), OutputTokens: int64(p.Usage.OutputTokens), ReasoningTokens: int64(p.Usage.ReasoningTokens),
+			CacheReadTokens: int64(p.Usage.CacheReadTokens), CacheWriteTokens: int64(p.Usage.CacheWriteTokens),
 		}
-	}
-}
-
-func (a *sessionActor) delta(kind messages.DeltaKind, assistantID, callID, text string) {
-	if a.rt.bus == nil || text == "" {
+	case provider.PartFinish:
+		in.Kind, in.Finish = session.PartFinish, string(p.Finish)
+	case provider.PartMetadata:
+		if !strings.HasPrefix(p.Key, "reasoning.") {
+			return // only reasoning metadata is replayed (to the same model)
+		}
+		in.Kind, in.Key = session.PartReasoningMeta, p.Key
+	default:
 		return
 	}
-	a.rt.bus.Publish(Live{SessionID: a.id, Delta: &messages.Delta{SessionID: a.id, AssistantMessageID: assistantID, CallID: callID, Kind: kind, Text: text}})
+	a.execute(a.core.Step(in))
 }
 
-// onToolCall hands a complete call to the core, which records it and
-// starts it at once (Ready.StartTools).
-func (a *sessionActor) onToolCall(p provider.Part) {
-	t := a.drain.turn
-	a.execute(a.core.Step(session.ToolCallStreamed{CallID: p.ID, Tool: p.Name, Input: append([]byte(nil), p.Args...), Agent: t.agent}))
+// publishLive hands the core's live deltas (Ready.Live) to the session's
+// subscribers; they are never journaled.
+func (a *sessionActor) publishLive(live []messages.Delta) {
+	if a.rt.bus == nil {
+		return
+	}
+	for i := range live {
+		a.rt.bus.Publish(Live{SessionID: a.id, Delta: &live[i]})
+	}
 }
 
 // startTool starts a call the journal recorded: the question tool is the
@@ -727,13 +726,16 @@ func (a *sessionActor) startTool(ev messages.ToolCalled) {
 func (a *sessionActor) onStreamEnded(err error) {
 	t := a.drain.turn
 	t.cancel()
+	if ct := a.core.Drain.Turn; ct != nil {
+		t.finish, t.usage = provider.FinishReason(ct.Finish), ct.Usage
+	}
 	if err != nil && t.err == nil {
 		t.err = err
 	}
 	if t.err == nil && t.finish == "" {
 		t.err = &provider.Error{Kind: provider.KindMalformed, Message: "stream ended without a finish reason"}
 	}
-	a.execute(a.core.Step(session.StreamEnded{Text: t.text.String(), Reasoning: t.reasoning.String(), ReasoningMetadata: encodeMeta(t.reasonMeta)}))
+	a.execute(a.core.Step(session.StreamEnded{}))
 }
 
 // finishTurn closes the turn once its stream is over and every tool
@@ -766,10 +768,7 @@ func (a *sessionActor) finishTurn() {
 		AssistantMessageID: t.assistantID,
 		FinishReason:       string(t.finish),
 		ContentFilter:      t.finish == provider.FinishContentFilter,
-		Usage: messages.Usage{
-			InputTokens: int64(t.usage.InputTokens), OutputTokens: int64(t.usage.OutputTokens), ReasoningTokens: int64(t.usage.ReasoningTokens),
-			CacheReadTokens: int64(t.usage.CacheReadTokens), CacheWriteTokens: int64(t.usage.CacheWriteTokens),
-		},
+		Usage:              t.usage,
 	}))
 }
 
@@ -931,7 +930,7 @@ func (a *sessionActor) endChat(t *turn) {
 	if t.finish != "" {
 		reasons = []string{string(t.finish)}
 	}
-	u := telemetry.Usage{InputTokens: int64(t.usage.InputTokens), OutputTokens: int64(t.usage.OutputTokens)}
+	u := telemetry.Usage{InputTokens: t.usage.InputTokens, OutputTokens: t.usage.OutputTokens}
 	telemetry.EndChat(t.span, telemetry.ChatResult{Usage: u, FinishReasons: reasons}, t.err)
 	if d := a.drain; d != nil {
 		d.usage.InputTokens += u.InputTokens
@@ -960,12 +959,4 @@ func endDrainSpan(d *drain, out *Outcome) {
 	}
 	telemetry.EndInvokeAgent(d.span, d.usage, err)
 	d.span = nil
-}
-
-func encodeMeta(m map[string]string) []byte {
-	if len(m) == 0 {
-		return nil
-	}
-	b, _ := json.Marshal(m)
-	return b
 }

@@ -1,7 +1,9 @@
 package session
 
 import (
+	"encoding/json"
 	"slices"
+	"strings"
 
 	"github.com/sessionrt/sessionrt/compaction"
 	"github.com/sessionrt/sessionrt/messages"
@@ -104,9 +106,13 @@ type Compaction struct {
 // tool calls it recorded and which of them settled.
 type Turn struct {
 	AssistantMessageID string
+	Agent              string // the turn's agent: every call it makes keeps it
 	Streaming          bool
-	Calls              int // calls recorded (ToolCalled written)
-	Unsettled          int // recorded calls not settled yet
+	// Finish and Usage are what the stream said (PartFinish, PartUsage).
+	Finish    string
+	Usage     messages.Usage
+	Calls     int // calls recorded (ToolCalled written)
+	Unsettled int // recorded calls not settled yet
 	// Recorded: durable output exists (text, reasoning or a tool call), so
 	// an overflow is not retried.
 	Recorded bool
@@ -116,6 +122,11 @@ type Turn struct {
 	// settlement stops the drain.
 	asks  map[string]string
 	stops map[string]bool
+	// text and reasoning accumulate the stream's deltas into the final
+	// values StreamEnded stores; reasonMeta is the reasoning's provider
+	// metadata (replayed to the same model only).
+	text, reasoning strings.Builder
+	reasonMeta      map[string]string
 }
 
 // OutcomeKind classifies how a drain ended.
@@ -220,6 +231,11 @@ type Ready struct {
 	// the call already settled, and no reply will come).
 	Closed []string
 
+	// Live: deltas to publish to the session's subscribers as they are,
+	// beside anything above; never journaled (the final values are, once,
+	// by TextEnded and ReasoningEnded). Each Ready's slice is its own.
+	Live []messages.Delta
+
 	// Title, beside any effect above: ask the title model for the
 	// session's title (title.go); TitleGenerated follows, or nothing.
 	Title *Title
@@ -270,7 +286,7 @@ type Stopping struct{}
 // every tool it called settled. Calls is how many it called; OpenQuestions
 // how many of them asked the user a question still unanswered: both count
 // only what the core did not see itself (an owner that reports calls with
-// ToolCallStreamed and questions with QuestionAsked leaves them 0).
+// StreamPart and questions with QuestionAsked leaves them 0).
 type TurnSucceeded struct {
 	AssistantMessageID string
 	FinishReason       string
@@ -359,18 +375,37 @@ type ContextObserved struct {
 // listed on its own (Err: it could not be).
 type CatalogLoaded struct{ Err string }
 
-// ToolCallStreamed: the stream delivered a complete tool call.
-type ToolCallStreamed struct {
-	CallID, Tool, Agent string
-	Input               []byte
+// PartKind says what a StreamPart carries.
+type PartKind uint8
+
+const (
+	PartText          PartKind = iota + 1 // a text delta (Text)
+	PartReasoning                         // a reasoning delta (Text)
+	PartToolInput                         // a fragment (Text) of call CallID's input as it streams
+	PartToolCall                          // a complete call (CallID, Tool, Args: its JSON input)
+	PartUsage                             // the turn's token usage (Usage)
+	PartFinish                            // why the model stopped (Finish): the stream's last part
+	PartReasoningMeta                     // reasoning metadata (Key, Text: its value)
+)
+
+// StreamPart: the turn's stream delivered a part, decoded by the owner
+// from its provider's. The core publishes deltas (Ready.Live),
+// accumulates the turn's final text and reasoning, and records a complete
+// call (Ready.StartTools); a part after an interrupt, after the finish or
+// of no turn streaming is dropped.
+type StreamPart struct {
+	Kind         PartKind
+	Text         string
+	CallID, Tool string
+	Args         []byte
+	Key          string
+	Usage        messages.Usage
+	Finish       string
 }
 
-// StreamEnded: the turn's stream is over (finished, failed or
-// cancelled), with its final text and reasoning.
-type StreamEnded struct {
-	Text, Reasoning   string
-	ReasoningMetadata []byte
-}
+// StreamEnded: the turn's stream is over (finished, failed or cancelled):
+// what it streamed is the turn's final text and reasoning.
+type StreamEnded struct{}
 
 // ToolSettled: a recorded call's one settlement (Result is its
 // ToolSucceeded or ToolFailed). StopsDrain: the user rejected it without
@@ -454,7 +489,7 @@ func (DrainEnded) input()        {}
 func (TurnBuilt) input()         {}
 func (CompactionPlanned) input() {}
 func (CompactionDone) input()    {}
-func (ToolCallStreamed) input()  {}
+func (StreamPart) input()        {}
 func (StreamEnded) input()       {}
 func (ToolSettled) input()       {}
 func (QuestionAsked) input()     {}
@@ -556,8 +591,8 @@ func (c *Core) step(in Input) Ready {
 		return c.stepCompactionPlanned(in)
 	case CompactionDone:
 		return c.stepCompactionDone(in)
-	case ToolCallStreamed:
-		return c.stepToolCall(in)
+	case StreamPart:
+		return c.stepPart(&in)
 	case StreamEnded:
 		return c.stepStreamEnded(in)
 	case ToolSettled:
@@ -655,13 +690,56 @@ func (c *Core) stepRecover(in Recover) Ready {
 	return rd
 }
 
+// stepPart takes one part of the turn's stream. What the user sees live
+// and what the turn stores are the same parts: a part dropped here (after
+// an interrupt or the finish) is neither published nor stored.
+func (c *Core) stepPart(in *StreamPart) Ready {
+	d := c.Drain
+	if d == nil || d.Turn == nil || !d.Turn.Streaming || d.Interrupted || d.Turn.Finish != "" {
+		return Ready{}
+	}
+	t := d.Turn
+	switch in.Kind {
+	case PartText:
+		t.text.WriteString(in.Text)
+		return c.live(messages.TextDelta, "", in.Text)
+	case PartReasoning:
+		t.reasoning.WriteString(in.Text)
+		return c.live(messages.ReasoningDelta, "", in.Text)
+	case PartToolInput:
+		return c.live(messages.ToolInputDelta, in.CallID, in.Text)
+	case PartToolCall:
+		return c.stepToolCall(in)
+	case PartUsage:
+		t.Usage = in.Usage
+	case PartFinish:
+		t.Finish = in.Finish
+	case PartReasoningMeta:
+		if t.reasonMeta == nil {
+			t.reasonMeta = map[string]string{}
+		}
+		t.reasonMeta[in.Key] = in.Text
+	}
+	return Ready{}
+}
+
+// live is a Ready that publishes one delta of the turn in flight (an
+// empty fragment tells a renderer nothing).
+func (c *Core) live(kind messages.DeltaKind, callID, text string) Ready {
+	if text == "" {
+		return Ready{}
+	}
+	return Ready{Live: []messages.Delta{{SessionID: c.State.Row.ID, AssistantMessageID: c.Drain.Turn.AssistantMessageID, CallID: callID, Kind: kind, Text: text}}}
+}
+
 // stepToolCall records a complete call durably, then starts it at once:
 // nothing new starts once an interrupt is under way, and a provider
-// repeating a call ID within a turn keeps its first call.
-func (c *Core) stepToolCall(in ToolCallStreamed) Ready {
+// repeating a call ID within a turn keeps its first call. The call keeps
+// the agent of the turn that made it.
+func (c *Core) stepToolCall(in *StreamPart) Ready {
 	d := c.Drain
 	t := d.Turn
-	if t == nil || d.Interrupted || in.CallID == "" {
+	if in.CallID == "" {
 		return Ready{}
 	}
 	if _, dup := t.settled[in.CallID]; dup {
@@ -674,26 +752,30 @@ func (c *Core) stepToolCall(in ToolCallStreamed) Ready {
 	t.Calls++
 	t.Unsettled++
 	t.Recorded = true
-	ev := messages.ToolCalled{AssistantMessageID: t.AssistantMessageID, CallID: in.CallID, Tool: in.Tool, Input: in.Input, Agent: in.Agent}
+	ev := messages.ToolCalled{AssistantMessageID: t.AssistantMessageID, CallID: in.CallID, Tool: in.Tool, Input: in.Args, Agent: t.Agent}
 	return Ready{Append: append(c.takeCarry(), ev), StartTools: []messages.ToolCalled{ev}}
 }
 
 // stepStreamEnded stores the final text and reasoning once, as soon as the
 // stream is over, whatever the tools still do: with the turn's end when
 // nothing is left to settle, else at once.
-func (c *Core) stepStreamEnded(in StreamEnded) Ready {
+func (c *Core) stepStreamEnded(StreamEnded) Ready {
 	d := c.Drain
 	t := d.Turn
-	if t == nil {
+	if t == nil || !t.Streaming {
 		return Ready{}
 	}
 	t.Streaming = false
-	if in.Reasoning != "" {
-		c.Carry = append(c.Carry, messages.ReasoningEnded{AssistantMessageID: t.AssistantMessageID, Text: in.Reasoning, ProviderMetadata: in.ReasoningMetadata})
+	if t.reasoning.Len() > 0 {
+		var meta []byte
+		if len(t.reasonMeta) > 0 {
+			meta, _ = json.Marshal(t.reasonMeta) // a map of strings always encodes
+		}
+		c.Carry = append(c.Carry, messages.ReasoningEnded{AssistantMessageID: t.AssistantMessageID, Text: t.reasoning.String(), ProviderMetadata: meta})
 		t.Recorded = true
 	}
-	if in.Text != "" {
-		c.Carry = append(c.Carry, messages.TextEnded{AssistantMessageID: t.AssistantMessageID, Text: in.Text})
+	if t.text.Len() > 0 {
+		c.Carry = append(c.Carry, messages.TextEnded{AssistantMessageID: t.AssistantMessageID, Text: t.text.String()})
 		t.Recorded = true
 	}
 	rd := Ready{Cancel: d.Interrupted && t.Unsettled > 0}
@@ -934,7 +1016,7 @@ func (c *Core) openTurn(ev messages.TurnStarted) Ready {
 		// starts no turn (every turn is fenced against it).
 		return c.moved()
 	}
-	c.Drain.Turn = &Turn{AssistantMessageID: ev.AssistantMessageID, Streaming: true}
+	c.Drain.Turn = &Turn{AssistantMessageID: ev.AssistantMessageID, Agent: ev.Agent, Streaming: true}
 	title := c.titleFor()
 	return Ready{Append: append(c.takeCarryForTurn(), ev), Stream: true, Title: title}
 }

@@ -230,8 +230,8 @@ func (e *interactionEnv) handle(t *testing.T, td *datadriven.TestData) string {
 		td.ScanArgs(t, "id", &id)
 		tool := "bash"
 		td.MaybeScanArgs(t, "tool", &tool)
-		// The call keeps the agent of the turn that issued it.
-		e.ready(&out, e.c.Step(ToolCallStreamed{CallID: id, Tool: tool, Agent: e.turnAgent()}))
+		// The call keeps the agent of the turn that issued it (the core's).
+		e.ready(&out, e.c.Step(StreamPart{Kind: PartToolCall, CallID: id, Tool: tool}))
 	case "settle":
 		// The tool's one settlement (ok, failed, interrupted when the
 		// drain cancelled it, or rejected by the user without feedback).
@@ -310,12 +310,38 @@ func (e *interactionEnv) handle(t *testing.T, td *datadriven.TestData) string {
 			fmt.Fprintf(&out, "answer the call waiting on %s: %s\n", rd.Answer.RequestID, rd.Answer.Reply)
 		}
 		e.ready(&out, rd)
+	case "part":
+		// The stream delivered a part: a text, reasoning or tool-input
+		// (input=<call>) delta, usage (tokens) or the finish (finish).
+		in := StreamPart{Kind: PartText}
+		td.MaybeScanArgs(t, "text", &in.Text)
+		switch {
+		case td.HasArg("reasoning"):
+			in.Kind = PartReasoning
+			td.ScanArgs(t, "reasoning", &in.Text)
+		case td.HasArg("input"):
+			in.Kind = PartToolInput
+			td.ScanArgs(t, "input", &in.CallID)
+		case td.HasArg("tokens"):
+			in.Kind = PartUsage
+			td.ScanArgs(t, "tokens", &in.Usage.OutputTokens)
+		case td.HasArg("finish"):
+			in.Kind = PartFinish
+			td.ScanArgs(t, "finish", &in.Finish)
+		}
+		e.ready(&out, e.c.Step(in))
 	case "stream-end":
-		// The stream is over, with its final text (and reasoning).
+		// The stream is over, with its final text (and reasoning): given
+		// here, they stream as one delta each first (unprinted).
 		var text, reasoning string
 		td.MaybeScanArgs(t, "text", &text)
 		td.MaybeScanArgs(t, "reasoning", &reasoning)
-		e.ready(&out, e.c.Step(StreamEnded{Text: text, Reasoning: reasoning}))
+		for _, p := range []StreamPart{{Kind: PartReasoning, Text: reasoning}, {Kind: PartText, Text: text}} {
+			if rd := e.c.Step(p); len(rd.Append) > 0 {
+				t.Fatalf("%s: a delta wrote %v", td.Pos, rd.Append)
+			}
+		}
+		e.ready(&out, e.c.Step(StreamEnded{}))
 	case "interrupt":
 		// waiting: an observation (or the Location, a catalog, a
 		// compaction) is outstanding.
@@ -392,6 +418,9 @@ func (e *interactionEnv) ready(out *strings.Builder, rd Ready) {
 	}
 	if rd.Cancel {
 		out.WriteString("cancel: the stream and running tools\n")
+	}
+	for _, d := range rd.Live {
+		fmt.Fprintf(out, "live: %s %s%s %q\n", d.Kind, d.AssistantMessageID, map[bool]string{true: " " + d.CallID}[d.CallID != ""], d.Text)
 	}
 	if rd.TurnOver {
 		out.WriteString("turn over\n")
@@ -501,16 +530,6 @@ func (e *interactionEnv) stream(out *strings.Builder) {
 	fmt.Fprintf(out, "provider request %d: %s\n", e.calls, e.request())
 }
 
-// turnAgent is the agent the open turn was started with.
-func (e *interactionEnv) turnAgent() string {
-	for _, ev := range e.journal {
-		if ts, ok := ev.(messages.TurnStarted); ok && ts.AssistantMessageID == e.turn {
-			return ts.Agent
-		}
-	}
-	return "build"
-}
-
 // unsettledCalls are the open turn's recorded calls the journal holds no
 // settlement of, in call order.
 func (e *interactionEnv) unsettledCalls() []string {
@@ -610,6 +629,10 @@ func describe(ev messages.Event) string {
 		return fmt.Sprintf("%s %s", name, e.To)
 	case messages.SessionRenamed:
 		return fmt.Sprintf("%s %q", name, e.Title)
+	case messages.TextEnded:
+		return fmt.Sprintf("%s %q", name, e.Text)
+	case messages.ReasoningEnded:
+		return fmt.Sprintf("%s %q", name, e.Text)
 	case messages.ToolCalled:
 		return name + " " + e.CallID
 	case messages.ToolSucceeded:

@@ -150,7 +150,9 @@ type simSession struct {
 	j     journal
 	owner *owner
 	// ledger of what the journal shows, for the invariants
-	delivery  map[string]messages.Delivery
+	delivery map[string]messages.Delivery
+	// streamed is the text each turn's deltas published (Ready.Live).
+	streamed  map[string]string
 	promoted  map[string]int
 	called    map[toolKey]int
 	settled   map[toolKey]int
@@ -196,7 +198,7 @@ type owner struct {
 }
 
 func newSimSession(id string, rng *rand.Rand, res *Result, brk string) *simSession {
-	s := &simSession{id: id, rng: rng, res: res, brk: brk, delivery: map[string]messages.Delivery{}, promoted: map[string]int{},
+	s := &simSession{id: id, rng: rng, res: res, brk: brk, delivery: map[string]messages.Delivery{}, streamed: map[string]string{}, promoted: map[string]int{},
 		called: map[toolKey]int{}, settled: map[toolKey]int{}, turnLimit: 2 + rng.IntN(4)}
 	s.j.replica = session.NewState(id)
 	s.activate()
@@ -268,6 +270,10 @@ func (s *simSession) checkTransaction(evs []messages.Event) error {
 			ends = "interrupted"
 		case messages.Moved:
 			ends = "moved"
+		case messages.TextEnded:
+			if ev.Text != s.streamed[ev.AssistantMessageID] {
+				return fmt.Errorf("turn %s stored text %q, its deltas published %q", ev.AssistantMessageID, ev.Text, s.streamed[ev.AssistantMessageID])
+			}
 		case messages.TurnStarted, messages.ContextEpochInitialized:
 			if _, ok := ev.(messages.TurnStarted); ok {
 				opens = true
@@ -766,7 +772,7 @@ func (s *simSession) progress() error {
 				c = o.calls[s.rng.IntN(len(o.calls))] // a provider repeating a call ID
 			}
 			interrupted := o.core.Drain.Interrupted
-			rd := o.core.Step(session.ToolCallStreamed{CallID: c, Tool: "bash", Agent: "build"})
+			rd := o.core.Step(session.StreamPart{Kind: session.PartToolCall, CallID: c, Tool: "bash"})
 			if interrupted && len(rd.StartTools) > 0 {
 				return fmt.Errorf("call %s started after the interrupt", c)
 			}
@@ -799,7 +805,22 @@ func (s *simSession) progress() error {
 			case 2:
 				o.streamE = "overflow"
 			}
-			return s.exec(o.core.Step(session.StreamEnded{Text: "text of " + o.turn}))
+			// The turn's text streams as a delta first: published live
+			// unless an interrupt came, and stored as streamed.
+			interrupted := o.core.Drain.Interrupted
+			rd := o.core.Step(session.StreamPart{Kind: session.PartText, Text: "text of " + o.turn})
+			switch {
+			case len(rd.Append) > 0:
+				return fmt.Errorf("a delta wrote %d events", len(rd.Append))
+			case interrupted && len(rd.Live) > 0:
+				return fmt.Errorf("a delta published after the interrupt")
+			case !interrupted && (len(rd.Live) != 1 || rd.Live[0].Text != "text of "+o.turn || rd.Live[0].AssistantMessageID != o.turn):
+				return fmt.Errorf("the delta of turn %s published as %+v", o.turn, rd.Live)
+			}
+			for _, d := range rd.Live {
+				s.streamed[d.AssistantMessageID] += d.Text
+			}
+			return s.exec(o.core.Step(session.StreamEnded{}))
 		}
 		return nil
 	}
