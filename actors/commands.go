@@ -3,6 +3,7 @@ package actors
 import (
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/persistence"
+	"github.com/sessionrt/sessionrt/session"
 )
 
 // The commands a Session actor answers. They are plain values: the Sessions
@@ -101,30 +102,18 @@ type Outcome struct {
 	// Err is empty when the drain ended normally, else why it stopped
 	// (turn failure, turn limit, context blocked, interrupted).
 	Err string
-	// Kind classifies Err: "", "provider", "turn_limit", "context_blocked",
-	// "model", "compaction", "overflow", "config", "tools", "location",
-	// "internal", "interrupted", "moved", "fenced", "journal".
-	Kind string
+	// Kind classifies Err (session.OutcomeKind: "" completed, "provider",
+	// "turn_limit", "context_blocked", "model", "compaction", "overflow",
+	// "config", "tools", "location", "internal", "interrupted", "moved",
+	// "fenced", "journal").
+	Kind session.OutcomeKind
 	// LastSeq is the stream's last seq when the drain ended.
 	LastSeq int64
 }
 
-// KindModel is the Outcome kind of a drain whose model no provider serves.
-const KindModel = "model"
-
-// failure is the durable DrainFailed event that tells the user why the
-// drain ended, or nil when it ended normally. An interrupted drain writes
-// Interrupted instead; a moved one is not a failure (the destination
-// continues), and a fenced or journal outcome cannot be written.
-func (o *Outcome) failure() *messages.DrainFailed {
-	switch o.Kind {
-	case "", "interrupted", "moved", CodeFenced, CodeJournal:
-		return nil
-	}
-	if o.Err == "" {
-		return nil
-	}
-	return &messages.DrainFailed{Kind: o.Kind, Message: o.Err}
+// failed is the Outcome of a drain that ends with err.
+func failed(err error) *Outcome {
+	return &Outcome{Err: err.Error(), Kind: session.OutcomeKind(errorCode(err))}
 }
 
 // Done answers commands that have nothing else to say (Wake, Interrupt, ReplyPermission).

@@ -69,7 +69,7 @@ func (a *sessionActor) planCompaction(cause session.CompactionCause) {
 	} else {
 		var err error
 		if history, err = a.history(); err != nil {
-			a.endDrain(&Outcome{Err: err.Error(), Kind: "internal"})
+			a.endDrain(&Outcome{Err: err.Error(), Kind: session.Internal})
 			return
 		}
 		baseline := ""
@@ -107,7 +107,7 @@ func (a *sessionActor) summarize(id string) {
 	pc := d.plan
 	d.plan = nil
 	if pc == nil || pc.id != id {
-		a.endDrain(&Outcome{Err: "compaction " + id + " was not planned", Kind: "internal"})
+		a.endDrain(&Outcome{Err: "compaction " + id + " was not planned", Kind: session.Internal})
 		return
 	}
 	ctx, cancel := context.WithCancel(a.rt.ctx)

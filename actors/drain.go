@@ -32,9 +32,6 @@ type drain struct {
 	interrupters []*actor.PID // Interrupt callers waiting for cleanup
 	busy         bool         // an async step (observation, catalog, stream) is outstanding
 	carry        bool         // staged events wait for the next TurnStarted (set at a boundary that calls)
-	// handover: the drain ends without Idle (Ready.Busy): the session
-	// stays busy for the drain that answers its last tool results.
-	handover bool
 	// promotedAhead: the history shows the staged promotion, applied
 	// ahead for the turn's request; if the drain ends before that turn's
 	// TurnStarted writes it (the core then drops it: the prompt stays
@@ -261,7 +258,7 @@ func (a *sessionActor) execute(rd session.Ready) {
 		a.releasePermission(id)
 	}
 	if err != nil {
-		a.appendFailed(d, err)
+		a.appendFailed(d, rd, err)
 		return
 	}
 	if d != nil && len(rd.Append) > 0 && len(a.core.Carry) == 0 {
@@ -300,15 +297,14 @@ func (a *sessionActor) execute(rd session.Ready) {
 		return
 	}
 	switch {
-	case rd.FinishInterrupt:
-		a.finishInterrupt()
 	case rd.Stop:
 		// Shutting down: stop at this safe boundary without Idle, so the
 		// session is found mid-drain and resumed by the next start.
-		a.abandon("server shutting down", CodeFenced)
+		a.abandon("server shutting down", session.Fenced)
 	case rd.Outcome != nil:
-		d.handover = rd.Busy
-		a.endDrain(&Outcome{Err: rd.Outcome.Err, Kind: string(rd.Outcome.Kind)})
+		// Its last events (Idle, after DrainFailed or Interrupted) are
+		// written.
+		a.closeDrain(&Outcome{Err: rd.Outcome.Err, Kind: rd.Outcome.Kind}, true)
 	case rd.Stream:
 		a.stream()
 	case rd.Compact != nil:
@@ -351,20 +347,24 @@ func (a *sessionActor) execute(rd session.Ready) {
 	}
 }
 
-// appendFailed ends drain d (the one in progress when the append began)
-// with the append's error, and the turn in flight with it (or finds it
-// already abandoned, when the append lost ownership).
-func (a *sessionActor) appendFailed(d *drain, err error) {
-	if a.drain == d && d != nil && d.turn != nil {
-		// The turn in flight stops with the drain.
-		t := d.turn
-		t.cancel()
-		a.cancelTools()
-		d.turn = nil
-		t.err = err
-		a.endChat(t)
+// appendFailed ends drain d (the one in progress when the append of rd
+// began) with the append's error, or finds it already abandoned when the
+// append lost ownership or the journal failed (abandon told its callers).
+// If rd ended the drain, its last events were refused: the drain ends
+// without them.
+func (a *sessionActor) appendFailed(d *drain, rd session.Ready, err error) {
+	if d == nil || a.drain != d {
+		return
 	}
-	a.endDrain(&Outcome{Err: err.Error(), Kind: errorCode(err)})
+	if out := rd.Outcome; out != nil {
+		if out.Err != "" {
+			a.closeDrain(&Outcome{Err: out.Err, Kind: out.Kind}, true)
+		} else {
+			a.closeDrain(failed(err), true)
+		}
+		return
+	}
+	a.endDrain(failed(err))
 }
 
 // observe reads the Location's configuration for the session's agent (a
@@ -542,7 +542,7 @@ func (a *sessionActor) startTurn(tools []provider.Tool) {
 	d := a.drain
 	prov, err := a.rt.provider(d.agent.models, a.core.State.Row.Model)
 	if err != nil {
-		a.endDrain(&Outcome{Err: err.Error(), Kind: KindModel})
+		a.endDrain(&Outcome{Err: err.Error(), Kind: session.Model})
 		return
 	}
 	// The history as it is once the staged promotion and context update
@@ -551,7 +551,7 @@ func (a *sessionActor) startTurn(tools []provider.Tool) {
 	d.promotedAhead = d.promotedAhead || slices.ContainsFunc(a.core.Carry, isPromotion)
 	history, err := a.historyWithStaged()
 	if err != nil {
-		a.endDrain(&Outcome{Err: "load history: " + err.Error(), Kind: "internal"})
+		a.endDrain(&Outcome{Err: "load history: " + err.Error(), Kind: session.Internal})
 		return
 	}
 	tr := turnRequest{Model: a.core.State.Row.Model, Baseline: a.core.State.Epoch.Baseline, History: history, Tools: tools, LastTurn: d.LastTurn,
@@ -605,7 +605,7 @@ func (a *sessionActor) turnBuilt(snap string) {
 	d := a.drain
 	b := d.next
 	if b == nil {
-		a.execute(session.Ready{FinishInterrupt: d.Interrupted, Outcome: &session.Outcome{Kind: session.Internal, Err: "no turn was built"}})
+		a.endDrain(&Outcome{Kind: session.Internal, Err: "no turn was built"})
 		return
 	}
 	t := b.turn
@@ -743,17 +743,12 @@ func (a *sessionActor) onStreamEnded(err error) {
 // is the core's (TurnSucceeded, TurnFailed, an overflow's compaction).
 func (a *sessionActor) finishTurn() {
 	d, t := a.drain, a.drain.turn
-	if d.Interrupted {
-		a.finishInterrupt() // fails the turn as interrupted
-		return
-	}
 	d.turn = nil
+	if d.Interrupted {
+		t.err = errInterrupted // the core fails the turn as interrupted and ends the drain
+	}
 	a.endChat(t)
 	if t.err != nil {
-		if errorCode(t.err) == CodeFenced {
-			a.dropStaged()
-			return // the activation is stopping
-		}
 		in := session.TurnFailed{AssistantMessageID: t.assistantID, Kind: session.Provider, Err: t.err.Error()}
 		if errors.Is(t.err, provider.ErrContextOverflow) {
 			// The core compacts once and retries once, or ends the drain.
@@ -772,46 +767,20 @@ func (a *sessionActor) finishTurn() {
 	}))
 }
 
-// endDrain closes the drain: Idle is appended, callers get the outcome, and a
-// wake that arrived meanwhile starts at most one follow-up drain.
+// endDrain ends the drain with an outcome the shell met (no provider for
+// the model, a history it could not read): the core writes its end as any
+// other (Abort), and closeDrain follows.
 func (a *sessionActor) endDrain(out *Outcome) {
-	d := a.drain
-	if d == nil {
+	if a.drain == nil {
 		// A fenced append already abandoned the drain and stopped this
 		// activation (stopFenced): nothing is left to end.
 		return
 	}
-	a.log.Debug("drain end", "session", a.id, "token", d.token, "outcome", out)
-	if out == nil {
-		out = &Outcome{}
+	if !a.loaded {
+		a.abandon(out.Err, out.Kind)
+		return
 	}
-	if a.loaded {
-		evs := []messages.Event{messages.Idle{}}
-		if failed := out.failure(); failed != nil {
-			evs = []messages.Event{*failed, messages.Idle{}}
-		}
-		if d.handover {
-			evs = nil // what is carried only: the next drain ends the busy span
-		}
-		if err := a.append(evs...); err != nil && out.Err == "" {
-			out = &Outcome{Err: err.Error(), Kind: errorCode(err)}
-		}
-	} else {
-		a.dropStaged()
-	}
-	if a.drain != d {
-		return // the append failed and stopped the activation: abandon told the callers
-	}
-	out.LastSeq = a.seq
-	a.forgetPromotedAhead(d)
-	a.setDrain(nil)
-	endDrainSpan(d, out)
-	a.drainMetrics(out)
-	a.lastOutcome = out
-	for _, w := range d.waiters {
-		a.system.Root.Send(w, out)
-	}
-	a.execute(a.core.Step(session.DrainEnded{})) // a wake that arrived meanwhile
+	a.execute(a.core.Step(session.Abort{Outcome: session.Outcome{Kind: out.Kind, Err: out.Err}}))
 }
 
 // interrupt stops the active drain and answers when its cleanup is done.
@@ -835,58 +804,41 @@ func (a *sessionActor) beginInterrupt() {
 	a.execute(a.core.Step(session.Interrupt{Waiting: d.busy}))
 }
 
-// finishInterrupt runs once nothing is outstanding: the open turn fails as
-// interrupted, pending inbox rows stay for a later run.
-func (a *sessionActor) finishInterrupt() {
-	d := a.drain
-	var evs []messages.Event
-	if t := d.turn; t != nil {
-		if ct := d.Turn; ct != nil && (ct.Streaming || ct.Unsettled > 0) {
-			return
-		}
-		d.turn = nil
-		t.err = errInterrupted
-		a.endChat(t)
-		evs = append(evs, messages.TurnFailed{AssistantMessageID: t.assistantID, ErrorKind: "interrupted", Message: "interrupted"})
-	}
-	evs = append(evs, messages.Interrupted{Reason: "interrupted by client"}, messages.Idle{})
-	_ = a.append(evs...)
-	if a.drain != d {
-		return // the append failed and stopped the activation: abandon told the callers
-	}
-	a.forgetPromotedAhead(d)
-	a.setDrain(nil)
-	out := &Outcome{Err: "interrupted", Kind: "interrupted", LastSeq: a.seq}
-	endDrainSpan(d, out)
-	a.drainMetrics(out)
-	a.lastOutcome = out
-	for _, w := range d.waiters {
-		a.system.Root.Send(w, out)
-	}
-	for _, w := range d.interrupters {
-		a.system.Root.Send(w, &Done{LastSeq: a.seq})
-	}
-}
-
-// abandon drops the drain without writing (the actor stops or lost
-// ownership): work in flight is cancelled, callers are told with an
-// Outcome of kind (CodeFenced, or CodeJournal when the journal failed).
-func (a *sessionActor) abandon(why, kind string) {
-	a.dropStaged()
+// closeDrain is the one end of a drain, once its last events are written
+// (written: the Ready's Append that ended it, Idle among them) or with
+// nothing written (abandon): a turn or compaction still in flight stops,
+// the span and metrics close, and the drain's callers and interrupters are
+// answered with out. A written end then steps DrainEnded (a wake that
+// arrived meanwhile starts at most one follow-up drain), but not after an
+// interrupt, which suppresses it.
+func (a *sessionActor) closeDrain(out *Outcome, written bool) {
 	d := a.drain
 	if d == nil {
 		return
 	}
-	if d.turn != nil {
-		d.turn.cancel()
+	a.log.Debug("drain end", "session", a.id, "token", d.token, "outcome", out)
+	if t := d.turn; t != nil {
+		d.turn = nil
+		t.cancel()
 		a.cancelTools()
+		switch {
+		case out.Kind == session.Interrupted:
+			t.err = errInterrupted
+		case t.err == nil:
+			t.err = &CommandError{Code: string(out.Kind), Msg: out.Err}
+		}
+		a.endChat(t)
 	}
 	if d.compacting != nil {
 		d.compacting()
+		d.compacting = nil
+	}
+	if !written {
+		a.dropStaged()
 	}
 	a.forgetPromotedAhead(d)
+	out.LastSeq = a.seq
 	a.setDrain(nil)
-	out := &Outcome{Err: why, Kind: kind, LastSeq: a.seq}
 	endDrainSpan(d, out)
 	a.drainMetrics(out)
 	a.lastOutcome = out
@@ -897,10 +849,25 @@ func (a *sessionActor) abandon(why, kind string) {
 		a.system.Root.Send(w, &Done{LastSeq: a.seq})
 	}
 	d.waiters, d.interrupters = nil, nil
-	for id, p := range a.perms {
-		close(p.ch)
-		delete(a.perms, id)
+	if !written {
+		for id, p := range a.perms {
+			close(p.ch)
+			delete(a.perms, id)
+		}
+		return
 	}
+	if out.Kind != session.Interrupted {
+		a.execute(a.core.Step(session.DrainEnded{}))
+	}
+}
+
+// abandon drops the drain without writing (the actor stops or lost
+// ownership): work in flight is cancelled, callers are told with an
+// Outcome of kind (session.Fenced, or session.Journal when the journal
+// failed).
+func (a *sessionActor) abandon(why string, kind session.OutcomeKind) {
+	a.dropStaged()
+	a.closeDrain(&Outcome{Err: why, Kind: kind}, false)
 }
 
 // forgetPromotedAhead reads the history again when it shows a promotion
@@ -942,8 +909,8 @@ func (a *sessionActor) endChat(t *turn) {
 func (a *sessionActor) drainMetrics(out *Outcome) {
 	if m := a.rt.cfg.Metrics; m != nil {
 		kind := "completed"
-		if out != nil && out.Kind != "" {
-			kind = out.Kind
+		if out != nil && out.Kind != session.Completed {
+			kind = string(out.Kind)
 		}
 		m.DrainFinished(kind)
 	}
@@ -955,7 +922,7 @@ func endDrainSpan(d *drain, out *Outcome) {
 	}
 	var err error
 	if out != nil && out.Err != "" {
-		err = &CommandError{Code: out.Kind, Msg: out.Err}
+		err = &CommandError{Code: string(out.Kind), Msg: out.Err}
 	}
 	telemetry.EndInvokeAgent(d.span, d.usage, err)
 	d.span = nil

@@ -91,7 +91,7 @@ func (a *sessionActor) replyQuestion(m *ReplyPermission) any {
 	}
 	d := a.drain
 	if err := a.write(rd.Append); err != nil {
-		a.appendFailed(d, err)
+		a.appendFailed(d, rd, err)
 		return err
 	}
 	rd.Append = nil

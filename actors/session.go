@@ -85,11 +85,11 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 			a.stopping = true
 			_ = a.flush()
 		}
-		a.abandon("session actor stopping", CodeFenced)
+		a.abandon("session actor stopping", session.Fenced)
 		return
 	case *actor.Restarting:
 		// The dying incarnation's stream and tools must not outlive it.
-		a.abandon("session actor restarting", CodeFenced)
+		a.abandon("session actor restarting", session.Fenced)
 		return
 	case *actor.Stopped:
 		a.rt.acts.stopped(a.id, a.self)
@@ -111,7 +111,7 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 	if err := a.flushResults(); err != nil {
 		a.log.Error("session append failed", "session", a.id, "err", err)
 		if a.drain != nil {
-			a.endDrain(&Outcome{Err: err.Error(), Kind: errorCode(err)})
+			a.endDrain(failed(err))
 		}
 	}
 }
@@ -491,7 +491,7 @@ func (a *sessionActor) stopJournalFailed(err error) {
 		a.log.Warn("session append failed: the journal refused a write", "session", a.id, "err", err)
 	}
 	a.loaded = false
-	a.abandon("journal: "+err.Error(), CodeJournal)
+	a.abandon("journal: "+err.Error(), session.Journal)
 	a.rt.acts.forget(a.id, a.self)
 	a.idle.stop()
 	a.system.Root.Stop(a.self)
@@ -507,7 +507,7 @@ func (a *sessionActor) stopJournalFailed(err error) {
 // first, so the next command activates afresh and takes ownership back.
 func (a *sessionActor) stopFenced() {
 	a.loaded = false
-	a.abandon("fenced", CodeFenced)
+	a.abandon("fenced", session.Fenced)
 	a.rt.acts.forget(a.id, a.self)
 	a.idle.stop()
 	a.system.Root.Stop(a.self)
@@ -530,9 +530,9 @@ func (a *sessionActor) journaledOutcome() *Outcome {
 	}
 	switch e := evs[0].Event.(type) {
 	case messages.DrainFailed:
-		return &Outcome{Err: e.Message, Kind: e.Kind, LastSeq: a.seq}
+		return &Outcome{Err: e.Message, Kind: session.OutcomeKind(e.Kind), LastSeq: a.seq}
 	case messages.Interrupted:
-		return &Outcome{Err: "interrupted", Kind: "interrupted", LastSeq: a.seq}
+		return &Outcome{Err: "interrupted", Kind: session.Interrupted, LastSeq: a.seq}
 	}
 	return nil
 }

@@ -310,7 +310,7 @@ func (s *Server) wait(w http.ResponseWriter, r *http.Request) {
 	}
 	// How the last drain ended: a failed one says why (kind and message),
 	// so a caller never mistakes "nothing happened" for an answer.
-	writeJSON(w, http.StatusOK, wire.Data[wire.Outcome]{Data: wire.Outcome{Error: out.Err, Kind: out.Kind, LastSeq: out.LastSeq}})
+	writeJSON(w, http.StatusOK, wire.Data[wire.Outcome]{Data: wire.Outcome{Error: out.Err, Kind: string(out.Kind), LastSeq: out.LastSeq}})
 }
 
 func (s *Server) run(w http.ResponseWriter, r *http.Request) {
@@ -326,7 +326,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, sess.ID, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, wire.Data[wire.Outcome]{Data: wire.Outcome{Error: out.Err, Kind: out.Kind, LastSeq: out.LastSeq}})
+	writeJSON(w, http.StatusOK, wire.Data[wire.Outcome]{Data: wire.Outcome{Error: out.Err, Kind: string(out.Kind), LastSeq: out.LastSeq}})
 }
 
 func (s *Server) compact(w http.ResponseWriter, r *http.Request) {

@@ -144,13 +144,33 @@ const (
 	ConfigFailed   OutcomeKind = "config"
 	ToolsFailed    OutcomeKind = "tools"
 	CompactFailed  OutcomeKind = "compaction"
+	Model          OutcomeKind = "model" // no provider serves the session's model
 	Internal       OutcomeKind = "internal"
+	// The owner's own ends, which it cannot write: it lost ownership or
+	// is stopping (Fenced), or the journal refused a write (Journal).
+	Fenced  OutcomeKind = "fenced"
+	Journal OutcomeKind = "journal"
 )
 
 // Outcome is how a drain ended: Kind, and why (empty when it completed).
 type Outcome struct {
 	Kind OutcomeKind
 	Err  string
+}
+
+// failure is the durable DrainFailed event that tells the user why the
+// drain ended, or nil when it ended normally. An interrupted drain writes
+// Interrupted instead; a moved one is not a failure (the destination
+// continues), and a fenced or journal outcome cannot be written.
+func (o *Outcome) failure() *messages.DrainFailed {
+	switch o.Kind {
+	case Completed, Interrupted, Moved, Fenced, Journal:
+		return nil
+	}
+	if o.Err == "" {
+		return nil
+	}
+	return &messages.DrainFailed{Kind: string(o.Kind), Message: o.Err}
 }
 
 // Ready is what the core needs its owner to do, in this order. The
@@ -178,10 +198,6 @@ type Ready struct {
 	// the drain before that writes it with Idle, less the promotion (the
 	// prompt stays pending).
 	Observe *Observe
-	// FinishInterrupt: nothing is outstanding any more; the interrupt can
-	// be written (an open turn fails as interrupted, then Interrupted and
-	// Idle, after what is carried) and the drain ended; the inbox stays.
-	FinishInterrupt bool
 	// StartTurn: the context is observed and reconciled; the provider
 	// turn's request can be built (TurnBuilt follows). What Core.Carry
 	// holds (the promotion, the context update, the last turn's TurnEnded)
@@ -212,12 +228,17 @@ type Ready struct {
 	// boundary without Idle, so that the next start finds the session
 	// mid-drain and resumes it.
 	Stop bool
-	// Outcome ends the drain: the owner appends Idle (with what is
-	// carried) and answers the drain's callers with it. Busy, with
-	// Outcome: no Idle, only what is carried is written: the session
-	// stays busy, as a moved drain's last tool results are owed an answer
-	// that the drain DrainEnded starts gives (a restart before it resumes
-	// the busy session instead).
+	// Outcome ends the drain, and Append holds its last events: what is
+	// carried (less a promotion: the prompt stays pending), then DrainFailed
+	// when it failed, and Idle; an interrupt (Kind Interrupted: nothing is
+	// outstanding any more, the inbox stays) writes a TurnFailed for the
+	// open turn, then Interrupted and Idle. Once Append is durable the
+	// owner closes the drain (its turn, span and metrics), answers its
+	// callers with Outcome, and steps DrainEnded. Busy, with Outcome: no
+	// Idle, only what is carried is written: the session stays busy, as a
+	// moved drain's last tool results are owed an answer that the drain
+	// DrainEnded starts gives (a restart before it resumes the busy
+	// session instead).
 	Outcome *Outcome
 	Busy    bool
 
@@ -461,6 +482,12 @@ type Run struct{}
 // callers) after an Outcome.
 type DrainEnded struct{}
 
+// Abort: the owner cannot carry the drain on (no provider serves the
+// model, the history or the open questions could not be read, an append
+// the journal refused for what it held): the drain ends with Outcome,
+// written as any end is (Ready.Outcome).
+type Abort struct{ Outcome Outcome }
+
 // PermissionReplied: a client answered a permission request. The core
 // takes the reply only for an open request of the turn in flight, once
 // (Append journals it, Ready.Answer hands it to the waiting call);
@@ -486,6 +513,7 @@ func (Recover) input()           {}
 func (Move) input()              {}
 func (Run) input()               {}
 func (DrainEnded) input()        {}
+func (Abort) input()             {}
 func (TurnBuilt) input()         {}
 func (CompactionPlanned) input() {}
 func (CompactionDone) input()    {}
@@ -504,7 +532,7 @@ func (CatalogLoaded) input()     {}
 // Step takes one input and returns what must happen next.
 func (c *Core) Step(in Input) Ready {
 	rd := c.step(in)
-	if rd.Outcome != nil || rd.FinishInterrupt || rd.Stop {
+	if rd.Outcome != nil || rd.Stop {
 		// The drain ends (or stops) before the turn a promotion was
 		// carried for: the prompt stays pending (unpromoted), so that the
 		// next drain delivers it, after a fresh baseline when the session
@@ -512,7 +540,35 @@ func (c *Core) Step(in Input) Ready {
 		c.Carry = WithoutPromotion(c.Carry)
 		rd.Append = WithoutPromotion(rd.Append)
 	}
+	if rd.Outcome != nil {
+		rd.Append = append(rd.Append, c.ending(rd)...)
+	}
 	return rd
+}
+
+// ending is what an Outcome writes after the Ready's own events: what is
+// carried, then how the drain ended (ready's Outcome doc).
+func (c *Core) ending(rd Ready) []messages.Event {
+	evs := c.takeCarryForTurn()
+	switch out := rd.Outcome; {
+	case out.Kind == Interrupted:
+		if t := c.Drain.Turn; t != nil {
+			evs = append(evs, messages.TurnFailed{AssistantMessageID: t.AssistantMessageID, ErrorKind: string(Interrupted), Message: "interrupted"})
+		}
+		evs = append(evs, messages.Interrupted{Reason: "interrupted by client"}, messages.Idle{})
+	case rd.Busy:
+	default:
+		if f := out.failure(); f != nil {
+			evs = append(evs, *f)
+		}
+		evs = append(evs, messages.Idle{})
+	}
+	return evs
+}
+
+// interrupted finishes an interrupt: nothing is outstanding any more.
+func (c *Core) interrupted() Ready {
+	return Ready{Outcome: &Outcome{Kind: Interrupted, Err: "interrupted"}}
 }
 
 // WithoutPromotion is evs without its PromptPromoted events: what of the
@@ -554,6 +610,12 @@ func (c *Core) step(in Input) Ready {
 			return Ready{} // the drain in progress serves the run
 		}
 		return Ready{StartDrain: &StartDrain{Run: true}}
+	case Abort:
+		if c.Drain == nil {
+			return Ready{}
+		}
+		out := in.Outcome
+		return Ready{Outcome: &out}
 	case DrainEnded:
 		if c.ContinueOwed {
 			// The destination answers what the moved drain left; it
@@ -905,7 +967,7 @@ func (c *Core) stepInterrupt(in Interrupt) Ready {
 	case d.Turn != nil, in.Waiting, d.Compaction != nil && d.Compaction.Running:
 		return Ready{Cancel: true}
 	}
-	return Ready{FinishInterrupt: true}
+	return c.interrupted()
 }
 
 // stepLocationResolved starts the drain's work once its Location answered:
@@ -921,7 +983,7 @@ func (c *Core) stepLocationResolved(in LocationResolved) Ready {
 	d.TurnLimit = in.TurnLimit
 	if d.Manual {
 		if d.Interrupted {
-			return Ready{FinishInterrupt: true}
+			return c.interrupted()
 		}
 		d.Compaction = &Compaction{Cause: CompactManual}
 		return Ready{Compact: &Compact{Cause: CompactManual}}
@@ -938,7 +1000,7 @@ func (c *Core) stepLocationResolved(in LocationResolved) Ready {
 func (c *Core) stepContextObserved(in ContextObserved) Ready {
 	d := c.Drain
 	if d.Interrupted {
-		return Ready{FinishInterrupt: true}
+		return c.interrupted()
 	}
 	if in.ConfigErr != "" {
 		return Ready{Outcome: &Outcome{Kind: ConfigFailed, Err: in.ConfigErr}}
@@ -997,7 +1059,7 @@ func (c *Core) overflowed(why string) Ready {
 func (c *Core) stepTurnBuilt(in TurnBuilt) Ready {
 	d := c.Drain
 	if d.Interrupted {
-		return Ready{FinishInterrupt: true}
+		return c.interrupted()
 	}
 	if in.OverBudget && !d.Compacted {
 		d.Compaction = &Compaction{Cause: CompactBeforeTurn, start: in.Started}
@@ -1035,7 +1097,7 @@ func (c *Core) stepCompactionPlanned(in CompactionPlanned) Ready {
 	}
 	if d.Interrupted {
 		d.Compaction = nil
-		return Ready{FinishInterrupt: true}
+		return c.interrupted()
 	}
 	if in.Nothing && cp.Cause == CompactBeforeTurn {
 		d.Compaction = nil
@@ -1069,7 +1131,7 @@ func (c *Core) stepCompactionDone(in CompactionDone) Ready {
 	}
 	d.Compaction = nil
 	if d.Interrupted {
-		return Ready{FinishInterrupt: true}
+		return c.interrupted()
 	}
 	if in.Err != "" {
 		return Ready{Outcome: &Outcome{Kind: CompactFailed, Err: "compaction failed: " + in.Err}}
@@ -1087,7 +1149,7 @@ func (c *Core) stepCompactionDone(in CompactionDone) Ready {
 // stepCatalogLoaded starts the turn once its tool catalog is listed.
 func (c *Core) stepCatalogLoaded(in CatalogLoaded) Ready {
 	if c.Drain.Interrupted {
-		return Ready{FinishInterrupt: true}
+		return c.interrupted()
 	}
 	if in.Err != "" {
 		return Ready{Outcome: &Outcome{Kind: ToolsFailed, Err: "tool catalog: " + in.Err}}
@@ -1103,7 +1165,7 @@ func (c *Core) stepCatalogLoaded(in CatalogLoaded) Ready {
 func (c *Core) stepTurnSucceeded(in TurnSucceeded) Ready {
 	d := c.Drain
 	if d.Interrupted {
-		return Ready{FinishInterrupt: true} // the open turn fails as interrupted
+		return c.interrupted() // the open turn fails as interrupted
 	}
 	d.TurnsUsed++
 	calls, asking := in.Calls, in.OpenQuestions
@@ -1123,7 +1185,7 @@ func (c *Core) stepTurnSucceeded(in TurnSucceeded) Ready {
 func (c *Core) stepTurnFailed(in TurnFailed) Ready {
 	d := c.Drain
 	if d.Interrupted {
-		return Ready{FinishInterrupt: true} // the open turn fails as interrupted
+		return c.interrupted() // the open turn fails as interrupted
 	}
 	recorded := d.Turn != nil && d.Turn.Recorded
 	d.Turn = nil
@@ -1163,7 +1225,7 @@ func (c *Core) stepBoundary(in AtBoundary) Ready {
 func (c *Core) decideBoundary(in AtBoundary, haveEpoch bool) Ready {
 	d := c.Drain
 	if d.Interrupted {
-		return Ready{FinishInterrupt: true}
+		return c.interrupted()
 	}
 	if c.movedAway() {
 		// This runner's Location may start no new turn and may not

@@ -8,7 +8,8 @@
 // history, which requests are built from), then core.go: Core.Step takes an
 // input (AtBoundary, TurnSucceeded, TurnFailed) and returns a Ready whose
 // Append the owner writes in one journal transaction before it runs any
-// effect (Observe, FinishInterrupt, Stop, Outcome); Core.Carry holds what
+// effect (Observe, StartTurn, Stop; an Outcome's Append holds the drain's
+// last events, Idle among them); Core.Carry holds what
 // waits for the next append. decide.go is the boundary rule itself.
 // testdata/ holds the scenario scripts (interaction_test.go), sim/ the
 // deterministic simulator (sessionrt chaos --mode sim).

@@ -433,32 +433,27 @@ func (e *interactionEnv) ready(out *strings.Builder, rd Ready) {
 		fmt.Fprintf(out, "carry: %s\n", strings.Join(ds, ", "))
 	}
 	switch {
-	case rd.FinishInterrupt:
-		out.WriteString("finish interrupt\n")
-		evs := e.c.takeCarry()
-		if e.turn != "" && !e.turnClosed() {
-			evs = append(evs, messages.TurnFailed{AssistantMessageID: e.turn, ErrorKind: "interrupted", Message: "interrupted"})
-		}
-		e.write(out, append(evs, messages.Interrupted{Reason: "interrupted by client"}, messages.Idle{})...)
-		e.c.Drain = nil
 	case rd.Stop:
 		out.WriteString("stop: mid-drain, no Idle\n")
 		e.c.Drain = nil
 	case rd.Outcome != nil:
-		if rd.Outcome.Kind == Completed && rd.Outcome.Err == "" {
+		// Its last events (Idle, DrainFailed, Interrupted) were in Append.
+		switch {
+		case rd.Outcome.Kind == Interrupted:
+			out.WriteString("finish interrupt\n")
+		case rd.Outcome.Kind == Completed && rd.Outcome.Err == "":
 			out.WriteString("outcome: completed\n")
-		} else {
+		default:
 			fmt.Fprintf(out, "outcome: %s %q\n", rd.Outcome.Kind, rd.Outcome.Err)
 		}
 		if rd.Busy {
 			// The session stays busy for the drain DrainEnded starts.
 			out.WriteString("no idle: the session stays busy\n")
-			e.write(out, e.c.takeCarry()...)
-		} else {
-			e.write(out, append(e.c.takeCarry(), messages.Idle{})...)
 		}
 		e.c.Drain = nil
-		e.ready(out, e.c.Step(DrainEnded{}))
+		if rd.Outcome.Kind != Interrupted {
+			e.ready(out, e.c.Step(DrainEnded{}))
+		}
 	case rd.Observe != nil:
 		e.init = rd.Observe.Init
 		fmt.Fprintf(out, "observe: init=%v catalog=%v\n", rd.Observe.Init, rd.Observe.WithCatalog)
@@ -625,6 +620,8 @@ func describe(ev messages.Event) string {
 		return name + " " + e.AssistantMessageID
 	case messages.TurnFailed:
 		return fmt.Sprintf("%s %s %s", name, e.AssistantMessageID, e.ErrorKind)
+	case messages.DrainFailed:
+		return name + " " + e.Kind
 	case messages.Moved:
 		return fmt.Sprintf("%s %s", name, e.To)
 	case messages.SessionRenamed:

@@ -549,25 +549,19 @@ func (s *simSession) exec(rd session.Ready) error {
 		return s.finishTurn()
 	}
 	switch {
-	case rd.FinishInterrupt:
-		evs := o.core.Carry
-		o.core.Carry = nil
-		if o.turn != "" {
-			evs = append(evs, messages.TurnFailed{AssistantMessageID: o.turn, ErrorKind: "interrupted", Message: "interrupted"})
-		}
-		evs = append(evs, messages.Interrupted{Reason: "interrupted by client"}, messages.Idle{})
-		return s.endDrain(evs)
 	case rd.Stop:
 		o.core.Drain, o.phase = nil, idle
 	case rd.Outcome != nil:
+		// Its last events were in Append: Idle (none when Busy: the
+		// session stays busy for the drain that answers its last tool
+		// results), after DrainFailed, or Interrupted.
 		if rd.Outcome.Kind == session.Moved && o.continuation && !rd.Busy {
 			return fmt.Errorf("a moved drain dropped its last turn's tool results (no drain at the destination answers them)")
 		}
-		if rd.Busy {
-			// The session stays busy for the drain that answers them.
-			return s.endDrain(o.core.Carry)
+		if len(o.core.Carry) > 0 {
+			return fmt.Errorf("the drain ended with %d events still carried", len(o.core.Carry))
 		}
-		return s.endDrain(append(o.core.Carry, messages.Idle{}))
+		return s.endDrain()
 	case rd.Observe != nil:
 		o.phase, o.init = observing, rd.Observe.Init
 	case rd.StartTurn != nil:
@@ -628,12 +622,8 @@ func (s *simSession) cancel() error {
 	return nil
 }
 
-func (s *simSession) endDrain(evs []messages.Event) error {
+func (s *simSession) endDrain() error {
 	o := s.owner
-	o.core.Carry = nil
-	if err := s.write(evs...); err != nil {
-		return err
-	}
 	o.core.Drain, o.phase, o.turn, o.calls = nil, idle, "", nil
 	s.fullCheckDue = true
 	for _, p := range o.core.State.Pending {
@@ -893,9 +883,7 @@ func (s *simSession) finishTurn() error {
 	if s.brk == "promote-early" {
 		s.breakPromoteEarly(rd)
 	}
-	if !rd.FinishInterrupt {
-		o.turn, o.calls = "", nil
-	}
+	o.turn, o.calls = "", nil // the core fails an interrupted turn itself
 	o.phase = idle
 	if err := s.checkPromotions(rd, o.continuation, pendingSteer); err != nil {
 		return err
