@@ -36,7 +36,7 @@ type ChaosSimFlags struct {
 	Seed  uint64 `help:"sim: the first seed." default:"1"`
 	Seeds int    `help:"sim: how many seeds, from --seed on." default:"1"`
 	Steps int    `help:"sim: steps per seed." default:"10000"`
-	Break string `help:"sim: break one rule on purpose to see it caught (promote-early, rerun-tool)." enum:",promote-early,rerun-tool" default:""`
+	Break string `help:"sim: break one rule on purpose to see it caught (promote-early, rerun-tool, keep-questions)." enum:",promote-early,rerun-tool,keep-questions" default:""`
 }
 
 // runSim runs the simulator over the seeds; the first violation fails the

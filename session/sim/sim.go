@@ -19,7 +19,8 @@ type Config struct {
 	// Break deliberately breaks one rule of the shell, to show that the
 	// invariants catch it: "" (none), "promote-early" (a queued prompt is
 	// promoted with the steers), "rerun-tool" (a tool left running by a
-	// crash is run again instead of failed as interrupted).
+	// crash is run again instead of failed as interrupted),
+	// "keep-questions" (a promotion leaves the open questions undismissed).
 	Break string
 }
 
@@ -30,6 +31,9 @@ type Result struct {
 	Titles int
 	// Commands: client renames and switches (written alone, whatever is carried).
 	Commands int
+	// Questions: question requests asked; Answers: client replies to them
+	// taken (answers and dismissals; a promotion's dismissals are not counted).
+	Questions, Answers int
 }
 
 // Add counts o's run into r (a total over seeds).
@@ -47,6 +51,8 @@ func (r *Result) Add(o Result) {
 	r.Moves += o.Moves
 	r.Replies += o.Replies
 	r.Commands += o.Commands
+	r.Questions += o.Questions
+	r.Answers += o.Answers
 }
 
 // Violation is an invariant that did not hold, with what replays it.
@@ -168,6 +174,10 @@ type simSession struct {
 	// clientTitled: the client named the session (no generated title may
 	// be written after it).
 	clientTitled bool
+	// questions are the question requests asked (request ID to the call
+	// that asked), closed how often each was replied to or dismissed.
+	questions map[string]toolKey
+	closed    map[string]int
 }
 
 // owner is one activation: its epoch, its core and its drain's plumbing.
@@ -199,7 +209,8 @@ type owner struct {
 
 func newSimSession(id string, rng *rand.Rand, res *Result, brk string) *simSession {
 	s := &simSession{id: id, rng: rng, res: res, brk: brk, delivery: map[string]messages.Delivery{}, streamed: map[string]string{}, promoted: map[string]int{},
-		called: map[toolKey]int{}, settled: map[toolKey]int{}, turnLimit: 2 + rng.IntN(4)}
+		called: map[toolKey]int{}, settled: map[toolKey]int{}, turnLimit: 2 + rng.IntN(4),
+		questions: map[string]toolKey{}, closed: map[string]int{}}
 	s.j.replica = session.NewState(id)
 	s.activate()
 	s.must(s.write(messages.SessionCreated{Location: "/loc", Agent: "build", Model: messages.ModelRef{Provider: "sim", ID: "m"}}))
@@ -260,9 +271,22 @@ func (s *simSession) write(evs ...messages.Event) error {
 func (s *simSession) checkTransaction(evs []messages.Event) error {
 	o := s.owner
 	promoted, ends, opens := false, "", false
+	asking := make(map[string]bool, len(s.j.replica.Questions))
+	for id := range s.j.replica.Questions {
+		asking[id] = true
+	}
 	for _, ev := range evs {
 		switch ev := ev.(type) {
+		case messages.QuestionReplied:
+			delete(asking, ev.RequestID)
+		case messages.QuestionRejected:
+			delete(asking, ev.RequestID)
 		case messages.PromptPromoted:
+			// The user spoke instead of answering: every open question is
+			// dismissed before the prompt becomes model-visible.
+			for id := range asking {
+				return fmt.Errorf("prompt %v promoted while question %s is open, without its dismissal before it", ev.MessageIDs, id)
+			}
 			promoted = true
 		case messages.Idle:
 			ends = "idle"
@@ -359,6 +383,8 @@ func (s *simSession) step() error {
 			in = session.SwitchModel{Model: messages.ModelRef{Provider: "sim", ID: []string{"m", "m2"}[s.rng.IntN(2)]}}
 		}
 		return s.clientCommand(in)
+	case r < 30 && len(s.questions) > 0:
+		return s.answer()
 	}
 	return s.progress()
 }
@@ -460,6 +486,9 @@ func (s *simSession) stepChecked(in session.Input) error {
 	if s.brk == "promote-early" {
 		s.breakPromoteEarly(rd)
 	}
+	if s.brk == "keep-questions" {
+		s.breakKeepQuestions()
+	}
 	if err := s.checkPromotions(rd, owed, pendingSteer); err != nil {
 		return err
 	}
@@ -503,6 +532,65 @@ func (s *simSession) breakPromoteEarly(rd session.Ready) {
 	}
 }
 
+// breakKeepQuestions is the deliberately broken rule: a promotion leaves
+// the open questions as they are (their carried dismissals are dropped).
+func (s *simSession) breakKeepQuestions() {
+	o := s.owner
+	o.core.Carry = slices.DeleteFunc(o.core.Carry, func(ev messages.Event) bool {
+		switch ev := ev.(type) {
+		case messages.QuestionRejected:
+			return ev.Reason == session.DismissedByPromptReason
+		case messages.ToolFailed:
+			return ev.Error == session.DismissedByPromptError
+		}
+		return false
+	})
+}
+
+// answer is a client's reply to a question request, open or closed (a
+// second reply), rarely to one never asked: taken iff the request is open
+// and no promotion is dismissing it. An answer while idle starts a drain
+// for the model to continue from it (a dismissal starts none); a
+// dismissal of the turn in flight's question stops its drain.
+func (s *simSession) answer() error {
+	o := s.owner
+	ids := make([]string, 0, len(s.questions))
+	for id := range s.questions {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	id := ids[s.rng.IntN(len(ids))]
+	if s.rng.IntN(10) == 0 {
+		id = "que_never_asked"
+	}
+	_, open := s.j.replica.Questions[id]
+	dismissing := slices.ContainsFunc(o.core.Carry, func(ev messages.Event) bool {
+		r, ok := ev.(messages.QuestionRejected)
+		return ok && r.RequestID == id
+	})
+	d := o.core.Drain
+	idle := d == nil
+	inFlight := d != nil && d.Turn != nil && d.Turn.AssistantMessageID == s.questions[id].turn
+	reject := s.rng.IntN(3) == 0
+	rd := o.core.Step(session.QuestionReply{RequestID: id, Answers: [][]string{{"blue"}}, Reject: reject})
+	if taken := len(rd.Append) > 0; taken != (open && !dismissing) {
+		return fmt.Errorf("question reply to %s taken %v, request open %v, its dismissal carried %v", id, taken, open, dismissing)
+	}
+	if !open || dismissing {
+		return nil
+	}
+	s.res.Answers++
+	switch {
+	case idle && reject && rd.StartDrain != nil:
+		return fmt.Errorf("a dismissed question started a drain")
+	case idle && !reject && rd.StartDrain == nil:
+		return fmt.Errorf("an answer while idle started no drain for the model to read it")
+	case inFlight && reject && !d.Interrupted:
+		return fmt.Errorf("question %s of the turn in flight dismissed and the drain goes on", id)
+	}
+	return s.exec(rd)
+}
+
 // exec is the shell: Append first, then the effect.
 func (s *simSession) exec(rd session.Ready) error {
 	o := s.owner
@@ -534,8 +622,19 @@ func (s *simSession) exec(rd session.Ready) error {
 			return fmt.Errorf("call %s started while it runs", c.CallID)
 		}
 		o.calls = append(o.calls, c.CallID)
-		o.open[c.CallID] = true
 		s.res.ToolCalls++
+		if c.Tool == "question" {
+			// The shell asks the user instead of running a tool: the call
+			// stays open, across drains and owners, until a reply or a
+			// promotion closes it.
+			rq := o.core.Step(session.QuestionAsked{Asked: messages.QuestionAsked{RequestID: s.id_("que"), AssistantMessageID: c.AssistantMessageID, CallID: c.CallID,
+				Questions: []messages.Question{{Question: "which?"}}}})
+			if err := s.exec(rq); err != nil {
+				return err
+			}
+			continue
+		}
+		o.open[c.CallID] = true
 	}
 	if rd.Cancel {
 		if err := s.cancel(); err != nil {
@@ -762,7 +861,11 @@ func (s *simSession) progress() error {
 				c = o.calls[s.rng.IntN(len(o.calls))] // a provider repeating a call ID
 			}
 			interrupted := o.core.Drain.Interrupted
-			rd := o.core.Step(session.StreamPart{Kind: session.PartToolCall, CallID: c, Tool: "bash"})
+			tool := "bash"
+			if s.rng.IntN(6) == 0 {
+				tool = "question"
+			}
+			rd := o.core.Step(session.StreamPart{Kind: session.PartToolCall, CallID: c, Tool: tool})
 			if interrupted && len(rd.StartTools) > 0 {
 				return fmt.Errorf("call %s started after the interrupt", c)
 			}
@@ -877,11 +980,18 @@ func (s *simSession) finishTurn() error {
 			o.turnsSince-- // the rebuilt attempt is the same logical turn
 		}
 	default:
-		o.continuation = len(o.calls) > 0 && o.streamE != "filter"
+		asking := false
+		for _, q := range o.core.State.Questions {
+			asking = asking || q.AssistantMessageID == o.turn
+		}
+		o.continuation = len(o.calls) > 0 && o.streamE != "filter" && !asking
 		rd = o.core.Step(session.TurnSucceeded{AssistantMessageID: o.turn, FinishReason: "stop", ContentFilter: o.streamE == "filter"})
 	}
 	if s.brk == "promote-early" {
 		s.breakPromoteEarly(rd)
+	}
+	if s.brk == "keep-questions" {
+		s.breakKeepQuestions()
 	}
 	o.turn, o.calls = "", nil // the core fails an interrupted turn itself
 	o.phase = idle
@@ -914,7 +1024,7 @@ func (s *simSession) crash() error {
 	var evs []messages.Event
 	var unfinished string
 	for k, n := range s.called {
-		if n > s.settled[k] {
+		if n > s.settled[k] && !o.core.State.QuestionCall(k.turn, k.call) { // a question's answer is still awaited
 			if s.brk == "rerun-tool" {
 				// The broken rule: run it again instead.
 				o.turn = k.turn
@@ -984,10 +1094,30 @@ func (s *simSession) ledger(o *owner, ev messages.Event) error {
 			return fmt.Errorf("a generated title was written after the client's")
 		}
 		s.clientTitled = s.clientTitled || e.Title != "generated"
+	case messages.QuestionAsked:
+		s.res.Questions++
+		s.questions[e.RequestID] = toolKey{e.AssistantMessageID, e.CallID}
+	case messages.QuestionReplied:
+		return s.closedOnce(e.RequestID)
+	case messages.QuestionRejected:
+		return s.closedOnce(e.RequestID)
 	case messages.ToolSucceeded:
 		return s.settledOnce(toolKey{e.AssistantMessageID, e.CallID})
 	case messages.ToolFailed:
 		return s.settledOnce(toolKey{e.AssistantMessageID, e.CallID})
+	}
+	return nil
+}
+
+// closedOnce: a question request is answered or dismissed at most once,
+// and only one that was asked.
+func (s *simSession) closedOnce(id string) error {
+	if _, ok := s.questions[id]; !ok {
+		return fmt.Errorf("question request %s closed but never asked", id)
+	}
+	s.closed[id]++
+	if s.closed[id] > 1 {
+		return fmt.Errorf("question request %s answered twice", id)
 	}
 	return nil
 }
@@ -1013,7 +1143,7 @@ func (s *simSession) check() error {
 		return s.j.err
 	}
 	live, proj := &o.core.State, &s.j.replica
-	if live.Row != proj.Row || !samePending(live.Pending, proj.Pending) || !reflect.DeepEqual(live.Epoch, proj.Epoch) ||
+	if live.Row != proj.Row || !samePending(live.Pending, proj.Pending) || !reflect.DeepEqual(live.Epoch, proj.Epoch) || len(live.Questions) != len(proj.Questions) ||
 		len(live.History.Msgs) != len(proj.History.Msgs) ||
 		(len(live.History.Msgs) > 0 && !reflect.DeepEqual(live.History.Msgs[len(live.History.Msgs)-1], proj.History.Msgs[len(proj.History.Msgs)-1])) {
 		return fmt.Errorf("the live state differs from the journal's projection:\nlive       %+v\nprojection %+v", live.Row, proj.Row)
@@ -1036,7 +1166,8 @@ func (s *simSession) fullCheck() error {
 		}
 	}
 	live := o.core.State
-	if live.Row != st.Row || !samePending(live.Pending, st.Pending) || !reflect.DeepEqual(live.Epoch, st.Epoch) || !sameHistory(live.History.Msgs, st.History.Msgs) {
+	if live.Row != st.Row || !samePending(live.Pending, st.Pending) || !reflect.DeepEqual(live.Epoch, st.Epoch) || !sameHistory(live.History.Msgs, st.History.Msgs) ||
+		len(live.Questions) != len(st.Questions) || (len(st.Questions) > 0 && !reflect.DeepEqual(live.Questions, st.Questions)) {
 		return fmt.Errorf("live state differs from a replay:\nlive   %+v\nreplay %+v", live.Row, st.Row)
 	}
 	// No admitted prompt lost: each is pending or promoted exactly once.
@@ -1052,9 +1183,10 @@ func (s *simSession) fullCheck() error {
 			return fmt.Errorf("prompt %s both promoted and pending", id)
 		}
 	}
-	// Every started tool settles exactly once, by the end of its drain.
+	// Every started tool settles exactly once, by the end of its drain (a
+	// question's call once it is answered or dismissed).
 	for k, n := range s.called {
-		if s.settled[k] != n {
+		if s.settled[k] != n && !(n == 1 && s.settled[k] == 0 && st.QuestionCall(k.turn, k.call)) {
 			return fmt.Errorf("tool call %s of %s started %d times, settled %d times, with no drain running", k.call, k.turn, n, s.settled[k])
 		}
 	}

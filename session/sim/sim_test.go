@@ -28,7 +28,7 @@ func TestInvariantsHoldAcrossSeeds(t *testing.T) {
 		total.Add(res)
 	}
 	// The run must exercise what it checks.
-	if total.Events == 0 || total.Drains == 0 || total.Turns == 0 || total.Promotions == 0 || total.ToolCalls == 0 || total.Crashes == 0 || total.StaleRefused == 0 || total.Interrupts == 0 || total.Titles == 0 || total.Moves == 0 || total.Replies == 0 || total.Commands == 0 {
+	if total.Events == 0 || total.Drains == 0 || total.Turns == 0 || total.Promotions == 0 || total.ToolCalls == 0 || total.Crashes == 0 || total.StaleRefused == 0 || total.Interrupts == 0 || total.Titles == 0 || total.Moves == 0 || total.Replies == 0 || total.Commands == 0 || total.Questions == 0 || total.Answers == 0 {
 		t.Fatalf("the run exercised too little: %+v", total)
 	}
 	t.Logf("%d seeds: %+v", n, total)
@@ -49,6 +49,7 @@ func TestBrokenRulesAreCaught(t *testing.T) {
 	for _, tc := range []struct{ rule, want string }{
 		{"promote-early", "promoted early"},
 		{"rerun-tool", "started twice"},
+		{"keep-questions", "without its dismissal before it"},
 	} {
 		t.Run(tc.rule, func(t *testing.T) {
 			var v *Violation
