@@ -304,17 +304,16 @@ type AtBoundary struct{}
 type Stopping struct{}
 
 // TurnSucceeded: the provider turn's stream ended with a finish reason and
-// every tool it called settled. Calls is how many it called; OpenQuestions
-// how many of them asked the user a question still unanswered: both count
+// every tool it called settled. Calls is how many it called, counting
 // only what the core did not see itself (an owner that reports calls with
-// StreamPart and questions with QuestionAsked leaves them 0).
+// StreamPart leaves it 0). The questions of the turn still open are the
+// core's own (State.Questions): while one is, the turn does not continue.
 type TurnSucceeded struct {
 	AssistantMessageID string
 	FinishReason       string
 	ContentFilter      bool // the finish reason is the provider's content filter
 	Usage              messages.Usage
 	Calls              int
-	OpenQuestions      int
 }
 
 // TurnFailed: the provider turn failed and every tool it called settled.
@@ -1168,9 +1167,9 @@ func (c *Core) stepTurnSucceeded(in TurnSucceeded) Ready {
 		return c.interrupted() // the open turn fails as interrupted
 	}
 	d.TurnsUsed++
-	calls, asking := in.Calls, in.OpenQuestions
+	calls, asking := in.Calls, c.State.openQuestionsOf(in.AssistantMessageID)
 	if t := d.Turn; t != nil {
-		calls, asking = calls+t.Calls, asking+c.State.openQuestionsOf(t.AssistantMessageID)
+		calls += t.Calls
 	}
 	d.Turn, d.answering = nil, false
 	c.Carry = append(c.Carry, messages.TurnEnded{AssistantMessageID: in.AssistantMessageID, FinishReason: in.FinishReason, Usage: in.Usage})

@@ -191,12 +191,10 @@ func (e *interactionEnv) handle(t *testing.T, td *datadriven.TestData) string {
 		}
 		e.ready(&out, e.c.Step(in))
 	case "turn-ok":
-		calls, questions := 0, 0
+		calls := 0
 		td.MaybeScanArgs(t, "calls", &calls)
-		td.MaybeScanArgs(t, "questions", &questions)
 		e.stopping(td)
-		e.ready(&out, e.c.Step(TurnSucceeded{AssistantMessageID: e.turn, FinishReason: "stop", Calls: calls, OpenQuestions: questions,
-			ContentFilter: td.HasArg("filter")}))
+		e.ready(&out, e.c.Step(TurnSucceeded{AssistantMessageID: e.turn, FinishReason: "stop", Calls: calls, ContentFilter: td.HasArg("filter")}))
 	case "turn-failed":
 		e.stopping(td)
 		e.ready(&out, e.c.Step(TurnFailed{AssistantMessageID: e.turn, Kind: Provider, Err: "503 unavailable"}))
