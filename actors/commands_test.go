@@ -45,3 +45,40 @@ func TestRenameWhileObservingWritesNoPromotionEarly(t *testing.T) {
 	}
 	h.checkReplay()
 }
+
+// TestStoppedWhileObservingWritesNoPromotion: an actor that stops while its
+// drain observes the context for the turn a promotion is carried for
+// writes what it carries but the promotion (that turn never starts), so
+// the prompt stays pending, and the next start runs it (before, the stop's
+// flush made the promotion durable with no turn answering it).
+func TestStoppedWhileObservingWritesNoPromotion(t *testing.T) {
+	h := newHarness(t, counting())
+	id := h.create("")
+	h.ask(id, "first")
+	g := newGate()
+	h.sources["env"].holdOn(g)
+	h.prompt(id, "u2", "second", "", true)
+	g.awaitStart(t) // the boundary carries u2's promotion and observes
+	h.sessions.Stop()
+	h.sources["env"].holdOn(nil)
+	g.open()
+	if n := h.countEvents(id, "prompt.promoted"); n != 1 {
+		t.Fatalf("%d promotions (events %v): the stop wrote the carried promotion of u2", n, h.events(id))
+	}
+	pending, err := h.journal.PendingInbox(h.ctx(), id)
+	if err != nil || len(pending) != 1 || pending[0].MessageID != "u2" {
+		t.Fatalf("pending %+v (%v): u2 must stay pending", pending, err)
+	}
+	h.restart()
+	if _, err := h.sessions.Recover(h.ctx(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if out := h.waitIdle(id); out.Err != "" {
+		t.Fatalf("the next start's drain: %+v", out)
+	}
+	pending, _ = h.journal.PendingInbox(h.ctx(), id)
+	if n := h.countEvents(id, "prompt.promoted"); n != 2 || len(pending) != 0 || h.prov.Count() != 1 {
+		t.Fatalf("%d promotions, pending %+v, %d requests since the restart: the next start must run u2", n, pending, h.prov.Count())
+	}
+	h.checkReplay()
+}

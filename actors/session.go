@@ -81,8 +81,11 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 		if a.loaded {
 			// What is staged for the next turn is written, so that a
 			// stopped drain is found mid-drain and resumed by the next
-			// start. No chaos fault fires while the actor stops.
+			// start, but a promotion: its turn never starts here, so the
+			// prompt stays pending for the next start (as Ready.Stop
+			// leaves it). No chaos fault fires while the actor stops.
 			a.stopping = true
+			a.core.Carry = session.WithoutPromotion(a.core.Carry)
 			_ = a.flush()
 		}
 		a.abandon("session actor stopping", session.Fenced)

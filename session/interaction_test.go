@@ -14,8 +14,8 @@ import (
 // TestInteraction runs the scenario scripts in testdata/: inputs in, Ready
 // out, like etcd raft's interaction tests. The env below plays the shell
 // faithfully: it writes Ready.Append (folding it into the state at the next
-// seqs), ends the drain on an Outcome with the carried events and Idle, and
-// starts a turn with the carried events and TurnStarted. Regenerate the
+// seqs; an Outcome's Append holds the drain's last events, Idle among
+// them), then ends the drain, and builds a turn's request. Regenerate the
 // expectations on purpose with: go test ./session -run TestInteraction -rewrite
 func TestInteraction(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
