@@ -17,8 +17,9 @@ import (
 //
 // The Session actor (actors/drain.go execute) carries out every Ready:
 // the drain's start and follow-up, its boundaries, the turn in flight and
-// its tools, permission requests, compaction (before a turn, after an
-// overflow, manual) and interruption are decided here; the scripts in
+// its tools, permission requests, questions and their replies, compaction
+// (before a turn, after an overflow, manual) and interruption are decided
+// here; the scripts in
 // testdata/ and the simulator in sim/ drive the same core.
 type Core struct {
 	// State is the session as its durable events left it (Apply).
