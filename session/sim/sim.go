@@ -660,6 +660,9 @@ func (s *simSession) exec(rd session.Ready) error {
 		if len(o.core.Carry) > 0 {
 			return fmt.Errorf("the drain ended with %d events still carried", len(o.core.Carry))
 		}
+		if err := checkEnding(rd); err != nil {
+			return err
+		}
 		return s.endDrain()
 	case rd.Observe != nil:
 		o.phase, o.init = observing, rd.Observe.Init
@@ -717,6 +720,51 @@ func (s *simSession) cancel() error {
 	if o.phase == streaming && o.turn == turn && !o.streamD {
 		o.streamD = true
 		return s.exec(o.core.Step(session.StreamEnded{}))
+	}
+	return nil
+}
+
+// checkEnding checks the events an Outcome's Append ends with: Idle last
+// (none when Busy), after Interrupted for an interrupt, after one
+// DrainFailed of the outcome's kind for a failure, and for a completed or
+// moved drain neither.
+func checkEnding(rd session.Ready) error {
+	evs, out := rd.Append, rd.Outcome
+	idles, failed, interrupted := 0, 0, false
+	for _, ev := range evs {
+		switch ev := ev.(type) {
+		case messages.Idle:
+			idles++
+		case messages.DrainFailed:
+			failed++
+			if ev.Kind != string(out.Kind) || ev.Message != out.Err {
+				return fmt.Errorf("drain ended %s %q, wrote DrainFailed %s %q", out.Kind, out.Err, ev.Kind, ev.Message)
+			}
+		case messages.Interrupted:
+			interrupted = true
+		}
+	}
+	idleLast := false
+	if n := len(evs); n > 0 {
+		_, idleLast = evs[n-1].(messages.Idle)
+	}
+	wantFailed := 0
+	switch out.Kind {
+	case session.Completed, session.Moved, session.Interrupted:
+	default:
+		if out.Err != "" {
+			wantFailed = 1
+		}
+	}
+	switch {
+	case rd.Busy && idles > 0:
+		return fmt.Errorf("a drain that keeps the session busy wrote Idle: %v", eventNames(evs))
+	case !rd.Busy && (idles != 1 || !idleLast):
+		return fmt.Errorf("drain ended %s without Idle last: %v", out.Kind, eventNames(evs))
+	case interrupted != (out.Kind == session.Interrupted):
+		return fmt.Errorf("drain ended %s, Interrupted written %v: %v", out.Kind, interrupted, eventNames(evs))
+	case failed != wantFailed:
+		return fmt.Errorf("drain ended %s %q with %d DrainFailed: %v", out.Kind, out.Err, failed, eventNames(evs))
 	}
 	return nil
 }
