@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 
 	"github.com/vmihailenco/msgpack/v5"
 
@@ -77,6 +78,9 @@ func foldDiff(ctx context.Context, j *persistence.Journal, id string) string {
 	if err != nil {
 		return err.Error()
 	}
+	if d := openDiff(ctx, j, id, &st, want); d != "" {
+		return d
+	}
 	got := st.History.Msgs
 	if !st.History.Complete {
 		return "the folded history is not complete"
@@ -93,6 +97,52 @@ func foldDiff(ctx context.Context, j *persistence.Journal, id string) string {
 		}
 	}
 	return ""
+}
+
+// openDiff compares the open work the state folds (its calls, requests
+// and turns, which Leftovers decides on) with the projector's: the tool
+// calls pending or running, the pending permission requests of those
+// calls, the unfinished assistant messages of ModelHistory.
+func openDiff(ctx context.Context, j *persistence.Journal, id string, st *session.State, history []messages.Message) string {
+	calls, err := j.ToolCalls(ctx, id, messages.ToolStatePending, messages.ToolStateRunning)
+	if err != nil {
+		return err.Error()
+	}
+	projected := map[session.CallKey]bool{}
+	for _, c := range calls {
+		projected[session.CallKey{AssistantMessageID: c.AssistantMessageID, CallID: c.CallID}] = c.State == messages.ToolStatePending
+	}
+	if len(st.Calls) != len(projected) || (len(projected) > 0 && !reflect.DeepEqual(st.Calls, projected)) {
+		return fmt.Sprintf("open calls %v folded, %v projected", st.Calls, projected)
+	}
+	perms, err := j.PendingPermissions(ctx, id)
+	if err != nil {
+		return err.Error()
+	}
+	asks := map[string]session.CallKey{}
+	for _, p := range perms {
+		if k := (session.CallKey{AssistantMessageID: p.AssistantMessageID, CallID: p.CallID}); hasCall(projected, k) {
+			asks[p.RequestID] = k
+		}
+	}
+	if len(st.Asks) != len(asks) || (len(asks) > 0 && !reflect.DeepEqual(st.Asks, asks)) {
+		return fmt.Sprintf("open permission requests %v folded, %v projected", st.Asks, asks)
+	}
+	var turns []string
+	for _, m := range history {
+		if m.Role == messages.RoleAssistant && !m.Finished {
+			turns = append(turns, m.ID)
+		}
+	}
+	if !slices.Equal(st.Turns, turns) {
+		return fmt.Sprintf("unfinished turns %v folded, %v projected", st.Turns, turns)
+	}
+	return ""
+}
+
+func hasCall(m map[session.CallKey]bool, k session.CallKey) bool {
+	_, ok := m[k]
+	return ok
 }
 
 // normReverts makes empty and nil slices compare equal (msgpack gives nil).

@@ -2,10 +2,8 @@ package actors
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/sessionrt/sessionrt/messages"
-	"github.com/sessionrt/sessionrt/persistence"
 	"github.com/sessionrt/sessionrt/session"
 	"github.com/sessionrt/sessionrt/toolactors"
 )
@@ -19,77 +17,76 @@ const RestartNote = "The server restarted while you were working. Tool calls tha
 const JournalNote = "The journal could not store your work for a while (a write failed, e.g. on a full disk), so your work stopped until it accepted writes again. Tool calls that were still running were stopped and failed with \"" + InterruptedToolError + "\"; their side effects may be partial. Continue from the conversation above."
 
 // LeftoverPermissionNote is the feedback of the reject that closes a
-// permission request whose tool call was interrupted before anyone
-// answered it (its drain died): no reply could be acted on any more.
-const LeftoverPermissionNote = "Nobody answered before the tool call that asked was interrupted (its drain stopped: the server restarted or the journal failed); the request is closed."
+// permission request whose tool call a dead drain left running
+// (session.LeftoverPermissionNote: the core writes it, Leftovers).
+const LeftoverPermissionNote = session.LeftoverPermissionNote
 
 // recoverSession asks an activation to apply the restart policy; the reply is
 // an *Outcome when resumed (after the drain) or *Done when marked interrupted.
 type recoverSession struct{ policy Recovery }
 
-// failLeftovers settles, durably, whatever a dead owner left open: every tool
-// call still pending or running fails with "Tool execution interrupted" and
-// an unfinished turn fails, before this activation can call a provider. No
-// tool is ever run again.
+// failLeftovers settles, durably, whatever a dead owner left open, before
+// this activation can call a provider: the core decides what
+// (session.Leftovers, from the calls, requests and turns the state holds);
+// a previous incarnation in this very process may still run the calls, so
+// its tools are killed before they are recorded as interrupted. No tool is
+// ever run again.
 func (a *sessionActor) failLeftovers(why string) error {
-	ctx := a.rt.ctx
-	open, err := a.rt.journal.ToolCalls(ctx, a.id, messages.ToolStatePending, messages.ToolStateRunning)
-	if err != nil {
-		return fmt.Errorf("session %s: find leftover tools: %w", a.id, err)
-	}
-	// A question's call stays open: its answer is still awaited.
-	open = slices.DeleteFunc(open, func(c persistence.ToolCall) bool {
-		return a.core.State.QuestionCall(c.AssistantMessageID, c.CallID)
-	})
-	if len(open) == 0 && a.core.State.Row.Status != session.StatusBusy {
-		return nil // a turn is only left unfinished by an owner that died mid-drain
-	}
-	history, err := a.history()
-	if err != nil {
-		return fmt.Errorf("session %s: find leftover turn: %w", a.id, err)
-	}
-	var unfinished []string
-	for _, m := range history {
-		if m.Role == messages.RoleAssistant && !m.Finished {
-			unfinished = append(unfinished, m.ID)
-		}
-	}
-	if len(open) == 0 && len(unfinished) == 0 {
-		return nil
-	}
-	if len(open) > 0 {
-		// A previous incarnation in this very process may still run them:
-		// kill them before recording that they were interrupted.
+	rd := a.core.Step(session.Leftovers{Why: why})
+	if rd.KillTools {
 		if loc, err := a.rt.resolveLocation(a.core.State.Row.Location); err == nil {
 			_, _ = a.system.Root.RequestFuture(loc.tools, &toolactors.CancelTool{SessionID: a.id}, a.rt.cfg.RequestTimeout).Result()
 		}
+		rd = a.core.Step(session.Leftovers{Why: why, ToolsKilled: true})
 	}
-	var evs []messages.Event
+	return a.write(rd.Append)
+}
+
+// loadOpen reads what the state holds of open work (session.State Calls,
+// Asks, Turns): the calls still pending or running, the unanswered
+// requests of those calls, and, when a drain or a call was left open, the
+// unfinished turns (only then do they decide anything; the history read
+// for them serves the resumed drain too).
+func (a *sessionActor) loadOpen() error {
+	ctx, st := a.rt.ctx, &a.core.State
+	open, err := a.rt.journal.ToolCalls(ctx, a.id, messages.ToolStatePending, messages.ToolStateRunning)
+	if err != nil {
+		return fmt.Errorf("find open tool calls: %w", err)
+	}
+	for _, c := range open {
+		if st.Calls == nil {
+			st.Calls = map[session.CallKey]bool{}
+		}
+		st.Calls[session.CallKey{AssistantMessageID: c.AssistantMessageID, CallID: c.CallID}] = c.State == messages.ToolStatePending
+	}
 	if len(open) > 0 {
-		// A permission request of a call that dies here can never be acted
-		// on: close it, so that no client is shown it and a late reply is
-		// refused as not pending rather than accepted and ignored.
 		asked, err := a.rt.journal.PendingPermissions(ctx, a.id)
 		if err != nil {
-			return fmt.Errorf("session %s: find leftover permission requests: %w", a.id, err)
-		}
-		dying := map[string]bool{}
-		for _, c := range open {
-			dying[c.AssistantMessageID+"\x00"+c.CallID] = true
+			return fmt.Errorf("find open permission requests: %w", err)
 		}
 		for _, p := range asked {
-			if dying[p.AssistantMessageID+"\x00"+p.CallID] {
-				evs = append(evs, messages.PermissionReplied{RequestID: p.RequestID, Reply: messages.ReplyReject, Feedback: LeftoverPermissionNote})
+			k := session.CallKey{AssistantMessageID: p.AssistantMessageID, CallID: p.CallID}
+			if _, open := st.Calls[k]; open {
+				if st.Asks == nil {
+					st.Asks = map[string]session.CallKey{}
+				}
+				st.Asks[p.RequestID] = k
 			}
 		}
 	}
-	for _, c := range open {
-		evs = append(evs, messages.ToolFailed{AssistantMessageID: c.AssistantMessageID, CallID: c.CallID, Error: InterruptedToolError})
+	if len(open) == 0 && st.Row.Status != session.StatusBusy {
+		return nil
 	}
-	for _, id := range unfinished {
-		evs = append(evs, messages.TurnFailed{AssistantMessageID: id, ErrorKind: "interrupted", Message: why})
+	history, err := a.history()
+	if err != nil {
+		return fmt.Errorf("find unfinished turns: %w", err)
 	}
-	return a.append(evs...)
+	for _, m := range history {
+		if m.Role == messages.RoleAssistant && !m.Finished {
+			st.Turns = append(st.Turns, m.ID)
+		}
+	}
+	return nil
 }
 
 // recoverAfterRestart applies the restart policy to a session that was

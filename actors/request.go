@@ -10,8 +10,8 @@ import (
 )
 
 // InterruptedToolError is what a tool left running by an interruption or a
-// dead process settles with (OpenCode's wording, kept for parity).
-const InterruptedToolError = "Tool execution interrupted"
+// dead process settles with (session.InterruptedToolError).
+const InterruptedToolError = session.InterruptedToolError
 
 // turnRequest is everything one provider request is built from.
 type turnRequest struct {

@@ -305,6 +305,9 @@ func (a *sessionActor) load(sess persistence.Session, found bool) error {
 	if a.core.State.Questions, err = loadQuestions(ctx, a.rt.journal, a.id); err != nil {
 		return fmt.Errorf("session %s: load questions: %w", a.id, err)
 	}
+	if err := a.loadOpen(); err != nil {
+		return fmt.Errorf("session %s: %w", a.id, err)
+	}
 	return nil
 }
 

@@ -243,6 +243,13 @@ type Ready struct {
 	Outcome *Outcome
 	Busy    bool
 
+	// KillTools: a previous incarnation of the session may still run the
+	// calls Leftovers is about to fail: kill the session's tools at its
+	// Location first (nothing is in Append), then step Leftovers again
+	// with ToolsKilled. A call is recorded as interrupted only once it
+	// cannot run any more.
+	KillTools bool
+
 	// Answer: hand this permission reply (in Append) to the call waiting
 	// for it, once it is durable.
 	Answer *messages.PermissionReplied
@@ -455,8 +462,25 @@ type Interrupt struct{ Waiting bool }
 // interrupt): that waits for the client's next fresh wake, prompt or run.
 type Wake struct{ Owed bool }
 
+// Leftovers: the owner activated the session, before anything else can
+// call a provider: whatever a dead owner (another process, or this
+// actor's previous incarnation) left open is closed durably. Every call
+// still pending or running (State.Calls) fails with InterruptedToolError,
+// unless it asked a question still awaiting its answer; an unanswered
+// permission request of such a call is rejected first
+// (LeftoverPermissionNote); and when a drain or a call was left open,
+// every unfinished turn (State.Turns) fails as interrupted, with Why. No
+// tool is ever run again. ToolsKilled: the owner killed what a previous
+// incarnation may still run (Ready.KillTools asked for it): only then are
+// the calls failed.
+type Leftovers struct {
+	Why         string
+	ToolsKilled bool
+}
+
 // Recover: the owner found the session as a dead owner left it (at its
-// activation, once the dead owner's tools and turn were failed durably).
+// activation, once the dead owner's tools and turn were failed durably:
+// Leftovers).
 // A session mid-drain (busy) is resumed once with a note for the model
 // (NoteID, Note: a ContextUpdated when an epoch exists), or, with
 // Interrupt (the restart policy), marked interrupted: its pending input
@@ -510,6 +534,7 @@ func (PermissionAsked) input()   {}
 func (PermissionReplied) input() {}
 func (Wake) input()              {}
 func (Recover) input()           {}
+func (Leftovers) input()         {}
 func (Move) input()              {}
 func (Run) input()               {}
 func (DrainEnded) input()        {}
@@ -592,6 +617,8 @@ func (c *Core) step(in Input) Ready {
 		return c.stepWake(in.Owed)
 	case Recover:
 		return c.stepRecover(in)
+	case Leftovers:
+		return c.stepLeftovers(in)
 	case Move:
 		if !c.State.Exists || in.To == c.State.Row.Location {
 			return Ready{}
@@ -730,6 +757,59 @@ func (c *Core) pendingFor(owed bool) bool {
 		}
 	}
 	return false
+}
+
+// stepLeftovers closes what a dead owner left open (Leftovers), in the
+// journal's order: the requests, the calls, the turns.
+func (c *Core) stepLeftovers(in Leftovers) Ready {
+	s := &c.State
+	if !s.Exists || c.Drain != nil {
+		return Ready{}
+	}
+	var calls []CallKey
+	for k := range s.Calls {
+		// A question's call stays open: its answer is still awaited.
+		if !s.QuestionCall(k.AssistantMessageID, k.CallID) {
+			calls = append(calls, k)
+		}
+	}
+	if len(calls) == 0 && s.Row.Status != StatusBusy {
+		return Ready{} // a turn is only left unfinished by an owner that died mid-drain
+	}
+	if len(calls) == 0 && len(s.Turns) == 0 {
+		return Ready{}
+	}
+	if len(calls) > 0 && !in.ToolsKilled {
+		return Ready{KillTools: true}
+	}
+	slices.SortFunc(calls, func(a, b CallKey) int {
+		if a.AssistantMessageID != b.AssistantMessageID {
+			return strings.Compare(a.AssistantMessageID, b.AssistantMessageID)
+		}
+		return strings.Compare(a.CallID, b.CallID)
+	})
+	dying := map[CallKey]bool{}
+	for _, k := range calls {
+		dying[k] = true
+	}
+	var asks []string
+	for id, k := range s.Asks {
+		if dying[k] {
+			asks = append(asks, id)
+		}
+	}
+	slices.Sort(asks)
+	evs := c.takeCarry()
+	for _, id := range asks {
+		evs = append(evs, messages.PermissionReplied{RequestID: id, Reply: messages.ReplyReject, Feedback: LeftoverPermissionNote})
+	}
+	for _, k := range calls {
+		evs = append(evs, messages.ToolFailed{AssistantMessageID: k.AssistantMessageID, CallID: k.CallID, Error: InterruptedToolError})
+	}
+	for _, id := range s.Turns {
+		evs = append(evs, messages.TurnFailed{AssistantMessageID: id, ErrorKind: string(Interrupted), Message: in.Why})
+	}
+	return Ready{Append: evs}
 }
 
 // stepRecover applies the restart policy once to what a dead owner left.

@@ -104,15 +104,20 @@ func (e *interactionEnv) handle(t *testing.T, td *datadriven.TestData) string {
 		// wake; owed: recovery's, a takeover's or the journal's return).
 		e.ready(&out, e.c.Step(Wake{Owed: td.HasArg("owed")}))
 	case "leftovers":
-		// A new owner fails what the dead one left, before anything else:
-		// every recorded call not settled (none is run again), then the
-		// unfinished turn.
-		for _, id := range e.unsettledCalls() {
-			e.write(&out, messages.ToolFailed{AssistantMessageID: e.turn, CallID: id, Error: "Tool execution interrupted"})
+		// A new owner closes what the dead one left, before anything
+		// else (the core decides: Leftovers): the previous incarnation's
+		// tools are killed first, then every unanswered request of a
+		// dying call, every recorded call not settled (none is run
+		// again) and the unfinished turn fail.
+		rd := e.c.Step(Leftovers{Why: "session restarted"})
+		if rd.KillTools {
+			out.WriteString("kill the previous owner's tools\n")
+			rd = e.c.Step(Leftovers{Why: "session restarted", ToolsKilled: true})
 		}
-		if e.turn != "" && !e.turnClosed() {
-			e.write(&out, messages.TurnFailed{AssistantMessageID: e.turn, ErrorKind: "interrupted", Message: "session restarted"})
+		if len(rd.Append) == 0 {
+			out.WriteString("nothing left over\n")
 		}
+		e.ready(&out, rd)
 	case "recover":
 		// The restart policy (resume, or interrupt), once the leftovers
 		// are failed.
@@ -521,36 +526,6 @@ func (e *interactionEnv) stream(out *strings.Builder) {
 	e.turn = e.c.Drain.Turn.AssistantMessageID
 	e.calls++
 	fmt.Fprintf(out, "provider request %d: %s\n", e.calls, e.request())
-}
-
-// unsettledCalls are the open turn's recorded calls the journal holds no
-// settlement of, in call order.
-func (e *interactionEnv) unsettledCalls() []string {
-	var ids []string
-	settled := map[string]bool{}
-	for _, ev := range e.journal {
-		switch ev := ev.(type) {
-		case messages.ToolCalled:
-			if ev.AssistantMessageID == e.turn {
-				ids = append(ids, ev.CallID)
-			}
-		case messages.ToolSucceeded:
-			if ev.AssistantMessageID == e.turn {
-				settled[ev.CallID] = true
-			}
-		case messages.ToolFailed:
-			if ev.AssistantMessageID == e.turn {
-				settled[ev.CallID] = true
-			}
-		}
-	}
-	var open []string
-	for _, id := range ids {
-		if !settled[id] {
-			open = append(open, id)
-		}
-	}
-	return open
 }
 
 // turnClosed reports whether the open turn's end is already written.

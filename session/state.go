@@ -73,7 +73,28 @@ type State struct {
 	// questions rows in state pending. Their calls stay open across
 	// drains and restarts: the user's reply settles them (QuestionReply).
 	Questions map[string]Question
+	// Calls are the recorded tool calls not settled yet, as the journal's
+	// tool_calls rows pending (only their input streamed, true) or running
+	// (ToolCalled, false). A dead owner leaves them open; the next one
+	// fails them (Leftovers) unless a question call awaits its answer.
+	Calls map[CallKey]bool
+	// Asks are the unanswered permission requests of open calls, by
+	// request ID. A call's settlement closes its requests in the same
+	// transaction (stepToolSettled), so one whose call settled can only
+	// be left over by an older journal: nobody can act on it, and it is
+	// not kept.
+	Asks map[string]CallKey
+	// Turns are the assistant messages since the history boundary whose
+	// turn neither ended nor failed, in the order they started (the
+	// unfinished assistant messages of ModelHistory). The actor loads
+	// them only for a session a drain or a call was left open in: only
+	// then do they decide anything (Leftovers).
+	Turns []string
 }
+
+// CallKey names a tool call: call IDs are the provider's, unique within
+// one assistant message only.
+type CallKey struct{ AssistantMessageID, CallID string }
 
 // Question is an open question request: the question tool call that asked
 // it and what it asked.
@@ -146,7 +167,7 @@ func (s *State) Apply(seq int64, ev messages.Event) error {
 	case messages.Moved:
 		s.Row.Location = e.To
 		s.Epoch = nil // the destination initializes a fresh baseline
-	case messages.TurnStarted, messages.CompactionStarted:
+	case messages.CompactionStarted:
 		s.Row.Status = StatusBusy
 	case messages.QuestionAsked:
 		if e.RequestID == "" {
@@ -173,6 +194,33 @@ func (s *State) Apply(seq int64, ev messages.Event) error {
 		delete(s.Questions, e.RequestID)
 	case messages.CompactionEnded:
 		s.Row.HistorySeq = seq
+		s.Turns = nil // behind the boundary, as in ModelHistory
+	case messages.TurnStarted:
+		s.Row.Status = StatusBusy
+		s.Turns = append(s.Turns, e.AssistantMessageID)
+	case messages.TurnEnded:
+		s.Turns = without(s.Turns, e.AssistantMessageID)
+	case messages.TurnFailed:
+		s.Turns = without(s.Turns, e.AssistantMessageID)
+	case messages.ToolInputStarted:
+		s.openCall(CallKey{e.AssistantMessageID, e.CallID}, true)
+	case messages.ToolInputEnded:
+		s.openCall(CallKey{e.AssistantMessageID, e.CallID}, true)
+	case messages.ToolCalled:
+		s.openCall(CallKey{e.AssistantMessageID, e.CallID}, false)
+	case messages.ToolSucceeded:
+		s.settleCall(CallKey{e.AssistantMessageID, e.CallID})
+	case messages.ToolFailed:
+		s.settleCall(CallKey{e.AssistantMessageID, e.CallID})
+	case messages.PermissionAsked:
+		if k := (CallKey{e.AssistantMessageID, e.CallID}); hasKey(s.Calls, k) {
+			if s.Asks == nil {
+				s.Asks = map[string]CallKey{}
+			}
+			s.Asks[e.RequestID] = k
+		}
+	case messages.PermissionReplied:
+		delete(s.Asks, e.RequestID)
 	case messages.Interrupted:
 		// The input the interrupt leaves pending waits for a fresh wake,
 		// not for start-up recovery (as the projector marks it).
@@ -189,16 +237,55 @@ func (s *State) Apply(seq int64, ev messages.Event) error {
 			s.Row.LastSeq = seq
 			return err
 		}
-	case messages.TurnEnded, messages.TurnFailed, messages.TextEnded, messages.ReasoningEnded,
-		messages.ToolInputStarted, messages.ToolInputEnded, messages.ToolCalled, messages.ToolProgress,
-		messages.ToolSucceeded, messages.ToolFailed, messages.PermissionAsked, messages.PermissionReplied:
-		// the history only (tool calls and permissions are read from the journal when needed)
+	case messages.TextEnded, messages.ReasoningEnded, messages.ToolProgress:
+		// the history only
 	default:
 		s.Row.LastSeq = seq
 		return fmt.Errorf("session %s seq %d: no fold for event %s", s.Row.ID, seq, ev.EventType())
 	}
 	s.Row.LastSeq = seq
 	return nil
+}
+
+// openCall records a call as pending (its input streams) or running. The
+// journal refuses what does not fit (a call called twice); the fold only
+// keeps what is open.
+func (s *State) openCall(k CallKey, pending bool) {
+	if s.Calls == nil {
+		s.Calls = map[CallKey]bool{}
+	}
+	if was, open := s.Calls[k]; open && !was {
+		return // running already: its input does not make it pending again
+	}
+	s.Calls[k] = pending
+}
+
+// settleCall closes a call and whatever permission request of it is
+// still open.
+func (s *State) settleCall(k CallKey) {
+	if _, open := s.Calls[k]; !open {
+		return
+	}
+	delete(s.Calls, k)
+	for id, c := range s.Asks {
+		if c == k {
+			delete(s.Asks, id)
+		}
+	}
+}
+
+func hasKey(m map[CallKey]bool, k CallKey) bool {
+	_, ok := m[k]
+	return ok
+}
+
+func without(ids []string, id string) []string {
+	for i, x := range ids {
+		if x == id {
+			return append(ids[:i:i], ids[i+1:]...)
+		}
+	}
+	return ids
 }
 
 // refuse is Apply's error for an event that does not fit the state; the

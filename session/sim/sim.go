@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -1067,32 +1068,47 @@ func (s *simSession) crash() error {
 		s.res.StaleRefused++
 	}
 	o := s.owner
-	// Recovery: every call still running fails as interrupted, and the
+	// Recovery, as the core decides it from the replayed state: the dead
+	// owner's tools are killed first (none of its settlements arrives
+	// any more), then every call still open fails as interrupted, and the
 	// unfinished turn fails, before anything can call a provider.
-	var evs []messages.Event
-	var unfinished string
-	for k, n := range s.called {
-		if n > s.settled[k] && !o.core.State.QuestionCall(k.turn, k.call) { // a question's answer is still awaited
-			if s.brk == "rerun-tool" {
-				// The broken rule: run it again instead.
-				o.turn = k.turn
-				evs = append(evs, messages.ToolCalled{AssistantMessageID: k.turn, CallID: k.call, Tool: "bash", Agent: "build"})
-				continue
+	rd := o.core.Step(session.Leftovers{Why: "session restarted"})
+	if rd.KillTools {
+		rd = o.core.Step(session.Leftovers{Why: "session restarted", ToolsKilled: true})
+	}
+	if rd.KillTools || rd.StartDrain != nil || rd.Outcome != nil {
+		return fmt.Errorf("leftovers: %+v: want only an Append", rd)
+	}
+	evs := rd.Append
+	if s.brk == "rerun-tool" {
+		// The broken rule: run them again instead.
+		for i, ev := range evs {
+			if f, ok := ev.(messages.ToolFailed); ok {
+				o.turn = f.AssistantMessageID
+				evs[i] = messages.ToolCalled{AssistantMessageID: f.AssistantMessageID, CallID: f.CallID, Tool: "bash", Agent: "build"}
 			}
-			evs = append(evs, messages.ToolFailed{AssistantMessageID: k.turn, CallID: k.call, Error: "Tool execution interrupted"})
 		}
-	}
-	for _, m := range o.core.State.History.Msgs {
-		if m.Role == messages.RoleAssistant && !m.Finished {
-			unfinished = m.ID
-		}
-	}
-	if unfinished != "" {
-		evs = append(evs, messages.TurnFailed{AssistantMessageID: unfinished, ErrorKind: "interrupted", Message: "session restarted"})
 	}
 	if len(evs) > 0 {
 		if err := s.write(evs...); err != nil {
 			return err
+		}
+	}
+	if s.brk == "" {
+		// Nothing is left open but the calls of open questions (their
+		// answer is still awaited), and a second activation finds nothing
+		// to close.
+		st := &o.core.State
+		for k := range st.Calls {
+			if !st.QuestionCall(k.AssistantMessageID, k.CallID) {
+				return fmt.Errorf("leftovers left call %s of %s open", k.CallID, k.AssistantMessageID)
+			}
+		}
+		if len(st.Asks) > 0 || (len(evs) > 0 && len(st.Turns) > 0) {
+			return fmt.Errorf("leftovers left requests %v, turns %v open", st.Asks, st.Turns)
+		}
+		if rd := o.core.Step(session.Leftovers{Why: "session restarted", ToolsKilled: true}); len(rd.Append) > 0 {
+			return fmt.Errorf("leftovers closed twice: %v", rd.Append)
 		}
 	}
 	// The restart policy, as the core applies it: resume once (with a
@@ -1217,6 +1233,9 @@ func (s *simSession) fullCheck() error {
 	if live.Row != st.Row || !samePending(live.Pending, st.Pending) || !reflect.DeepEqual(live.Epoch, st.Epoch) || !sameHistory(live.History.Msgs, st.History.Msgs) ||
 		len(live.Questions) != len(st.Questions) || (len(st.Questions) > 0 && !reflect.DeepEqual(live.Questions, st.Questions)) {
 		return fmt.Errorf("live state differs from a replay:\nlive   %+v\nreplay %+v", live.Row, st.Row)
+	}
+	if !maps.Equal(live.Calls, st.Calls) || !maps.Equal(live.Asks, st.Asks) || !slices.Equal(live.Turns, st.Turns) {
+		return fmt.Errorf("live open work differs from a replay:\nlive   %v %v %v\nreplay %v %v %v", live.Calls, live.Asks, live.Turns, st.Calls, st.Asks, st.Turns)
 	}
 	// No admitted prompt lost: each is pending or promoted exactly once.
 	pending := map[string]bool{}
