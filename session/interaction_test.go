@@ -345,6 +345,12 @@ func (e *interactionEnv) handle(t *testing.T, td *datadriven.TestData) string {
 			}
 		}
 		e.ready(&out, e.c.Step(StreamEnded{}))
+	case "abort":
+		// The shell cannot carry the drain on (no provider serves the
+		// model, or kind=internal: the history could not be read).
+		kind := string(Model)
+		td.MaybeScanArgs(t, "kind", &kind)
+		e.ready(&out, e.c.Step(Abort{Outcome: Outcome{Kind: OutcomeKind(kind), Err: "cannot go on: " + kind}}))
 	case "interrupt":
 		// waiting: an observation (or the Location, a catalog, a
 		// compaction) is outstanding.
