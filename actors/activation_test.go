@@ -17,7 +17,7 @@ type counter struct {
 	id    string
 	acts  *activations
 	seen  int
-	idle  idleTimer
+	idle  IdleTimer
 	stops *atomic.Int64
 }
 
@@ -54,7 +54,7 @@ func newCounterActivations(t *testing.T) (*activations, *atomic.Int64) {
 	var acts *activations
 	acts = newActivations(system, "counter", func(id string) *actor.Props {
 		return actor.PropsFromProducer(func() actor.Actor {
-			return &counter{id: id, acts: acts, stops: &stops, idle: idleTimer{after: time.Millisecond}}
+			return &counter{id: id, acts: acts, stops: &stops, idle: NewIdleTimer(time.Millisecond)}
 		})
 	})
 	t.Cleanup(acts.stopAll)

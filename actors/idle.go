@@ -7,14 +7,15 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 )
 
-// idleTimer tells an actor when it has received nothing for a while.
+// IdleTimer tells an actor when it has received nothing for a while.
 //
 // protoactor's own SetReceiveTimeout mutates the actor context from its timer
 // goroutine (a data race under -race, seen in v0.0.0-20240822202345) and is
 // never re-armed after firing, so actors here use this instead: the timer only
 // posts an idleTick into the mailbox, and the actor checks the tick against
-// its activity count on its own goroutine.
-type idleTimer struct {
+// its activity count on its own goroutine. TrackIdle drives it for an Idler;
+// the cluster's grains use it too.
+type IdleTimer struct {
 	after    time.Duration
 	activity uint64
 	arm      *idleArm
@@ -29,12 +30,15 @@ type idleArm struct {
 	seen  atomic.Uint64
 }
 
+// NewIdleTimer reports a silence of after; zero or less never fires.
+func NewIdleTimer(after time.Duration) IdleTimer { return IdleTimer{after: after} }
+
 // idleTick is posted by the timer; it is stale when activity moved on since.
 type idleTick struct{ activity uint64 }
 
 // touch records activity and re-arms the timer; call it for every message
 // except idleTick itself.
-func (t *idleTimer) touch(system *actor.ActorSystem, self *actor.PID) {
+func (t *IdleTimer) touch(system *actor.ActorSystem, self *actor.PID) {
 	t.activity++
 	if t.after <= 0 {
 		return
@@ -51,9 +55,9 @@ func (t *idleTimer) touch(system *actor.ActorSystem, self *actor.PID) {
 }
 
 // fired reports whether tick is current: nothing happened since it was armed.
-func (t *idleTimer) fired(tick idleTick) bool { return tick.activity == t.activity }
+func (t *IdleTimer) fired(tick idleTick) bool { return tick.activity == t.activity }
 
-func (t *idleTimer) stop() {
+func (t *IdleTimer) stop() {
 	if t.arm != nil {
 		t.arm.timer.Stop()
 	}

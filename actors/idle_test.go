@@ -24,7 +24,7 @@ func idleProbe(t testing.TB) (*actor.ActorSystem, *actor.PID, chan idleTick) {
 // timer that reports the new activity (the fired one cannot report it early).
 func TestIdleTimerReportsTheActivityItWasArmedWith(t *testing.T) {
 	system, pid, ticks := idleProbe(t)
-	it := idleTimer{after: 5 * time.Millisecond}
+	it := NewIdleTimer(5 * time.Millisecond)
 	// current reads ticks until one reports the latest activity: a timer
 	// that fired between touches (a slow machine may pause 5 ms anywhere)
 	// reports the older count it was armed with, which fired calls stale.
@@ -71,7 +71,7 @@ func TestIdleTimerReportsTheActivityItWasArmedWith(t *testing.T) {
 // Touching an armed timer re-arms it in place: every message of a session touches it.
 func TestIdleTouchReusesTheTimer(t *testing.T) {
 	system, pid, _ := idleProbe(t)
-	it := idleTimer{after: time.Hour}
+	it := NewIdleTimer(time.Hour)
 	defer it.stop()
 	it.touch(system, pid)
 	if n := testing.AllocsPerRun(100, func() { it.touch(system, pid) }); n != 0 {
@@ -81,7 +81,7 @@ func TestIdleTouchReusesTheTimer(t *testing.T) {
 
 func BenchmarkIdleTouch(b *testing.B) {
 	system, pid, _ := idleProbe(b)
-	it := idleTimer{after: time.Hour}
+	it := NewIdleTimer(time.Hour)
 	defer it.stop()
 	b.ReportAllocs()
 	for b.Loop() {

@@ -27,7 +27,7 @@ func sessionMiddleware(m *metrics.Runtime) []actor.ReceiverMiddleware {
 	if m != nil {
 		mw = append(mw, countActive(m.SessionsActive))
 	}
-	return append(mw, trackIdle)
+	return append(mw, TrackIdle)
 }
 
 // panicAnswerer is an actor that answers whoever waits on it when one of
@@ -72,30 +72,32 @@ func countActive(g *metrics.Gauge) actor.ReceiverMiddleware {
 	}
 }
 
-// idler is an actor that passivates once it received nothing for a while.
-type idler interface {
-	idleTimer() *idleTimer
-	// idleFor is told its timer fired with nothing received since. It
+// Idler is an actor that passivates once it received nothing for a while,
+// behind TrackIdle (the Session actor; the cluster's grain shell).
+type Idler interface {
+	IdleTimer() *IdleTimer
+	// IdleFor is told its timer fired with nothing received since. It
 	// stops itself, or stays: rearm says whether the timer must be armed
 	// again (false when what it waits for arrives as a message, which
 	// arms it).
-	idleFor(c actor.ReceiverContext) (rearm bool)
+	IdleFor(c actor.ReceiverContext) (rearm bool)
 }
 
-// trackIdle arms the actor's idle timer at every message (a read-only
+// TrackIdle arms the actor's idle timer at every message (a read-only
 // inspect is not activity), stops it when the actor stops, and turns its
-// current tick into idleFor; the actor never sees an idleTick.
-func trackIdle(next actor.ReceiverFunc) actor.ReceiverFunc {
+// current tick into IdleFor; the actor never sees an idleTick. An actor
+// that is no Idler passes through.
+func TrackIdle(next actor.ReceiverFunc) actor.ReceiverFunc {
 	return func(c actor.ReceiverContext, env *actor.MessageEnvelope) {
-		a, ok := c.Actor().(idler)
+		a, ok := c.Actor().(Idler)
 		if !ok {
 			next(c, env)
 			return
 		}
-		t := a.idleTimer()
+		t := a.IdleTimer()
 		switch m := env.Message.(type) {
 		case idleTick:
-			if t.fired(m) && a.idleFor(c) {
+			if t.fired(m) && a.IdleFor(c) {
 				t.touch(c.ActorSystem(), c.Self())
 			}
 			return

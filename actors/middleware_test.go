@@ -24,15 +24,15 @@ func (c *middlewareCtx) Actor() actor.Actor              { return c.a }
 func (c *middlewareCtx) ActorSystem() *actor.ActorSystem { return c.system }
 func (c *middlewareCtx) Self() *actor.PID                { return c.self }
 
-// idleActor is an idler and panicAnswerer that counts what reaches it.
+// idleActor is an Idler and panicAnswerer that counts what reaches it.
 type idleActor struct {
-	idle     idleTimer
+	idle     IdleTimer
 	received int
 }
 
 func (a *idleActor) Receive(actor.Context)                                          {}
-func (a *idleActor) idleTimer() *idleTimer                                          { return &a.idle }
-func (a *idleActor) idleFor(actor.ReceiverContext) bool                             { return true }
+func (a *idleActor) IdleTimer() *IdleTimer                                          { return &a.idle }
+func (a *idleActor) IdleFor(actor.ReceiverContext) bool                             { return true }
 func (a *idleActor) answerPanic(actor.ReceiverContext, *actor.MessageEnvelope, any) {}
 
 // middlewareChain is the Session actor's middleware (with metrics) in front
@@ -43,7 +43,7 @@ func middlewareChain(t testing.TB) (actor.ReceiverFunc, actor.ReceiverContext, *
 		t.Fatal(err)
 	}
 	system, pid, _ := idleProbe(t)
-	a := &idleActor{idle: idleTimer{after: time.Hour}}
+	a := &idleActor{idle: NewIdleTimer(time.Hour)}
 	next := func(actor.ReceiverContext, *actor.MessageEnvelope) { a.received++ }
 	mw := sessionMiddleware(rt)
 	for i := len(mw) - 1; i >= 0; i-- {

@@ -52,7 +52,7 @@ type sessionActor struct {
 	drainTrace string
 	// lastOutcome is how the last drain of this activation ended.
 	lastOutcome *Outcome
-	idle        idleTimer
+	idle        IdleTimer
 	perms       map[string]*permissionWait // pending permission asks by request ID
 	stopping    bool                       // the actor is stopping: no fault injection
 }
@@ -464,12 +464,12 @@ func (a *sessionActor) publish(seq int64, ev messages.Event) {
 	a.rt.bus.Publish(Live{SessionID: a.id, Event: &messages.Envelope{SessionID: a.id, Seq: seq, Type: ev.EventType(), Event: ev}})
 }
 
-func (a *sessionActor) idleTimer() *idleTimer { return &a.idle }
+func (a *sessionActor) IdleTimer() *IdleTimer { return &a.idle }
 
-// idleFor passivates the session when nothing runs and nothing is asked of
+// IdleFor passivates the session when nothing runs and nothing is asked of
 // it: a drain or a permission request waits for messages, which re-arm the
 // timer; a request in flight keeps it (the timer is armed again).
-func (a *sessionActor) idleFor(c actor.ReceiverContext) (rearm bool) {
+func (a *sessionActor) IdleFor(c actor.ReceiverContext) (rearm bool) {
 	if a.drain != nil || len(a.perms) > 0 {
 		return false
 	}

@@ -4,9 +4,12 @@ import (
 	"fmt"
 	"log/slog"
 	"sync/atomic"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	pcluster "github.com/asynkron/protoactor-go/cluster"
+
+	"github.com/sessionrt/sessionrt/actors"
 )
 
 // SessionKind is the grain kind of Session actors; its identity is the
@@ -22,18 +25,38 @@ type Kind struct {
 	// Options are extra props options (supervisor, mailbox...). The wire
 	// middleware is added by the cluster package.
 	Options []actor.PropsOption
+	// IdleAfter stops a grain that received nothing for this long (zero:
+	// never): protoactor's cluster passivates nothing itself, and the next
+	// call activates the grain again. The shell does it with the Session
+	// actor's idle middleware (actors.TrackIdle), not protoactor's
+	// SetReceiveTimeout, whose timer writes the actor context from its own
+	// goroutine (a data race).
+	IdleAfter time.Duration
 }
 
 func (k Kind) build(reg *Registry, log *slog.Logger, active *grainCounts) (*pcluster.Kind, error) {
+	props, err := k.props(reg, log, active)
+	if err != nil {
+		return nil, err
+	}
+	return pcluster.NewKind(k.Name, props), nil
+}
+
+// props are the grain's props before protoactor's cluster adds its own
+// middleware (which needs a running cluster).
+func (k Kind) props(reg *Registry, log *slog.Logger, active *grainCounts) (*actor.Props, error) {
 	if k.Name == "" || k.Produce == nil {
 		return nil, fmt.Errorf("cluster kind %q: name and Produce are required", k.Name)
 	}
-	produce := k.Produce
+	produce, idle := k.Produce, k.IdleAfter
 	opts := append(wireProps(reg, log), k.Options...)
-	props := actor.PropsFromProducer(func() actor.Actor {
-		return &grainShell{produce: produce, log: log, active: active}
-	}, opts...)
-	return pcluster.NewKind(k.Name, props), nil
+	if idle > 0 {
+		// After the wire's decoding: any message, decoded or not, is activity.
+		opts = append(opts, actor.WithReceiverMiddleware(actors.TrackIdle))
+	}
+	return actor.PropsFromProducer(func() actor.Actor {
+		return &grainShell{produce: produce, log: log, active: active, idle: actors.NewIdleTimer(idle)}
+	}, opts...), nil
 }
 
 // grainShell learns its identity at Started and then hands every message to
@@ -45,6 +68,16 @@ type grainShell struct {
 	log     *slog.Logger
 	active  *grainCounts // activations of the kind on this member (metrics)
 	counted bool
+	idle    actors.IdleTimer // armed by actors.TrackIdle when the kind has IdleAfter
+}
+
+func (g *grainShell) IdleTimer() *actors.IdleTimer { return &g.idle }
+
+// IdleFor stops the grain: what it runs off its mailbox (a Run waiting for
+// its drain) answers its caller without it.
+func (g *grainShell) IdleFor(c actor.ReceiverContext) (rearm bool) {
+	c.ActorSystem().Root.Stop(c.Self())
+	return false
 }
 
 // grainCounts are a kind's grains on this member, for the metrics: how

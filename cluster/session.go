@@ -17,8 +17,8 @@ type SessionGrainConfig struct {
 	Registry *Registry        // wire types; default SessionRegistry()
 	Logger   *slog.Logger     // default slog.Default()
 	// IdleAfter stops a grain that received nothing for this long; the next
-	// call activates it again. Default 10 minutes. (The Session actor
-	// behind it passivates on its own IdleAfter.)
+	// call activates it again (Kind.IdleAfter). Default 10 minutes. (The
+	// Session actor behind it passivates on its own IdleAfter.)
 	IdleAfter time.Duration
 }
 
@@ -48,8 +48,8 @@ func SessionGrain(cfg SessionGrainConfig) (Kind, error) {
 	if cfg.IdleAfter <= 0 {
 		cfg.IdleAfter = 10 * time.Minute
 	}
-	return Kind{Name: SessionKind, Produce: func(id string) actor.Actor {
-		return &sessionGrain{id: id, s: cfg.Sessions, reg: cfg.Registry, log: cfg.Logger, idle: cfg.IdleAfter}
+	return Kind{Name: SessionKind, IdleAfter: cfg.IdleAfter, Produce: func(id string) actor.Actor {
+		return &sessionGrain{id: id, s: cfg.Sessions, reg: cfg.Registry, log: cfg.Logger}
 	}}, nil
 }
 
@@ -58,27 +58,17 @@ func SessionGrain(cfg SessionGrainConfig) (Kind, error) {
 const longCommandLimit = 24 * time.Hour
 
 type sessionGrain struct {
-	id   string
-	s    *actors.Sessions
-	reg  *Registry
-	log  *slog.Logger
-	idle time.Duration
+	id  string
+	s   *actors.Sessions
+	reg *Registry
+	log *slog.Logger
 	// recent deduplicates commands by ID (Run, Wake, Interrupt, Move).
 	recent recentCommands
 }
 
 func (g *sessionGrain) Receive(ctx actor.Context) {
 	switch ctx.Message().(type) {
-	case *actor.Started:
-		ctx.SetReceiveTimeout(g.idle)
-		return
-	case *actor.ReceiveTimeout:
-		// No automatic passivation in protoactor's cluster: stop; the
-		// next call re-activates. Pending Run/WaitIdle answers are sent
-		// by their goroutines, which do not need the grain.
-		ctx.Stop(ctx.Self())
-		return
-	case *actor.Stopping, *actor.Stopped, *actor.Restarting:
+	case *actor.Started, *actor.Stopping, *actor.Stopped, *actor.Restarting:
 		return
 	}
 	msg := ctx.Message()
