@@ -407,12 +407,9 @@ func (a *sessionActor) onContext(m *contextObserved) {
 		in.ConfigErr = m.cfgErr.Error()
 	case m.err != nil:
 		in.Err = m.err.Error()
-	case d.Moved || a.core.State.Row.Location != d.Location || (!m.init && a.core.State.Epoch == nil):
-		// Moved: the core ends the drain; there is no epoch to reconcile.
-		d.agent = m.agent
 	default:
 		d.agent = m.agent
-		a.reconcile(m, &in)
+		in.Observation, in.UpdateID = m.obs, messages.NewID("ctx")
 	}
 	if m.catalog != nil {
 		in.Catalog, d.catalog = true, m.catalog
@@ -421,97 +418,6 @@ func (a *sessionActor) onContext(m *contextObserved) {
 		}
 	}
 	a.execute(a.core.Step(in))
-}
-
-// reconcile makes the events of an observation for the core: the epoch's
-// first baseline, or what changed since its snapshot (an update, or a
-// fresh baseline once a compaction moved the history boundary past it).
-func (a *sessionActor) reconcile(m *contextObserved, in *session.ContextObserved) {
-	if m.init {
-		gen, err := contextsources.Initialize(m.obs)
-		if err != nil {
-			in.Blocked = err.Error()
-			return
-		}
-		snap, err := a.encodeSnapshot(gen.Snapshot)
-		if err != nil {
-			in.Fail = &session.Outcome{Kind: session.Internal, Err: err.Error()}
-			return
-		}
-		in.Initialized = &messages.ContextEpochInitialized{Revision: a.nextSeq(), Baseline: gen.Baseline, Snapshot: snap, Location: a.drain.Location}
-		return
-	}
-	prev := a.epochSnapshot()
-	replace := a.core.State.Row.HistorySeq > a.core.State.Epoch.BaselineSeq
-	dec := contextsources.Reconcile(m.obs, prev, contextsources.ReconcileOptions{ReplaceBaseline: replace})
-	switch dec.Action {
-	case contextsources.Updated:
-		snap, err := a.encodeSnapshot(dec.Snapshot)
-		if err != nil {
-			in.Fail = &session.Outcome{Kind: session.OutcomeKind(errorCode(err)), Err: err.Error()}
-			return
-		}
-		in.Updated = &messages.ContextUpdated{MessageID: messages.NewID("ctx"), Text: dec.Message, Snapshot: snap}
-	case contextsources.ReplacementReady:
-		snap, err := a.encodeSnapshot(dec.Generation.Snapshot)
-		if err != nil {
-			in.Fail = &session.Outcome{Kind: session.OutcomeKind(errorCode(err)), Err: err.Error()}
-			return
-		}
-		in.Replaced = &messages.ContextEpochReplaced{Revision: a.nextSeq(), Baseline: dec.Generation.Baseline, Snapshot: snap, Location: a.drain.Location}
-	case contextsources.ReplacementBlocked:
-		in.Blocked = "context replacement blocked"
-		if dec.Blocked != nil {
-			in.Blocked = dec.Blocked.Error()
-		}
-	}
-}
-
-// epochSnapshot is the current epoch's snapshot, decoded once per version
-// (its UpdatedSeq) rather than at every provider turn: Reconcile never
-// changes the snapshot it is given. A corrupt snapshot decodes to what it
-// can, and re-announces the rest per key.
-func (a *sessionActor) epochSnapshot() contextsources.Snapshot {
-	c := &a.snapshot
-	if !c.valid || c.seq != a.core.State.Epoch.UpdatedSeq {
-		s := c.next.snap
-		if !c.next.is(a.core.State.Epoch.Snapshot) {
-			s, _ = contextsources.DecodeSnapshot(a.core.State.Epoch.Snapshot)
-		}
-		*c = decodedSnapshot{valid: true, seq: a.core.State.Epoch.UpdatedSeq, snap: s}
-	}
-	return c.snap
-}
-
-// decodedSnapshot caches the decoded snapshot of one epoch version.
-type decodedSnapshot struct {
-	valid bool
-	seq   int64 // the epoch's UpdatedSeq it was decoded at
-	snap  contextsources.Snapshot
-	// next is the last snapshot this actor encoded for an event: when that event's
-	// bytes become the epoch's, the snapshot is taken as is instead of decoded again.
-	next encodedSnapshot
-}
-
-// encodedSnapshot is a snapshot with the bytes Encode gave for it.
-type encodedSnapshot struct {
-	enc  []byte
-	snap contextsources.Snapshot
-}
-
-// is reports whether b are these very bytes (not equal ones: the same array, which
-// nothing modifies once encoded), so snap is what decoding b would give.
-func (e encodedSnapshot) is(b []byte) bool {
-	return len(b) > 0 && len(b) == len(e.enc) && &b[0] == &e.enc[0]
-}
-
-// encodeSnapshot encodes s for an event and remembers it for epochSnapshot.
-func (a *sessionActor) encodeSnapshot(s contextsources.Snapshot) ([]byte, error) {
-	b, err := s.Encode()
-	if err == nil {
-		a.snapshot.next = encodedSnapshot{enc: b, snap: s}
-	}
-	return b, err
 }
 
 // loadCatalog lists the tool catalog for a turn whose observation did not

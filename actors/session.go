@@ -42,8 +42,7 @@ type sessionActor struct {
 	// one transaction with its own: see stage); core.Drain is the pure
 	// part of the drain in progress (drain.Drain, set by setDrain). The
 	// actor executes the Ready its Step returns (drain.go execute).
-	core     session.Core
-	snapshot decodedSnapshot // the epoch's snapshot, decoded
+	core session.Core
 
 	drain *drain
 	// drainTrace is the traceparent of the prompt whose admission is
@@ -423,13 +422,6 @@ func (a *sessionActor) dropStaged() {
 	if a.core.State.History.Through > a.seq {
 		a.core.State.History.Unload()
 	}
-}
-
-// nextSeq is the seq the next event staged now will get: a baseline is
-// written after what is carried but a promotion, which waits for its
-// turn's TurnStarted.
-func (a *sessionActor) nextSeq() int64 {
-	return a.seq + 1 + int64(len(session.WithoutPromotion(a.core.Carry)))
 }
 
 // fold applies an event the journal took at seq to the state. The journal

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/sessionrt/sessionrt/compaction"
+	"github.com/sessionrt/sessionrt/contextsources"
 	"github.com/sessionrt/sessionrt/messages"
 )
 
@@ -47,6 +48,8 @@ type Core struct {
 	// Stopping: the server is shutting down (the Stopping input): every
 	// drain stops at its next safe boundary (Ready.Stop).
 	Stopping bool
+	// snapshot is the epoch's snapshot, decoded (epochSnapshot).
+	snapshot snapshotCache
 }
 
 // Drain is the pure part of a drain: the span that promotes input and runs
@@ -368,31 +371,21 @@ type LocationResolved struct {
 	TurnLimit int
 }
 
-// ContextObserved: the observation a Ready.Observe asked for came back,
-// with what the owner's reconcile made of it (contextsources.Initialize or
-// Reconcile: the owner runs them, as it holds the decoded snapshot).
-// At most one of Initialized, Updated, Replaced is set; none when nothing
-// changed.
+// ContextObserved: the observation a Ready.Observe asked for came back.
+// The core reconciles it with the epoch (contextsources.Initialize for the
+// epoch's first baseline, Reconcile otherwise): an update, a fresh baseline
+// once a compaction moved the history boundary past the epoch's, blocked
+// context, or nothing changed.
 type ContextObserved struct {
 	Init      bool
 	ConfigErr string // the configuration does not give the session's agent at this boundary
 	Err       string // the observation failed: the context is blocked
 	TurnLimit int    // the agent's allowance, as configured at this boundary
-	// Blocked: the context could not be initialized or reconciled (why).
-	Blocked string
-	// Fail: the owner could not take the observation (it could not encode
-	// the snapshot): the drain ends with it.
-	Fail *Outcome
-	// Initialized is the epoch's first baseline (Init); its Revision is
-	// the seq it gets (written first in the next Append).
-	Initialized *messages.ContextEpochInitialized
-	// Updated is a changed source's update: written with the turn's
-	// TurnStarted, after the promotion.
-	Updated *messages.ContextUpdated
-	// Replaced is a fresh baseline after a compaction, written at once
-	// (a carried promotion still waits for the turn's TurnStarted); its
-	// Revision is the seq it gets after what is carried but a promotion.
-	Replaced *messages.ContextEpochReplaced
+	// Observation is what the context's sources gave.
+	Observation contextsources.Observation
+	// UpdateID is the MessageID a ContextUpdated gets if the observation
+	// changed a source (IDs arrive in inputs).
+	UpdateID string
 	// Catalog: the tool catalog came with the observation (CatalogErr:
 	// it could not be listed).
 	Catalog    bool
@@ -1092,29 +1085,33 @@ func (c *Core) stepContextObserved(in ContextObserved) Ready {
 	if c.movedAway() {
 		return c.moved()
 	}
-	if in.Blocked != "" {
-		return Ready{Outcome: &Outcome{Kind: ContextBlocked, Err: in.Blocked}}
-	}
-	if in.Fail != nil {
-		return Ready{Outcome: in.Fail}
-	}
 	if in.Init {
-		if in.Initialized == nil {
-			return Ready{Outcome: &Outcome{Kind: Internal, Err: "a first observation without a baseline"}}
+		ev, out := c.initialize(in.Observation)
+		if out != nil {
+			return Ready{Outcome: out}
 		}
 		// The boundary decides again as it will be once the baseline is
 		// written (the Append below writes it first).
-		first := append(c.takeCarry(), *in.Initialized)
+		first := append(c.takeCarry(), ev)
 		rd := c.decideBoundary(AtBoundary{}, true)
 		rd.Append = append(first, rd.Append...)
 		return rd
 	}
 	var rd Ready
-	switch {
-	case in.Updated != nil:
-		c.Carry = append(c.Carry, *in.Updated)
-	case in.Replaced != nil:
-		rd.Append = append(c.takeCarry(), *in.Replaced)
+	if c.State.Epoch != nil {
+		ev, out := c.reconcile(in)
+		if out != nil {
+			return Ready{Outcome: out}
+		}
+		switch ev := ev.(type) {
+		case messages.ContextUpdated:
+			// Written with the turn's TurnStarted, after the promotion.
+			c.Carry = append(c.Carry, ev)
+		case messages.ContextEpochReplaced:
+			// Written at once (a carried promotion still waits for the
+			// turn's TurnStarted).
+			rd.Append = append(c.takeCarry(), ev)
+		}
 	}
 	if in.Catalog && in.CatalogErr != "" {
 		rd.Outcome = &Outcome{Kind: ToolsFailed, Err: "tool catalog: " + in.CatalogErr}

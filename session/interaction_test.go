@@ -1,13 +1,17 @@
 package session
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/cockroachdb/datadriven"
 
+	"github.com/sessionrt/sessionrt/contextsources"
 	"github.com/sessionrt/sessionrt/messages"
 )
 
@@ -33,6 +37,9 @@ type interactionEnv struct {
 	turn    string // the open turn's assistant message ID
 	calls   int    // requests made to the provider
 	init    bool   // the outstanding observation is for a first baseline
+	// source is the value of the session's one context source ("" is
+	// "baseline"): an observation with update=X changes it to X.
+	source string
 	// over: the next requests built are over budget (over-budget, within-budget)
 	over bool
 	// plan is how the next compactions plan: "" ok, "nothing", "failed"
@@ -61,7 +68,15 @@ func (e *interactionEnv) handle(t *testing.T, td *datadriven.TestData) string {
 		}
 		e.write(&out, messages.PromptAdmitted{MessageID: id, Prompt: messages.Prompt{Text: id}, Delivery: dl})
 	case "epoch":
-		e.write(&out, messages.ContextEpochInitialized{Revision: int64(len(e.journal) + 1), Baseline: "baseline", Location: e.c.State.Row.Location})
+		gen, err := contextsources.Initialize(observation(e.sourceValue(), false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		snap, err := gen.Snapshot.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.write(&out, messages.ContextEpochInitialized{Revision: int64(len(e.journal) + 1), Baseline: gen.Baseline, Snapshot: snap, Location: e.c.State.Row.Location})
 	case "switch":
 		// A client switches the agent (with its own model, when model is
 		// given too) or the model; the next turn uses it.
@@ -160,34 +175,38 @@ func (e *interactionEnv) handle(t *testing.T, td *datadriven.TestData) string {
 		e.stopping(td)
 		e.ready(&out, e.c.Step(AtBoundary{}))
 	case "observed":
-		// The observation an Observe asked for came back: unchanged, or
-		// with an update, a fresh baseline (replaced), blocked, failed;
-		// its tool catalog with it unless the turn is the last allowed
-		// (catalog-failed: it could not be listed).
+		// The observation an Observe asked for came back: the context
+		// source's value unchanged or changed to X (update=X), the source
+		// unavailable (blocked: the core blocks a baseline, a fresh one
+		// too, on it), the observation failed, or the agent gone from the
+		// configuration; its tool catalog with it unless the turn is the
+		// last allowed (catalog-failed: it could not be listed).
 		d := e.c.Drain
 		e.stopping(td)
 		in := ContextObserved{Init: e.init, TurnLimit: d.TurnLimit, Catalog: !e.init && !d.LastTurn}
-		seq := int64(len(e.journal)+len(WithoutPromotion(e.c.Carry))) + 1
+		in.UpdateID = fmt.Sprintf("ctx%d", int64(len(e.journal)+len(WithoutPromotion(e.c.Carry)))+1)
 		switch {
 		case td.HasArg("failed"):
 			in.Err = "source agents: timeout"
-		case td.HasArg("blocked"):
-			in.Blocked = "source agents: unavailable with no value to restate"
 		case td.HasArg("config-failed"):
 			in.ConfigErr = "agent build: not configured"
-		case e.init:
-			in.Initialized = &messages.ContextEpochInitialized{Revision: seq, Baseline: "baseline", Location: d.Location}
-		case td.HasArg("update"):
-			var text string
-			td.ScanArgs(t, "update", &text)
-			in.Updated = &messages.ContextUpdated{MessageID: fmt.Sprintf("ctx%d", seq), Text: text}
-		case td.HasArg("replaced"):
-			in.Replaced = &messages.ContextEpochReplaced{Revision: seq, Baseline: "baseline 2", Location: d.Location}
+		default:
+			td.MaybeScanArgs(t, "update", &e.source)
+			in.Observation = observation(e.sourceValue(), td.HasArg("blocked"))
 		}
 		if td.HasArg("catalog-failed") {
 			in.CatalogErr = "tool registry: stopped"
 		}
-		e.ready(&out, e.c.Step(in))
+		rd := e.c.Step(in)
+		// replaced says what the script expects: the core decides it (a
+		// compaction moved the history boundary past the epoch's).
+		if td.HasArg("replaced") && !slices.ContainsFunc(rd.Append, func(ev messages.Event) bool {
+			_, ok := ev.(messages.ContextEpochReplaced)
+			return ok
+		}) {
+			t.Fatalf("%s: the observation did not replace the baseline", td.Pos)
+		}
+		e.ready(&out, rd)
 	case "catalog":
 		// The catalog a StartTurn needed, listed on its own.
 		var in CatalogLoaded
@@ -625,4 +644,31 @@ func describe(ev messages.Event) string {
 		return fmt.Sprintf("%s %s %q", name, e.RequestID, e.Reason)
 	}
 	return name
+}
+
+func (e *interactionEnv) sourceValue() string {
+	if e.source == "" {
+		return "baseline"
+	}
+	return e.source
+}
+
+// observation is what the session's one context source gives: its value,
+// rendered as is in a baseline and an update, or (down) unavailable.
+func observation(value string, down bool) contextsources.Observation {
+	src := contextsources.MustMake(contextsources.Spec[string]{
+		Key: "test/agents",
+		Load: func(context.Context) contextsources.Result[string] {
+			if down {
+				return contextsources.Unavailable[string](errors.New("unavailable with no value to restate"))
+			}
+			return contextsources.Present(value)
+		},
+		Baseline: func(v string) string { return v },
+	})
+	sc, err := contextsources.New(src)
+	if err != nil {
+		panic(err)
+	}
+	return sc.Observe(context.Background(), contextsources.ObserveConfig{})
 }

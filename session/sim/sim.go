@@ -1,13 +1,16 @@
 package sim
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"sync"
 
+	"github.com/sessionrt/sessionrt/contextsources"
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/session"
 )
@@ -179,6 +182,9 @@ type simSession struct {
 	// that asked), closed how often each was replied to or dismissed.
 	questions map[string]toolKey
 	closed    map[string]int
+	// source is which of two values the session's one context source
+	// has (observations): the world's, across owners.
+	source int
 }
 
 // owner is one activation: its epoch, its core and its drain's plumbing.
@@ -217,6 +223,31 @@ func newSimSession(id string, rng *rand.Rand, res *Result, brk string) *simSessi
 	s.must(s.write(messages.SessionCreated{Location: "/loc", Agent: "build", Model: messages.ModelRef{Provider: "sim", ID: "m"}}))
 	return s
 }
+
+// observations are what the session's one context source gives: one
+// value, another, or the source unavailable. Observations are immutable:
+// they are made once (Observe runs the loaders on goroutines).
+var observations = sync.OnceValue(func() [3]contextsources.Observation {
+	var obs [3]contextsources.Observation
+	for i, v := range []string{"a", "b", ""} {
+		src := contextsources.MustMake(contextsources.Spec[string]{
+			Key: "sim/source",
+			Load: func(context.Context) contextsources.Result[string] {
+				if v == "" {
+					return contextsources.Unavailable[string](errors.New("source down"))
+				}
+				return contextsources.Present(v)
+			},
+			Baseline: func(v string) string { return "source " + v },
+		})
+		sc, err := contextsources.New(src)
+		if err != nil {
+			panic(err)
+		}
+		obs[i] = sc.Observe(context.Background(), contextsources.ObserveConfig{})
+	}
+	return obs
+})
 
 func (s *simSession) id_(prefix string) string {
 	s.nextID++
@@ -843,22 +874,21 @@ func (s *simSession) progress() error {
 		// pending), or with the agent gone from the configuration; its
 		// tool catalog with it unless the turn is the last allowed.
 		o.phase = idle
-		seq := int64(len(s.j.events)+len(session.WithoutPromotion(o.core.Carry))) + 1
-		loc := o.core.State.Row.Location
 		in := session.ContextObserved{Init: o.init, TurnLimit: s.turnLimit}
 		switch r := s.rng.IntN(40); {
 		case r < 1:
 			in.Err = "source unavailable"
 		case r < 2:
-			in.Blocked = "replacement blocked"
+			// The source is down: a baseline (a fresh one too) is blocked,
+			// an update keeps the value the model last saw.
+			in.Observation = observations()[2]
 		case r < 3:
 			in.ConfigErr = "agent not configured"
-		case o.init:
-			in.Initialized = &messages.ContextEpochInitialized{Revision: seq, Baseline: "b", Location: loc}
-		case r < 10:
-			in.Updated = &messages.ContextUpdated{MessageID: s.id_("ctx"), Text: "changed"}
-		case r < 12:
-			in.Replaced = &messages.ContextEpochReplaced{Revision: seq, Baseline: "b2", Location: loc}
+		default:
+			if r < 10 {
+				s.source ^= 1
+			}
+			in.Observation, in.UpdateID = observations()[s.source], s.id_("ctx")
 		}
 		if !o.init && !o.core.Drain.LastTurn {
 			in.Catalog = true
@@ -1134,6 +1164,11 @@ func (s *simSession) ledger(o *owner, ev messages.Event) error {
 			}
 		}
 	case messages.TurnEnded, messages.Idle, messages.Interrupted:
+		s.compactions = 0
+	case messages.Moved:
+		// A move ends the drain: the destination's drain (the one a
+		// continuation owed starts, with no Idle between) compacts at
+		// most once of its own, like the next owner's after a crash.
 		s.compactions = 0
 	case messages.TurnFailed:
 		if e.ErrorKind != string(session.Overflow) {
