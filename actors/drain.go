@@ -714,9 +714,9 @@ func (a *sessionActor) beginInterrupt() {
 // (written: the Ready's Append that ended it, Idle among them) or with
 // nothing written (abandon): a turn or compaction still in flight stops,
 // the span and metrics close, and the drain's callers and interrupters are
-// answered with out. A written end then steps DrainEnded (a wake that
-// arrived meanwhile starts at most one follow-up drain), but not after an
-// interrupt, which suppresses it.
+// answered with out. A written end then steps DrainEnded: a wake that
+// arrived meanwhile starts at most one follow-up drain (an interrupt
+// suppressed those that came before it).
 func (a *sessionActor) closeDrain(out *Outcome, written bool) {
 	d := a.drain
 	if d == nil {
@@ -762,9 +762,11 @@ func (a *sessionActor) closeDrain(out *Outcome, written bool) {
 		}
 		return
 	}
-	if out.Kind != session.Interrupted {
-		a.execute(a.core.Step(session.DrainEnded{}))
-	}
+	// After an interrupt too: the interrupt cleared the wakes that came
+	// before it (stepInterrupt), so what DrainEnded finds arrived during
+	// its cleanup, e.g. a prompt admitted with resume, which nothing else
+	// would wake.
+	a.execute(a.core.Step(session.DrainEnded{}))
 }
 
 // abandon drops the drain without writing (the actor stops or lost

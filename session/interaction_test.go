@@ -479,9 +479,7 @@ func (e *interactionEnv) ready(out *strings.Builder, rd Ready) {
 			out.WriteString("no idle: the session stays busy\n")
 		}
 		e.c.Drain = nil
-		if rd.Outcome.Kind != Interrupted {
-			e.ready(out, e.c.Step(DrainEnded{}))
-		}
+		e.ready(out, e.c.Step(DrainEnded{}))
 	case rd.Observe != nil:
 		e.init = rd.Observe.Init
 		fmt.Fprintf(out, "observe: init=%v catalog=%v\n", rd.Observe.Init, rd.Observe.WithCatalog)
