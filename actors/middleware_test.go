@@ -107,10 +107,13 @@ func TestIdleSessionPassivatesBusyOneStays(t *testing.T) {
 	}
 	id := h.create("")
 	admitThenDie(h, id, "msg_1", "first") // the caller got the panic's error, the actor restarted
-	active(1)
 
 	h.prompt(id, "", "go", "", true)
 	g.awaitStart(t)
+	// Counted once after the restart. Read while the drain waits for its
+	// provider: an idle session may passivate 20 ms after any message, so
+	// the gauge is only certain to read 1 while a drain holds it.
+	active(1)
 	gone := h.gone(id)
 	select {
 	case <-gone:
@@ -134,7 +137,26 @@ func TestIdleSessionPassivatesBusyOneStays(t *testing.T) {
 	if got := h.history(id); strings.Join(got, " ") != "U:first U:go A:a1 U:again A:a2" {
 		t.Fatalf("history %v after passivation", got)
 	}
-	active(1)
+	// The new activation was counted: its own passivation (which may
+	// already have happened) takes the gauge back to 0, never below.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var b strings.Builder
+		if err := reg.WriteText(&b); err != nil {
+			t.Fatal(err)
+		}
+		text := b.String()
+		if strings.Contains(text, "sessionrt_sessions_active -") {
+			t.Fatalf("the reactivated session was not counted:\n%s", text)
+		}
+		if strings.Contains(text, "sessionrt_sessions_active 0\n") && !h.sessions.rt.acts.isLive(id) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the reactivated session never passivated:\n%s", text)
+		}
+		time.Sleep(10 * time.Millisecond) // polling the gauge, bounded by the deadline
+	}
 }
 
 // gone is the channel closed when id's live activation stops.
