@@ -53,6 +53,10 @@ type Options struct {
 	// for every open read snapshot: a goroutine that holds open *sql.Rows
 	// while it writes would wait for itself. Default 8 GiB.
 	InitialMmapSize int
+	// NoEventScheduler runs no events: CREATE EVENT stores them and SHOW
+	// EVENTS shows them, as with MySQL's --event-scheduler=DISABLED. By
+	// default they run, as with MySQL's default (scheduler.go).
+	NoEventScheduler bool
 }
 
 func (o Options) withDefaults() Options {
@@ -115,6 +119,9 @@ type Engine struct {
 	bolt *bolt.DB
 	w    *writer
 	sqle *sqle.Engine
+	// sched hands the event scheduler its sessions; nil with
+	// Options.NoEventScheduler.
+	sched *schedSessions
 
 	catMu sync.RWMutex
 	dbs   map[string]*dbInfo
@@ -188,6 +195,15 @@ func Open(dir string, opts Options) (*Engine, error) {
 	}
 	e.w = newWriter(e.bolt, opts.MaxBatch, opts.LockWaitTimeout, opts.GroupCommitWait, e.writers.Load, func() { _ = e.loadCatalog() })
 	e.sqle = sqle.New(newAnalyzer(newProvider(e)), &sqle.Config{})
+	if !opts.NoEventScheduler {
+		if err := e.startEventScheduler(); err != nil {
+			_ = e.sqle.Close()
+			e.w.close(opts.LockWaitTimeout)
+			e.bolt.Close()
+			lock.Close()
+			return nil, fmt.Errorf("open journal %s: event scheduler: %w", path, err)
+		}
+	}
 	return e, nil
 }
 
@@ -351,11 +367,15 @@ func (e *Engine) DB() *sql.DB {
 // that wraps it (tests injecting storage failures).
 func (e *Engine) Connector() driver.Connector { return &connector{eng: e} }
 
-// Close closes the database/sql handle, waits for the writer to finish and
-// closes the file. A transaction still holding the writer after the
+// Close stops the event scheduler (waiting for the events it runs), closes
+// the database/sql handle, waits for the writer to finish and closes the
+// file. A transaction still holding the writer after the
 // lock-wait timeout (a leaked Tx) is rolled back.
 func (e *Engine) Close() error {
 	e.closeOnce.Do(func() {
+		if e.sched != nil {
+			e.sched.stop(e.opts.LockWaitTimeout)
+		}
 		if e.sqlDB != nil {
 			_ = e.sqlDB.Close()
 		}

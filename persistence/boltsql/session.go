@@ -15,6 +15,8 @@ type Session struct {
 
 	spareMu sync.Mutex // SessionEnd may come from another goroutine
 	spare   []undoRec  // an ended transaction's undo log, emptied, for the next one
+
+	onEnd func() // called once at SessionEnd (the event scheduler's sessions)
 }
 
 // keepUndo keeps t's undo log for the session's next transaction.
@@ -136,7 +138,13 @@ func (s *Session) CommandBegin() error { return nil }
 func (s *Session) CommandEnd() { s.endLeftover(false) }
 
 // SessionEnd rolls back whatever is open.
-func (s *Session) SessionEnd() { s.endLeftover(true) }
+func (s *Session) SessionEnd() {
+	s.endLeftover(true)
+	if f := s.onEnd; f != nil {
+		s.onEnd = nil
+		f()
+	}
+}
 
 func (s *Session) endLeftover(all bool) {
 	// A transaction the engine detached from the session without ending it
