@@ -59,6 +59,9 @@ func (s *schedSessions) context() (*gsql.Context, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
+		// Tell it again: an executor that first ran after Close (an engine
+		// closed right after Open) cleared its stop flag when it started.
+		s.e.sqle.EventScheduler.Close()
 		return gsql.NewContext(context.Background(), gsql.WithSession(base)), nil
 	}
 	s.live++
@@ -81,12 +84,14 @@ func (s *schedSessions) end() {
 // ones running have ended, or grace passed. The executor's goroutine
 // returns at its next wake, within a period, without touching the file.
 func (s *schedSessions) stop(grace time.Duration) {
+	// Tells the executor to stop (under mu, as context does: it writes the
+	// scheduler's status), then waits for the event bodies running in
+	// go-mysql-server's background threads.
 	s.mu.Lock()
 	s.closed = true
+	s.e.sqle.EventScheduler.Close()
 	s.mu.Unlock()
-	// Tells the executor to stop, then waits for the event bodies running
-	// in go-mysql-server's background threads.
-	_ = s.e.sqle.Close()
+	_ = s.e.sqle.BackgroundThreads.Shutdown()
 	deadline := time.After(grace)
 	for {
 		s.mu.Lock()

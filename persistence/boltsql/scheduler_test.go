@@ -138,3 +138,20 @@ func TestNoEventSchedulerStartsNone(t *testing.T) {
 		t.Fatalf("%d executors with the scheduler off", n)
 	}
 }
+
+// TestCloseRightAfterOpenStopsTheExecutor: an engine closed before its
+// executor's goroutine first ran still stops it (the executor clears its
+// stop flag when it starts; before, such loops ran forever).
+func TestCloseRightAfterOpenStopsTheExecutor(t *testing.T) {
+	before := executors()
+	for range 5 {
+		e, err := Open(t.TempDir(), Options{NoSync: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "the closed engines' executors returned", func() bool { return len(newExecutors(before)) == 0 })
+}
