@@ -266,7 +266,13 @@ func (h *suiteHarness) engine() *Engine {
 		e, err := Open(h.t.TempDir(), Options{Database: "mydb", NoSync: true, InitialMmapSize: 1 << 20,
 			// A suite's "client b" waits for the writer "client a" holds
 			// in the same goroutine: fail it fast, not after 30 s.
-			LockWaitTimeout: time.Second})
+			LockWaitTimeout: time.Second,
+			// The reference (the memory engine) runs no event scheduler,
+			// and go-mysql-server's adds its locked event_scheduler
+			// account to mysql.user, which TestUserPrivileges lists: the
+			// suites compare storage, so both sides run none (the events
+			// themselves are tested in scheduler_test.go).
+			NoEventScheduler: true})
 		if err != nil {
 			h.t.Fatalf("open boltsql: %v", err)
 		}
