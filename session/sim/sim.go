@@ -619,6 +619,11 @@ func (s *simSession) answer() error {
 		return fmt.Errorf("an answer while idle started no drain for the model to read it")
 	case inFlight && reject && !d.Interrupted:
 		return fmt.Errorf("question %s of the turn in flight dismissed and the drain goes on", id)
+	case !idle && !inFlight && !reject && !d.RunOwed:
+		// The drain running now did not ask it: without an owed attempt
+		// its next boundary may end it, and the model never reads the
+		// answer until the client speaks again.
+		return fmt.Errorf("an answer to question %s of an earlier turn owes the running drain no provider attempt", id)
 	}
 	return s.exec(rd)
 }
