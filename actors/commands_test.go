@@ -12,12 +12,7 @@ import (
 // the actor's append wrote what the core carried first, promotion and all).
 func TestRenameWhileObservingWritesNoPromotionEarly(t *testing.T) {
 	h := newHarness(t, counting())
-	id := h.create("")
-	h.ask(id, "first")
-	g := newGate()
-	h.sources["env"].holdOn(g)
-	h.prompt(id, "u2", "second", "", true)
-	g.awaitStart(t) // the boundary carries u2's promotion and observes
+	id, g := observingWithACarriedPromotion(t, h)
 	if _, err := h.sessions.Rename(h.ctx(), id, "Mine"); err != nil {
 		t.Fatal(err)
 	}
@@ -53,12 +48,7 @@ func TestRenameWhileObservingWritesNoPromotionEarly(t *testing.T) {
 // flush made the promotion durable with no turn answering it).
 func TestStoppedWhileObservingWritesNoPromotion(t *testing.T) {
 	h := newHarness(t, counting())
-	id := h.create("")
-	h.ask(id, "first")
-	g := newGate()
-	h.sources["env"].holdOn(g)
-	h.prompt(id, "u2", "second", "", true)
-	g.awaitStart(t) // the boundary carries u2's promotion and observes
+	id, g := observingWithACarriedPromotion(t, h)
 	h.sessions.Stop()
 	h.sources["env"].holdOn(nil)
 	g.open()
@@ -81,4 +71,18 @@ func TestStoppedWhileObservingWritesNoPromotion(t *testing.T) {
 		t.Fatalf("%d promotions, pending %+v, %d requests since the restart: the next start must run u2", n, pending, h.prov.Count())
 	}
 	h.checkReplay()
+}
+
+// observingWithACarriedPromotion answers a first prompt, then admits u2
+// and holds its drain at the boundary that carries u2's promotion while
+// the context is observed (g releases the observation).
+func observingWithACarriedPromotion(t *testing.T, h *harness) (string, *gate) {
+	t.Helper()
+	id := h.create("")
+	h.ask(id, "first")
+	g := newGate()
+	h.sources["env"].holdOn(g)
+	h.prompt(id, "u2", "second", "", true)
+	g.awaitStart(t) // the boundary carries u2's promotion and observes
+	return id, g
 }
