@@ -176,19 +176,6 @@ func TestInitializeLeavesAbsentSourcesOut(t *testing.T) {
 	}
 }
 
-func TestS34_NewSourceBaselineIsEmittedOnce(t *testing.T) {
-	a := strSource(t, "a/x", newCell("1"), true)
-	g := mustInit(t, mustNew(t, a))
-	withNew := mustNew(t, a, strSource(t, "p/plugin", newCell("hello"), true))
-	d := Reconcile(observe(withNew), g.Snapshot, ReconcileOptions{})
-	if d.Action != Updated || d.Message != "base p/plugin=hello" {
-		t.Fatalf("first boundary: %v %q", d.Action, d.Message)
-	}
-	if d2 := Reconcile(observe(withNew), d.Snapshot, ReconcileOptions{}); d2.Action != Unchanged {
-		t.Fatalf("second boundary: %v %q", d2.Action, d2.Message)
-	}
-}
-
 func TestS35_UnavailableKeepsLastValueUntilItLoadsAgain(t *testing.T) {
 	c := newCell("v1")
 	sc := mustNew(t, strSource(t, "a/x", c, true))
@@ -232,47 +219,6 @@ func TestS37_ReplaceAfterCompactionRendersFreshBaselineFromCurrentContext(t *tes
 	}
 }
 
-func TestS38_ReplaceWithUnavailableAdmittedSource(t *testing.T) {
-	c := newCell("last")
-	never := &cell{r: Unavailable[string](errors.New("never loaded"))}
-	sc := mustNew(t, strSource(t, "a/x", c, true), strSource(t, "b/new", never, true))
-	g := mustInit(t, mustNew(t, strSource(t, "a/x", c, true)))
-	c.set(Unavailable[string](errors.New("offline")))
-
-	t.Run("restates the last admitted value", func(t *testing.T) {
-		ng, err := Replace(observe(sc), roundTrip(t, g.Snapshot), ReplaceOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ng.Baseline != "base a/x=last" {
-			t.Fatalf("baseline %q (a never-admitted unavailable source must be omitted)", ng.Baseline)
-		}
-		if v, _ := ng.Snapshot.Value("a/x"); string(v) != `"last"` {
-			t.Fatalf("snapshot value %s", v)
-		}
-	})
-	t.Run("strict reports the replacement blocked", func(t *testing.T) {
-		d := Reconcile(observe(sc), g.Snapshot, ReconcileOptions{ReplaceBaseline: true, Replace: ReplaceOptions{Strict: true}})
-		if d.Action != ReplacementBlocked || d.Blocked == nil || strings.Join(d.Blocked.Keys, ",") != "a/x" {
-			t.Fatalf("decision %+v", d)
-		}
-		if !errors.Is(d.Blocked, ErrReplacementBlocked) || !strings.Contains(d.Blocked.Error(), "offline") {
-			t.Fatalf("blocked error %v", d.Blocked)
-		}
-	})
-	t.Run("a last value that no longer decodes blocks", func(t *testing.T) {
-		b, _ := g.Snapshot.Encode()
-		snap, err := DecodeSnapshot(bytes.Replace(b, []byte(`"value":"last"`), []byte(`"value":7`), 1))
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = Replace(observe(sc), snap, ReplaceOptions{})
-		if !errors.Is(err, ErrReplacementBlocked) || !strings.Contains(err.Error(), "a/x") {
-			t.Fatalf("Replace: %v", err)
-		}
-	})
-}
-
 func TestReplaceDropsSourcesNoLongerRegistered(t *testing.T) {
 	g := mustInit(t, ctxOf(t, []srcState{p("a/x", "1"), p("b/y", "2")}))
 	ng, err := Replace(observe(ctxOf(t, []srcState{p("a/x", "1")})), g.Snapshot, ReplaceOptions{})
@@ -281,31 +227,6 @@ func TestReplaceDropsSourcesNoLongerRegistered(t *testing.T) {
 	}
 	if ng.Baseline != "base a/x=1" || strings.Join(ng.Snapshot.Keys(), " ") != "a/x" {
 		t.Fatalf("generation %q %v", ng.Baseline, ng.Snapshot.Keys())
-	}
-}
-
-func TestS45_BaselineAndSnapshotSurviveRestartByteIdentical(t *testing.T) {
-	sc := ctxOf(t, []srcState{p("a/x", "<b>&amp;</b>"), p("b/y", "ünïcode\n")})
-	g := mustInit(t, sc)
-	stored, err := g.Snapshot.Encode()
-	if err != nil {
-		t.Fatal(err)
-	}
-	reloaded, err := DecodeSnapshot(stored)
-	if err != nil {
-		t.Fatal(err)
-	}
-	again, _ := reloaded.Encode()
-	if !bytes.Equal(stored, again) {
-		t.Fatalf("snapshot bytes changed across a restart:\n%s\n%s", stored, again)
-	}
-	// A fresh process reconciling the same context against the stored snapshot admits nothing,
-	// so the journal's baseline text stays the provider prefix verbatim.
-	if d := Reconcile(observe(sc), reloaded, ReconcileOptions{}); d.Action != Unchanged {
-		t.Fatalf("after restart: %v %q", d.Action, d.Message)
-	}
-	if g2 := mustInit(t, sc); g2.Baseline != g.Baseline {
-		t.Fatalf("baseline rendering is not deterministic: %q vs %q", g2.Baseline, g.Baseline)
 	}
 }
 

@@ -7,66 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 )
-
-// gatedSource finishes only after the previous gate is closed, so loaders complete in the
-// order the test chooses.
-func gatedSource(t *testing.T, key string, wait, done chan struct{}) Source {
-	return MustMake(Spec[string]{Key: key,
-		Load: func(ctx context.Context) Result[string] {
-			if wait != nil {
-				select {
-				case <-wait:
-				case <-ctx.Done():
-					return Unavailable[string](ctx.Err())
-				}
-			}
-			defer close(done)
-			return Present(key)
-		},
-		Baseline: func(v string) string { return "[" + v + "]" }})
-}
-
-func TestS43_BaselineOrderIsStableWhateverOrderProducersFinish(t *testing.T) {
-	keys := []string{"c/three", "a/one", "b/two"}
-	want := "[a/one]" + Separator + "[b/two]" + Separator + "[c/three]"
-	for _, finishOrder := range [][]int{{0, 1, 2}, {2, 1, 0}, {1, 2, 0}} {
-		t.Run(fmt.Sprint(finishOrder), func(t *testing.T) {
-			// Generous: loaders are channel-synchronized, the timeout only bounds a bug.
-			reg := NewRegistry(RegistryConfig{Observe: ObserveConfig{Timeout: 30 * time.Second}})
-			dones := make([]chan struct{}, 3)
-			for i := range dones {
-				dones[i] = make(chan struct{})
-			}
-			// The loader finishing k-th waits for the one finishing (k-1)-th.
-			var prev chan struct{}
-			gates := make(map[int]chan struct{})
-			for _, idx := range finishOrder {
-				gates[idx] = prev
-				prev = dones[idx]
-			}
-			// Register in yet another order: contribution keys decide, not registration order.
-			for _, i := range []int{1, 0, 2} {
-				sc := mustNew(t, gatedSource(t, keys[i], gates[i], dones[i]))
-				if _, err := reg.Register("contrib/"+keys[i][:1], sc); err != nil {
-					t.Fatal(err)
-				}
-			}
-			obs, err := reg.Observe(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			g, err := Initialize(obs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if g.Baseline != want {
-				t.Fatalf("baseline %q, want %q", g.Baseline, want)
-			}
-		})
-	}
-}
 
 func TestRegistryOrdersByContributionKeyThenContributionOrder(t *testing.T) {
 	reg := NewRegistry(RegistryConfig{})

@@ -111,34 +111,3 @@ func TestObservationKeysAndUnavailableAreInOrder(t *testing.T) {
 		t.Fatal("lookup of an unknown key")
 	}
 }
-
-// TestS36_CorruptStoredValueIsReannouncedForThatKeyOnly: the journal hands back a
-// snapshot whose value for one key no longer decodes; that source is announced again
-// with its baseline rendering (self-healing) and the others stay quiet.
-func TestS36_CorruptStoredValueIsReannouncedForThatKeyOnly(t *testing.T) {
-	type facts struct {
-		Dir string `json:"dir"`
-	}
-	env := MustMake(Spec[facts]{Key: "core/environment",
-		Load:     func(context.Context) Result[facts] { return Present(facts{"/p"}) },
-		Baseline: func(f facts) string { return "dir " + f.Dir },
-		Update:   func(f facts) string { return "dir is now " + f.Dir }})
-	sc := mustNew(t, env, strSource(t, "core/date", newCell("2026-11-25"), false))
-	g := mustInit(t, sc)
-	stored, _ := g.Snapshot.Encode()
-	tampered := strings.Replace(string(stored), `{"dir":"/p"}`, `"not an object"`, 1)
-	if tampered == string(stored) {
-		t.Fatalf("tamper missed: %s", stored)
-	}
-	snap, err := DecodeSnapshot([]byte(tampered))
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := Reconcile(observe(sc), snap, ReconcileOptions{})
-	if d.Action != Updated || d.Message != "dir /p" || len(d.Changes) != 1 || d.Changes[0].Kind != Reannounced {
-		t.Fatalf("decision %v %q %+v", d.Action, d.Message, d.Changes)
-	}
-	if again := Reconcile(observe(sc), roundTrip(t, d.Snapshot), ReconcileOptions{}); again.Action != Unchanged {
-		t.Fatalf("healed snapshot: %v %q", again.Action, again.Message)
-	}
-}

@@ -69,21 +69,3 @@ func TestCombineKeepsCallerOrder(t *testing.T) {
 		t.Fatalf("order %q", got)
 	}
 }
-
-func TestS43_DuplicateKeysFailCompositionNamingTheKey(t *testing.T) {
-	a := strSource(t, "core/date", newCell("1"), false)
-	b := strSource(t, "core/date", newCell("2"), false)
-	if _, err := New(a, b); !errors.Is(err, ErrDuplicateKey) || !strings.Contains(err.Error(), `"core/date"`) {
-		t.Fatalf("New: %v", err)
-	}
-	if _, err := Combine(mustNew(t, a), mustNew(t, b)); !errors.Is(err, ErrDuplicateKey) || !strings.Contains(err.Error(), `"core/date"`) {
-		t.Fatalf("Combine: %v", err)
-	}
-	o1, o2 := observe(mustNew(t, a)), observe(mustNew(t, b))
-	if _, err := CombineObservations(o1, o2); !errors.Is(err, ErrDuplicateKey) || !strings.Contains(err.Error(), `"core/date"`) {
-		t.Fatalf("CombineObservations: %v", err)
-	}
-	if _, err := New(Source{}); !errors.Is(err, ErrInvalidSource) {
-		t.Fatalf("zero Source accepted: %v", err)
-	}
-}

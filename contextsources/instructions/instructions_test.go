@@ -105,26 +105,6 @@ func (tr *tree) boundary() contextsources.Decision {
 	return d
 }
 
-func TestS44_GlobalFirstThenProjectFilesNearestFirst(t *testing.T) {
-	tr := newTree(t)
-	tr.write("xdg/sessionrt/AGENTS.md", "global rules")
-	tr.write("proj/AGENTS.md", "root rules")
-	tr.write("proj/a/AGENTS.md", "a rules")
-	tr.write("proj/a/b/c/AGENTS.md", "c rules")
-	tr.write("AGENTS.md", "above the project root: never read")
-	if got, want := tr.paths(tr.load()), "global:xdg/sessionrt/AGENTS.md project:proj/a/b/c/AGENTS.md project:proj/a/AGENTS.md project:proj/AGENTS.md"; got != want {
-		t.Fatalf("files\n got %s\nwant %s", got, want)
-	}
-	g := tr.boundary().Generation
-	want := "Instructions from: " + filepath.Join(tr.xdg, "sessionrt", "AGENTS.md") + "\nglobal rules\n\n" +
-		"Instructions from: " + filepath.Join(tr.deep, "AGENTS.md") + "\nc rules\n\n" +
-		"Instructions from: " + filepath.Join(tr.root, "a", "AGENTS.md") + "\na rules\n\n" +
-		"Instructions from: " + filepath.Join(tr.root, "AGENTS.md") + "\nroot rules"
-	if g.Baseline != want {
-		t.Fatalf("baseline\n%s\nwant\n%s", g.Baseline, want)
-	}
-}
-
 func TestGlobalFallsBackToHomeConfig(t *testing.T) {
 	tr := newTree(t)
 	delete(tr.env, "XDG_CONFIG_HOME")
@@ -154,107 +134,6 @@ func TestGlobalFileFromOpenCodesFolder(t *testing.T) {
 	tr.write("home/.config/sessionrt/AGENTS.md", "sessionrt rules")
 	if got := tr.paths(tr.load()); got != "global:home/.config/sessionrt/AGENTS.md" {
 		t.Fatalf("both folders: %s, want sessionrt's alone", got)
-	}
-}
-
-func TestS44_EditsAndRemovalsAtBoundaries(t *testing.T) {
-	tr := newTree(t)
-	tr.write("xdg/sessionrt/AGENTS.md", "global v1")
-	tr.write("proj/AGENTS.md", "root v1")
-	tr.write("proj/a/b/AGENTS.md", "b v1")
-	tr.boundary()
-
-	if d := tr.boundary(); d.Action != contextsources.Unchanged {
-		t.Fatalf("untouched tree: %v %q", d.Action, d.Message)
-	}
-
-	// An edit: the complete current set, superseding the prior one.
-	tr.write("proj/AGENTS.md", "root v2")
-	d := tr.boundary()
-	if d.Action != contextsources.Updated || !strings.Contains(d.Message, "supersedes all previously loaded") {
-		t.Fatalf("edit: %v %q", d.Action, d.Message)
-	}
-	for _, want := range []string{"global v1", "b v1", "root v2"} {
-		if !strings.Contains(d.Message, want) {
-			t.Fatalf("edit message lacks %q: %q", want, d.Message)
-		}
-	}
-	if strings.Contains(d.Message, "root v1") {
-		t.Fatalf("edit message restates the old text: %q", d.Message)
-	}
-
-	// A new file deeper in the walk is part of the next complete set.
-	tr.write("proj/a/b/c/AGENTS.md", "c v1")
-	if d := tr.boundary(); d.Action != contextsources.Updated || !strings.Contains(d.Message, "c v1") {
-		t.Fatalf("added file: %v %q", d.Action, d.Message)
-	}
-
-	// Partial removal: the remaining set with supersession text.
-	tr.remove("proj/a/b/AGENTS.md")
-	d = tr.boundary()
-	if d.Action != contextsources.Updated || !strings.Contains(d.Message, "supersedes") || strings.Contains(d.Message, "b v1") ||
-		!strings.Contains(d.Message, "c v1") || !strings.Contains(d.Message, "global v1") {
-		t.Fatalf("partial removal: %v %q", d.Action, d.Message)
-	}
-
-	// Removing them all: the revocation text.
-	tr.remove("proj/a/b/c/AGENTS.md")
-	tr.remove("proj/AGENTS.md")
-	tr.remove("xdg/sessionrt/AGENTS.md")
-	d = tr.boundary()
-	if d.Action != contextsources.Updated || d.Message != Revocation {
-		t.Fatalf("full removal: %v %q", d.Action, d.Message)
-	}
-	if d := tr.boundary(); d.Action != contextsources.Unchanged {
-		t.Fatalf("after revocation: %v %q", d.Action, d.Message)
-	}
-
-	// Instructions coming back are announced again from scratch.
-	tr.write("proj/AGENTS.md", "root v3")
-	if d := tr.boundary(); d.Action != contextsources.Updated || !strings.HasPrefix(d.Message, "Instructions from: ") {
-		t.Fatalf("reappearing: %v %q", d.Action, d.Message)
-	}
-}
-
-func TestS44_DisableVariablesTurnOffProjectDiscoveryOnly(t *testing.T) {
-	for _, tc := range []struct {
-		name, key, value, want string
-	}{
-		{"opencode variable", DisableVar, "1", "global:xdg/sessionrt/AGENTS.md"},
-		{"sessionrt variable", DisableVarSessionrt, "true", "global:xdg/sessionrt/AGENTS.md"},
-		{"zero does not disable", DisableVar, "0", "global:xdg/sessionrt/AGENTS.md project:proj/AGENTS.md"},
-		{"false does not disable", DisableVarSessionrt, "false", "global:xdg/sessionrt/AGENTS.md project:proj/AGENTS.md"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			tr := newTree(t)
-			tr.write("xdg/sessionrt/AGENTS.md", "global")
-			tr.write("proj/AGENTS.md", "project")
-			tr.env[tc.key] = tc.value
-			if got := tr.paths(tr.load()); got != tc.want {
-				t.Fatalf("files %s, want %s", got, tc.want)
-			}
-		})
-	}
-}
-
-func TestS44_DirectoryOutsideTheProjectIsNotSearched(t *testing.T) {
-	tr := newTree(t)
-	tr.write("xdg/sessionrt/AGENTS.md", "global")
-	tr.write("proj/AGENTS.md", "project")
-	tr.write("elsewhere/AGENTS.md", "outside")
-	cfg := tr.cfg()
-	cfg.Directory = filepath.Join(tr.base, "elsewhere")
-	if got := tr.paths(Load(context.Background(), cfg)); got != "global:xdg/sessionrt/AGENTS.md" {
-		t.Fatalf("files %s", got)
-	}
-	// A directory reaching the project only through a symlink is canonicalized first.
-	link := filepath.Join(tr.base, "link-into-proj")
-	if err := os.Symlink(tr.deep, link); err != nil {
-		t.Fatal(err)
-	}
-	cfg.Directory = link
-	if got := tr.paths(Load(context.Background(), cfg)); got != "global:xdg/sessionrt/AGENTS.md project:proj/AGENTS.md" {
-		t.Fatalf("files via symlinked directory %s", got)
 	}
 }
 
