@@ -7,6 +7,7 @@ import (
 	"github.com/sessionrt/sessionrt/compaction"
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/provider"
+	"github.com/sessionrt/sessionrt/render"
 	"github.com/sessionrt/sessionrt/session"
 )
 
@@ -76,7 +77,7 @@ func (a *sessionActor) planCompaction(cause session.CompactionCause) {
 		if a.core.State.Epoch != nil {
 			baseline = a.core.State.Epoch.Baseline
 		}
-		req = buildRequest(turnRequest{Model: a.core.State.Row.Model, Baseline: baseline, History: history})
+		req = render.Request(render.Turn{Model: a.core.State.Row.Model, Baseline: baseline, History: history})
 	}
 	window, allowance := a.modelLimits(req)
 	cfg := *a.rt.cfg.Compaction

@@ -14,6 +14,7 @@ import (
 	"github.com/sessionrt/sessionrt/contextsources"
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/provider"
+	"github.com/sessionrt/sessionrt/render"
 	"github.com/sessionrt/sessionrt/session"
 	"github.com/sessionrt/sessionrt/telemetry"
 	"github.com/sessionrt/sessionrt/toolactors/permission"
@@ -460,9 +461,9 @@ func (a *sessionActor) startTurn(tools []provider.Tool) {
 		a.endDrain(&Outcome{Err: "load history: " + err.Error(), Kind: session.Internal})
 		return
 	}
-	tr := turnRequest{Model: a.core.State.Row.Model, Baseline: a.core.State.Epoch.Baseline, History: history, Tools: tools, LastTurn: d.LastTurn,
+	tr := render.Turn{Model: a.core.State.Row.Model, Baseline: a.core.State.Epoch.Baseline, History: history, Tools: tools, LastTurn: d.LastTurn,
 		Settings: d.agent.Request}
-	req := buildRequest(tr)
+	req := render.Request(tr)
 	t := &turn{
 		token:       nextToken(),
 		assistantID: messages.NewID("msg"),
@@ -494,7 +495,7 @@ func (a *sessionActor) startTurn(tools []provider.Tool) {
 // snapshot and the core's decision (TurnBuilt: open it, or compact first).
 type builtTurn struct {
 	turn *turn
-	tr   turnRequest
+	tr   render.Turn
 	req  *provider.Request
 	prov provider.Provider
 }

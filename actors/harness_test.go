@@ -29,6 +29,7 @@ import (
 	"github.com/sessionrt/sessionrt/persistence/journaltest"
 	"github.com/sessionrt/sessionrt/provider"
 	"github.com/sessionrt/sessionrt/provider/scripted"
+	"github.com/sessionrt/sessionrt/render"
 	"github.com/sessionrt/sessionrt/supervisor"
 	"github.com/sessionrt/sessionrt/toolactors"
 	"github.com/sessionrt/sessionrt/toolactors/managed"
@@ -344,7 +345,7 @@ func requestRoles(req provider.Request) []string {
 // message for message (same IDs, positions and encoded bodies), and the
 // request it sent must be the one the journal's history builds. Every
 // scenario therefore checks the in-memory history at every turn.
-func (h *harness) checkTurn(a *sessionActor, tr turnRequest, req *provider.Request) {
+func (h *harness) checkTurn(a *sessionActor, tr render.Turn, req *provider.Request) {
 	h.turnChecks.Add(1)
 	if diff := historyDiff(h.ctx(), h.journal, a); diff != "" {
 		h.t.Errorf("session %s at seq %d: in-memory history differs from the journal's: %s", a.id, a.seq, diff)
@@ -356,7 +357,7 @@ func (h *harness) checkTurn(a *sessionActor, tr turnRequest, req *provider.Reque
 	}
 	want, _ := h.journal.ModelHistory(h.ctx(), a.id)
 	tr.History = want
-	if rebuilt := buildRequest(tr); !reflect.DeepEqual(rebuilt, req) {
+	if rebuilt := render.Request(tr); !reflect.DeepEqual(rebuilt, req) {
 		got, _ := json.Marshal(req)
 		exp, _ := json.Marshal(rebuilt)
 		h.t.Errorf("session %s at seq %d: request from the in-memory history\n%s\nfrom the journal\n%s", a.id, a.seq, got, exp)

@@ -8,6 +8,10 @@ import (
 	"github.com/sessionrt/sessionrt/toolactors"
 )
 
+// InterruptedToolError is what a tool left running by an interruption or a
+// dead process settles with (session.InterruptedToolError).
+const InterruptedToolError = session.InterruptedToolError
+
 // RestartNote is the model-visible note added when a session mid-drain is
 // resumed after its process died.
 const RestartNote = "The server restarted while you were working. Tool calls that were still running were stopped and failed with \"" + InterruptedToolError + "\"; their side effects may be partial. Continue from the conversation above."

@@ -2,7 +2,6 @@ package actors
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -20,6 +19,7 @@ import (
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/persistence"
 	"github.com/sessionrt/sessionrt/provider"
+	"github.com/sessionrt/sessionrt/render"
 	"github.com/sessionrt/sessionrt/supervisor"
 	"github.com/sessionrt/sessionrt/telemetry"
 	"github.com/sessionrt/sessionrt/telemetry/metrics"
@@ -66,12 +66,8 @@ type Models struct {
 }
 
 // RequestSettings are request settings in the provider request's three
-// domains.
-type RequestSettings struct {
-	Controls provider.Controls
-	Options  provider.Options
-	Wire     map[string]json.RawMessage
-}
+// domains (render.Settings: the renderer puts them in every request).
+type RequestSettings = render.Settings
 
 // Setup is what a Location's configuration gives its sessions: the agents
 // they may run, the one they start with, and the model they start with.
@@ -183,7 +179,7 @@ type Config struct {
 	// checkTurn, when set (tests), is called on the actor goroutine right
 	// after each TurnStarted is durable, with the request that turn sends
 	// and what it was built from.
-	checkTurn func(a *sessionActor, tr turnRequest, req *provider.Request)
+	checkTurn func(a *sessionActor, tr render.Turn, req *provider.Request)
 }
 
 func (c *Config) withDefaults() error {

@@ -130,7 +130,7 @@ func TestS60_ProjectionsEqualTheEventLogReplayedForEveryScenario(t *testing.T) {
 		{"TestS21_TurnLimitLastTurnHasNoToolsThenFails", TestS21_TurnLimitLastTurnHasNoToolsThenFails},
 		{"TestS22_DeltasAreLiveOnlyAndFinalValuesStoredOnce", TestS22_DeltasAreLiveOnlyAndFinalValuesStoredOnce},
 		{"TestS23_ContentFilterKeepsPartialTextAndTheReason", TestS23_ContentFilterKeepsPartialTextAndTheReason},
-		{"TestS24_ReasoningReplaysOnlyToTheSameModel", TestS24_ReasoningReplaysOnlyToTheSameModel},
+		{"TestS24_ReasoningSignatureIsJournaledAndReplayed", TestS24_ReasoningSignatureIsJournaledAndReplayed},
 		{"TestS25_InterruptDuringStreamKeepsThePendingInbox", TestS25_InterruptDuringStreamKeepsThePendingInbox},
 		{"TestS26_InterruptKillsRunningToolsAndSendsNoContinuation", TestS26_InterruptKillsRunningToolsAndSendsNoContinuation},
 		{"TestS27_InterruptingIdleOrUnknownIsANoOp", TestS27_InterruptingIdleOrUnknownIsANoOp},

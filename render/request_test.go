@@ -1,4 +1,4 @@
-package actors
+package render
 
 import (
 	"encoding/json"
@@ -11,11 +11,11 @@ import (
 	"github.com/sessionrt/sessionrt/session"
 )
 
-// TestBuildRequestIsUnchangedByItsAllocationCuts compares buildRequest with
+// TestRequestIsUnchangedByItsAllocationCuts compares Request with
 // the straightforward lowering it replaced (kept below as the reference) on
 // histories covering every message and part kind: the requests must be the
 // same value, so providers see byte-identical requests.
-func TestBuildRequestIsUnchangedByItsAllocationCuts(t *testing.T) {
+func TestRequestIsUnchangedByItsAllocationCuts(t *testing.T) {
 	cur := messages.ModelRef{Provider: "p", ID: "m"}
 	other := messages.ModelRef{Provider: "p", ID: "old"}
 	sig := []byte(`{"` + provider.MetaReasoningSignature + `":"sig"}`)
@@ -50,7 +50,7 @@ func TestBuildRequestIsUnchangedByItsAllocationCuts(t *testing.T) {
 		{Role: messages.RoleAssistant, Model: cur, Parts: []messages.Part{text("")}},
 	}
 	tools := []provider.Tool{{Name: "bash", Schema: json.RawMessage(`{"type":"object"}`)}}
-	for _, tc := range []turnRequest{
+	for _, tc := range []Turn{
 		{Model: cur, Baseline: "base", History: history, Tools: tools},
 		{Model: cur, Baseline: "base", History: history, Tools: tools, LastTurn: true},
 		{Model: other, History: history},
@@ -58,7 +58,7 @@ func TestBuildRequestIsUnchangedByItsAllocationCuts(t *testing.T) {
 		{Model: cur, History: nil, LastTurn: true},
 		{Model: cur, History: history[len(history)-2:]},
 	} {
-		got, want := buildRequest(tc), referenceRequest(tc)
+		got, want := Request(tc), referenceRequest(tc)
 		if !reflect.DeepEqual(got, want) {
 			g, _ := json.Marshal(got)
 			w, _ := json.Marshal(want)
@@ -67,8 +67,8 @@ func TestBuildRequestIsUnchangedByItsAllocationCuts(t *testing.T) {
 	}
 }
 
-// referenceRequest is buildRequest as it was before its allocations were cut.
-func referenceRequest(r turnRequest) *provider.Request {
+// referenceRequest is Request as it was before its allocations were cut.
+func referenceRequest(r Turn) *provider.Request {
 	req := &provider.Request{
 		Model:  provider.ModelRef{Provider: r.Model.Provider, Model: r.Model.ID},
 		System: r.Baseline,

@@ -1,4 +1,4 @@
-package actors
+package render
 
 import (
 	"encoding/json"
@@ -9,24 +9,25 @@ import (
 	"github.com/sessionrt/sessionrt/session"
 )
 
-// InterruptedToolError is what a tool left running by an interruption or a
-// dead process settles with (session.InterruptedToolError).
-const InterruptedToolError = session.InterruptedToolError
-
-// turnRequest is everything one provider request is built from.
-type turnRequest struct {
+// Turn is everything one provider request is built from.
+type Turn struct {
 	Model    messages.ModelRef
 	Baseline string
 	History  []messages.Message
 	Tools    []provider.Tool
 	LastTurn bool // no tools, and the maximum-steps instruction
 	// Settings are the agent's request settings.
-	Settings RequestSettings
+	Settings Settings
 }
 
-// buildRequest lowers projected history into a provider request. It is pure:
-// the same history and selection always give the same request, which is what
-// keeps the provider's prompt-cache prefix stable across restarts.
+// Settings are request settings in the provider request's three domains.
+type Settings struct {
+	Controls provider.Controls
+	Options  provider.Options
+	Wire     map[string]json.RawMessage
+}
+
+// Request lowers projected history into a provider request.
 //
 //   - user prompts become user messages; mid-conversation system messages stay
 //     system messages (each adapter lowers them natively or as <system-update>);
@@ -38,7 +39,7 @@ type turnRequest struct {
 //     metadata is dropped (providers reject foreign signatures);
 //   - a completed compaction replaces everything before it (the journal's
 //     history already starts at it) with its summary and recent context.
-func buildRequest(r turnRequest) *provider.Request {
+func Request(r Turn) *provider.Request {
 	req := &provider.Request{
 		Model:    provider.ModelRef{Provider: r.Model.Provider, Model: r.Model.ID},
 		Variant:  r.Model.Variant,
@@ -199,7 +200,7 @@ func toolResult(t *messages.ToolPart) *provider.ToolResult {
 	default:
 		// Unsettled calls are failed durably before any request is built;
 		// reaching here means a bug, and the model must not see a hole.
-		r.Output, r.IsError = InterruptedToolError, true
+		r.Output, r.IsError = session.InterruptedToolError, true
 	}
 	return r
 }
