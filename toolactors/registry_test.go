@@ -138,50 +138,6 @@ func (h *harness) fails(m *ExecuteTool, kind ErrorKind) *ToolError {
 	return s.Error
 }
 
-func TestS50_OutputOverLimitIsBoundedAndSaved(t *testing.T) {
-	h := newHarness(t, nil)
-	small := h.ok(h.call("c1", "bash", map[string]any{"command": "seq 1 10"}))
-	if small.Truncated || small.ManagedPath != "" || !strings.HasPrefix(small.Text, "1\n2\n") {
-		t.Fatalf("small output changed: %+v", small)
-	}
-
-	big := h.ok(h.call("c2", "bash", map[string]any{"command": "seq 1 3000"}))
-	if !big.Truncated || big.Lossy || big.ManagedPath == "" || !h.store.Owns(big.ManagedPath) {
-		t.Fatalf("big output: %+v", big)
-	}
-	if !strings.HasPrefix(big.Text, "1\n2\n") || !strings.Contains(big.Text, "3000\n<bash_metadata>exit code 0") {
-		t.Fatalf("head or tail missing")
-	}
-	if !strings.Contains(big.Text, big.ManagedPath) {
-		t.Fatal("marker does not name the managed file")
-	}
-	if n := strings.Count(big.Text, "\n"); n > 2000 || len(big.Text) > 50*1024 {
-		t.Fatalf("preview has %d lines, %d bytes", n, len(big.Text))
-	}
-	full, err := os.ReadFile(big.ManagedPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var want strings.Builder
-	for i := 1; i <= 3000; i++ {
-		fmt.Fprintf(&want, "%d\n", i)
-	}
-	want.WriteString("<bash_metadata>exit code 0</bash_metadata>\n")
-	if string(full) != want.String() {
-		t.Fatalf("managed file holds %d bytes, want the complete %d", len(full), want.Len())
-	}
-	// The model can read the managed file back by its absolute path.
-	back := h.ok(h.call("c3", "read", map[string]any{"path": big.ManagedPath, "offset": 2999, "limit": 1}))
-	if !strings.Contains(back.Text, "2999\t2999") {
-		t.Fatalf("read of the managed file: %q", back.Text)
-	}
-
-	over := h.ok(h.call("c4", "bash", map[string]any{"command": "head -c 60000 /dev/zero | tr '\\0' a"}))
-	if !over.Truncated || len(over.Text) > 50*1024 {
-		t.Fatalf("byte limit: truncated=%v len=%d", over.Truncated, len(over.Text))
-	}
-}
-
 // TestTruncationNoteSaysWhatTheFileHoldsAfterTheCapDropped: bash's in-memory cap drops
 // the middle of an output before the text is saved, so the note must not tell the model
 // that the file holds "the complete output" (it did), and must say how much was dropped.
@@ -215,30 +171,6 @@ func noteOf(text string) string {
 		}
 	}
 	return ""
-}
-
-func TestS51_ManagedFileFailureIsLossyButSuccessful(t *testing.T) {
-	blocker := filepath.Join(t.TempDir(), "file")
-	if err := os.WriteFile(blocker, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	h := newHarness(t, func(c *Config) {
-		s, err := managed.New(managed.Config{Dir: filepath.Join(blocker, "out")}) // under a file: cannot be created
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.Output = s
-	})
-	out := h.ok(h.call("c1", "bash", map[string]any{"command": "seq 1 5000"}))
-	if !out.Truncated || !out.Lossy || out.ManagedPath != "" {
-		t.Fatalf("want a lossy truncated success, got %+v", out)
-	}
-	if !strings.Contains(out.Text, "could not be saved") {
-		t.Fatal("preview does not say the complete text is lost")
-	}
-	if !strings.Contains(h.logs.String(), "managed tool output file not written") {
-		t.Fatalf("no operator diagnostic; logs: %s", h.logs.String())
-	}
 }
 
 // structuredTool is a real tool that returns only a structured value.
@@ -384,101 +316,6 @@ func TestCancelAllCallsOfASession(t *testing.T) {
 		if !proc.Gone(p, 5*time.Second) {
 			t.Fatalf("pid %d alive", p)
 		}
-	}
-}
-
-// client answers permission requests from a test, like a user in a UI would.
-type client struct {
-	asks    chan permission.Request
-	replies chan permission.Reply
-}
-
-func newClient() *client {
-	return &client{asks: make(chan permission.Request, 4), replies: make(chan permission.Reply, 4)}
-}
-
-func (c *client) Ask(ctx context.Context, r permission.Request) (permission.Reply, error) {
-	c.asks <- r
-	select {
-	case rep := <-c.replies:
-		return rep, nil
-	case <-ctx.Done():
-		return permission.Reply{}, ctx.Err()
-	}
-}
-
-func TestS56_PermissionsThroughTheRegistry(t *testing.T) {
-	h := newHarness(t, nil)
-	cl := newClient()
-	rules := []permission.Rule{
-		{Action: "bash", Resource: "*", Effect: permission.Ask},
-		{Action: "bash", Resource: "echo *", Effect: permission.Allow},
-		{Action: "bash", Resource: "rm *", Effect: permission.Deny},
-		{Action: "read", Resource: "*", Effect: permission.Allow},
-	}
-	call := func(id, cmd string) *ExecuteTool {
-		m := h.call(id, "bash", map[string]any{"command": cmd})
-		m.Rules, m.Asker, m.Agent = rules, cl, "plan"
-		return m
-	}
-	// Last matching rule wins: allowed without asking; denied without asking.
-	if s := h.ok(call("c1", "echo hi")); !strings.HasPrefix(s.Text, "hi\n") {
-		t.Fatalf("echo: %q", s.Text)
-	}
-	<-h.pids
-	if e := h.fails(call("c2", "rm -rf x"), ErrorDenied); !strings.Contains(e.Message, "rm *") {
-		t.Fatalf("deny message %q", e.Message)
-	}
-	// No match: ask. Once.
-	pending := h.execAsync(call("c3", "ls"))
-	ask := <-cl.asks
-	if ask.Action != "bash" || ask.Resources[0] != "ls" || ask.Agent != "plan" || ask.CallID != "c3" {
-		t.Fatalf("ask %+v", ask)
-	}
-	cl.replies <- permission.Reply{Answer: permission.Once}
-	if s := <-pending; s == nil || s.Error != nil || s.Agent != "plan" {
-		t.Fatalf("once: %+v", s)
-	}
-	<-h.pids
-	// Always: saved for the project; the next ls runs without asking.
-	pending = h.execAsync(call("c4", "ls -a"))
-	<-cl.asks
-	cl.replies <- permission.Reply{Answer: permission.Always}
-	if s := <-pending; s == nil || s.Error != nil {
-		t.Fatalf("always: %+v", s)
-	}
-	<-h.pids
-	h.ok(call("c5", "ls -l"))
-	<-h.pids
-	if saved, _ := h.config.Approvals.Approvals(context.Background(), h.dir); len(saved) != 1 || saved[0].Resource != "ls *" {
-		t.Fatalf("saved approvals %+v", saved)
-	}
-	// Reject without feedback (the Session interrupts its drain) and with feedback.
-	pending = h.execAsync(call("c6", "make"))
-	<-cl.asks
-	cl.replies <- permission.Reply{Answer: permission.Reject}
-	if s := <-pending; s == nil || s.Error == nil || s.Error.Kind != ErrorRejected || s.Error.Feedback != "" {
-		t.Fatalf("reject: %+v", s)
-	}
-	pending = h.execAsync(call("c7", "make"))
-	<-cl.asks
-	cl.replies <- permission.Reply{Answer: permission.Reject, Feedback: "run the tests instead"}
-	s := <-pending
-	if s == nil || s.Error == nil || s.Error.Kind != ErrorRejected || s.Error.Feedback != "run the tests instead" ||
-		!strings.Contains(s.Error.Message, "run the tests instead") {
-		t.Fatalf("reject with feedback: %+v", s)
-	}
-	// A pending ask is interrupted by a cancel.
-	pending = h.execAsync(call("c8", "make"))
-	<-cl.asks
-	h.sys.Root.Send(h.reg, &CancelTool{SessionID: "s1", CallID: "c8"})
-	if s := <-pending; s == nil || s.Error == nil || s.Error.Kind != ErrorInterrupted {
-		t.Fatalf("cancel during ask: %+v", s)
-	}
-	select {
-	case pid := <-h.pids:
-		t.Fatalf("a rejected or cancelled command ran (pid %d)", pid)
-	default:
 	}
 }
 

@@ -50,11 +50,15 @@ func (n *Names) Dir(name string) string {
 	return ""
 }
 
-// Expand replaces every name in s with its directory.
+// Expand replaces every name in s with its directory, the longest name
+// first (tool_10 before tool_1).
 func (n *Names) Expand(s string) string {
-	order := n.order()
-	for i := len(order) - 1; i >= 0; i-- { // the shortest name last: $OUT before $O
-		j := order[i]
+	idx := make([]int, len(n.names))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return len(n.names[idx[a]]) > len(n.names[idx[b]]) })
+	for _, j := range idx {
 		s = strings.ReplaceAll(s, n.names[j], n.dirs[j])
 	}
 	return s
@@ -155,6 +159,11 @@ func Files(t *testing.T, td *datadriven.TestData, n *Names) (out string, handled
 		if err != nil {
 			t.Fatal(err)
 		}
+		if td.HasArg("excerpt") {
+			var k int
+			td.ScanArgs(t, "excerpt", &k)
+			return fmt.Sprintf("(%d lines, %d bytes)\n", strings.Count(string(b), "\n"), len(b)) + Excerpt(n.Normalize(string(b)), k), true
+		}
 		return n.Normalize(string(b)), true
 	case "files":
 		dir := "$LOC"
@@ -237,15 +246,32 @@ func Tree(t *testing.T, dir string) string {
 	return b.String()
 }
 
-// Excerpt keeps the first and the last n lines of out and says how many lines
-// it left out between them: a page of 2000 lines reads as six.
+// Excerpt keeps the first and the last n lines of out, and any truncation
+// marker line ("... [") between them, and says how many lines it left out: a
+// page of 2000 lines reads as six. A line it keeps is cut after 100 bytes,
+// saying how many it left out.
 func Excerpt(out string, n int) string {
+	// Lines longer than maxShown bytes are cut to it too.
+	const maxShown = 100
 	lines := strings.SplitAfter(out, "\n")
 	if lines[len(lines)-1] == "" {
 		lines = lines[:len(lines)-1]
 	}
-	if len(lines) <= 2*n {
-		return out
+	var b strings.Builder
+	skipped := 0
+	for i, l := range lines {
+		if i < n || i >= len(lines)-n || strings.HasPrefix(l, "... [") {
+			if skipped > 0 {
+				fmt.Fprintf(&b, "… (%d lines not shown)\n", skipped)
+				skipped = 0
+			}
+			if body := strings.TrimSuffix(l, "\n"); len(body) > maxShown && !strings.HasPrefix(l, "... [") {
+				l = fmt.Sprintf("%s… (%d more bytes on this line)\n", body[:maxShown], len(body)-maxShown)
+			}
+			b.WriteString(l)
+			continue
+		}
+		skipped++
 	}
-	return strings.Join(lines[:n], "") + fmt.Sprintf("… (%d lines not shown)\n", len(lines)-2*n) + strings.Join(lines[len(lines)-n:], "")
+	return b.String()
 }
