@@ -20,16 +20,20 @@ import (
 
 	cs "github.com/sessionrt/sessionrt/contextsources"
 	"github.com/sessionrt/sessionrt/contextsources/instructions"
+	"github.com/sessionrt/sessionrt/messages"
+	"github.com/sessionrt/sessionrt/session"
 )
 
 // TestScenarioScripts runs the scripts in testdata/: the scenarios of
 // ../shared/scenarios.md that the context sources decide (34, 36, 38, 43, 44,
 // 45), against the real Registry, observation, Initialize, Reconcile and
 // Replace, with sources that read real files in a temp dir (printed as $TMP).
-// The env plays the session's part faithfully: it keeps the epoch's snapshot in
-// memory as the Session actor does, and "stores" the baseline and the encoded
-// snapshot as the journal would, committing a decision's snapshot with its
-// message. Regenerate on purpose with:
+// The env plays the session's part faithfully: it writes what the session
+// writes (ContextEpochInitialized, ContextUpdated with its snapshot,
+// ContextEpochReplaced) as encoded events to a journal, folds them with the
+// session's own fold (session.State.Apply), and keeps the decoded snapshot in
+// memory as the Session actor does; a restart decodes and folds the journal
+// again. Regenerate on purpose with:
 //
 //	go test ./contextsources -run TestScenarioScripts -rewrite
 //
@@ -51,12 +55,14 @@ import (
 //	observe [finish=(K, ...)]   one observation: each source's state
 //	initialize [finish=(...)]   a first baseline; stored as the next epoch
 //	fresh-baseline [finish=(...)]  what Initialize would render now (nothing stored)
-//	reconcile [replace] [strict]   one boundary; the decision is committed
-//	stored                      the journal: epoch, baseline, encoded snapshot
+//	reconcile [replace] [strict]   one boundary; the decision is written
+//	stored                      the epoch as the fold of the journal has it:
+//	                            baseline and encoded snapshot
 //	corrupt key=K value=JSON | key=K entry=JSON | document=TEXT
-//	                            edit the stored snapshot; the session reads it back
+//	                            damage the snapshot in the event that last set
+//	                            it; the session reads the journal back
 //	restart                     a fresh process: the registry is rebuilt from the
-//	                            registrations and the snapshot read from the journal
+//	                            registrations, the journal decoded and folded
 //	agents-files dir=D [root=R] instructions.Load on its own: the files found
 //
 // Sources (one a line in register's and the composition commands' input):
@@ -94,13 +100,24 @@ type scriptEnv struct {
 	registrations []registration // in registration order, replayed by restart
 	gates         gates
 
-	// The journal: the epoch's baseline and its snapshot, as stored.
+	// journal holds the session's events as encoded payloads; state is their
+	// fold, read from it (live, as each is written, or replayed).
+	codec   *messages.Registry
+	journal []record
+	state   session.State
+	// What state says is stored: the epoch's number (its Initialized or
+	// Replaced event counted from the first), baseline and encoded snapshot.
 	epoch    int
 	baseline string
 	stored   []byte
 	// snap is the snapshot the session holds in memory (read from the journal at
 	// restart and after a corruption, otherwise the one it committed).
 	snap cs.Snapshot
+}
+
+type record struct {
+	typ     messages.EventType
+	payload []byte
 }
 
 type registration struct {
@@ -114,9 +131,55 @@ func newScriptEnv(t *testing.T) *scriptEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &scriptEnv{dir: dir, rawDir: raw, env: map[string]string{}}
+	e := &scriptEnv{dir: dir, rawDir: raw, env: map[string]string{}, codec: messages.SessionRegistry()}
 	e.reg = e.newRegistry()
+	e.state = session.NewState("ses_1")
+	e.write(t, messages.SessionCreated{Location: dir, Agent: "build", Model: messages.ModelRef{Provider: "p", ID: "m"}})
 	return e
+}
+
+// write appends ev to the journal, encoded as the journal stores it, and
+// folds it into the live state.
+func (e *scriptEnv) write(t *testing.T, ev messages.Event) int64 {
+	b, err := e.codec.Marshal(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.journal = append(e.journal, record{ev.EventType(), b})
+	seq := int64(len(e.journal))
+	if err := e.state.Apply(seq, ev); err != nil {
+		t.Fatal(err)
+	}
+	e.readEpoch()
+	return seq
+}
+
+// replay folds the whole journal into a fresh state, as a new process does.
+func (e *scriptEnv) replay(t *testing.T) {
+	e.state = session.NewState("ses_1")
+	for i, r := range e.journal {
+		ev, err := e.codec.Unmarshal(r.typ, r.payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.state.Apply(int64(i+1), ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.readEpoch()
+}
+
+func (e *scriptEnv) readEpoch() {
+	e.epoch, e.baseline, e.stored = 0, "", nil
+	if e.state.Epoch == nil {
+		return
+	}
+	for _, r := range e.journal[:e.state.Epoch.BaselineSeq] {
+		if r.typ == (messages.ContextEpochInitialized{}).EventType() || r.typ == (messages.ContextEpochReplaced{}).EventType() {
+			e.epoch++
+		}
+	}
+	e.baseline, e.stored = e.state.Epoch.Baseline, e.state.Epoch.Snapshot
 }
 
 func (e *scriptEnv) newRegistry() *cs.Registry {
@@ -288,7 +351,7 @@ func (e *scriptEnv) handle(t *testing.T, td *datadriven.TestData) string {
 			}
 			break
 		}
-		e.startEpoch(t, g)
+		e.startEpoch(t, &out, g, false)
 		fmt.Fprintf(&out, "epoch %d initialized\n", e.epoch)
 		e.printEpoch(t, &out)
 	case "reconcile":
@@ -303,6 +366,8 @@ func (e *scriptEnv) handle(t *testing.T, td *datadriven.TestData) string {
 		// A fresh process: nothing held in memory survives but the sources'
 		// configuration (registered again, in the same order) and the journal.
 		e.reg = e.newRegistry()
+		before, beforeSnap := e.baseline, e.stored
+		e.replay(t)
 		for _, r := range e.registrations {
 			sc, err := cs.New(e.sources(t, r.lines)...)
 			if err != nil {
@@ -314,7 +379,8 @@ func (e *scriptEnv) handle(t *testing.T, td *datadriven.TestData) string {
 		}
 		snap, err := cs.DecodeSnapshot(e.stored)
 		e.snap = snap
-		fmt.Fprintf(&out, "restarted: epoch %d read back; registry: %s\n", e.epoch, e.registryKeys())
+		fmt.Fprintf(&out, "restarted: %d events replayed, epoch %d; registry: %s\n", len(e.journal), e.epoch, e.registryKeys())
+		fmt.Fprintf(&out, "baseline and snapshot read back byte-identical: %v\n", before == e.baseline && bytes.Equal(beforeSnap, e.stored))
 		if err != nil {
 			// The session goes on with the empty snapshot (everything is
 			// then re-announced), as after a corrupt.
@@ -366,18 +432,27 @@ func (e *scriptEnv) observe(t *testing.T, td *datadriven.TestData, out *strings.
 	return o
 }
 
-func (e *scriptEnv) startEpoch(t *testing.T, g cs.Generation) {
-	e.epoch++
-	e.baseline = g.Baseline
-	e.setSnapshot(t, g.Snapshot)
+// startEpoch writes a first or a replacing generation, as the session does.
+func (e *scriptEnv) startEpoch(t *testing.T, out *strings.Builder, g cs.Generation, replaced bool) {
+	b := encode(t, g.Snapshot)
+	var ev messages.Event = messages.ContextEpochInitialized{Revision: 1, Baseline: g.Baseline, Snapshot: b, Location: e.state.Row.Location}
+	if replaced {
+		ev = messages.ContextEpochReplaced{Revision: e.state.Epoch.Revision + 1, Baseline: g.Baseline, Snapshot: b, Location: e.state.Row.Location}
+	}
+	printWrote(out, e.write(t, ev), ev)
+	e.snap = g.Snapshot
 }
 
-func (e *scriptEnv) setSnapshot(t *testing.T, s cs.Snapshot) {
+func encode(t *testing.T, s cs.Snapshot) []byte {
 	b, err := s.Encode()
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.snap, e.stored = s, b
+	return b
+}
+
+func printWrote(out *strings.Builder, seq int64, ev messages.Event) {
+	fmt.Fprintf(out, "wrote %d %s\n", seq, ev.EventType().Name)
 }
 
 // commit does what the session does with a decision: an update's message and
@@ -394,10 +469,14 @@ func (e *scriptEnv) commit(t *testing.T, td *datadriven.TestData, out *strings.B
 		}
 		fmt.Fprintf(out, "updated: %s\n", strings.Join(ch, ", "))
 		printText(out, "message", d.Message)
-		e.setSnapshot(t, d.Snapshot)
+		// The message and the snapshot it brings are one event: one
+		// transaction.
+		ev := messages.ContextUpdated{Text: d.Message, Snapshot: encode(t, d.Snapshot)}
+		printWrote(out, e.write(t, ev), ev)
+		e.snap = d.Snapshot
 		e.printSnapshot(t, out)
 	case cs.ReplacementReady:
-		e.startEpoch(t, d.Generation)
+		e.startEpoch(t, out, d.Generation, true)
 		fmt.Fprintf(out, "replacement ready: epoch %d\n", e.epoch)
 		e.printEpoch(t, out)
 	case cs.ReplacementBlocked:
@@ -414,7 +493,7 @@ func (e *scriptEnv) printStored(t *testing.T, out *strings.Builder) {
 		out.WriteString("no epoch\n")
 		return
 	}
-	fmt.Fprintf(out, "epoch %d\n", e.epoch)
+	fmt.Fprintf(out, "epoch %d (baseline seq %d, snapshot seq %d)\n", e.epoch, e.state.Epoch.BaselineSeq, e.state.Epoch.UpdatedSeq)
 	e.printEpoch(t, out)
 }
 
@@ -454,8 +533,9 @@ func (e *scriptEnv) printSnapshot(t *testing.T, out *strings.Builder) {
 // corrupt edits the stored snapshot as a damaged journal would hand it back, and
 // the session reads it again.
 func (e *scriptEnv) corrupt(t *testing.T, td *datadriven.TestData, out *strings.Builder) {
+	var damaged []byte
 	if arg, ok := td.Arg("document"); ok {
-		e.stored = []byte(arg.SingleVal(t))
+		damaged = []byte(arg.SingleVal(t))
 	} else {
 		var key string
 		td.ScanArgs(t, "key", &key)
@@ -486,11 +566,12 @@ func (e *scriptEnv) corrupt(t *testing.T, td *datadriven.TestData, out *strings.
 			entry = marshalNoEscape(t, ew)
 		}
 		doc.Sources[key] = entry
-		e.stored = marshalNoEscape(t, doc)
+		damaged = marshalNoEscape(t, doc)
 	}
+	e.damage(t, damaged)
 	snap, err := cs.DecodeSnapshot(e.stored)
 	e.snap = snap
-	fmt.Fprintf(out, "journal holds: %s\n", e.stored)
+	fmt.Fprintf(out, "journal seq %d holds: %s\n", e.state.Epoch.UpdatedSeq, e.stored)
 	if err != nil {
 		printErr(out, err)
 	}
@@ -501,6 +582,36 @@ func (e *scriptEnv) corrupt(t *testing.T, td *datadriven.TestData, out *strings.
 		}
 	}
 	out.WriteString("\n")
+}
+
+// damage replaces the snapshot in the journal's record that last set it (the
+// epoch's start or its last update) and reads the journal back.
+func (e *scriptEnv) damage(t *testing.T, snapshot []byte) {
+	if e.state.Epoch == nil {
+		t.Fatal("corrupt: no epoch")
+	}
+	i := e.state.Epoch.UpdatedSeq - 1
+	ev, err := e.codec.Unmarshal(e.journal[i].typ, e.journal[i].payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	switch v := ev.(type) {
+	case messages.ContextEpochInitialized:
+		v.Snapshot = snapshot
+		ev = v
+	case messages.ContextEpochReplaced:
+		v.Snapshot = snapshot
+		ev = v
+	case messages.ContextUpdated:
+		v.Snapshot = snapshot
+		ev = v
+	default:
+		t.Fatalf("corrupt: seq %d is %s", i+1, ev.EventType())
+	}
+	if e.journal[i].payload, err = e.codec.Marshal(ev); err != nil {
+		t.Fatal(err)
+	}
+	e.replay(t)
 }
 
 func marshalNoEscape(t *testing.T, v any) []byte {
