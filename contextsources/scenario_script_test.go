@@ -21,6 +21,8 @@ import (
 	cs "github.com/sessionrt/sessionrt/contextsources"
 	"github.com/sessionrt/sessionrt/contextsources/instructions"
 	"github.com/sessionrt/sessionrt/messages"
+	"github.com/sessionrt/sessionrt/provider"
+	"github.com/sessionrt/sessionrt/render"
 	"github.com/sessionrt/sessionrt/session"
 )
 
@@ -64,6 +66,9 @@ import (
 //	restart                     a fresh process: the registry is rebuilt from the
 //	                            registrations, the journal decoded and folded
 //	agents-files dir=D [root=R] instructions.Load on its own: the files found
+//	prompt text=T               a prompt admitted and promoted (history: U)
+//	request                     the provider request render.Request builds from
+//	                            the fold: its system prefix and its messages
 //
 // Sources (one a line in register's and the composition commands' input):
 //
@@ -113,6 +118,11 @@ type scriptEnv struct {
 	// snap is the snapshot the session holds in memory (read from the journal at
 	// restart and after a corruption, otherwise the one it committed).
 	snap cs.Snapshot
+	// prompts counts the prompts written; system is the last request's
+	// system prefix.
+	prompts  int
+	system   string
+	requests int
 }
 
 type record struct {
@@ -392,6 +402,15 @@ func (e *scriptEnv) handle(t *testing.T, td *datadriven.TestData) string {
 			t.Fatal(err)
 		}
 		fmt.Fprintf(&out, "snapshot re-encodes byte-identical: %v\n", bytes.Equal(again, e.stored))
+	case "prompt":
+		e.prompts++
+		id := fmt.Sprintf("u%d", e.prompts)
+		admitted := messages.PromptAdmitted{MessageID: id, Prompt: messages.Prompt{Text: arg("text")}, Delivery: messages.Steer}
+		printWrote(&out, e.write(t, admitted), admitted)
+		promoted := messages.PromptPromoted{MessageIDs: []string{id}}
+		printWrote(&out, e.write(t, promoted), promoted)
+	case "request":
+		e.request(t, &out)
 	case "agents-files":
 		cfg := instructions.Config{Directory: e.path(arg("dir")), Getenv: e.getenv}
 		if td.HasArg("root") {
@@ -412,6 +431,36 @@ func (e *scriptEnv) handle(t *testing.T, td *datadriven.TestData) string {
 		t.Fatalf("%s: unknown command %q", td.Pos, td.Cmd)
 	}
 	return out.String()
+}
+
+// request builds the next turn's provider request from the fold, as the
+// Session actor does, and says whether its system prefix is the epoch's
+// stored baseline and the previous request's, byte for byte.
+func (e *scriptEnv) request(t *testing.T, out *strings.Builder) {
+	if e.state.Epoch == nil {
+		t.Fatal("request: no epoch")
+	}
+	req := render.Request(render.Turn{Model: e.state.Row.Model, Baseline: e.state.Epoch.Baseline, History: e.state.History.Msgs})
+	e.requests++
+	fmt.Fprintf(out, "request %d (epoch %d)\n", e.requests, e.epoch)
+	printText(out, "system", req.System)
+	fmt.Fprintf(out, "system is epoch %d's stored baseline, byte for byte: %v\n", e.epoch, req.System == e.state.Epoch.Baseline)
+	if e.requests > 1 {
+		fmt.Fprintf(out, "system is the previous request's, byte for byte: %v\n", req.System == e.system)
+	}
+	e.system = req.System
+	out.WriteString("messages:\n")
+	for _, m := range req.Messages {
+		switch m.Role {
+		case provider.RoleUser, provider.RoleSystem:
+			fmt.Fprintf(out, "  %s: %q\n", m.Role, m.Text)
+		default:
+			t.Fatalf("request: a %s message", m.Role)
+		}
+	}
+	if len(req.Messages) == 0 {
+		out.WriteString("  (none)\n")
+	}
 }
 
 // observe takes one observation of the registry, with gated sources finishing in
