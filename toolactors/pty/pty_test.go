@@ -1,12 +1,9 @@
 package pty
 
 import (
-	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -78,77 +75,6 @@ func (s *screen) waitFor(t *testing.T, re *regexp.Regexp) string {
 		case <-deadline:
 			t.Fatalf("no match for %s in terminal output:\n%s", re, text)
 		}
-	}
-}
-
-func TestS57_PTYActor(t *testing.T) {
-	dir, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	sys := actor.NewActorSystem()
-	scr := newScreen()
-	sub := sys.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return scr }))
-	var seenLocation, seenDir string
-	props, err := Props(Config{
-		ID: "t1", Location: dir, Shell: "/bin/sh",
-		Env: map[string]string{"A": "caller", "B": "caller", "TERM": "dumb"},
-		Overlay: EnvOverlayFunc(func(_ context.Context, location, wd string) (map[string]string, error) {
-			seenLocation, seenDir = location, wd
-			return map[string]string{"B": "host", "C": "host"}, nil
-		}),
-		Subscribers: []*actor.PID{sub},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	term := sys.Root.Spawn(props)
-	send := func(line string) { sys.Root.Send(term, &Input{Data: []byte(line + "\n")}) }
-
-	send("tty")
-	scr.waitFor(t, regexp.MustCompile(`/dev/pts/\d+`))
-	send("stty size")
-	scr.waitFor(t, regexp.MustCompile(`24 80\r?\n`))
-	sys.Root.Send(term, &Resize{Rows: 40, Cols: 100})
-	send("stty size")
-	scr.waitFor(t, regexp.MustCompile(`40 100\r?\n`))
-
-	send(`echo "R:$A:$B:$C:$TERM:$OPENCODE_TERMINAL:$SESSIONRT_TERMINAL:$(pwd)"`)
-	got := scr.waitFor(t, regexp.MustCompile(`(R:[^$\r\n]*)\r?\n`))
-	if want := "R:caller:host:host:xterm-256color:1:1:" + dir; got != want {
-		t.Fatalf("environment line %q, want %q", got, want)
-	}
-	if seenLocation != dir || seenDir != dir {
-		t.Fatalf("overlay saw location %q dir %q", seenLocation, seenDir)
-	}
-
-	send(`sleep 300 & echo "BG:$!:"`)
-	bg, _ := strconv.Atoi(scr.waitFor(t, regexp.MustCompile(`BG:(\d+):`)))
-	res, err := sys.Root.RequestFuture(term, &Info{}, 5*time.Second).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	shell := res.(*InfoReply).PID
-	if !alive(shell) || !alive(bg) {
-		t.Fatal("shell or background job not running")
-	}
-	if err := sys.Root.StopFuture(term).Wait(); err != nil {
-		t.Fatal(err)
-	}
-	// Stopped means killed and reaped: the shell is gone at once.
-	if alive(shell) {
-		t.Fatalf("shell %d alive after its PTY actor stopped", shell)
-	}
-	if !gone(bg, 5*time.Second) {
-		t.Fatalf("background job %d alive after its PTY actor stopped", bg)
-	}
-	select {
-	case ex := <-scr.exited:
-		if ex.ID != "t1" || ex.PID != shell {
-			t.Fatalf("exit %+v", ex)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("no Exited message")
 	}
 }
 

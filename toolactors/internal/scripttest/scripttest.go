@@ -169,7 +169,7 @@ func Files(t *testing.T, td *datadriven.TestData, n *Names) (out string, handled
 		dir := "$LOC"
 		td.MaybeScanArgs(t, "dir", &dir)
 		return n.Normalize(Tree(t, n.Path(dir))), true
-	case "gone":
+	case "gone", "running":
 		if !td.HasArg("pidfile") {
 			return "", false
 		}
@@ -183,6 +183,12 @@ func Files(t *testing.T, td *datadriven.TestData, n *Names) (out string, handled
 		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
 		if err != nil {
 			t.Fatalf("%s: %s holds no PID: %v", td.Pos, name, err)
+		}
+		if td.Cmd == "running" {
+			if proc.Alive(pid) {
+				return name + ": running\n", true
+			}
+			return name + ": NOT RUNNING\n", true
 		}
 		return GoneLine(name, pid), true
 	}
