@@ -8,49 +8,6 @@ import (
 	"time"
 )
 
-func TestS52_SweepRemovesOnlyExpiredManagedFiles(t *testing.T) {
-	dir := t.TempDir()
-	now := time.Date(2026, 1, 10, 0, 0, 0, 0, time.UTC)
-	s, err := New(Config{Dir: dir, Now: func() time.Time { return now }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	old, err := s.Write("old output")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fresh, err := s.Write("fresh output")
-	if err != nil {
-		t.Fatal(err)
-	}
-	other := filepath.Join(dir, "notes.txt")
-	if err := os.WriteFile(other, []byte("keep"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	eight := now.Add(-8 * 24 * time.Hour)
-	for _, p := range []string{old, other} {
-		if err := os.Chtimes(p, eight, eight); err != nil {
-			t.Fatal(err)
-		}
-	}
-	six := now.Add(-6 * 24 * time.Hour)
-	if err := os.Chtimes(fresh, six, six); err != nil {
-		t.Fatal(err)
-	}
-	n, err := s.Sweep()
-	if err != nil || n != 1 {
-		t.Fatalf("sweep removed %d, err %v; want 1", n, err)
-	}
-	if _, err := os.Stat(old); !os.IsNotExist(err) {
-		t.Fatalf("expired managed file still there: %v", err)
-	}
-	for _, p := range []string{fresh, other} {
-		if _, err := os.Stat(p); err != nil {
-			t.Fatalf("%s removed: %v", p, err)
-		}
-	}
-}
-
 func TestNamesAreUniqueAndOwned(t *testing.T) {
 	s, err := New(Config{Dir: t.TempDir()})
 	if err != nil {
