@@ -437,10 +437,16 @@ type ToolSettled struct {
 	StopsDrain bool
 }
 
-// QuestionAsked: a question call of the turn in flight was journaled as a
-// request to the user instead of run (the owner checked the agent may ask
-// and the input parses; if not, the call settles failed instead).
-type QuestionAsked struct{ Asked messages.QuestionAsked }
+// QuestionAsked: the owner asks the user instead of running a question
+// call of the turn in flight (a Ready.StartTools call of QuestionTool,
+// handed back as Call). RequestID is the owner's new request ID; Denied
+// is the owner's permission verdict (the agent's rules deny
+// QuestionTool). The core decides what is journaled (stepQuestionAsked).
+type QuestionAsked struct {
+	RequestID string
+	Call      messages.ToolCalled
+	Denied    bool
+}
 
 // Interrupt: a client asked to stop the drain. Waiting: the owner waits
 // for an asynchronous result (the Location, an observation, a catalog, a
@@ -980,27 +986,6 @@ func (t *Turn) closeAsks(call string) []string {
 		delete(t.asks, id)
 	}
 	return ids
-}
-
-// stepQuestionAsked: the call counts as settled for the turn (its answer
-// settles it durably later); the turn's end does not continue the drain
-// while the question is open (State.Questions, once Append is folded).
-func (c *Core) stepQuestionAsked(in QuestionAsked) Ready {
-	d := c.Drain
-	if d == nil || d.Turn == nil || d.Turn.AssistantMessageID != in.Asked.AssistantMessageID {
-		return Ready{}
-	}
-	t := d.Turn
-	if settled, ok := t.settled[in.Asked.CallID]; !ok || settled {
-		return Ready{}
-	}
-	t.settled[in.Asked.CallID] = true
-	t.Unsettled--
-	rd := Ready{Append: append(c.takeCarry(), in.Asked)}
-	if !t.Streaming && t.Unsettled == 0 {
-		rd.TurnOver = true
-	}
-	return rd
 }
 
 // stepPermissionReplied takes a reply to an open request of the turn in

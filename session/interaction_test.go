@@ -48,6 +48,8 @@ type interactionEnv struct {
 	compaction  string // the running compaction's ID
 	// titles are the title requests the core asked for (Ready.Title).
 	titles []string
+	// questionDenied: the agent's rules deny the question call being made.
+	questionDenied bool
 }
 
 func (e *interactionEnv) handle(t *testing.T, td *datadriven.TestData) string {
@@ -252,8 +254,26 @@ func (e *interactionEnv) handle(t *testing.T, td *datadriven.TestData) string {
 		td.ScanArgs(t, "id", &id)
 		tool := "bash"
 		td.MaybeScanArgs(t, "tool", &tool)
+		var args []byte
+		if tool == QuestionTool {
+			// A question call asks "Which color?" unless its input is
+			// one of the malformed ones; denied: the agent's rules deny
+			// the question tool (the shell's permission verdict).
+			input := "ok"
+			td.MaybeScanArgs(t, "input", &input)
+			args = []byte(map[string]string{
+				"ok":       `{"questions":[{"question":"Which color?"}]}`,
+				"not-json": `not json`,
+				"none":     `{"questions":[]}`,
+				"blank":    `{"questions":[{"question":"Which color?"},{"question":" "}]}`,
+			}[input])
+			if args == nil {
+				t.Fatalf("%s: unknown question input %q", td.Pos, input)
+			}
+			e.questionDenied = td.HasArg("denied")
+		}
 		// The call keeps the agent of the turn that issued it (the core's).
-		e.ready(&out, e.c.Step(StreamPart{Kind: PartToolCall, CallID: id, Tool: tool}))
+		e.ready(&out, e.c.Step(StreamPart{Kind: PartToolCall, CallID: id, Tool: tool, Args: args}))
 	case "settle":
 		// The tool's one settlement (ok, failed, interrupted when the
 		// drain cancelled it, or rejected by the user without feedback).
@@ -435,10 +455,9 @@ func (e *interactionEnv) ready(out *strings.Builder, rd Ready) {
 	}
 	for _, c := range rd.StartTools {
 		fmt.Fprintf(out, "start tool %s %s\n", c.CallID, c.Tool)
-		if c.Tool == "question" {
+		if c.Tool == QuestionTool {
 			// The shell asks the user instead of running a tool.
-			e.ready(out, e.c.Step(QuestionAsked{Asked: messages.QuestionAsked{RequestID: "que_" + c.CallID, AssistantMessageID: c.AssistantMessageID, CallID: c.CallID,
-				Questions: []messages.Question{{Question: "Which color?"}}}}))
+			e.ready(out, e.c.Step(QuestionAsked{RequestID: "que_" + c.CallID, Call: c, Denied: e.questionDenied}))
 		}
 	}
 	for _, id := range rd.Closed {

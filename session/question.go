@@ -1,6 +1,7 @@
 package session
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -9,10 +10,99 @@ import (
 )
 
 // Questions: the question tool asks the user instead of running (the
-// owner journals QuestionAsked, stepQuestionAsked); the request stays open
+// owner steps QuestionAsked, the core journals the request:
+// stepQuestionAsked); the request stays open
 // in State across drains and restarts until the client's reply
 // (QuestionReply) or a promotion (the user spoke instead: decideBoundary)
 // closes it and settles its call.
+
+// QuestionTool is the tool the session answers itself: the model asks the
+// user, the call stays open in the journal (QuestionAsked) and the drain
+// ends; a reply (or rejection) settles the call and, when answered, starts
+// the drain that lets the model continue. Nothing waits in memory, so the
+// question outlives restarts, passivation and moves.
+const QuestionTool = "question"
+
+// QuestionDeniedError is what the model sees of a question call the
+// agent's rules deny.
+const QuestionDeniedError = "permission denied: question (the agent may not ask the user)"
+
+// stepQuestionAsked: a call the agent may not make, or whose input is not
+// a list of questions, settles failed with an error the model reads (and
+// the turn goes on, as after any tool error); otherwise the request is
+// journaled and the call counts as settled for the turn (the user's
+// answer settles it durably later), while the turn's end does not
+// continue the drain while the question is open (State.Questions, once
+// Append is folded). A call not of the turn in flight, not recorded or
+// already settled is dropped.
+func (c *Core) stepQuestionAsked(in QuestionAsked) Ready {
+	call := in.Call
+	d := c.Drain
+	if d == nil || d.Turn == nil || d.Turn.AssistantMessageID != call.AssistantMessageID {
+		return Ready{}
+	}
+	t := d.Turn
+	if settled, ok := t.settled[call.CallID]; !ok || settled {
+		return Ready{}
+	}
+	fail := func(msg string) Ready {
+		return c.stepToolSettled(ToolSettled{Result: messages.ToolFailed{AssistantMessageID: call.AssistantMessageID, CallID: call.CallID, Error: msg}})
+	}
+	if in.Denied {
+		return fail(QuestionDeniedError)
+	}
+	qs, err := parseQuestions(call.Input)
+	if err != nil {
+		return fail(err.Error())
+	}
+	t.settled[call.CallID] = true
+	t.Unsettled--
+	asked := messages.QuestionAsked{RequestID: in.RequestID, AssistantMessageID: call.AssistantMessageID, CallID: call.CallID, Questions: qs}
+	rd := Ready{Append: append(c.takeCarry(), asked)}
+	if !t.Streaming && t.Unsettled == 0 {
+		rd.TurnOver = true
+	}
+	return rd
+}
+
+// questionInput is the question tool's input (OpenCode's shape).
+type questionInput struct {
+	Questions []struct {
+		Question string `json:"question"`
+		Header   string `json:"header"`
+		Options  []struct {
+			Label       string `json:"label"`
+			Description string `json:"description"`
+		} `json:"options"`
+		Multiple bool  `json:"multiple"`
+		Custom   *bool `json:"custom"`
+	} `json:"questions"`
+}
+
+// parseQuestions reads the question tool's input; its errors are what the
+// model reads of a malformed call, so they say what shape was expected.
+// A question allows a typed answer unless it says custom: false.
+func parseQuestions(input []byte) ([]messages.Question, error) {
+	var in questionInput
+	if err := json.Unmarshal(input, &in); err != nil {
+		return nil, fmt.Errorf("question: input is not {\"questions\": [...]}: %v", err)
+	}
+	if len(in.Questions) == 0 {
+		return nil, fmt.Errorf("question: ask at least one question")
+	}
+	out := make([]messages.Question, 0, len(in.Questions))
+	for i, q := range in.Questions {
+		if strings.TrimSpace(q.Question) == "" {
+			return nil, fmt.Errorf("question: questions[%d].question is empty", i)
+		}
+		mq := messages.Question{Question: q.Question, Header: q.Header, Multiple: q.Multiple, Custom: q.Custom == nil || *q.Custom}
+		for _, o := range q.Options {
+			mq.Options = append(mq.Options, messages.QuestionOption{Label: o.Label, Description: o.Description})
+		}
+		out = append(out, mq)
+	}
+	return out, nil
+}
 
 // QuestionReply: a client answered an open question request (Answers:
 // one list of chosen labels or typed text per question) or dismissed it

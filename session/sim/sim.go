@@ -660,12 +660,11 @@ func (s *simSession) exec(rd session.Ready) error {
 		}
 		o.calls = append(o.calls, c.CallID)
 		s.res.ToolCalls++
-		if c.Tool == "question" {
+		if c.Tool == session.QuestionTool {
 			// The shell asks the user instead of running a tool: the call
 			// stays open, across drains and owners, until a reply or a
 			// promotion closes it.
-			rq := o.core.Step(session.QuestionAsked{Asked: messages.QuestionAsked{RequestID: s.id_("que"), AssistantMessageID: c.AssistantMessageID, CallID: c.CallID,
-				Questions: []messages.Question{{Question: "which?"}}}})
+			rq := o.core.Step(session.QuestionAsked{RequestID: s.id_("que"), Call: c})
 			if err := s.exec(rq); err != nil {
 				return err
 			}
@@ -945,11 +944,11 @@ func (s *simSession) progress() error {
 				c = o.calls[s.rng.IntN(len(o.calls))] // a provider repeating a call ID
 			}
 			interrupted := o.core.Drain.Interrupted
-			tool := "bash"
+			tool, args := "bash", []byte(nil)
 			if s.rng.IntN(6) == 0 {
-				tool = "question"
+				tool, args = session.QuestionTool, []byte(`{"questions":[{"question":"which?"}]}`)
 			}
-			rd := o.core.Step(session.StreamPart{Kind: session.PartToolCall, CallID: c, Tool: tool})
+			rd := o.core.Step(session.StreamPart{Kind: session.PartToolCall, CallID: c, Tool: tool, Args: args})
 			if interrupted && len(rd.StartTools) > 0 {
 				return fmt.Errorf("call %s started after the interrupt", c)
 			}
