@@ -84,12 +84,14 @@ func (h *harness) replayInAFreshProcess() {
 // notJournaled are the scenarios with no session journal to replay, and why.
 var notJournaled = map[int]string{
 	// The retention sweep removes old files from the managed tool-output
-	// directory (toolactors/managed TestS52_); it reads no session and
-	// writes no event: a swept path stays in the tool.succeeded that named
-	// it, and reading it later is an ordinary tool error (S53).
+	// directory (toolactors/managed/testdata/s52_retention_sweep.txt); it
+	// reads no session and writes no event: a swept path stays in the
+	// tool.succeeded that named it, and reading it later is an ordinary tool
+	// error (S53).
 	52: "the managed-file sweep touches no journal",
-	// A PTY actor (toolactors/pty TestS57_) is a terminal on the server,
-	// outside any session: it appends no event and has no projection.
+	// A PTY actor (toolactors/pty/testdata/s57_pty_environment_and_kill.txt)
+	// is a terminal on the server, outside any session: it appends no event
+	// and has no projection.
 	57: "PTY actors are not sessions and journal nothing",
 	// This one.
 	60: "TestS60_ itself",
