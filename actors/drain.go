@@ -630,48 +630,40 @@ func (a *sessionActor) startTool(ev messages.ToolCalled) {
 	a.executeTool(t, c)
 }
 
+// onStreamEnded hands the stream's end to the core with the error the
+// stream met, as its provider classified it: how the turn ends is the
+// core's, once every call settled (finishTurn).
 func (a *sessionActor) onStreamEnded(err error) {
 	t := a.drain.turn
 	t.cancel()
-	if ct := a.core.Drain.Turn; ct != nil {
-		t.finish, t.usage = provider.FinishReason(ct.Finish), ct.Usage
-	}
-	if err != nil && t.err == nil {
+	in := session.StreamEnded{}
+	if err != nil {
 		t.err = err
+		in.Err, in.Kind = err.Error(), provider.KindOf(err)
 	}
-	if t.err == nil && t.finish == "" {
-		t.err = &provider.Error{Kind: provider.KindMalformed, Message: "stream ended without a finish reason"}
-	}
-	a.execute(a.core.Step(session.StreamEnded{}))
+	a.execute(a.core.Step(in))
 }
 
 // finishTurn closes the turn once its stream is over and every tool
-// settled, and hands its end to the core: what to write and what follows
-// is the core's (TurnSucceeded, TurnFailed, an overflow's compaction).
+// settled: what to write and what follows is the core's (CloseTurn:
+// TurnEnded, TurnFailed, an overflow's compaction).
 func (a *sessionActor) finishTurn() {
 	d, t := a.drain, a.drain.turn
 	d.turn = nil
-	if d.Interrupted {
+	if ct := a.core.Drain.Turn; ct != nil {
+		t.finish, t.usage = provider.FinishReason(ct.Finish), ct.Usage
+	}
+	switch {
+	case d.Interrupted:
 		t.err = errInterrupted // the core fails the turn as interrupted and ends the drain
+	case t.err == nil && t.finish == "":
+		t.err = errors.New(session.NoFinishError)
 	}
 	a.endChat(t)
-	if t.err != nil {
-		in := session.TurnFailed{AssistantMessageID: t.assistantID, Kind: session.Provider, Err: t.err.Error()}
-		if errors.Is(t.err, provider.ErrContextOverflow) {
-			// The core compacts once and retries once, or ends the drain.
-			in.Kind, in.AutoCompaction = session.Overflow, a.rt.cfg.Compaction.Auto
-		}
-		// A steer admitted meanwhile still runs.
-		a.execute(a.core.Step(in))
-		return
+	if !d.Interrupted {
+		a.fault(FaultBeforeTurnEnd)
 	}
-	a.fault(FaultBeforeTurnEnd)
-	a.execute(a.core.Step(session.TurnSucceeded{
-		AssistantMessageID: t.assistantID,
-		FinishReason:       string(t.finish),
-		ContentFilter:      t.finish == provider.FinishContentFilter,
-		Usage:              t.usage,
-	}))
+	a.execute(a.core.Step(session.CloseTurn{}))
 }
 
 // endDrain ends the drain with an outcome the shell met (no provider for

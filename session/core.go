@@ -8,6 +8,7 @@ import (
 	"github.com/sessionrt/sessionrt/compaction"
 	"github.com/sessionrt/sessionrt/contextsources"
 	"github.com/sessionrt/sessionrt/messages"
+	"github.com/sessionrt/sessionrt/provider"
 )
 
 // Core is a session as a state machine, in the style of etcd's raft: its
@@ -23,6 +24,8 @@ import (
 // here; the scripts in
 // testdata/ and the simulator in sim/ drive the same core.
 type Core struct {
+	// Config is the owner's configuration, set when it builds the Core.
+	Config Config
 	// State is the session as its durable events left it (Apply).
 	State State
 	// Drain is the drain in progress, nil between drains.
@@ -50,6 +53,14 @@ type Core struct {
 	Stopping bool
 	// snapshot is the epoch's snapshot, decoded (epochSnapshot).
 	snapshot snapshotCache
+}
+
+// Config is what the core decides with that comes from its owner's
+// configuration rather than from inputs.
+type Config struct {
+	// AutoCompaction (compaction.Config.Auto): an overflow compacts once
+	// and retries once; off, it ends the drain.
+	AutoCompaction bool
 }
 
 // Drain is the pure part of a drain: the span that promotes input and runs
@@ -112,9 +123,12 @@ type Turn struct {
 	AssistantMessageID string
 	Agent              string // the turn's agent: every call it makes keeps it
 	Streaming          bool
-	// Finish and Usage are what the stream said (PartFinish, PartUsage).
+	// Finish and Usage are what the stream said (PartFinish, PartUsage);
+	// ended is how it ended (StreamEnded). The turn's end (CloseTurn) is
+	// decided from them.
 	Finish    string
 	Usage     messages.Usage
+	ended     StreamEnded
 	Calls     int // calls recorded (ToolCalled written)
 	Unsettled int // recorded calls not settled yet
 	// Recorded: durable output exists (text, reasoning or a tool call), so
@@ -225,8 +239,7 @@ type Ready struct {
 	// is under way.
 	Cancel bool
 	// TurnOver: the turn's stream ended and every call settled; the owner
-	// reports how the turn ended (TurnSucceeded, TurnFailed), after
-	// compacting an overflow.
+	// closes it (CloseTurn), and the core ends it as its stream said.
 	TurnOver bool
 	// Stop: the server is shutting down; the drain stops at this safe
 	// boundary without Idle, so that the next start finds the session
@@ -314,29 +327,22 @@ type AtBoundary struct{}
 // finds the session mid-drain and resumes it.
 type Stopping struct{}
 
-// TurnSucceeded: the provider turn's stream ended with a finish reason and
-// every tool it called settled. Calls is how many it called, counting
-// only what the core did not see itself (an owner that reports calls with
-// StreamPart leaves it 0). The questions of the turn still open are the
-// core's own (State.Questions): while one is, the turn does not continue.
-type TurnSucceeded struct {
-	AssistantMessageID string
-	FinishReason       string
-	ContentFilter      bool // the finish reason is the provider's content filter
-	Usage              messages.Usage
-	Calls              int
-}
+// CloseTurn: the owner closed the turn Ready.TurnOver said is over (its
+// stream ended and every call settled). The core ends it as its stream
+// said: TurnEnded with the finish reason and usage the stream gave (a
+// content-filter finish continues nothing), or TurnFailed when the stream
+// failed, when it ended without a finish reason (malformed), or when the
+// provider said the context overflowed (the core compacts once and retries
+// once when Config.AutoCompaction allows, never after durable output,
+// never twice in one logical turn). The questions of the turn still open
+// are the core's own (State.Questions): while one is, the turn does not
+// continue. Calls is how many calls the turn made that the core did not
+// see itself (an owner that reports calls with StreamPart leaves it 0).
+type CloseTurn struct{ Calls int }
 
-// TurnFailed: the provider turn failed and every tool it called settled.
-// Kind Overflow: the provider said the context overflowed; the core
-// compacts once and retries once (AutoCompaction: compaction.Config.Auto),
-// never after durable output, never twice in one logical turn.
-type TurnFailed struct {
-	AssistantMessageID string
-	Kind               OutcomeKind // Provider or Overflow
-	Err                string
-	AutoCompaction     bool
-}
+// NoFinishError is how a turn whose stream ended without an error and
+// without a finish reason fails: the provider's stream was malformed.
+var NoFinishError = (&provider.Error{Kind: provider.KindMalformed, Message: "stream ended without a finish reason"}).Error()
 
 // TurnBuilt: the owner built the request a StartTurn asked for. Started
 // is its TurnStarted (IDs, agent, model, file snapshot: the owner's);
@@ -425,8 +431,14 @@ type StreamPart struct {
 }
 
 // StreamEnded: the turn's stream is over (finished, failed or cancelled):
-// what it streamed is the turn's final text and reasoning.
-type StreamEnded struct{}
+// what it streamed is the turn's final text and reasoning. Err is the
+// stream's error as the owner met it ("": none) and Kind its class
+// (provider.KindOf; KindUnknown for an error that is not the provider's):
+// how the turn ends is decided from them once it closes (CloseTurn).
+type StreamEnded struct {
+	Err  string
+	Kind provider.Kind
+}
 
 // ToolSettled: a recorded call's one settlement (Result is its
 // ToolSucceeded or ToolFailed). StopsDrain: the user rejected it without
@@ -547,8 +559,7 @@ func (ToolSettled) input()       {}
 func (QuestionAsked) input()     {}
 func (QuestionReply) input()     {}
 func (Interrupt) input()         {}
-func (TurnSucceeded) input()     {}
-func (TurnFailed) input()        {}
+func (CloseTurn) input()         {}
 func (LocationResolved) input()  {}
 func (ContextObserved) input()   {}
 func (CatalogLoaded) input()     {}
@@ -663,10 +674,8 @@ func (c *Core) step(in Input) Ready {
 		return Ready{}
 	case AtBoundary:
 		return c.stepBoundary(in)
-	case TurnSucceeded:
-		return c.stepTurnSucceeded(in)
-	case TurnFailed:
-		return c.stepTurnFailed(in)
+	case CloseTurn:
+		return c.stepCloseTurn(in)
 	case LocationResolved:
 		return c.stepLocationResolved(in)
 	case ContextObserved:
@@ -900,13 +909,13 @@ func (c *Core) stepToolCall(in *StreamPart) Ready {
 // stepStreamEnded stores the final text and reasoning once, as soon as the
 // stream is over, whatever the tools still do: with the turn's end when
 // nothing is left to settle, else at once.
-func (c *Core) stepStreamEnded(StreamEnded) Ready {
+func (c *Core) stepStreamEnded(in StreamEnded) Ready {
 	d := c.Drain
 	t := d.Turn
 	if t == nil || !t.Streaming {
 		return Ready{}
 	}
-	t.Streaming = false
+	t.Streaming, t.ended = false, in
 	if t.reasoning.Len() > 0 {
 		var meta []byte
 		if len(t.reasonMeta) > 0 {
@@ -1219,43 +1228,59 @@ func (c *Core) stepCatalogLoaded(in CatalogLoaded) Ready {
 	return Ready{StartTurn: &StartTurn{Tools: true}}
 }
 
-// stepTurnSucceeded ends a turn: its TurnEnded is carried to whatever the
+// stepCloseTurn ends the turn Ready.TurnOver said is over, as its stream
+// said (CloseTurn).
+func (c *Core) stepCloseTurn(in CloseTurn) Ready {
+	d := c.Drain
+	if d == nil || d.Turn == nil {
+		return Ready{}
+	}
+	if d.Interrupted {
+		return c.interrupted() // the open turn fails as interrupted
+	}
+	switch t := d.Turn; {
+	case t.ended.Err != "" && t.ended.Kind == provider.KindContextOverflow:
+		return c.turnFailed(Overflow, t.ended.Err)
+	case t.ended.Err != "":
+		return c.turnFailed(Provider, t.ended.Err)
+	case t.Finish == "":
+		return c.turnFailed(Provider, NoFinishError)
+	}
+	return c.turnSucceeded(in.Calls)
+}
+
+// turnSucceeded ends a turn: its TurnEnded is carried to whatever the
 // boundary decides next (Idle, a promotion, or alone before the next
 // observation), and its tool results need an answer unless the content
 // filter stopped it or a question is open (its answer starts the next
-// drain).
-func (c *Core) stepTurnSucceeded(in TurnSucceeded) Ready {
-	d := c.Drain
-	if d.Interrupted {
-		return c.interrupted() // the open turn fails as interrupted
-	}
+// drain). calls: the calls the core did not see (CloseTurn).
+func (c *Core) turnSucceeded(calls int) Ready {
+	d, t := c.Drain, c.Drain.Turn
 	d.TurnsUsed++
-	calls, asking := in.Calls, c.State.openQuestionsOf(in.AssistantMessageID)
-	if t := d.Turn; t != nil {
-		calls += t.Calls
-	}
+	calls += t.Calls
+	asking := c.State.openQuestionsOf(t.AssistantMessageID)
 	d.Turn, d.answering = nil, false
-	c.Carry = append(c.Carry, messages.TurnEnded{AssistantMessageID: in.AssistantMessageID, FinishReason: in.FinishReason, Usage: in.Usage})
+	c.Carry = append(c.Carry, messages.TurnEnded{AssistantMessageID: t.AssistantMessageID, FinishReason: t.Finish, Usage: t.Usage})
 	d.LastErr = nil
 	d.Compacted = false
-	d.Continuation = calls > 0 && !in.ContentFilter && asking == 0
+	contentFilter := t.Finish == string(provider.FinishContentFilter)
+	d.Continuation = calls > 0 && !contentFilter && asking == 0
 	return c.stepBoundary(AtBoundary{})
 }
 
-// stepTurnFailed records the failure at once; the drain then ends with it
-// unless a steer admitted meanwhile still runs (the boundary decides).
-func (c *Core) stepTurnFailed(in TurnFailed) Ready {
-	d := c.Drain
-	if d.Interrupted {
-		return c.interrupted() // the open turn fails as interrupted
-	}
-	recorded := d.Turn != nil && d.Turn.Recorded
+// turnFailed records the failure at once; the drain then ends with it
+// unless a steer admitted meanwhile still runs (the boundary decides). An
+// overflow (kind Overflow) compacts once and retries once instead, when
+// the configuration allows it.
+func (c *Core) turnFailed(kind OutcomeKind, why string) Ready {
+	d, t := c.Drain, c.Drain.Turn
+	recorded := t.Recorded
 	d.Turn = nil
-	fail := append(c.takeCarry(), messages.TurnFailed{AssistantMessageID: in.AssistantMessageID, ErrorKind: string(in.Kind), Message: in.Err})
-	if in.Kind == Overflow {
+	fail := append(c.takeCarry(), messages.TurnFailed{AssistantMessageID: t.AssistantMessageID, ErrorKind: string(kind), Message: why})
+	if kind == Overflow {
 		// Exactly one compaction and one rebuilt attempt (the same
 		// logical turn), never after durable output, never a loop.
-		dec := compaction.OnOverflow(compaction.OverflowState{DurableOutput: recorded, Compacted: d.Compacted}, compaction.Config{Auto: in.AutoCompaction})
+		dec := compaction.OnOverflow(compaction.OverflowState{DurableOutput: recorded, Compacted: d.Compacted}, compaction.Config{Auto: c.Config.AutoCompaction})
 		if dec.Action == compaction.Fail {
 			rd := c.overflowed(dec.Err.Error())
 			rd.Append = fail
@@ -1265,7 +1290,7 @@ func (c *Core) stepTurnFailed(in TurnFailed) Ready {
 		return Ready{Append: fail, Compact: &Compact{Cause: CompactOverflow}}
 	}
 	d.TurnsUsed++
-	d.LastErr = &Outcome{Kind: in.Kind, Err: in.Err}
+	d.LastErr = &Outcome{Kind: kind, Err: why}
 	d.Continuation, d.answering = false, false
 	rd := c.stepBoundary(AtBoundary{})
 	rd.Append = append(fail, rd.Append...)

@@ -6,7 +6,7 @@
 //
 // Start with state.go (State, Apply), then history.go (the model-visible
 // history, which requests are built from), then core.go: Core.Step takes an
-// input (AtBoundary, TurnSucceeded, TurnFailed) and returns a Ready whose
+// input (AtBoundary, StreamPart, StreamEnded, CloseTurn) and returns a Ready whose
 // Append the owner writes in one journal transaction before it runs any
 // effect (Observe, StartTurn, Stop; an Outcome's Append holds the drain's
 // last events, Idle among them); Core.Carry holds what

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sessionrt/sessionrt/contextsources"
 	"github.com/sessionrt/sessionrt/messages"
+	"github.com/sessionrt/sessionrt/provider"
 )
 
 // TestInteraction runs the scenario scripts in testdata/: inputs in, Ready
@@ -60,6 +61,7 @@ func (e *interactionEnv) handle(t *testing.T, td *datadriven.TestData) string {
 		td.MaybeScanArgs(t, "loc", &loc)
 		td.MaybeScanArgs(t, "title", &title) // the client's
 		e.c.State = NewState("ses_1")
+		e.c.Config = Config{AutoCompaction: true} // the default configuration's
 		e.write(&out, messages.SessionCreated{Location: loc, Agent: "build", Model: messages.ModelRef{Provider: "p", ID: "m"}, Title: title})
 	case "admit":
 		var id string
@@ -216,18 +218,45 @@ func (e *interactionEnv) handle(t *testing.T, td *datadriven.TestData) string {
 			in.Err = "tool registry: stopped"
 		}
 		e.ready(&out, e.c.Step(in))
-	case "turn-ok":
+	case "config":
+		// The owner's configuration (the core's Config): auto-compaction
+		// on or off.
+		var auto string
+		td.ScanArgs(t, "auto-compaction", &auto)
+		e.c.Config.AutoCompaction = auto == "on"
+	case "turn-ok", "turn-failed", "overflow":
+		// The turn ends: its stream (unless stream-end ended it) with the
+		// finish stop (content_filter: filter), failed with a 503, or
+		// with the provider's context overflow, unprinted; then it closes
+		// (close-turn), printed.
+		if d := e.c.Drain; d != nil && d.Turn != nil && d.Turn.Streaming {
+			in := StreamEnded{}
+			switch td.Cmd {
+			case "turn-ok":
+				finish := "stop"
+				if td.HasArg("filter") {
+					finish = "content_filter"
+				}
+				e.silent(t, td, StreamPart{Kind: PartFinish, Finish: finish})
+			case "turn-failed":
+				in = StreamEnded{Err: "503 unavailable", Kind: provider.KindServerError}
+			case "overflow":
+				in = StreamEnded{Err: "prompt is too long", Kind: provider.KindContextOverflow}
+			}
+			if rd := e.c.Step(in); len(rd.Append) > 0 || !rd.TurnOver {
+				t.Fatalf("%s: the stream's end wrote %v, turn over %v", td.Pos, rd.Append, rd.TurnOver)
+			}
+		} else if td.Cmd != "turn-ok" || td.HasArg("filter") {
+			t.Fatalf("%s: the stream ended already: say how with stream-end, then close-turn", td.Pos)
+		}
+		fallthrough
+	case "close-turn":
+		// Every call settled and the stream ended: the shell closes the
+		// turn (Ready.TurnOver). calls: calls the core did not see.
 		calls := 0
 		td.MaybeScanArgs(t, "calls", &calls)
 		e.stopping(td)
-		e.ready(&out, e.c.Step(TurnSucceeded{AssistantMessageID: e.turn, FinishReason: "stop", Calls: calls, ContentFilter: td.HasArg("filter")}))
-	case "turn-failed":
-		e.stopping(td)
-		e.ready(&out, e.c.Step(TurnFailed{AssistantMessageID: e.turn, Kind: Provider, Err: "503 unavailable"}))
-	case "overflow":
-		// The provider said the context overflowed (auto compaction on,
-		// unless manual-only).
-		e.ready(&out, e.c.Step(TurnFailed{AssistantMessageID: e.turn, Kind: Overflow, Err: "prompt is too long", AutoCompaction: !td.HasArg("manual-only")}))
+		e.ready(&out, e.c.Step(CloseTurn{Calls: calls}))
 	case "over-budget":
 		// The requests built from now on are over the model's budget.
 		e.over = true
@@ -374,16 +403,31 @@ func (e *interactionEnv) handle(t *testing.T, td *datadriven.TestData) string {
 		e.ready(&out, e.c.Step(in))
 	case "stream-end":
 		// The stream is over, with its final text (and reasoning): given
-		// here, they stream as one delta each first (unprinted).
+		// here, they stream as one delta each first, then its finish stop
+		// (finish=X; none: no-finish, failed, overflow), unprinted. It
+		// failed (with a 503), or the provider said the context
+		// overflowed (overflow).
 		var text, reasoning string
+		finish := "stop"
 		td.MaybeScanArgs(t, "text", &text)
 		td.MaybeScanArgs(t, "reasoning", &reasoning)
-		for _, p := range []StreamPart{{Kind: PartReasoning, Text: reasoning}, {Kind: PartText, Text: text}} {
-			if rd := e.c.Step(p); len(rd.Append) > 0 {
-				t.Fatalf("%s: a delta wrote %v", td.Pos, rd.Append)
-			}
+		td.MaybeScanArgs(t, "finish", &finish)
+		in := StreamEnded{}
+		switch {
+		case td.HasArg("failed"):
+			in = StreamEnded{Err: "503 unavailable", Kind: provider.KindServerError}
+		case td.HasArg("overflow"):
+			in = StreamEnded{Err: "prompt is too long", Kind: provider.KindContextOverflow}
 		}
-		e.ready(&out, e.c.Step(StreamEnded{}))
+		if in.Err != "" || td.HasArg("no-finish") {
+			finish = ""
+		}
+		parts := []StreamPart{{Kind: PartReasoning, Text: reasoning}, {Kind: PartText, Text: text}}
+		if finish != "" {
+			parts = append(parts, StreamPart{Kind: PartFinish, Finish: finish})
+		}
+		e.silent(t, td, parts...)
+		e.ready(&out, e.c.Step(in))
 	case "abort":
 		// The shell cannot carry the drain on (no provider serves the
 		// model, or kind=internal: the history could not be read).
@@ -415,12 +459,21 @@ func (e *interactionEnv) handle(t *testing.T, td *datadriven.TestData) string {
 				t.Fatalf("%s: replay: %v", td.Pos, err)
 			}
 		}
-		e.c = Core{State: st}
+		e.c = Core{State: st, Config: e.c.Config}
 		e.state(&out)
 	default:
 		t.Fatalf("%s: unknown command %q", td.Pos, td.Cmd)
 	}
 	return out.String()
+}
+
+// silent steps stream parts that write nothing, unprinted.
+func (e *interactionEnv) silent(t *testing.T, td *datadriven.TestData, parts ...StreamPart) {
+	for _, p := range parts {
+		if rd := e.c.Step(p); len(rd.Append) > 0 {
+			t.Fatalf("%s: a part wrote %v", td.Pos, rd.Append)
+		}
+	}
 }
 
 // stopping steps Stopping first when the command says the server began

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sessionrt/sessionrt/contextsources"
 	"github.com/sessionrt/sessionrt/messages"
+	"github.com/sessionrt/sessionrt/provider"
 	"github.com/sessionrt/sessionrt/session"
 )
 
@@ -168,6 +169,9 @@ type simSession struct {
 	settled   map[toolKey]int
 	nextID    int
 	turnLimit int
+	// autoCompaction is the owners' configuration (session.Config): an
+	// overflow compacts once and retries once, or ends the drain.
+	autoCompaction bool
 	// compactions started in the current logical turn
 	compactions int
 	// fullCheckDue: a crash or an end of a drain happened since the last
@@ -199,7 +203,7 @@ type owner struct {
 	calls      []string
 	open       map[string]bool // calls started and not settled
 	streamD    bool            // the stream ended
-	streamE    string          // how: "" ok, "error", "filter"
+	streamE    string          // how: "" ok, "error", "filter", "overflow", "no-finish"
 	// continuation: the last turn's results need an answer (the sim's own
 	// record, to check the queue rule against)
 	continuation bool
@@ -216,7 +220,7 @@ type owner struct {
 
 func newSimSession(id string, rng *rand.Rand, res *Result, brk string) *simSession {
 	s := &simSession{id: id, rng: rng, res: res, brk: brk, delivery: map[string]messages.Delivery{}, streamed: map[string]string{}, promoted: map[string]int{},
-		called: map[toolKey]int{}, settled: map[toolKey]int{}, turnLimit: 2 + rng.IntN(4),
+		called: map[toolKey]int{}, settled: map[toolKey]int{}, turnLimit: 2 + rng.IntN(4), autoCompaction: rng.IntN(4) > 0,
 		questions: map[string]toolKey{}, closed: map[string]int{}}
 	s.j.replica = session.NewState(id)
 	s.activate()
@@ -270,7 +274,7 @@ func (s *simSession) activate() {
 			panic(fmt.Sprintf("replay of %s: %v", s.id, err))
 		}
 	}
-	s.owner = &owner{epoch: s.j.epoch, core: session.Core{State: st}, open: map[string]bool{}, checked: map[string]bool{}}
+	s.owner = &owner{epoch: s.j.epoch, core: session.Core{State: st, Config: session.Config{AutoCompaction: s.autoCompaction}}, open: map[string]bool{}, checked: map[string]bool{}}
 }
 
 // write appends events as the current owner and folds them into its state.
@@ -710,8 +714,10 @@ func (s *simSession) exec(rd session.Ready) error {
 		o.asks, o.replied = nil, nil // an earlier turn's requests are closed to replies
 		clear(o.open)
 		// The request is built: rarely over budget (the core compacts
-		// first, once per logical turn).
-		return s.exec(o.core.Step(session.TurnBuilt{Started: messages.TurnStarted{AssistantMessageID: o.turn, Agent: "build"}, OverBudget: s.rng.IntN(15) == 0}))
+		// first, once per logical turn), never with automatic compaction
+		// off (the shell does not ask then).
+		over := s.rng.IntN(15) == 0 && s.autoCompaction
+		return s.exec(o.core.Step(session.TurnBuilt{Started: messages.TurnStarted{AssistantMessageID: o.turn, Agent: "build"}, OverBudget: over}))
 	case rd.Stream:
 		if o.core.Drain.Turn == nil || o.core.Drain.Turn.AssistantMessageID != o.turn {
 			return fmt.Errorf("the core streams a turn it did not open")
@@ -980,6 +986,8 @@ func (s *simSession) progress() error {
 				o.streamE = "filter"
 			case 2:
 				o.streamE = "overflow"
+			case 3:
+				o.streamE = "no-finish"
 			}
 			// The turn's text streams as a delta first: published live
 			// unless an interrupt came, and stored as streamed.
@@ -996,7 +1004,21 @@ func (s *simSession) progress() error {
 			for _, d := range rd.Live {
 				s.streamed[d.AssistantMessageID] += d.Text
 			}
-			return s.exec(o.core.Step(session.StreamEnded{}))
+			// Its finish part, unless it failed or was malformed, and its
+			// end, with the error the shell met.
+			var end session.StreamEnded
+			switch o.streamE {
+			case "", "filter":
+				finish := map[string]string{"": "stop", "filter": "content_filter"}[o.streamE]
+				if rd := o.core.Step(session.StreamPart{Kind: session.PartFinish, Finish: finish}); len(rd.Append) > 0 || len(rd.Live) > 0 {
+					return fmt.Errorf("the finish part wrote %d events, published %d deltas", len(rd.Append), len(rd.Live))
+				}
+			case "error":
+				end = session.StreamEnded{Err: "503", Kind: provider.KindServerError}
+			case "overflow":
+				end = session.StreamEnded{Err: "prompt is too long", Kind: provider.KindContextOverflow}
+			}
+			return s.exec(o.core.Step(end))
 		}
 		return nil
 	}
@@ -1051,15 +1073,19 @@ func (s *simSession) finishTurn() error {
 	for _, p := range o.core.State.Pending {
 		pendingSteer = pendingSteer || p.Delivery == messages.Steer
 	}
-	var rd session.Ready
+	// The core ends the turn as its stream said.
+	interrupted := o.core.Drain.Interrupted
+	rd := o.core.Step(session.CloseTurn{})
+	want := session.Provider
 	switch o.streamE {
-	case "error":
+	case "error", "no-finish":
 		o.continuation = false
-		rd = o.core.Step(session.TurnFailed{AssistantMessageID: o.turn, Kind: session.Provider, Err: "503"})
 	case "overflow":
-		o.continuation = false
-		rd = o.core.Step(session.TurnFailed{AssistantMessageID: o.turn, Kind: session.Overflow, Err: "prompt is too long", AutoCompaction: true})
+		o.continuation, want = false, session.Overflow
 		if rd.Compact != nil {
+			if !s.autoCompaction {
+				return fmt.Errorf("turn %s overflowed: compacted with automatic compaction off", o.turn)
+			}
 			o.turnsSince-- // the rebuilt attempt is the same logical turn
 		}
 	default:
@@ -1068,7 +1094,12 @@ func (s *simSession) finishTurn() error {
 			asking = asking || q.AssistantMessageID == o.turn
 		}
 		o.continuation = len(o.calls) > 0 && o.streamE != "filter" && !asking
-		rd = o.core.Step(session.TurnSucceeded{AssistantMessageID: o.turn, FinishReason: "stop", ContentFilter: o.streamE == "filter"})
+		want = ""
+	}
+	if !interrupted {
+		if err := checkTurnEnd(o.turn, want, append(slices.Clone(rd.Append), o.core.Carry...)); err != nil {
+			return err
+		}
 	}
 	if s.brk == "promote-early" {
 		s.breakPromoteEarly(rd)
@@ -1082,6 +1113,26 @@ func (s *simSession) finishTurn() error {
 		return err
 	}
 	return s.exec(rd)
+}
+
+// checkTurnEnd checks that turn ended as its stream said: failed with
+// kind (for an error or a stream without a finish reason: provider; for
+// an overflow: overflow), or ended ("") with a TurnEnded, written now or
+// carried (evs).
+func checkTurnEnd(turn string, kind session.OutcomeKind, evs []messages.Event) error {
+	for _, ev := range evs {
+		switch ev := ev.(type) {
+		case messages.TurnEnded:
+			if ev.AssistantMessageID == turn && kind == "" {
+				return nil
+			}
+		case messages.TurnFailed:
+			if ev.AssistantMessageID == turn && ev.ErrorKind == string(kind) && kind != "" {
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("turn %s closed without its end (failed %q) in %d events", turn, kind, len(evs))
 }
 
 // crash kills the owner at a random point: its carried events are lost
