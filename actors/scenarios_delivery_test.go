@@ -2,7 +2,6 @@ package actors
 
 import (
 	"context"
-	"errors"
 	"reflect"
 	"sync"
 	"testing"
@@ -349,25 +348,4 @@ func TestS14_PromotionResetsTheTurnAllowanceOnce(t *testing.T) {
 		}
 		h.checkReplay()
 	}
-}
-
-func TestS15_AdmissionBeyondTheBacklogIsRefused(t *testing.T) {
-	h := newHarness(t, text("ok"), func(c *Config) { c.InboxLimit = 2 })
-	id := h.create("")
-	h.prompt(id, "m1", "one", messages.Queue, false)
-	h.prompt(id, "m2", "two", messages.Queue, false)
-	_, err := h.sessions.Prompt(h.ctx(), id, Prompt{MessageID: "m3", Prompt: messages.Prompt{Text: "three"}, Delivery: messages.Queue})
-	if !errors.Is(err, ErrBacklog) {
-		t.Fatalf("third admission: %v, want the backlog error", err)
-	}
-	// An exact retry of an admitted prompt still gets its receipt at the limit.
-	again, err := h.sessions.Prompt(h.ctx(), id, Prompt{MessageID: "m2", Prompt: messages.Prompt{Text: "two"}, Delivery: messages.Queue})
-	if err != nil || !again.Duplicate {
-		t.Fatalf("retry of m2 at the limit: %+v, %v: want its receipt", again, err)
-	}
-	pending, err := h.journal.PendingInbox(h.ctx(), id)
-	if err != nil || len(pending) != 2 {
-		t.Fatalf("pending %v, %v: want both earlier prompts kept", pending, err)
-	}
-	h.checkReplay()
 }

@@ -4,10 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -98,7 +100,7 @@ var notJournaled = map[int]string{
 }
 
 // TestS60_ProjectionsEqualTheEventLogReplayedForEveryScenario runs every
-// scenario test of this package (the tool-layer ones through a session:
+// scenario test and every scenario script (TestScripts) of this package (the tool-layer ones through a session:
 // scenarios_tools_test.go), and after each, in a fresh process, rebuilds
 // every projection from its journal's event log and compares it with the
 // stored one. A scenario test added to the package without being listed
@@ -109,9 +111,7 @@ func TestS60_ProjectionsEqualTheEventLogReplayedForEveryScenario(t *testing.T) {
 		name string
 		run  func(*testing.T)
 	}{
-		{"TestS1_CreateIsIdempotentByID", TestS1_CreateIsIdempotentByID},
 		{"TestS2_DefaultPromptMakesOneRequestAndOneUserMessage", TestS2_DefaultPromptMakesOneRequestAndOneUserMessage},
-		{"TestS3_PromptRetryIsIdempotentAndConflictsAreRefused", TestS3_PromptRetryIsIdempotentAndConflictsAreRefused},
 		{"TestS4_TwoUnresumedPromptsThenRunMakeOneRequest", TestS4_TwoUnresumedPromptsThenRunMakeOneRequest},
 		{"TestS5_ConcurrentRunsShareOneDrain", TestS5_ConcurrentRunsShareOneDrain},
 		{"TestS6_SteerDuringStreamPromotesInTheSameDrain", TestS6_SteerDuringStreamPromotesInTheSameDrain},
@@ -123,7 +123,6 @@ func TestS60_ProjectionsEqualTheEventLogReplayedForEveryScenario(t *testing.T) {
 		{"TestS12_WakesDuringADrainCoalesce", TestS12_WakesDuringADrainCoalesce},
 		{"TestS13_SteerAdmittedWhileTheTurnFailsRunsNext", TestS13_SteerAdmittedWhileTheTurnFailsRunsNext},
 		{"TestS14_PromotionResetsTheTurnAllowanceOnce", TestS14_PromotionResetsTheTurnAllowanceOnce},
-		{"TestS15_AdmissionBeyondTheBacklogIsRefused", TestS15_AdmissionBeyondTheBacklogIsRefused},
 		{"TestS16_OneToolCallRoundTrip", TestS16_OneToolCallRoundTrip},
 		{"TestS17_ToolsStartBeforeTheStreamEndsAndAllSettleFirst", TestS17_ToolsStartBeforeTheStreamEndsAndAllSettleFirst},
 		{"TestS18_RepeatedCallIDSettlesAgainstItsOwnTurn", TestS18_RepeatedCallIDSettlesAgainstItsOwnTurn},
@@ -165,8 +164,6 @@ func TestS60_ProjectionsEqualTheEventLogReplayedForEveryScenario(t *testing.T) {
 		{"TestS54_BashThroughASession", TestS54_BashThroughASession},
 		{"TestS55_ApplyPatchThroughASession", TestS55_ApplyPatchThroughASession},
 		{"TestS56_PermissionRepliesAtSessionLevel", TestS56_PermissionRepliesAtSessionLevel},
-		{"TestS58_EventsReplayThenTailWithoutGapOrDuplicateWhileCommitsRace", TestS58_EventsReplayThenTailWithoutGapOrDuplicateWhileCommitsRace},
-		{"TestS59_HistoryPagingIsExclusiveAndExact", TestS59_HistoryPagingIsExclusiveAndExact},
 	}
 
 	// Every scenario test of the package is listed; every scenario number
@@ -182,6 +179,10 @@ func TestS60_ProjectionsEqualTheEventLogReplayedForEveryScenario(t *testing.T) {
 		if !listed[name] && n != 60 {
 			t.Errorf("%s is not replayed by TestS60_: add it to the list", name)
 		}
+	}
+	// The scripts of testdata/ (TestScripts) are replayed too.
+	for _, n := range scriptScenarios(t) {
+		covered[n] = true
 	}
 	for n := 1; n <= 60; n++ {
 		if !covered[n] && notJournaled[n] == "" {
@@ -203,6 +204,37 @@ func TestS60_ProjectionsEqualTheEventLogReplayedForEveryScenario(t *testing.T) {
 			t.Errorf("%s: no journal was replayed", s.name)
 		}
 	}
+	before := replays.Load()
+	if t.Run("TestScripts", TestScripts) {
+		files := map[string]bool{}
+		for k := range scriptScenarios(t) {
+			files[k[:strings.LastIndex(k, "#")]] = true
+		}
+		if replays.Load()-before < int64(len(files)) {
+			t.Errorf("TestScripts: %d journals replayed for %d scenario scripts", replays.Load()-before, len(files))
+		}
+	}
+}
+
+// scriptScenarios finds the scenario scripts of testdata/ (sNN_*.txt, or
+// sNN_sMM_*.txt for two), with their scenario numbers.
+func scriptScenarios(t *testing.T) map[string]int {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("testdata", "s*_*.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int{}
+	for _, f := range files {
+		for _, w := range strings.Split(filepath.Base(f), "_") {
+			var n int
+			if _, err := fmt.Sscanf(w, "s%d", &n); err != nil || fmt.Sprintf("s%02d", n) != w && fmt.Sprintf("s%d", n) != w {
+				break
+			}
+			out[f+"#"+w] = n
+		}
+	}
+	return out
 }
 
 // scenarioTests finds the TestS<n>_ functions declared in this package's
@@ -228,7 +260,7 @@ func scenarioTests(t *testing.T) map[string]int {
 			out[m[1]] = n
 		}
 	}
-	if len(out) == 0 || !slices.Contains(mapKeys(out), "TestS1_CreateIsIdempotentByID") {
+	if len(out) == 0 || !slices.Contains(mapKeys(out), "TestS2_DefaultPromptMakesOneRequestAndOneUserMessage") {
 		t.Fatalf("no scenario tests found in %v", files)
 	}
 	return out
