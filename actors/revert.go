@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 
 	"github.com/sessionrt/sessionrt/filesnap"
+	"github.com/sessionrt/sessionrt/filespan"
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/persistence"
 	"github.com/sessionrt/sessionrt/session"
@@ -177,7 +177,7 @@ func (a *sessionActor) stageRevert(messageID string) any {
 		if err != nil {
 			return a.snapshotErr(messageID, err)
 		}
-		ev.Snapshot = span.from
+		ev.Snapshot = span.From
 		if ev.Snapshot != "" {
 			if ok, err := st.Has(ev.Snapshot); err != nil {
 				return fmt.Errorf("session %s: revert: %w", a.id, err)
@@ -191,7 +191,7 @@ func (a *sessionActor) stageRevert(messageID string) any {
 			if ev.Current, err = st.Take(loc); err != nil {
 				return fmt.Errorf("session %s: snapshot %s: %w", a.id, loc, err)
 			}
-			if ev.Files, err = span.changed(st, ev.Snapshot, ev.Current); err != nil {
+			if ev.Files, err = span.Changed(ev.Snapshot, ev.Current); err != nil {
 				return a.snapshotErr(messageID, err)
 			}
 		}
@@ -286,102 +286,10 @@ func (a *sessionActor) finalizeRevert() {
 	}
 }
 
-// fileSpan is what the journal says of the session's file changes from
-// a seq on: the snapshot of the first turn at or after it, and the files
-// the session's tools changed since (each tool that changes files records
-// a snapshot once it returned: what differs from the snapshot before it,
-// the turn's or the previous tool's, is its doing). A file changed by
-// hand between turns is in no such pair, so a revert leaves it alone.
-type fileSpan struct {
-	from string
-	// to: with bounded, the snapshot of the first turn after the next
-	// prompt promoted after the seq ("" when none yet).
-	to    string
-	paths map[string]bool
-	// open is the snapshot before a tool that changes files and settled
-	// without one (a journal from before tool snapshots, a crash while it
-	// ran, a snapshot that failed): what it changed is known only from the
-	// next snapshot on, the next turn's or the end's ("" when none is open).
-	open string
-}
-
-// close attributes to the session what changed from the open snapshot to
-// snap (a tool that settled without a snapshot ran in between).
-func (sp *fileSpan) close(st SnapshotStore, snap string) error {
-	if sp.open == "" || snap == "" {
-		return nil
-	}
-	ch, err := st.Changed(sp.open, snap)
-	if err != nil {
-		return err
-	}
-	for _, p := range ch {
-		sp.paths[p] = true
-	}
-	sp.open = ""
-	return nil
-}
-
-// changed lists the files a revert from tree cur back to tree target
-// restores: those that differ and that the session changed.
-func (sp *fileSpan) changed(st SnapshotStore, target, cur string) ([]string, error) {
-	if err := sp.close(st, cur); err != nil {
-		return nil, err
-	}
-	files, err := st.Changed(target, cur)
-	if err != nil {
-		return nil, err
-	}
-	kept := files[:0]
-	for _, f := range files {
-		if sp.paths[f] {
-			kept = append(kept, f)
-		}
-	}
-	return kept, nil
-}
-
-// only is the paths a diff of the span shows, sorted.
-func (sp *fileSpan) only() []string {
-	out := make([]string, 0, len(sp.paths))
-	for p := range sp.paths {
-		out = append(out, p)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// fileSpan reads the session's events from seq on (up to the end of the
-// span when bounded) and asks st which files each tool changed.
-func (a *sessionActor) fileSpan(st SnapshotStore, seq int64, bounded bool) (*fileSpan, error) {
-	sp := &fileSpan{paths: map[string]bool{}}
-	tools := map[string]string{} // call -> tool, of the span's turns
-	prev, waiting := "", bounded
-	onSnapshot := func(call, snap string) error {
-		if sp.from == "" {
-			return nil
-		}
-		if snap == "" {
-			if changesFiles(tools[call]) && sp.open == "" {
-				sp.open = prev
-			}
-			return nil
-		}
-		if err := sp.close(st, snap); err != nil {
-			return err
-		}
-		if prev != "" && prev != snap {
-			ch, err := st.Changed(prev, snap)
-			if err != nil {
-				return err
-			}
-			for _, p := range ch {
-				sp.paths[p] = true
-			}
-		}
-		prev = snap
-		return nil
-	}
+// fileSpan folds the session's events from seq on (up to the end of the
+// span when bounded) into the files its tools changed (filespan).
+func (a *sessionActor) fileSpan(st SnapshotStore, seq int64, bounded bool) (*filespan.Span, error) {
+	sp := filespan.New(st, seq, bounded)
 	for after := seq - 1; after < a.seq; {
 		evs, err := a.rt.journal.ReadEvents(a.rt.ctx, a.id, after, 500)
 		if err != nil {
@@ -392,33 +300,8 @@ func (a *sessionActor) fileSpan(st SnapshotStore, seq int64, bounded bool) (*fil
 		}
 		for _, env := range evs {
 			after = env.Seq
-			switch e := env.Event.(type) {
-			case messages.PromptPromoted:
-				if env.Seq > seq && sp.from != "" {
-					waiting = false
-				}
-			case messages.TurnStarted:
-				if err := sp.close(st, e.Snapshot); err != nil {
-					return nil, err
-				}
-				if bounded && !waiting && e.Snapshot != "" {
-					sp.to = e.Snapshot
-					return sp, nil
-				}
-				if sp.from == "" {
-					sp.from = e.Snapshot
-				}
-				prev = e.Snapshot
-			case messages.ToolCalled:
-				tools[e.CallID] = e.Tool
-			case messages.ToolSucceeded:
-				if err := onSnapshot(e.CallID, e.Snapshot); err != nil {
-					return nil, err
-				}
-			case messages.ToolFailed:
-				if err := onSnapshot(e.CallID, e.Snapshot); err != nil {
-					return nil, err
-				}
+			if done, err := sp.Add(env.Seq, env.Event); err != nil || done {
+				return sp, err
 			}
 		}
 	}
@@ -449,23 +332,23 @@ func (a *sessionActor) sessionDiff(messageID string) ([]filesnap.FileDiff, error
 	if err != nil {
 		return nil, a.snapshotErr(messageID, err)
 	}
-	if sp.from == "" {
+	if sp.From == "" {
 		return nil, nil
 	}
-	to := sp.to
+	to := sp.To
 	if to == "" {
 		if to, err = st.Take(loc); err != nil {
 			return nil, fmt.Errorf("session %s: snapshot %s: %w", a.id, loc, err)
 		}
 	}
-	if err := sp.close(st, to); err != nil {
+	if err := sp.Close(to); err != nil {
 		return nil, a.snapshotErr(messageID, err)
 	}
-	only := sp.only()
+	only := sp.Paths()
 	if len(only) == 0 {
 		return nil, nil
 	}
-	files, err := st.Diff(sp.from, to, only)
+	files, err := st.Diff(sp.From, to, only)
 	if err != nil {
 		return nil, a.snapshotErr(messageID, err)
 	}

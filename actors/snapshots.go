@@ -79,14 +79,3 @@ func (rt *runtime) snapshots(dir string) (SnapshotStore, error) {
 	}
 	return LocalSnapshots(rt.cfg.Snapshots), nil
 }
-
-// changesFiles reports whether a tool may change the Location's files, so
-// a snapshot is taken once it returns (OpenCode's tools that patch files,
-// and bash).
-func changesFiles(tool string) bool {
-	switch tool {
-	case "bash", "apply_patch", "write", "edit", "multiedit", "patch":
-		return true
-	}
-	return false
-}

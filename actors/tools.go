@@ -9,6 +9,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/sessionrt/sessionrt/filespan"
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/session"
 	"github.com/sessionrt/sessionrt/telemetry"
@@ -69,7 +70,7 @@ func (a *sessionActor) onToolSettled(m *toolSettled) {
 	if !ok || c.settled || c.snapping {
 		return
 	}
-	if changesFiles(c.tool) && a.rt.cfg.Snapshots != nil {
+	if filespan.ChangesFiles(c.tool) && a.rt.cfg.Snapshots != nil {
 		// The snapshot after a tool that changes files says what it
 		// changed (a revert restores those files only). Refused calls
 		// have one too (cheap: nothing changed), so a tool without one
