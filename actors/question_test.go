@@ -7,6 +7,8 @@ import (
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/provider"
 	"github.com/sessionrt/sessionrt/provider/scripted"
+	"github.com/sessionrt/sessionrt/session"
+	"github.com/sessionrt/sessionrt/toolactors/permission"
 )
 
 // A question left open when the user sends a new message instead of
@@ -89,6 +91,54 @@ func TestQuestionDismissedByANewPrompt(t *testing.T) {
 	var ce *CommandError
 	if !errors.As(err, &ce) || ce.Code != CodeNotFound {
 		t.Fatalf("a late answer to the dismissed question: %v, want not_found", err)
+	}
+	h.checkReplay()
+}
+
+// The shell's part of a question the agent may not ask: its rules decide
+// the verdict it hands the core (session.QuestionAsked.Denied), which
+// fails the call instead of asking; the model reads the denial and the
+// drain goes on. The other rules (allow everything else) do not let it
+// through: the last matching rule wins.
+func TestQuestionTheAgentsRulesDenyFailsTheCall(t *testing.T) {
+	h := newHarness(t, func(req *provider.Request, n int) (scripted.Turn, error) {
+		if n == 0 {
+			return scripted.Turn{ToolCalls: []scripted.ToolCall{call("q1", QuestionTool, map[string]any{
+				"questions": []map[string]any{{"question": "Which color?"}}})}}, nil
+		}
+		return scripted.Turn{Text: "fine"}, nil
+	}, func(c *Config) {
+		c.Agents = map[string]Agent{"build": {Rules: []permission.Rule{
+			{Action: "*", Resource: "*", Effect: permission.Allow},
+			{Action: QuestionTool, Resource: "*", Effect: permission.Deny},
+		}}}
+	})
+	id := h.create("")
+	h.prompt(id, "", "pick a color", "", true)
+	if out := h.waitIdle(id); out.Err != "" {
+		t.Fatalf("drain: %+v", out)
+	}
+	envs, err := h.journal.ReadEvents(h.ctx(), id, 0, 100000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range envs {
+		if _, ok := e.Event.(messages.QuestionAsked); ok {
+			t.Fatalf("a denied question was asked: %v", h.events(id))
+		}
+	}
+	reqs := h.prov.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want 2 (the continuation after the denial)", len(reqs))
+	}
+	var seen *provider.ToolResult
+	for _, m := range reqs[1].Messages {
+		if m.ToolResult != nil {
+			seen = m.ToolResult
+		}
+	}
+	if seen == nil || !seen.IsError || seen.Output != session.QuestionDeniedError {
+		t.Fatalf("the model saw the question's call as %+v, want the error %q", seen, session.QuestionDeniedError)
 	}
 	h.checkReplay()
 }
