@@ -21,15 +21,18 @@ import (
 //
 // History lines (texts are one word or a Go-quoted string):
 //
-//	user <text>                           a prompt (user alone: no prompt)
-//	  attach <kind> <name> <uri>          an unresolved reference
-//	  attach <kind> <name> <type> <data>  inline content
-//	system <text>                         a mid-conversation system message
-//	compaction <summary> [<recent>]       a completed compaction
+//	user <text>                               a prompt (user alone: no prompt)
+//	  attach <kind> <name> <uri>              an unresolved reference
+//	  attach <kind> <name> <type> <data>      inline content
+//	system <text>                             a mid-conversation system message
+//	compaction <summary> [<recent>]           a completed compaction
 //	assistant <provider>/<model>[@<variant>]  an assistant message of that model
 //	  text <text>
-//	  reasoning <text> [sig=<signature>]  signed as the provider signs it
+//	  reasoning <text> [sig=<signature>]      signed as the provider signs it
 //	  tool <call> <name> <state> <input> [<output or error>]
+//
+// "render model=<provider>/<model>[@<variant>] [baseline=<text>]
+// [tools=(<name>,…)] [last]" prints the request for that model.
 func TestRender(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
 		var history []messages.Message
