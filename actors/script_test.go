@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -46,6 +48,7 @@ import (
 //	run | wait-idle [session=]
 //	await [session=] idle=n   wait until the journal holds n idle events
 //	revert op=stage|commit|clear [msg=]   a revert command
+//	ls                        the files in the Location and their contents
 //	recover                   start-up recovery: the sessions it woke
 //	pending | history [after=seq.index] [limit=] | history-pages limit=
 //	events [after=] [limit=]  the durable events, runs of one type in one line
@@ -55,6 +58,7 @@ import (
 //	tail-stop [name=]         stop it; anything it received later is a duplicate
 //	sessions                  every session in the journal
 //	requests                  the provider requests made since the last requests
+//	                          (numbered anew in each process)
 //	verify                    projections = the event log replayed (scenario 60)
 //
 // Generated IDs print as <ses 1>, <msg 1>... in order of appearance;
@@ -174,6 +178,18 @@ func (e *scriptEnv) start(td *datadriven.TestData) {
 			delete(e.tails, name)
 		}
 		e.h.restart(opts...)
+		// The new process has a provider of its own.
+		e.requests = 0
+		// A turn the stopped process held open goes nowhere now.
+		e.mu.Lock()
+		if e.held != nil {
+			select {
+			case <-e.held:
+			default:
+				close(e.held)
+			}
+		}
+		e.mu.Unlock()
 	}
 	// The harness's provider passes the request count, not the context:
 	// the held turn waits on the harness's context instead.
@@ -250,7 +266,12 @@ func (e *scriptEnv) handle(td *datadriven.TestData) string {
 		}
 	case "release":
 		e.mu.Lock()
-		close(e.held)
+		select {
+		case <-e.held:
+			e.fatalf("no held turn to release")
+		default:
+			close(e.held)
+		}
 		e.mu.Unlock()
 		return "released\n"
 	case "fault":
@@ -420,6 +441,19 @@ func (e *scriptEnv) handle(td *datadriven.TestData) string {
 			fmt.Fprintf(&out, "revert to before %s committed=%v\n", o.MessageID, o.Committed)
 		} else {
 			out.WriteString("no revert open\n")
+		}
+	case "ls":
+		// The Location's files: what tools did to it.
+		entries, err := os.ReadDir(h.loc)
+		if err != nil {
+			e.fatalf("%v", err)
+		}
+		for _, en := range entries {
+			b, _ := os.ReadFile(filepath.Join(h.loc, en.Name()))
+			fmt.Fprintf(&out, "%s %q\n", en.Name(), b)
+		}
+		if len(entries) == 0 {
+			out.WriteString("(empty)\n")
 		}
 	case "recover":
 		ids, err := h.sessions.Recover(e.ctx(), nil)
@@ -689,6 +723,9 @@ func (e *scriptEnv) normalize(s string) string {
 		e.ids[id] = fmt.Sprintf("<%s %d>", prefix, n)
 		return e.ids[id]
 	})
+	// The restart note is long and told in one place (RestartNote).
+	s = strings.ReplaceAll(s, RestartNote, "<RestartNote>")
+	s = strings.ReplaceAll(s, strconv.Quote(RestartNote), "<RestartNote>")
 	if e.h != nil {
 		s = strings.ReplaceAll(s, e.other, "$OTHER")
 		s = strings.ReplaceAll(s, e.h.loc, "$LOC")
@@ -775,6 +812,14 @@ func describeEvent(ev messages.Event) string {
 		return fmt.Sprintf("%s %q", name, e.Text)
 	case messages.DrainFailed:
 		return name + " " + e.Kind
+	case messages.ToolCalled:
+		return fmt.Sprintf("%s %s %s %s", name, e.CallID, e.Tool, e.Input)
+	case messages.ToolSucceeded:
+		return fmt.Sprintf("%s %s %q", name, e.CallID, e.Output)
+	case messages.ToolFailed:
+		return fmt.Sprintf("%s %s %q", name, e.CallID, e.Error)
+	case messages.Interrupted:
+		return fmt.Sprintf("%s %q", name, e.Reason)
 	}
 	return name
 }
