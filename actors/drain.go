@@ -66,11 +66,9 @@ type turn struct {
 	rules       []permission.Rule // the agent's rules when the turn started
 	model       messages.ModelRef
 	cancel      context.CancelFunc
-	calls       map[string]*toolCall  // by provider call ID (the core's Turn counts them)
-	finish      provider.FinishReason // the stream's, as the core took it
-	usage       messages.Usage
-	err         error
-	spanCtx     context.Context // carries the chat span
+	calls       map[string]*toolCall // by provider call ID (the core's Turn counts them)
+	err         error                // the stream's, as its provider gave it (for the chat span)
+	spanCtx     context.Context      // carries the chat span
 	span        trace.Span
 }
 
@@ -268,6 +266,7 @@ func (a *sessionActor) execute(rd session.Ready) {
 	if d != nil && rd.Stream {
 		d.promotedAhead = false // written with the TurnStarted
 	}
+	a.observeReady(rd)
 	a.publishLive(rd.Live)
 	a.askTitle(rd.Title) // beside the turn, never in its way
 	if rd.StartDrain != nil {
@@ -646,21 +645,10 @@ func (a *sessionActor) onStreamEnded(err error) {
 
 // finishTurn closes the turn once its stream is over and every tool
 // settled: what to write and what follows is the core's (CloseTurn:
-// TurnEnded, TurnFailed, an overflow's compaction).
+// TurnEnded, TurnFailed, an overflow's compaction); its chat span ends
+// once that is written (observeReady).
 func (a *sessionActor) finishTurn() {
-	d, t := a.drain, a.drain.turn
-	d.turn = nil
-	if ct := a.core.Drain.Turn; ct != nil {
-		t.finish, t.usage = provider.FinishReason(ct.Finish), ct.Usage
-	}
-	switch {
-	case d.Interrupted:
-		t.err = errInterrupted // the core fails the turn as interrupted and ends the drain
-	case t.err == nil && t.finish == "":
-		t.err = errors.New(session.NoFinishError)
-	}
-	a.endChat(t)
-	if !d.Interrupted {
+	if !a.drain.Interrupted {
 		a.fault(FaultBeforeTurnEnd)
 	}
 	a.execute(a.core.Step(session.CloseTurn{}))
@@ -706,27 +694,21 @@ func (a *sessionActor) beginInterrupt() {
 // closeDrain is the one end of a drain, once its last events are written
 // (written: the Ready's Append that ended it, Idle among them) or with
 // nothing written (abandon): a turn or compaction still in flight stops,
-// the span and metrics close, and the drain's callers and interrupters are
-// answered with out. A written end then steps DrainEnded: a wake that
-// arrived meanwhile starts at most one follow-up drain (an interrupt
-// suppressed those that came before it).
+// the spans and metrics close (observeEnd), and the drain's callers and
+// interrupters are answered with out. A written end then steps
+// DrainEnded: a wake that arrived meanwhile starts at most one follow-up
+// drain (an interrupt suppressed those that came before it).
 func (a *sessionActor) closeDrain(out *Outcome, written bool) {
 	d := a.drain
 	if d == nil {
 		return
 	}
 	a.log.Debug("drain end", "session", a.id, "token", d.token, "outcome", out)
-	if t := d.turn; t != nil {
+	inFlight := d.turn
+	if t := inFlight; t != nil {
 		d.turn = nil
 		t.cancel()
 		a.cancelTools()
-		switch {
-		case out.Kind == session.Interrupted:
-			t.err = errInterrupted
-		case t.err == nil:
-			t.err = &CommandError{Code: string(out.Kind), Msg: out.Err}
-		}
-		a.endChat(t)
 	}
 	if d.compacting != nil {
 		d.compacting()
@@ -738,8 +720,7 @@ func (a *sessionActor) closeDrain(out *Outcome, written bool) {
 	a.forgetPromotedAhead(d)
 	out.LastSeq = a.seq
 	a.setDrain(nil)
-	endDrainSpan(d, out)
-	a.drainMetrics(out)
+	a.observeEnd(d, inFlight, out)
 	a.lastOutcome = out
 	for _, w := range d.waiters {
 		a.system.Root.Send(w, out)
@@ -778,53 +759,4 @@ func (a *sessionActor) forgetPromotedAhead(d *drain) {
 		d.promotedAhead = false
 		a.core.State.History.Unload()
 	}
-}
-
-var errInterrupted = errors.New("interrupted")
-
-// endChat ends a turn's chat span with its usage and finish reason.
-func (a *sessionActor) endChat(t *turn) {
-	if m := a.rt.cfg.Metrics; m != nil {
-		reason := string(t.finish)
-		if t.err != nil {
-			reason = "error"
-		}
-		m.TurnFinished(t.model.Provider, reason)
-	}
-	if t.span == nil {
-		return
-	}
-	var reasons []string
-	if t.finish != "" {
-		reasons = []string{string(t.finish)}
-	}
-	u := telemetry.Usage{InputTokens: t.usage.InputTokens, OutputTokens: t.usage.OutputTokens}
-	telemetry.EndChat(t.span, telemetry.ChatResult{Usage: u, FinishReasons: reasons}, t.err)
-	if d := a.drain; d != nil {
-		d.usage.InputTokens += u.InputTokens
-		d.usage.OutputTokens += u.OutputTokens
-	}
-	t.span = nil
-}
-
-func (a *sessionActor) drainMetrics(out *Outcome) {
-	if m := a.rt.cfg.Metrics; m != nil {
-		kind := "completed"
-		if out != nil && out.Kind != session.Completed {
-			kind = string(out.Kind)
-		}
-		m.DrainFinished(kind)
-	}
-}
-
-func endDrainSpan(d *drain, out *Outcome) {
-	if d.span == nil {
-		return
-	}
-	var err error
-	if out != nil && out.Err != "" {
-		err = &CommandError{Code: string(out.Kind), Msg: out.Err}
-	}
-	telemetry.EndInvokeAgent(d.span, d.usage, err)
-	d.span = nil
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
@@ -96,4 +97,99 @@ func TestRuntimeMetricsCountDrainsTurnsAndTools(t *testing.T) {
 			t.Errorf("metrics lack %s:\n%s", want, text)
 		}
 	}
+}
+
+// TestSpansAndCountersCloseWhateverEndsTheDrain: a turn's chat span and
+// the drain's invoke_agent span end, and are counted, however the turn and
+// the drain end: a malformed stream, the provider's error (the span keeps
+// its type), an interrupt, and a drain abandoned without writing (the
+// actor stopping mid-stream).
+func TestSpansAndCountersCloseWhateverEndsTheDrain(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		turn       scripted.Turn
+		end        func(h *harness, id string)
+		chatErr    string // the chat span's status description
+		chatType   string // its error.type ("": not checked)
+		drainErr   string
+		turnReason string
+		outcome    string
+	}{
+		{name: "malformed", turn: scripted.Turn{Parts: []scripted.Part{{Kind: "text", Text: "partial"}}},
+			chatErr: "malformed: stream ended without a finish reason", chatType: "*provider.Error", drainErr: "malformed: stream ended without a finish reason", turnReason: "error", outcome: "provider"},
+		{name: "provider error", turn: scripted.Turn{Error: &scripted.ErrorSpec{Kind: "invalid_request", Message: "bad request"}},
+			chatErr: "scripted: invalid_request: bad request", chatType: "*provider.Error", drainErr: "scripted: invalid_request: bad request", turnReason: "error", outcome: "provider"},
+		{name: "interrupted", turn: scripted.Turn{Text: "partial", Hang: true},
+			end: func(h *harness, id string) {
+				if err := h.sessions.Interrupt(h.ctx(), id); err != nil {
+					h.t.Fatal(err)
+				}
+			},
+			chatErr: "interrupted", drainErr: "interrupted", turnReason: "error", outcome: "interrupted"},
+		{name: "abandoned", turn: scripted.Turn{Text: "partial", Hang: true},
+			end:     func(h *harness, id string) { h.stop() },
+			chatErr: "session actor stopping", drainErr: "session actor stopping", turnReason: "error", outcome: "fenced"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			exp := tracetest.NewInMemoryExporter()
+			tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+			reg := metrics.NewRegistry()
+			rt, err := metrics.NewRuntime(reg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			started := make(chan struct{}, 1)
+			h := newHarness(t, func(req *provider.Request, n int) (scripted.Turn, error) {
+				started <- struct{}{}
+				return tc.turn, nil
+			}, func(c *Config) { c.Tracer, c.Metrics = telemetry.NewTracer(tp), rt })
+			id := h.create("")
+			h.prompt(id, "", "go", "", true)
+			<-started
+			if tc.end != nil {
+				tc.end(h, id)
+			} else {
+				h.waitIdle(id)
+			}
+			byName := map[string]tracetest.SpanStub{}
+			for _, s := range exp.GetSpans() {
+				byName[s.Name] = s
+			}
+			chat, okChat := byName["chat test-model"]
+			drain, okDrain := byName["invoke_agent"]
+			if !okChat || !okDrain || len(exp.GetSpans()) != 2 {
+				t.Fatalf("ended spans %v: want the chat and the invoke_agent span", names(exp.GetSpans()))
+			}
+			if chat.Status.Code != codes.Error || chat.Status.Description != tc.chatErr {
+				t.Errorf("chat span status %v %q, want error %q", chat.Status.Code, chat.Status.Description, tc.chatErr)
+			}
+			if tc.chatType != "" && attr(chat, "error.type") != tc.chatType {
+				t.Errorf("chat span error.type %q, want %q", attr(chat, "error.type"), tc.chatType)
+			}
+			if drain.Status.Code != codes.Error || drain.Status.Description != tc.drainErr {
+				t.Errorf("invoke_agent span status %v %q, want error %q", drain.Status.Code, drain.Status.Description, tc.drainErr)
+			}
+			var b strings.Builder
+			if err := reg.WriteText(&b); err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range []string{
+				`sessionrt_turns_total{finish_reason="` + tc.turnReason + `",provider="scripted"} 1`,
+				`sessionrt_drains_total{outcome="` + tc.outcome + `"} 1`,
+			} {
+				if !strings.Contains(b.String(), want) {
+					t.Errorf("metrics lack %s:\n%s", want, b.String())
+				}
+			}
+		})
+	}
+}
+
+func attr(s tracetest.SpanStub, key string) string {
+	for _, kv := range s.Attributes {
+		if string(kv.Key) == key {
+			return kv.Value.Emit()
+		}
+	}
+	return ""
 }

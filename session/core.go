@@ -122,6 +122,7 @@ type Compaction struct {
 type Turn struct {
 	AssistantMessageID string
 	Agent              string // the turn's agent: every call it makes keeps it
+	Model              messages.ModelRef
 	Streaming          bool
 	// Finish and Usage are what the stream said (PartFinish, PartUsage);
 	// ended is how it ended (StreamEnded). The turn's end (CloseTurn) is
@@ -241,6 +242,11 @@ type Ready struct {
 	// TurnOver: the turn's stream ended and every call settled; the owner
 	// closes it (CloseTurn), and the core ends it as its stream said.
 	TurnOver bool
+	// TurnEnd: the turn in flight ended with this Ready (its TurnFailed
+	// is in Append, or its TurnEnded carried to the next one): what an
+	// observer of the drain records once Append is durable (the turn's
+	// span and counters). Nothing acts on it.
+	TurnEnd *TurnEnd
 	// Stop: the server is shutting down; the drain stops at this safe
 	// boundary without Idle, so that the next start finds the session
 	// mid-drain and resumes it.
@@ -288,6 +294,19 @@ type Ready struct {
 	// Refused: a client's command was refused (commands.go); nothing is
 	// written, and the owner answers the client with it.
 	Refused *Refusal
+}
+
+// TurnEnd is how a provider turn ended, for an observer: the model it
+// asked, what its stream said (finish reason, usage) and, when it failed,
+// how (Kind Provider, Overflow or Interrupted, and Err); Kind is empty
+// when it ended normally.
+type TurnEnd struct {
+	AssistantMessageID string
+	Model              messages.ModelRef
+	Finish             string
+	Usage              messages.Usage
+	Kind               OutcomeKind
+	Err                string
 }
 
 // Observe is a context observation to make.
@@ -340,9 +359,10 @@ type Stopping struct{}
 // see itself (an owner that reports calls with StreamPart leaves it 0).
 type CloseTurn struct{ Calls int }
 
-// NoFinishError is how a turn whose stream ended without an error and
-// without a finish reason fails: the provider's stream was malformed.
-var NoFinishError = (&provider.Error{Kind: provider.KindMalformed, Message: "stream ended without a finish reason"}).Error()
+// ErrNoFinish is how a turn whose stream ended without an error and
+// without a finish reason fails (its TurnFailed's message is its text):
+// the provider's stream was malformed.
+var ErrNoFinish = &provider.Error{Kind: provider.KindMalformed, Message: "stream ended without a finish reason"}
 
 // TurnBuilt: the owner built the request a StartTurn asked for. Started
 // is its TurnStarted (IDs, agent, model, file snapshot: the owner's);
@@ -576,9 +596,17 @@ func (c *Core) Step(in Input) Ready {
 		rd.Append = WithoutPromotion(rd.Append)
 	}
 	if rd.Outcome != nil {
+		if t := c.Drain.Turn; t != nil && rd.Outcome.Kind == Interrupted && rd.TurnEnd == nil {
+			rd.TurnEnd = t.end(Interrupted, "interrupted") // ending writes its TurnFailed
+		}
 		rd.Append = append(rd.Append, c.ending(rd)...)
 	}
 	return rd
+}
+
+// end is how t ended (kind "": normally).
+func (t *Turn) end(kind OutcomeKind, why string) *TurnEnd {
+	return &TurnEnd{AssistantMessageID: t.AssistantMessageID, Model: t.Model, Finish: t.Finish, Usage: t.Usage, Kind: kind, Err: why}
 }
 
 // ending is what an Outcome writes after the Ready's own events: what is
@@ -1149,7 +1177,7 @@ func (c *Core) openTurn(ev messages.TurnStarted) Ready {
 		// starts no turn (every turn is fenced against it).
 		return c.moved()
 	}
-	c.Drain.Turn = &Turn{AssistantMessageID: ev.AssistantMessageID, Agent: ev.Agent, Streaming: true}
+	c.Drain.Turn = &Turn{AssistantMessageID: ev.AssistantMessageID, Agent: ev.Agent, Model: ev.Model, Streaming: true}
 	title := c.titleFor()
 	return Ready{Append: append(c.takeCarryForTurn(), ev), Stream: true, Title: title}
 }
@@ -1244,7 +1272,7 @@ func (c *Core) stepCloseTurn(in CloseTurn) Ready {
 	case t.ended.Err != "":
 		return c.turnFailed(Provider, t.ended.Err)
 	case t.Finish == "":
-		return c.turnFailed(Provider, NoFinishError)
+		return c.turnFailed(Provider, ErrNoFinish.Error())
 	}
 	return c.turnSucceeded(in.Calls)
 }
@@ -1265,7 +1293,9 @@ func (c *Core) turnSucceeded(calls int) Ready {
 	d.Compacted = false
 	contentFilter := t.Finish == string(provider.FinishContentFilter)
 	d.Continuation = calls > 0 && !contentFilter && asking == 0
-	return c.stepBoundary(AtBoundary{})
+	rd := c.stepBoundary(AtBoundary{})
+	rd.TurnEnd = t.end("", "")
+	return rd
 }
 
 // turnFailed records the failure at once; the drain then ends with it
@@ -1283,17 +1313,17 @@ func (c *Core) turnFailed(kind OutcomeKind, why string) Ready {
 		dec := compaction.OnOverflow(compaction.OverflowState{DurableOutput: recorded, Compacted: d.Compacted}, compaction.Config{Auto: c.Config.AutoCompaction})
 		if dec.Action == compaction.Fail {
 			rd := c.overflowed(dec.Err.Error())
-			rd.Append = fail
+			rd.Append, rd.TurnEnd = fail, t.end(kind, why)
 			return rd
 		}
 		d.Compaction = &Compaction{Cause: CompactOverflow}
-		return Ready{Append: fail, Compact: &Compact{Cause: CompactOverflow}}
+		return Ready{Append: fail, Compact: &Compact{Cause: CompactOverflow}, TurnEnd: t.end(kind, why)}
 	}
 	d.TurnsUsed++
 	d.LastErr = &Outcome{Kind: kind, Err: why}
 	d.Continuation, d.answering = false, false
 	rd := c.stepBoundary(AtBoundary{})
-	rd.Append = append(fail, rd.Append...)
+	rd.Append, rd.TurnEnd = append(fail, rd.Append...), t.end(kind, why)
 	return rd
 }
 

@@ -49,6 +49,8 @@ type interactionEnv struct {
 	compaction  string // the running compaction's ID
 	// titles are the title requests the core asked for (Ready.Title).
 	titles []string
+	// turnEnds are the turns' ends the core reported (Ready.TurnEnd).
+	turnEnds []string
 	// questionDenied: the agent's rules deny the question call being made.
 	questionDenied bool
 }
@@ -162,6 +164,11 @@ func (e *interactionEnv) handle(t *testing.T, td *datadriven.TestData) string {
 			in.ConfigErr = "agent build: not configured"
 		}
 		e.ready(&out, e.c.Step(in))
+	case "turn-ends":
+		// How each turn ended, as an observer is told (Ready.TurnEnd).
+		for _, te := range e.turnEnds {
+			fmt.Fprintln(&out, te)
+		}
 	case "titles":
 		// The title requests asked for so far, with their prompts.
 		fmt.Fprintf(&out, "title requests: %d %q\n", len(e.titles), e.titles)
@@ -503,6 +510,10 @@ func (e *interactionEnv) ready(out *strings.Builder, rd Ready) {
 		fmt.Fprintf(out, "refused: %s %q\n", [...]string{RefusedNotFound: "not found", RefusedInvalid: "invalid", RefusedBusy: "busy"}[r.Kind], r.Err)
 	}
 	e.askTitle(out, rd)
+	if te := rd.TurnEnd; te != nil {
+		// Recorded, not printed (turn-ends lists them), as titles.
+		e.turnEnds = append(e.turnEnds, fmt.Sprintf("%s model=%s/%s finish=%q tokens=%d failed=%q %q", te.AssistantMessageID, te.Model.Provider, te.Model.ID, te.Finish, te.Usage.OutputTokens, te.Kind, te.Err))
+	}
 	if len(rd.Append) > 0 {
 		e.write(out, rd.Append...)
 	}

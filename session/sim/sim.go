@@ -1100,6 +1100,12 @@ func (s *simSession) finishTurn() error {
 		if err := checkTurnEnd(o.turn, want, append(slices.Clone(rd.Append), o.core.Carry...)); err != nil {
 			return err
 		}
+	} else {
+		want = session.Interrupted
+	}
+	// An observer is told the same.
+	if te := rd.TurnEnd; te == nil || te.AssistantMessageID != o.turn || te.Kind != want {
+		return fmt.Errorf("turn %s closed (failed %q): the observer was told %+v", o.turn, want, te)
 	}
 	if s.brk == "promote-early" {
 		s.breakPromoteEarly(rd)
