@@ -49,6 +49,9 @@ import (
 //	await [session=] idle=n   wait until the journal holds n idle events
 //	revert op=stage|commit|clear [msg=]   a revert command
 //	ls                        the files in the Location and their contents
+//	journal fail-writes|heal  the journal's storage refuses every write (a full disk), or not
+//	subscribe [session=]      subscribe to the live bus
+//	status type=              read the bus until a session status of that type
 //	recover                   start-up recovery: the sessions it woke
 //	pending | history [after=seq.index] [limit=] | history-pages limit=
 //	events [after=] [limit=]  the durable events, runs of one type in one line
@@ -62,7 +65,8 @@ import (
 //	verify                    projections = the event log replayed (scenario 60)
 //
 // Generated IDs print as <ses 1>, <msg 1>... in order of appearance;
-// the session's Location as $LOC.
+// the session's Location as $LOC, the notes a resumed drain adds as
+// <RestartNote> and <JournalNote>.
 func TestScripts(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
 		e := &scriptEnv{t: t, ids: map[string]string{}, tails: map[string]*scriptTail{}, faults: map[FaultPoint]int{}}
@@ -95,7 +99,8 @@ type scriptEnv struct {
 	ids      map[string]string // generated ID -> its name in the output
 	requests int               // provider requests printed so far
 	tails    map[string]*scriptTail
-	other    string // the second Location
+	sub      *Subscription // the live bus, for status
+	other    string        // the second Location
 }
 
 type scriptTurn struct {
@@ -343,7 +348,13 @@ func (e *scriptEnv) handle(td *datadriven.TestData) string {
 		}
 		rec, err := h.sessions.Prompt(e.ctx(), id, Prompt{MessageID: msg, Prompt: messages.Prompt{Text: text}, Delivery: d, Resume: td.HasArg("resume")})
 		if err != nil {
-			return fmt.Sprintf("refused (%s): %v\n", errorCode(err), err)
+			msg := err.Error()
+			if errorCode(err) == CodeJournal {
+				// Which write failed first (the activation's or the
+				// admission's) is the actor's timing: the cause is not.
+				msg = msg[strings.LastIndex(msg, ": ")+2:]
+			}
+			return fmt.Sprintf("refused (%s): %s\n", errorCode(err), msg)
 		}
 		verb := "admitted"
 		if rec.Duplicate {
@@ -454,6 +465,51 @@ func (e *scriptEnv) handle(td *datadriven.TestData) string {
 		}
 		if len(entries) == 0 {
 			out.WriteString("(empty)\n")
+		}
+	case "journal":
+		// The journal's storage refuses every write (a full disk) or
+		// accepts them again.
+		switch {
+		case td.HasArg("fail-writes"):
+			h.faults.FailWrites(nil)
+			out.WriteString("writes fail: no space left on device\n")
+		case td.HasArg("heal"):
+			h.faults.Heal()
+			out.WriteString("writes go through\n")
+		default:
+			e.fatalf("journal fail-writes or journal heal")
+		}
+	case "subscribe":
+		id := e.session(td)
+		if e.sub != nil {
+			e.sub.Close()
+		}
+		e.sub = h.bus.Subscribe(id, 1<<14)
+		e.t.Cleanup(e.sub.Close)
+		fmt.Fprintf(&out, "subscribed to %s\n", id)
+	case "status":
+		// Reads the live bus until a session status of this type.
+		var typ string
+		td.ScanArgs(t, "type", &typ)
+		if e.sub == nil {
+			e.fatalf("subscribe first")
+		}
+		deadline := time.After(scriptWait)
+		for {
+			select {
+			case it, ok := <-e.sub.C():
+				if !ok {
+					e.fatalf("the live subscription ended: %v", e.sub.Err())
+				}
+				if st := it.Status; st != nil && st.Type == typ {
+					if st.Message == "" {
+						return fmt.Sprintf("status %s\n", st.Type)
+					}
+					return fmt.Sprintf("status %s: %s\n", st.Type, st.Message)
+				}
+			case <-deadline:
+				e.fatalf("no %s status on the live bus", typ)
+			}
 		}
 	case "recover":
 		ids, err := h.sessions.Recover(e.ctx(), nil)
@@ -726,6 +782,8 @@ func (e *scriptEnv) normalize(s string) string {
 	// The restart note is long and told in one place (RestartNote).
 	s = strings.ReplaceAll(s, RestartNote, "<RestartNote>")
 	s = strings.ReplaceAll(s, strconv.Quote(RestartNote), "<RestartNote>")
+	s = strings.ReplaceAll(s, JournalNote, "<JournalNote>")
+	s = strings.ReplaceAll(s, strconv.Quote(JournalNote), "<JournalNote>")
 	if e.h != nil {
 		s = strings.ReplaceAll(s, e.other, "$OTHER")
 		s = strings.ReplaceAll(s, e.h.loc, "$LOC")
