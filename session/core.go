@@ -865,6 +865,13 @@ func (c *Core) stepRecover(in Recover) Ready {
 		// Tell the model, chronologically, without touching the baseline.
 		rd.Append = append(rd.Append, messages.ContextUpdated{MessageID: in.NoteID, Text: in.Note, Snapshot: c.State.Epoch.Snapshot})
 	}
+	if len(c.State.Questions) > 0 && len(c.State.Pending) == 0 {
+		// The lost turn asked the user: its answer resumes the model
+		// (which reads the note then), not a run without it, which
+		// would have to dismiss the question (decideBoundary).
+		rd.StartDrain = nil
+		rd.Append = append(rd.Append, messages.Idle{})
+	}
 	return rd
 }
 
@@ -1367,12 +1374,14 @@ func (c *Core) decideBoundary(in AtBoundary, haveEpoch bool) Ready {
 	if !haveEpoch {
 		return Ready{Append: c.takeCarry(), Observe: &Observe{Init: true}}
 	}
+	// The model is never asked again while a question of its is open
+	// (the history must not hold a call without a result, which a late
+	// answer would then rewrite): the user spoke instead of answering,
+	// or resumed the session without answering (an explicit run). The
+	// open questions are dismissed before the turn, in the carried
+	// append.
+	c.Carry = append(c.Carry, c.dismissQuestions(len(step.Promote) > 0)...)
 	if len(step.Promote) > 0 {
-		// The user spoke instead of answering: the open questions are
-		// dismissed before the prompt becomes model-visible (the history
-		// must not hold a call without a result when the model is asked
-		// again), in the same carried append.
-		c.Carry = append(c.Carry, c.dismissQuestions()...)
 		c.Carry = append(c.Carry, messages.PromptPromoted{MessageIDs: step.Promote})
 		d.Compacted = false // a new logical turn
 	}

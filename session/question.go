@@ -13,8 +13,11 @@ import (
 // owner steps QuestionAsked, the core journals the request:
 // stepQuestionAsked); the request stays open
 // in State across drains and restarts until the client's reply
-// (QuestionReply) or a promotion (the user spoke instead: decideBoundary)
-// closes it and settles its call.
+// (QuestionReply) closes it and settles its call, or the model is asked
+// again without the answer (a promotion: the user spoke instead; an
+// explicit run: the session resumed without it) and dismisses it first
+// (decideBoundary). A restart does not resume the model while a question
+// is open (stepRecover): the answer does.
 
 // QuestionTool is the tool the session answers itself: the model asks the
 // user, the call stays open in the journal (QuestionAsked) and the drain
@@ -132,6 +135,11 @@ const QuestionRejectedError = "The user dismissed this question without answerin
 const (
 	DismissedByPromptReason = "the user sent a new message instead"
 	DismissedByPromptError  = "The user sent a new message instead of answering this question."
+
+	// DismissedByRunReason and DismissedByRunError: the client resumed
+	// the session (an explicit run) without answering.
+	DismissedByRunReason = "the session was resumed without an answer"
+	DismissedByRunError  = "The session was resumed without an answer to this question."
 )
 
 // stepQuestionReply settles an open question request with the client's
@@ -166,25 +174,45 @@ func (c *Core) stepQuestionReply(in QuestionReply) Ready {
 func (c *Core) afterQuestionReply(assistant string, rejected bool) Ready {
 	d := c.Drain
 	switch {
-	case d == nil && rejected:
-		return Ready{}
-	case d == nil:
-		return Ready{StartDrain: &StartDrain{Run: true}}
-	case d.Turn != nil && d.Turn.AssistantMessageID == assistant:
+	case d != nil && d.Turn != nil && d.Turn.AssistantMessageID == assistant:
 		if rejected {
 			return c.stepInterrupt(Interrupt{})
 		}
-		return Ready{}
-	case !rejected:
+	case rejected:
+	case c.othersOpen(assistant):
+		// The model asked several questions: it continues once all of
+		// them are answered, not with some still open (the run would
+		// have to dismiss them: decideBoundary).
+	case d == nil:
+		return Ready{StartDrain: &StartDrain{Run: true}}
+	default:
 		d.RunOwed = true
 	}
 	return Ready{}
 }
 
+// othersOpen reports whether a turn has open question requests besides
+// the one a reply is closing now (its close is not folded yet).
+func (c *Core) othersOpen(assistant string) bool {
+	n := 0
+	for id, q := range c.State.Questions {
+		if q.AssistantMessageID == assistant && !c.dismissing(id) {
+			n++
+		}
+	}
+	return n > 1
+}
+
 // dismissQuestions are the events that dismiss every open question
-// request because a new prompt is promoted, in request ID order (as the
-// journal lists them): each request's rejection, then its call's failure.
-func (c *Core) dismissQuestions() []messages.Event {
+// request because the model is asked again without their answers (a new
+// prompt is promoted: byPrompt; an explicit run), in request ID order (as
+// the journal lists them): each request's rejection, then its call's
+// failure.
+func (c *Core) dismissQuestions(byPrompt bool) []messages.Event {
+	reason, why := DismissedByRunReason, DismissedByRunError
+	if byPrompt {
+		reason, why = DismissedByPromptReason, DismissedByPromptError
+	}
 	ids := make([]string, 0, len(c.State.Questions))
 	for id := range c.State.Questions {
 		if !c.dismissing(id) {
@@ -195,8 +223,8 @@ func (c *Core) dismissQuestions() []messages.Event {
 	var evs []messages.Event
 	for _, id := range ids {
 		q := c.State.Questions[id]
-		evs = append(evs, messages.QuestionRejected{RequestID: id, Reason: DismissedByPromptReason},
-			messages.ToolFailed{AssistantMessageID: q.AssistantMessageID, CallID: q.CallID, Error: DismissedByPromptError})
+		evs = append(evs, messages.QuestionRejected{RequestID: id, Reason: reason},
+			messages.ToolFailed{AssistantMessageID: q.AssistantMessageID, CallID: q.CallID, Error: why})
 	}
 	return evs
 }

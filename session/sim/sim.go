@@ -336,6 +336,11 @@ func (s *simSession) checkTransaction(evs []messages.Event) error {
 			}
 		case messages.TurnStarted, messages.ContextEpochInitialized:
 			if _, ok := ev.(messages.TurnStarted); ok {
+				// The model is never asked again while a question of its
+				// is open: a promotion or an explicit run dismisses it first.
+				for id := range asking {
+					return fmt.Errorf("turn %s started while question %s is open", ev.(messages.TurnStarted).AssistantMessageID, id)
+				}
 				opens = true
 			}
 			if d := o.core.Drain; d != nil && d.Location != o.core.State.Row.Location {
@@ -575,9 +580,9 @@ func (s *simSession) breakKeepQuestions() {
 	o.core.Carry = slices.DeleteFunc(o.core.Carry, func(ev messages.Event) bool {
 		switch ev := ev.(type) {
 		case messages.QuestionRejected:
-			return ev.Reason == session.DismissedByPromptReason
+			return ev.Reason == session.DismissedByPromptReason || ev.Reason == session.DismissedByRunReason
 		case messages.ToolFailed:
-			return ev.Error == session.DismissedByPromptError
+			return ev.Error == session.DismissedByPromptError || ev.Error == session.DismissedByRunError
 		}
 		return false
 	})
@@ -607,7 +612,17 @@ func (s *simSession) answer() error {
 	d := o.core.Drain
 	idle := d == nil
 	inFlight := d != nil && d.Turn != nil && d.Turn.AssistantMessageID == s.questions[id].turn
+	// others: the model asked more questions in that turn, still open: it
+	// continues once all are answered.
+	others := false
+	for other, q := range s.j.replica.Questions {
+		others = others || other != id && q.AssistantMessageID == s.questions[id].turn && !slices.ContainsFunc(o.core.Carry, func(ev messages.Event) bool {
+			r, ok := ev.(messages.QuestionRejected)
+			return ok && r.RequestID == other
+		})
+	}
 	reject := s.rng.IntN(3) == 0
+	wasOwed := d != nil && d.RunOwed
 	rd := o.core.Step(session.QuestionReply{RequestID: id, Answers: [][]string{{"blue"}}, Reject: reject})
 	if taken := len(rd.Append) > 0; taken != (open && !dismissing) {
 		return fmt.Errorf("question reply to %s taken %v, request open %v, its dismissal carried %v", id, taken, open, dismissing)
@@ -619,6 +634,9 @@ func (s *simSession) answer() error {
 	switch {
 	case idle && reject && rd.StartDrain != nil:
 		return fmt.Errorf("a dismissed question started a drain")
+	case !inFlight && !reject && others && (rd.StartDrain != nil || !idle && d.RunOwed && !wasOwed):
+		return fmt.Errorf("an answer to question %s started the model while %d other questions of its turn are open", id, len(s.j.replica.Questions)-1)
+	case others:
 	case idle && !reject && rd.StartDrain == nil:
 		return fmt.Errorf("an answer while idle started no drain for the model to read it")
 	case inFlight && reject && !d.Interrupted:
