@@ -2,15 +2,12 @@ package actors
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/sessionrt/sessionrt/actors/effect"
 	"github.com/sessionrt/sessionrt/contextsources"
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/provider"
@@ -122,14 +119,6 @@ type (
 		settled *toolSettled
 		snap    string
 	}
-	streamPart struct {
-		token uint64
-		part  provider.Part
-	}
-	streamEnded struct {
-		token uint64
-		err   error
-	}
 )
 
 func (a *sessionActor) onDrainMessage(ctx actor.Context, msg any) {
@@ -170,16 +159,16 @@ func (a *sessionActor) onDrainMessage(ctx actor.Context, msg any) {
 		a.onTurnSnapshot(m)
 	case *toolSnapshot:
 		a.onToolSnapshot(m)
-	case *streamPart:
-		if d == nil || d.turn == nil || m.token != d.turn.token {
+	case *effect.StreamPart:
+		if d == nil || d.turn == nil || m.Token != d.turn.token {
 			return
 		}
-		a.onPart(m.part)
-	case *streamEnded:
-		if d == nil || d.turn == nil || m.token != d.turn.token {
+		a.onPart(m.Part)
+	case *effect.StreamEnded:
+		if d == nil || d.turn == nil || m.Token != d.turn.token {
 			return
 		}
-		a.onStreamEnded(m.err)
+		a.onStreamEnded(m.Err)
 	case *compactionDone:
 		if d == nil || m.token != d.token {
 			return
@@ -192,22 +181,10 @@ func (a *sessionActor) onDrainMessage(ctx actor.Context, msg any) {
 	}
 }
 
-// async runs work off the mailbox and posts its result back; a panic in the
-// work becomes the result's error instead of killing the process.
+// async runs work off the mailbox and posts its result back to the actor
+// (effect.Go).
 func (a *sessionActor) async(work func() any, onPanic func(error) any) {
-	system, self := a.system, a.self
-	go func() {
-		var res any
-		func() {
-			defer func() {
-				if r := recover(); r != nil {
-					res = onPanic(fmt.Errorf("panic: %v", r))
-				}
-			}()
-			res = work()
-		}()
-		system.Root.Send(self, res)
-	}()
+	effect.Go(effect.To(a.system, a.self), work, onPanic)
 }
 
 func (a *sessionActor) startDrain(runOwed, continues bool, waiter *actor.PID) {
@@ -535,73 +512,18 @@ func (a *sessionActor) stream() {
 	sctx, cancel := context.WithCancel(a.rt.ctx)
 	t.cancel = cancel
 	d.turn = t
-	system, self, token, prov := a.system, a.self, t.token, b.prov
-	go func() {
-		err := pump(sctx, prov, req, func(p provider.Part) {
-			system.Root.Send(self, &streamPart{token: token, part: p})
-		})
-		system.Root.Send(self, &streamEnded{token: token, err: err})
-	}()
+	go effect.Stream(sctx, b.prov, req, t.token, effect.To(a.system, a.self))
 }
 
-// pump streams one provider turn, delivering every part; it never panics.
-func pump(ctx context.Context, prov provider.Provider, req *provider.Request, deliver func(provider.Part)) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("provider panicked: %v", r)
-		}
-	}()
-	s, err := prov.Stream(ctx, req)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	for {
-		p, err := s.Next()
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return err
-		}
-		deliver(p)
-		if p.Kind == provider.PartFinish {
-			return nil
-		}
-	}
-}
-
-// onPart hands a part of the stream to the core, decoded from the
-// provider's: what is published live, what the turn accumulates and which
-// calls are recorded and started is the core's (StreamPart).
-func (a *sessionActor) onPart(p provider.Part) {
+// onPart hands a part of the stream, as effect.Stream decoded it, to the
+// core: what is published live, what the turn accumulates and which calls
+// are recorded and started is the core's (StreamPart).
+func (a *sessionActor) onPart(p session.StreamPart) {
 	a.fault(FaultMidStream)
-	in := session.StreamPart{Text: p.Text}
-	switch p.Kind {
-	case provider.PartText:
-		in.Kind = session.PartText
-	case provider.PartReasoning:
-		in.Kind = session.PartReasoning
-	case provider.PartToolInputStart, provider.PartToolInputDelta:
-		in.Kind, in.CallID = session.PartToolInput, p.ID
-	case provider.PartToolCall:
-		in.Kind, in.CallID, in.Tool, in.Args = session.PartToolCall, p.ID, p.Name, append([]byte(nil), p.Args...)
-	case provider.PartUsage:
-		in.Kind, in.Usage = session.PartUsage, messages.Usage{
-			InputTokens: int64(p.Usage.InputTokens), OutputTokens: int64(p.Usage.OutputTokens), ReasoningTokens: int64(p.Usage.ReasoningTokens),
-			CacheReadTokens: int64(p.Usage.CacheReadTokens), CacheWriteTokens: int64(p.Usage.CacheWriteTokens),
-		}
-	case provider.PartFinish:
-		in.Kind, in.Finish = session.PartFinish, string(p.Finish)
-	case provider.PartMetadata:
-		if !strings.HasPrefix(p.Key, "reasoning.") {
-			return // only reasoning metadata is replayed (to the same model)
-		}
-		in.Kind, in.Key = session.PartReasoningMeta, p.Key
-	default:
-		return
+	if p.Kind == 0 {
+		return // nothing the core uses (effect.Decode)
 	}
-	a.execute(a.core.Step(in))
+	a.execute(a.core.Step(p))
 }
 
 // publishLive hands the core's live deltas (Ready.Live) to the session's

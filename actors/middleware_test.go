@@ -7,6 +7,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/sessionrt/sessionrt/actors/effect"
 	"github.com/sessionrt/sessionrt/provider"
 	"github.com/sessionrt/sessionrt/provider/scripted"
 	"github.com/sessionrt/sessionrt/telemetry/metrics"
@@ -57,7 +58,7 @@ func middlewareChain(t testing.TB) (actor.ReceiverFunc, actor.ReceiverContext, *
 // (the idle timer is re-armed in place).
 func TestSessionMiddlewareAllocatesNothing(t *testing.T) {
 	chain, c, a := middlewareChain(t)
-	env := &actor.MessageEnvelope{Message: &streamPart{}}
+	env := &actor.MessageEnvelope{Message: &effect.StreamPart{}}
 	chain(c, env) // the first message arms the timer
 	if n := testing.AllocsPerRun(1000, func() { chain(c, env) }); n != 0 {
 		t.Fatalf("%v allocations per message", n)
@@ -74,7 +75,7 @@ func TestSessionMiddlewareAllocatesNothing(t *testing.T) {
 
 func BenchmarkSessionMiddleware(b *testing.B) {
 	chain, c, _ := middlewareChain(b)
-	env := &actor.MessageEnvelope{Message: &streamPart{}}
+	env := &actor.MessageEnvelope{Message: &effect.StreamPart{}}
 	b.ReportAllocs()
 	for b.Loop() {
 		chain(c, env)

@@ -1,0 +1,18 @@
+// Package effect holds the Session actor's effect executors: the I/O the
+// session core (session.Core.Step) asks for in a Ready, each a function
+// with explicit dependencies that does its work off the actor's mailbox
+// and posts its result back as a message, tagged with the token of the
+// drain or turn that asked for it (a stale result is the actor's to drop).
+//
+// An executor knows nothing of the actor: it gets what it needs as
+// arguments (a context, a provider and its request, a registry's PID) and
+// a Post to hand its result to. The actor (actors/drain.go) is the loop:
+// receive a message, Step the core, write the Ready's Append, dispatch the
+// Ready's effects to the executors here, answer its waiters. So an
+// executor is tested without a Session actor (effect_test.go).
+//
+// What travels per stream part is one message, as before this package:
+// Stream decodes each provider part into the core's session.StreamPart on
+// the stream's own goroutine and posts it; no extra goroutine or channel
+// sits between the provider and the mailbox.
+package effect
