@@ -10,6 +10,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/sessionrt/sessionrt/actors/effect"
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/persistence"
 	"github.com/sessionrt/sessionrt/session"
@@ -169,7 +170,7 @@ func (a *sessionActor) handle(ctx actor.Context) {
 			a.startDrain(false, false, ctx.Sender())
 			a.drain.Manual = true
 		}
-	case *titled:
+	case *effect.Titled:
 		a.onTitled(m)
 	case *recoverSession:
 		a.respond(ctx, a.recoverAfterRestart(m.policy, RestartNote))

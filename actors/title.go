@@ -1,14 +1,13 @@
 package actors
 
 import (
-	"context"
 	"errors"
 	"time"
 
+	"github.com/sessionrt/sessionrt/actors/effect"
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/provider"
 	"github.com/sessionrt/sessionrt/session"
-	"github.com/sessionrt/sessionrt/title"
 )
 
 // titleTimeout bounds a title request: a title that takes longer is not
@@ -16,33 +15,16 @@ import (
 // not outlive a provider that stopped answering.
 const titleTimeout = 2 * time.Minute
 
-// titled is a title request's answer, posted back through the mailbox.
-type titled struct {
-	title string
-	model messages.ModelRef
-	err   error
-	took  time.Duration
-}
-
 // askTitle runs the title request the core asked for (session.Title) off
-// the mailbox: the turn streams meanwhile and nothing waits for it. Its
-// answer comes back as a message (onTitled).
+// the mailbox (effect.Title): the turn streams meanwhile and nothing waits
+// for it. Its answer comes back as a message (onTitled).
 func (a *sessionActor) askTitle(t *session.Title) {
 	if t == nil || !a.rt.cfg.Titles {
 		return
 	}
-	rt, loc, model, prompt := a.rt, a.core.State.Row.Location, a.core.State.Row.Model, t.Prompt
-	a.async(func() any {
-		start := time.Now()
-		m, prov, err := rt.titleModel(loc, model)
-		if err != nil {
-			return &titled{model: m, err: err}
-		}
-		ctx, cancel := context.WithTimeout(rt.ctx, titleTimeout)
-		defer cancel()
-		name, err := title.Ask(ctx, prov, title.Request(provider.ModelRef{Provider: m.Provider, Model: m.ID}, prompt))
-		return &titled{title: name, model: m, err: err, took: time.Since(start)}
-	}, func(err error) any { return &titled{err: err} })
+	rt, loc, model := a.rt, a.core.State.Row.Location, a.core.State.Row.Model
+	effect.Title(rt.ctx, func() (messages.ModelRef, provider.Provider, error) { return rt.titleModel(loc, model) },
+		t.Prompt, titleTimeout, effect.To(a.system, a.self))
 }
 
 // errNoTitles: the Location's configuration turns titles off.
@@ -71,20 +53,20 @@ func (rt *runtime) titleModel(loc string, model messages.ModelRef) (messages.Mod
 // onTitled hands a title to the core, which names the session unless a
 // client did meanwhile. A failed request changes nothing: the session
 // keeps its default title, and its drain never knew.
-func (a *sessionActor) onTitled(m *titled) {
-	if errors.Is(m.err, errNoTitles) {
+func (a *sessionActor) onTitled(m *effect.Titled) {
+	if errors.Is(m.Err, errNoTitles) {
 		return
 	}
 	met := a.rt.cfg.Metrics
-	if m.err != nil {
+	if m.Err != nil {
 		a.log.Warn("session title request failed; the session keeps its default title", "session", a.id,
-			"model", m.model.Provider+"/"+m.model.ID, "err", m.err)
+			"model", m.Model.Provider+"/"+m.Model.ID, "err", m.Err)
 		if met != nil {
 			met.SessionTitled("failed")
 		}
 		return
 	}
-	a.log.Debug("session titled", "session", a.id, "model", m.model.Provider+"/"+m.model.ID, "took", m.took)
+	a.log.Debug("session titled", "session", a.id, "model", m.Model.Provider+"/"+m.Model.ID, "took", m.Took)
 	if met != nil {
 		if a.core.State.Row.Title == "" {
 			met.SessionTitled("titled") // written now, or with the drain's next append
@@ -92,5 +74,5 @@ func (a *sessionActor) onTitled(m *titled) {
 			met.SessionTitled("kept")
 		}
 	}
-	a.execute(a.core.Step(session.TitleGenerated{Title: m.title}))
+	a.execute(a.core.Step(session.TitleGenerated{Title: m.Title}))
 }
