@@ -8,7 +8,6 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/sessionrt/sessionrt/actors/effect"
-	"github.com/sessionrt/sessionrt/contextsources"
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/provider"
 	"github.com/sessionrt/sessionrt/render"
@@ -52,7 +51,7 @@ type drain struct {
 	plan *plannedCompaction
 	// catalog is the tool catalog listed for the turn the core is about
 	// to start (StartTurn), nil until listed.
-	catalog *catalogLoaded
+	catalog *effect.Catalog
 }
 
 // turn is one provider turn in flight.
@@ -89,24 +88,6 @@ type (
 		// cfgErr: the Location's configuration does not give the agent.
 		cfgErr error
 	}
-	contextObserved struct {
-		token uint64
-		init  bool
-		obs   contextsources.Observation
-		err   error
-		// agent is the session's agent as configured at this boundary;
-		// cfgErr says the configuration does not give it.
-		agent  Agent
-		cfgErr error
-		// catalog is the tool catalog fetched together with the
-		// observation (nil when it was not asked for).
-		catalog *catalogLoaded
-	}
-	catalogLoaded struct {
-		token uint64
-		tools []provider.Tool
-		err   error
-	}
 	// turnSnapshot is the file snapshot a turn waits for ("" when none
 	// could be taken).
 	turnSnapshot struct {
@@ -139,14 +120,14 @@ func (a *sessionActor) onDrainMessage(ctx actor.Context, msg any) {
 			d.loc, d.agent = m.loc, m.agent
 		}
 		a.execute(a.core.Step(in))
-	case *contextObserved:
-		if d == nil || m.token != d.token {
+	case *effect.Observed[Agent]:
+		if d == nil || m.Token != d.token {
 			return
 		}
 		d.busy = false
 		a.onContext(m)
-	case *catalogLoaded:
-		if d == nil || m.token != d.token {
+	case *effect.Catalog:
+		if d == nil || m.Token != d.token {
 			return
 		}
 		d.busy = false
@@ -184,7 +165,16 @@ func (a *sessionActor) onDrainMessage(ctx actor.Context, msg any) {
 // async runs work off the mailbox and posts its result back to the actor
 // (effect.Go).
 func (a *sessionActor) async(work func() any, onPanic func(error) any) {
-	effect.Go(effect.To(a.system, a.self), work, onPanic)
+	effect.Go(a.post(), work, onPanic)
+}
+
+// post hands an effect's result to this actor's mailbox.
+func (a *sessionActor) post() effect.Post { return effect.To(a.system, a.self) }
+
+// registries are the drain's Location's registries, as an effect asks them.
+func (a *sessionActor) registries() effect.Registries {
+	loc := a.drain.loc
+	return effect.Registries{System: a.system, Context: loc.context, Tools: loc.tools, Timeout: a.rt.cfg.RequestTimeout, Metrics: a.rt.cfg.Metrics}
 }
 
 func (a *sessionActor) startDrain(runOwed, continues bool, waiter *actor.PID) {
@@ -300,7 +290,7 @@ func (a *sessionActor) execute(rd session.Ready) {
 		case cat == nil:
 			a.loadCatalog()
 		default:
-			a.startTurn(cat.tools)
+			a.startTurn(cat.Tools)
 		}
 	case rd.Observe != nil && rd.Observe.Init:
 		// The first complete observation initializes the epoch before any
@@ -344,75 +334,53 @@ func (a *sessionActor) appendFailed(d *drain, rd session.Ready, err error) {
 	a.endDrain(failed(err))
 }
 
-// observe reads the Location's configuration for the session's agent (a
-// changed configuration takes effect here, at a boundary), then asks the
-// Location for a context observation and, when a turn with tools follows
-// it, for the tool catalog at the same time: two independent reads in one
-// round trip instead of two in a row.
+// observe asks for the boundary's context observation (effect.Observe),
+// with the session's agent as the Location's configuration says now, and
+// the tool catalog when a turn with tools follows it.
 func (a *sessionActor) observe(init, withCatalog bool) {
 	d := a.drain
 	d.busy = true
-	token, pid, tools, dir := d.token, d.loc.context, d.loc.tools, d.Location
-	agentName := a.core.State.Row.Agent
-	a.async(func() any {
-		agent, cfgErr := a.rt.agentAt(dir, agentName)
-		if cfgErr != nil {
-			return &contextObserved{token: token, init: init, cfgErr: cfgErr}
-		}
-		start := time.Now()
-		of := a.rt.requestObservation(pid, agent.Context)
-		var cf *actor.Future
-		if withCatalog {
-			cf = a.rt.requestCatalog(tools, agent.Rules)
-		}
-		obs, err := a.rt.observed(start, of)
-		m := &contextObserved{token: token, init: init, obs: obs, err: err, agent: agent}
-		if cf != nil {
-			ts, err := a.rt.cataloged(cf)
-			m.catalog = &catalogLoaded{token: token, tools: ts, err: err}
-		}
-		return m
-	}, func(err error) any { return &contextObserved{token: token, init: init, err: err} })
+	rt, dir, name := a.rt, d.Location, a.core.State.Row.Agent
+	effect.Observe(a.registries(), d.token, init, withCatalog, func() (effect.Config[Agent], error) {
+		ag, err := rt.agentAt(dir, name)
+		return effect.Config[Agent]{Agent: ag, Context: ag.Context, Rules: ag.Rules}, err
+	}, a.post())
 }
 
-func (a *sessionActor) onContext(m *contextObserved) {
+func (a *sessionActor) onContext(m *effect.Observed[Agent]) {
 	d := a.drain
-	in := session.ContextObserved{Init: m.init, TurnLimit: m.agent.TurnLimit}
+	in := session.ContextObserved{Init: m.Init, TurnLimit: m.Agent.TurnLimit}
 	switch {
 	case d.Interrupted:
-	case m.cfgErr != nil:
-		in.ConfigErr = m.cfgErr.Error()
-	case m.err != nil:
-		in.Err = m.err.Error()
+	case m.ConfigErr != nil:
+		in.ConfigErr = m.ConfigErr.Error()
+	case m.Err != nil:
+		in.Err = m.Err.Error()
 	default:
-		d.agent = m.agent
-		in.Observation, in.UpdateID = m.obs, messages.NewID("ctx")
+		d.agent = m.Agent
+		in.Observation, in.UpdateID = m.Observation, messages.NewID("ctx")
 	}
-	if m.catalog != nil {
-		in.Catalog, d.catalog = true, m.catalog
-		if m.catalog.err != nil {
-			in.CatalogErr = m.catalog.err.Error()
+	if m.Catalog != nil {
+		in.Catalog, d.catalog = true, m.Catalog
+		if m.Catalog.Err != nil {
+			in.CatalogErr = m.Catalog.Err.Error()
 		}
 	}
 	a.execute(a.core.Step(in))
 }
 
 // loadCatalog lists the tool catalog for a turn whose observation did not
-// bring it.
+// bring it (effect.ListCatalog).
 func (a *sessionActor) loadCatalog() {
 	d := a.drain
 	d.busy = true
-	token, pid, rules := d.token, d.loc.tools, d.agent.Rules
-	a.async(func() any {
-		tools, err := a.rt.catalog(pid, rules)
-		return &catalogLoaded{token: token, tools: tools, err: err}
-	}, func(err error) any { return &catalogLoaded{token: token, err: err} })
+	effect.ListCatalog(a.registries(), d.token, d.agent.Rules, a.post())
 }
 
-func (a *sessionActor) onCatalog(m *catalogLoaded) {
+func (a *sessionActor) onCatalog(m *effect.Catalog) {
 	var in session.CatalogLoaded
-	if m.err != nil {
-		in.Err = m.err.Error()
+	if m.Err != nil {
+		in.Err = m.Err.Error()
 	}
 	a.drain.catalog = m
 	a.execute(a.core.Step(in))

@@ -23,7 +23,6 @@ import (
 	"github.com/sessionrt/sessionrt/supervisor"
 	"github.com/sessionrt/sessionrt/telemetry"
 	"github.com/sessionrt/sessionrt/telemetry/metrics"
-	"github.com/sessionrt/sessionrt/toolactors"
 	"github.com/sessionrt/sessionrt/toolactors/permission"
 )
 
@@ -369,66 +368,3 @@ func (rt *runtime) resolveLocation(dir string) (*locationPIDs, error) {
 
 // ToolRegistryName is the Location child that runs tools.
 const ToolRegistryName = "tools"
-
-// observeContext blocks: call it off the mailbox.
-func (rt *runtime) observeContext(pid *actor.PID, extra []contextsources.SystemContext) (contextsources.Observation, error) {
-	return rt.observed(time.Now(), rt.requestObservation(pid, extra))
-}
-
-func (rt *runtime) requestObservation(pid *actor.PID, extra []contextsources.SystemContext) *actor.Future {
-	return rt.system.Root.RequestFuture(pid, &supervisor.ObserveContext{Extra: extra}, rt.cfg.RequestTimeout)
-}
-
-// observed waits for an observation requested at start.
-func (rt *runtime) observed(start time.Time, f *actor.Future) (contextsources.Observation, error) {
-	res, err := f.Result()
-	if err != nil {
-		return contextsources.Observation{}, err
-	}
-	o, ok := res.(*supervisor.ContextObserved)
-	if !ok {
-		return contextsources.Observation{}, fmt.Errorf("context registry answered %T", res)
-	}
-	if m := rt.cfg.Metrics; m != nil && o.Err == nil {
-		m.ContextObserved("all", time.Since(start))
-		for _, key := range o.Observation.Unavailable() {
-			m.SourceUnavailable(key)
-		}
-	}
-	return o.Observation, o.Err
-}
-
-// catalog blocks: call it off the mailbox.
-func (rt *runtime) catalog(pid *actor.PID, rules []permission.Rule) ([]provider.Tool, error) {
-	return rt.cataloged(rt.requestCatalog(pid, rules))
-}
-
-func (rt *runtime) requestCatalog(pid *actor.PID, rules []permission.Rule) *actor.Future {
-	return rt.system.Root.RequestFuture(pid, &toolactors.CatalogRequest{Rules: rules}, rt.cfg.RequestTimeout)
-}
-
-// cataloged waits for a requested catalog and lowers it to provider tools.
-func (rt *runtime) cataloged(f *actor.Future) ([]provider.Tool, error) {
-	res, err := f.Result()
-	if err != nil {
-		return nil, err
-	}
-	cat, ok := res.(*toolactors.Catalog)
-	if !ok {
-		return nil, fmt.Errorf("tool registry answered %T", res)
-	}
-	return lowerCatalog(cat)
-}
-
-// lowerCatalog turns a tool catalog into the provider's tool list.
-func lowerCatalog(cat *toolactors.Catalog) ([]provider.Tool, error) {
-	out := make([]provider.Tool, 0, len(cat.Tools))
-	for _, d := range cat.Tools {
-		schema, err := d.InputJSON()
-		if err != nil {
-			return nil, fmt.Errorf("tool %s schema: %w", d.Name, err)
-		}
-		out = append(out, provider.Tool{Name: d.Name, Description: d.Description, Schema: schema})
-	}
-	return out, nil
-}

@@ -1,4 +1,4 @@
-package actors
+package effect
 
 import (
 	"encoding/json"
