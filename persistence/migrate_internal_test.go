@@ -126,6 +126,7 @@ func TestEmbeddedPlansUseTheRightIndex(t *testing.T) {
 	}{
 		{qMessagesFrom, []any{"s", 1}, "index: [session_messages.session_id,session_messages.seq,session_messages.idx]"},
 		{qMessagesPage, []any{"s", 1, 10}, "index: [session_messages.session_id,session_messages.seq,session_messages.idx]"},
+		{qMessagesSpan, []any{"s", 1, 5, 10}, "index: [session_messages.session_id,session_messages.seq,session_messages.idx]"},
 		{qEvents, []any{"s", 1, 10}, "index: [events.session_id,events.seq]"},
 		{qMessageByID, []any{"m", "s"}, "index: [session_messages.message_id,session_messages.session_id]"},
 		// Owed: the unpromoted rows only, not every prompt ever admitted
@@ -309,6 +310,16 @@ func TestMariaDBPlansUseTheOwedIndex(t *testing.T) {
 	}
 	if key, extra := explain(qBusy); key != "sessions_status" || strings.Contains(extra, "filesort") {
 		t.Errorf("Owed's busy sessions: key %q, extra %q; want sessions_status, no filesort", key, extra)
+	}
+	// History pages (Messages) read a key range of the session's rows in
+	// key order, up to a revert's boundary too.
+	for _, c := range []struct {
+		q    string
+		args []any
+	}{{qMessagesPage, []any{"s01", 1, 10}}, {qMessagesSpan, []any{"s01", 1, 5, 10}}} {
+		if key, extra := explain(c.q, c.args...); key != "PRIMARY" || strings.Contains(extra, "filesort") {
+			t.Errorf("%s: key %q, extra %q: want the primary key's range, no filesort", c.q, key, extra)
+		}
 	}
 	for _, q := range []string{qPendingInbox, qPendingCount} {
 		if key, extra := explain(q, "s01"); key == "" || strings.Contains(extra, "filesort") {

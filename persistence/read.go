@@ -1,10 +1,12 @@
 package persistence
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/vmihailenco/msgpack/v5"
@@ -17,6 +19,7 @@ var (
 	qPendingInbox = stmt(`SELECT admitted_seq, message_id, delivery, prompt, promoted_seq, held FROM {session_input} WHERE session_id = ? AND promoted_seq = 0 ORDER BY session_id, admitted_seq`)
 	qMessagesFrom = stmt(`SELECT seq, idx, message_id, role, body FROM {session_messages} WHERE session_id = ? AND seq >= ? ORDER BY session_id, seq, idx`)
 	qMessagesPage = stmt(`SELECT seq, idx, message_id, role, body FROM {session_messages} WHERE session_id = ? AND seq >= ? ORDER BY session_id, seq, idx LIMIT ?`)
+	qMessagesSpan = stmt(`SELECT seq, idx, message_id, role, body FROM {session_messages} WHERE session_id = ? AND seq >= ? AND seq <= ? ORDER BY session_id, seq, idx LIMIT ?`)
 	qEpoch        = stmt(`SELECT revision, baseline, snapshot, location, baseline_seq, updated_seq FROM {context_epochs} WHERE session_id = ?`)
 	qToolCalls    = stmt(`SELECT assistant_message_id, call_id, tool, agent, state, seq, updated_seq FROM {tool_calls} WHERE session_id = ? ORDER BY session_id, assistant_message_id, call_id`)
 	qPermissions  = stmt(`SELECT request_id, seq, body, state FROM {permissions} WHERE session_id = ? ORDER BY session_id, request_id`)
@@ -116,31 +119,26 @@ func (j *Journal) PendingInbox(ctx context.Context, sessionID string) ([]InboxEn
 	return out, nil
 }
 
-func scanMessages(rows *sql.Rows, sessionID string, keep func(*messages.Message) bool, limit int) ([]messages.Message, bool, error) {
+func scanMessages(rows *sql.Rows, sessionID string, keep func(*messages.Message) bool) ([]messages.Message, error) {
 	defer rows.Close()
 	var out []messages.Message
-	more := false
 	for rows.Next() {
 		var m messages.Message
 		var role string
 		var body []byte
 		if err := rows.Scan(&m.Seq, &m.Index, &m.ID, &role, &body); err != nil {
-			return nil, false, err
+			return nil, err
 		}
 		if err := msgpack.Unmarshal(body, &m); err != nil {
-			return nil, false, fmt.Errorf("message %s (seq %d) of %s: %w", m.ID, m.Seq, sessionID, err)
+			return nil, fmt.Errorf("message %s (seq %d) of %s: %w", m.ID, m.Seq, sessionID, err)
 		}
 		m.Role = messages.Role(role)
 		if keep != nil && !keep(&m) {
 			continue
 		}
-		if limit > 0 && len(out) == limit {
-			more = true
-			continue // drain the rows: the iterator must be read to the end
-		}
 		out = append(out, m)
 	}
-	return out, more, rows.Err()
+	return out, rows.Err()
 }
 
 // ModelHistory is the model-visible history for the next provider turn:
@@ -165,9 +163,9 @@ func (j *Journal) ModelHistory(ctx context.Context, sessionID string) ([]message
 	if err != nil {
 		return nil, fmt.Errorf("read history of %s: %w", sessionID, err)
 	}
-	out, _, err := scanMessages(rows, sessionID, func(m *messages.Message) bool {
+	out, err := scanMessages(rows, sessionID, func(m *messages.Message) bool {
 		return !(hasEpoch && m.Role == messages.RoleSystem && m.Seq < baselineSeq) && !rv.Hides(*m)
-	}, 0)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("read history of %s: %w", sessionID, err)
 	}
@@ -196,10 +194,19 @@ func (j *Journal) historyBounds(ctx context.Context, sessionID string) (historyS
 
 // Messages pages through the full projected history (compacted and
 // superseded messages included) in event order: up to limit messages
-// strictly after the cursor. More says exactly whether any remain.
+// strictly after the cursor. More says exactly whether any remain, for
+// every limit, also when a revert hides some of them: the page after a
+// More page is never empty.
 //
-// Messages a committed or finalized revert hides are left out (a page may
-// then say More and the next one hold nothing).
+// Messages a committed or finalized revert hides are left out without
+// being decoded: the history is read span by span between what the
+// reverts hide (visibleSpans), each span a key range that ends at the
+// next hidden message, until limit+1 visible messages are found (the one
+// past the page, not decoded, is More) or the spans run out. Without a
+// revert that is one range read of at most limit+1 rows (plus the rows of
+// the cursor's seq up to the cursor), as it is with a revert when the page
+// ends before the first hidden message; no read goes past a committed
+// revert's boundary, which hides the rest of the history.
 func (j *Journal) Messages(ctx context.Context, sessionID string, after Cursor, limit int) (Page, error) {
 	if limit <= 0 {
 		return Page{}, fmt.Errorf("page history of %s: limit %d must be positive", sessionID, limit)
@@ -208,49 +215,130 @@ func (j *Journal) Messages(ctx context.Context, sessionID string, after Cursor, 
 	if err != nil {
 		return Page{}, err
 	}
-	if rv.Empty() {
-		return j.messagesPage(ctx, sessionID, after, limit)
-	}
-	out := Page{Next: after}
-	for {
-		p, err := j.messagesPage(ctx, sessionID, out.Next, limit-len(out.Messages))
+	// The first position after the cursor (positions are integer pairs).
+	from := Cursor{Seq: after.Seq, Index: after.Index + 1}
+	p := Page{Next: after}
+	for _, sp := range visibleSpans(&rv) {
+		lo := sp.from
+		if cursorBefore(lo, from) {
+			lo = from
+		}
+		if sp.bounded && !cursorBefore(lo, sp.to) {
+			continue // the span is behind the cursor
+		}
+		p.Messages, p.More, err = j.readSpan(ctx, sessionID, lo, sp, limit-len(p.Messages), p.Messages)
 		if err != nil {
-			return Page{}, err
+			return Page{}, fmt.Errorf("page history of %s: %w", sessionID, err)
 		}
-		for _, m := range p.Messages {
-			if !rv.Hides(m) {
-				out.Messages = append(out.Messages, m)
-			}
-		}
-		out.Next, out.More = p.Next, p.More
-		if !p.More || len(out.Messages) == limit {
-			return out, nil
+		if p.More {
+			break
 		}
 	}
-}
-
-func (j *Journal) messagesPage(ctx context.Context, sessionID string, after Cursor, limit int) (Page, error) {
-	if limit <= 0 {
-		return Page{}, fmt.Errorf("page history of %s: limit %d must be positive", sessionID, limit)
-	}
-	// Rows sharing after.Seq (prompts promoted together) are skipped in Go:
-	// the range stays a plain key prefix (no OR, no full scan).
-	fetch := limit + 1 + after.Index + 1
-	rows, err := j.db.QueryContext(ctx, j.n.q(qMessagesPage), sessionID, after.Seq, fetch)
-	if err != nil {
-		return Page{}, fmt.Errorf("page history of %s: %w", sessionID, err)
-	}
-	msgs, more, err := scanMessages(rows, sessionID, func(m *messages.Message) bool {
-		return m.Seq > after.Seq || (m.Seq == after.Seq && m.Index > after.Index)
-	}, limit)
-	if err != nil {
-		return Page{}, fmt.Errorf("page history of %s: %w", sessionID, err)
-	}
-	p := Page{Messages: msgs, Next: after, More: more}
-	if n := len(msgs); n > 0 {
-		p.Next = Cursor{Seq: msgs[n-1].Seq, Index: msgs[n-1].Index}
+	if n := len(p.Messages); n > 0 {
+		p.Next = Cursor{Seq: p.Messages[n-1].Seq, Index: p.Messages[n-1].Index}
 	}
 	return p, nil
+}
+
+// readSpan appends to out up to need messages of span sp from position lo
+// on (lo inside sp), in order, in one range read; more says a further one
+// is in the span (read, not decoded).
+func (j *Journal) readSpan(ctx context.Context, sessionID string, lo Cursor, sp span, need int, out []messages.Message) (_ []messages.Message, more bool, err error) {
+	// Rows of lo.Seq before lo.Index (prompts promoted together; at most
+	// lo.Index of them) are skipped in Go, as are those of the span's last
+	// seq from sp.to.Index on (they come last): each range stays a plain
+	// key prefix (no OR, no full scan).
+	fetch := need + 1 + max(lo.Index, 0)
+	var rows *sql.Rows
+	if !sp.bounded {
+		rows, err = j.db.QueryContext(ctx, j.n.q(qMessagesPage), sessionID, lo.Seq, fetch)
+	} else {
+		last := sp.to.Seq // the last seq holding messages of the span
+		if sp.to.Index == 0 {
+			last--
+		}
+		rows, err = j.db.QueryContext(ctx, j.n.q(qMessagesSpan), sessionID, lo.Seq, last, fetch)
+	}
+	if err != nil {
+		return out, false, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var m messages.Message
+		var role string
+		var body []byte
+		if err := rows.Scan(&m.Seq, &m.Index, &m.ID, &role, &body); err != nil {
+			return out, false, err
+		}
+		at := Cursor{Seq: m.Seq, Index: m.Index}
+		if more || cursorBefore(at, lo) || (sp.bounded && !cursorBefore(at, sp.to)) {
+			continue // drain the rows: the iterator must be read to the end
+		}
+		if need == 0 {
+			more = true
+			continue
+		}
+		if err := msgpack.Unmarshal(body, &m); err != nil {
+			return out, false, fmt.Errorf("message %s (seq %d): %w", m.ID, m.Seq, err)
+		}
+		m.Role = messages.Role(role)
+		out = append(out, m)
+		need--
+	}
+	return out, more, rows.Err()
+}
+
+// span is a run of history positions [from, to) no revert hides; to is
+// meaningful only when bounded.
+type span struct {
+	from, to Cursor
+	bounded  bool
+}
+
+// wholeHistory is the one span of a history no revert hides (read only).
+var wholeHistory = []span{{}}
+
+// visibleSpans are the runs of positions the reverts leave visible, in
+// order: the complement of the ranges finalized reverts hid and of the
+// committed revert's tail (from its boundary on). Without a revert it is
+// one unbounded span from the start. Hidden ranges may overlap (a later
+// revert reaching back before an earlier one) and come in any order; an
+// empty one hides nothing.
+func visibleSpans(rv *messages.Reverts) []span {
+	if len(rv.Hidden) == 0 && (rv.Open == nil || !rv.Open.Committed) {
+		return wholeHistory
+	}
+	hidden := make([]span, 0, len(rv.Hidden)+1)
+	for _, h := range rv.Hidden {
+		if h := (span{from: Cursor{Seq: h.FromSeq, Index: h.FromIndex}, to: Cursor{Seq: h.ToSeq}, bounded: true}); cursorBefore(h.from, h.to) {
+			hidden = append(hidden, h)
+		}
+	}
+	if o := rv.Open; o != nil && o.Committed {
+		hidden = append(hidden, span{from: Cursor{Seq: o.BoundarySeq, Index: o.BoundaryIndex}})
+	}
+	slices.SortFunc(hidden, func(a, b span) int {
+		return cmp.Or(cmp.Compare(a.from.Seq, b.from.Seq), cmp.Compare(a.from.Index, b.from.Index))
+	})
+	var out []span
+	at := Cursor{}
+	for _, h := range hidden {
+		if cursorBefore(at, h.from) {
+			out = append(out, span{from: at, to: h.from, bounded: true})
+		}
+		if !h.bounded {
+			return out // hidden from here to the end
+		}
+		if cursorBefore(at, h.to) {
+			at = h.to
+		}
+	}
+	return append(out, span{from: at})
+}
+
+// cursorBefore orders history positions.
+func cursorBefore(a, b Cursor) bool {
+	return a.Seq < b.Seq || (a.Seq == b.Seq && a.Index < b.Index)
 }
 
 // Epoch reads the current Context Epoch; found is false when there is none

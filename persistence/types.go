@@ -124,7 +124,8 @@ type Cursor struct {
 	Index int
 }
 
-// Page is one page of history. More is exact: true iff messages exist after Next.
+// Page is one page of history. More is exact: true iff a message no revert
+// hides exists after Next, so the page after a More page is never empty.
 type Page struct {
 	Messages []messages.Message
 	Next     Cursor // position of the last message returned (or the request's cursor)
