@@ -72,7 +72,7 @@ type toolCall struct {
 	id, tool string
 	input    []byte
 	settled  bool // its settlement reached this actor (for its span and metrics)
-	snapping bool // settled, its file snapshot is being taken (toolSnapshot)
+	snapping bool // settled, its file snapshot is being taken (onToolSnapshot)
 	span     trace.Span
 	started  time.Time // sent to the tool actor (sessionrt.tool.duration)
 }
@@ -87,18 +87,6 @@ type (
 		agent Agent
 		// cfgErr: the Location's configuration does not give the agent.
 		cfgErr error
-	}
-	// turnSnapshot is the file snapshot a turn waits for ("" when none
-	// could be taken).
-	turnSnapshot struct {
-		token uint64
-		snap  string
-	}
-	// toolSnapshot is the file snapshot taken once a tool that changes
-	// files returned, with its settlement.
-	toolSnapshot struct {
-		settled *toolSettled
-		snap    string
 	}
 )
 
@@ -132,13 +120,15 @@ func (a *sessionActor) onDrainMessage(ctx actor.Context, msg any) {
 		}
 		d.busy = false
 		a.onCatalog(m)
-	case *turnSnapshot:
-		if d == nil || m.token != d.token {
+	case *effect.Snapshotted[uint64]: // the turn's
+		a.snapshotFailed(m.Err)
+		if d == nil || m.Of != d.token {
 			return
 		}
 		d.busy = false
-		a.onTurnSnapshot(m)
-	case *toolSnapshot:
+		a.turnBuilt(m.Snap)
+	case *effect.Snapshotted[*toolSettled]:
+		a.snapshotFailed(m.Err)
 		a.onToolSnapshot(m)
 	case *effect.StreamPart:
 		if d == nil || d.turn == nil || m.Token != d.turn.token {
@@ -157,15 +147,9 @@ func (a *sessionActor) onDrainMessage(ctx actor.Context, msg any) {
 		a.onCompactionDone(m)
 	case *toolSettled:
 		a.onToolSettled(m)
-	case *permissionAsk:
+	case *effect.PermissionAsk:
 		a.onPermissionAsk(m)
 	}
-}
-
-// async runs work off the mailbox and posts its result back to the actor
-// (effect.Go).
-func (a *sessionActor) async(work func() any, onPanic func(error) any) {
-	effect.Go(a.post(), work, onPanic)
 }
 
 // post hands an effect's result to this actor's mailbox.
@@ -189,7 +173,7 @@ func (a *sessionActor) startDrain(runOwed, continues bool, waiter *actor.PID) {
 	d.busy = true
 	a.finalizeRevert()
 	token, dir, agent := d.token, d.Location, a.core.State.Row.Agent
-	a.async(func() any {
+	effect.Go(a.post(), func() any {
 		loc, err := a.rt.resolveLocation(dir)
 		ag, cfgErr := a.rt.agentAt(dir, agent)
 		return &locationResolved{token: token, loc: loc, err: err, agent: ag, cfgErr: cfgErr}
@@ -426,13 +410,16 @@ func (a *sessionActor) startTurn(tools []provider.Tool) {
 	// revert runs meanwhile (refused while a drain runs); an interrupt
 	// finishes when it comes back.
 	d.busy = true
-	token, dir := d.token, d.Location
-	a.async(func() any {
-		return &turnSnapshot{token: token, snap: a.fileSnapshot(dir)}
-	}, func(err error) any {
+	dir := d.Location
+	effect.Snapshot(d.token, func() string { return a.fileSnapshot(dir) }, a.post())
+}
+
+// snapshotFailed logs a snapshot that panicked (effect.Snapshot): the
+// turn or the call goes on without one.
+func (a *sessionActor) snapshotFailed(err error) {
+	if err != nil {
 		a.log.Warn("file snapshot failed", "session", a.id, "err", err)
-		return &turnSnapshot{token: token}
-	})
+	}
 }
 
 // builtTurn is a turn whose request is built, waiting for its file
@@ -442,11 +429,6 @@ type builtTurn struct {
 	tr   render.Turn
 	req  *provider.Request
 	prov provider.Provider
-}
-
-// onTurnSnapshot hands the turn that waited for its snapshot to the core.
-func (a *sessionActor) onTurnSnapshot(m *turnSnapshot) {
-	a.turnBuilt(m.snap)
 }
 
 // turnBuilt hands the built turn to the core: it opens it (Ready.Stream,

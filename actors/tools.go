@@ -6,9 +6,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/asynkron/protoactor-go/actor"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/sessionrt/sessionrt/actors/effect"
 	"github.com/sessionrt/sessionrt/filespan"
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/session"
@@ -26,9 +26,7 @@ func (a *sessionActor) executeTool(t *turn, c *toolCall) {
 	d := a.drain
 	spanCtx, span := a.rt.cfg.Tracer.StartExecuteTool(t.spanCtx, telemetry.Tool{SessionID: a.id, AgentName: t.agent, ToolName: c.tool, CallID: c.id})
 	c.span, c.started = span, time.Now()
-	// The trace context travels in the message headers, so the tool actor
-	// (and anything it calls) joins the drain's trace.
-	env := &actor.MessageEnvelope{Message: &toolactors.ExecuteTool{
+	effect.RunTool(a.system, d.loc.tools, &toolactors.ExecuteTool{
 		SessionID:          a.id,
 		AssistantMessageID: t.assistantID,
 		CallID:             c.id,
@@ -37,13 +35,9 @@ func (a *sessionActor) executeTool(t *turn, c *toolCall) {
 		Agent:              t.agent,
 		Dir:                d.Location,
 		Rules:              t.rules,
-		Asker:              a.asker(t.token, t.assistantID, c.id),
+		Asker:              effect.Asker(a.post(), t.token, t.assistantID, c.id),
 		ReplyTo:            a.self,
-	}}
-	for k, v := range telemetry.Inject(spanCtx) {
-		env.SetHeader(k, v)
-	}
-	a.system.Root.Send(d.loc.tools, env)
+	}, telemetry.Inject(spanCtx))
 	if a.rt.cfg.Faults != nil {
 		a.system.Root.Send(a.self, &midTool{token: t.token})
 	}
@@ -57,7 +51,7 @@ func (a *sessionActor) cancelTools() {
 	if a.drain == nil || a.drain.loc == nil {
 		return
 	}
-	a.system.Root.Send(a.drain.loc.tools, &toolactors.CancelTool{SessionID: a.id})
+	effect.CancelTools(a.system, a.drain.loc.tools, a.id)
 }
 
 func (a *sessionActor) onToolSettled(m *toolSettled) {
@@ -79,28 +73,23 @@ func (a *sessionActor) onToolSettled(m *toolSettled) {
 		// core still counts the call running, so an interrupt waits.
 		c.snapping = true
 		dir := d.Location
-		a.async(func() any {
-			return &toolSnapshot{settled: m, snap: a.fileSnapshot(dir)}
-		}, func(err error) any {
-			a.log.Warn("file snapshot failed", "session", a.id, "err", err)
-			return &toolSnapshot{settled: m}
-		})
+		effect.Snapshot(m, func() string { return a.fileSnapshot(dir) }, a.post())
 		return
 	}
 	a.settleTool(t, c, m, "")
 }
 
-func (a *sessionActor) onToolSnapshot(m *toolSnapshot) {
+func (a *sessionActor) onToolSnapshot(m *effect.Snapshotted[*toolSettled]) {
 	d := a.drain
-	if d == nil || d.turn == nil || d.turn.assistantID != m.settled.AssistantMessageID {
+	if d == nil || d.turn == nil || d.turn.assistantID != m.Of.AssistantMessageID {
 		return // the turn was abandoned meanwhile: already failed durably
 	}
-	c, ok := d.turn.calls[m.settled.CallID]
+	c, ok := d.turn.calls[m.Of.CallID]
 	if !ok || c.settled || !c.snapping {
 		return
 	}
 	c.snapping = false
-	a.settleTool(d.turn, c, m.settled, m.snap)
+	a.settleTool(d.turn, c, m.Of, m.Snap)
 }
 
 // settleTool records a call's settlement (snap: the file snapshot taken
@@ -146,61 +135,32 @@ func (a *sessionActor) settleTool(t *turn, c *toolCall, m *toolSettled, snap str
 	a.execute(a.core.Step(session.ToolSettled{Result: ev}))
 }
 
-// permissionAsk carries a tool's ask into the mailbox so that the request
-// is journaled by the session's single writer.
-type permissionAsk struct {
-	token       uint64
-	assistantID string
-	callID      string
-	req         permission.Request
-	ch          chan permission.Reply
-}
-
 type permissionWait struct {
 	ch  chan permission.Reply
 	req permission.Request
 }
 
-// asker is the permission.Asker a tool call uses: it journals the request
-// through this actor and waits for the client's reply or the call's end.
-func (a *sessionActor) asker(token uint64, assistantID, callID string) permission.Asker {
-	system, self := a.system, a.self
-	return permission.AskerFunc(func(ctx context.Context, req permission.Request) (permission.Reply, error) {
-		ch := make(chan permission.Reply, 1)
-		system.Root.Send(self, &permissionAsk{token: token, assistantID: assistantID, callID: callID, req: req, ch: ch})
-		select {
-		case r, ok := <-ch:
-			if !ok {
-				return permission.Reply{}, fmt.Errorf("permission request abandoned: the session stopped")
-			}
-			return r, nil
-		case <-ctx.Done():
-			return permission.Reply{}, ctx.Err()
-		}
-	})
-}
-
-func (a *sessionActor) onPermissionAsk(m *permissionAsk) {
+func (a *sessionActor) onPermissionAsk(m *effect.PermissionAsk) {
 	d := a.drain
 	if d == nil {
-		close(m.ch)
+		close(m.Reply)
 		return
 	}
 	id := messages.NewID("per")
-	rd := a.core.Step(session.PermissionAsked{Asked: messages.PermissionAsked{RequestID: id, AssistantMessageID: m.assistantID, CallID: m.callID, Action: m.req.Action, Resources: m.req.Resources}})
+	rd := a.core.Step(session.PermissionAsked{Asked: messages.PermissionAsked{RequestID: id, AssistantMessageID: m.AssistantID, CallID: m.CallID, Action: m.Req.Action, Resources: m.Req.Resources}})
 	if len(rd.Append) == 0 {
-		close(m.ch) // not a running call of the turn in flight
+		close(m.Reply) // not a running call of the turn in flight
 		return
 	}
 	a.execute(rd)
 	if a.drain != d {
-		close(m.ch) // the append failed: the drain ended
+		close(m.Reply) // the append failed: the drain ended
 		return
 	}
 	if a.perms == nil {
 		a.perms = map[string]*permissionWait{}
 	}
-	a.perms[id] = &permissionWait{ch: m.ch, req: m.req}
+	a.perms[id] = &permissionWait{ch: m.Reply, req: m.Req}
 }
 
 func (a *sessionActor) replyPermission(m *ReplyPermission) any {

@@ -1,0 +1,78 @@
+package effect
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/sessionrt/sessionrt/toolactors"
+	"github.com/sessionrt/sessionrt/toolactors/permission"
+)
+
+// RunTool starts a recorded call as a child actor of the Location's tool
+// registry; its one settlement (toolactors.ToolSettled) goes to
+// call.ReplyTo, as the registry sends it. trace is the call's trace
+// context (telemetry.Inject of its span): it travels in the message
+// headers, so the tool actor, and anything it calls, joins the drain's
+// trace.
+func RunTool(system *actor.ActorSystem, registry *actor.PID, call *toolactors.ExecuteTool, trace map[string]string) {
+	env := &actor.MessageEnvelope{Message: call}
+	for k, v := range trace {
+		env.SetHeader(k, v)
+	}
+	system.Root.Send(registry, env)
+}
+
+// CancelTools kills every running call of session in the registry; each
+// settles as interrupted.
+func CancelTools(system *actor.ActorSystem, registry *actor.PID, session string) {
+	system.Root.Send(registry, &toolactors.CancelTool{SessionID: session})
+}
+
+// PermissionAsk is a running call's permission request, posted to the
+// session so that its single writer journals it. Reply takes the answer;
+// closed, the session will not answer (it stopped, or the call is no
+// longer one of its turn in flight).
+type PermissionAsk struct {
+	Token       uint64 // the turn's
+	AssistantID string
+	CallID      string
+	Req         permission.Request
+	Reply       chan permission.Reply
+}
+
+// Asker is the permission.Asker a call of the turn (token, assistantID)
+// uses: it posts the ask (PermissionAsk) and waits for the reply, or for
+// the call's end.
+func Asker(post Post, token uint64, assistantID, callID string) permission.Asker {
+	return permission.AskerFunc(func(ctx context.Context, req permission.Request) (permission.Reply, error) {
+		ch := make(chan permission.Reply, 1)
+		post(&PermissionAsk{Token: token, AssistantID: assistantID, CallID: callID, Req: req, Reply: ch})
+		select {
+		case r, ok := <-ch:
+			if !ok {
+				return permission.Reply{}, fmt.Errorf("permission request abandoned: the session stopped")
+			}
+			return r, nil
+		case <-ctx.Done():
+			return permission.Reply{}, ctx.Err()
+		}
+	})
+}
+
+// Snapshotted is a file snapshot taken for Of (a turn's token, a tool's
+// settlement): Snap "" when none could be taken; Err: taking it panicked.
+type Snapshotted[T any] struct {
+	Of   T
+	Snap string
+	Err  error
+}
+
+// Snapshot takes a file snapshot on its own goroutine (take blocks: a
+// first snapshot of a large project reads every file) and posts it for of
+// (Snapshotted).
+func Snapshot[T any](of T, take func() string, post Post) {
+	Go(post, func() any { return &Snapshotted[T]{Of: of, Snap: take()} },
+		func(err error) any { return &Snapshotted[T]{Of: of, Err: err} })
+}

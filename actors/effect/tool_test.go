@@ -1,0 +1,77 @@
+package effect
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/sessionrt/sessionrt/toolactors"
+	"github.com/sessionrt/sessionrt/toolactors/permission"
+)
+
+// TestRunToolCarriesTheTraceInItsHeaders: the call reaches the registry
+// with the call's trace context in the envelope's headers.
+func TestRunToolCarriesTheTraceInItsHeaders(t *testing.T) {
+	system := actor.NewActorSystem()
+	defer system.Shutdown()
+	got := make(posted, 1)
+	registry := system.Root.Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		if call, ok := c.Message().(*toolactors.ExecuteTool); ok {
+			got <- [2]any{call, c.MessageHeader().Get("traceparent")}
+		}
+	}))
+	call := &toolactors.ExecuteTool{SessionID: "ses_1", CallID: "call_1", Tool: "bash"}
+	RunTool(system, registry, call, map[string]string{"traceparent": "00-abc-def-01"})
+	m := got.next(t).([2]any)
+	if m[0] != call || m[1] != "00-abc-def-01" {
+		t.Fatalf("registry got %v with traceparent %q", m[0], m[1])
+	}
+}
+
+// TestAskerPostsTheAskAndWaitsForItsReply: a call's ask is posted with
+// its turn and call; the call gets the reply, an error when the session
+// closes the ask without one, and its context's error when it ends first.
+func TestAskerPostsTheAskAndWaitsForItsReply(t *testing.T) {
+	asks := make(posted, 1)
+	ask := Asker(asks.post, 9, "msg_1", "call_1")
+	req := permission.Request{Action: "bash", Resources: []string{"ls"}}
+	type answer struct {
+		r   permission.Reply
+		err error
+	}
+	answers := make(chan answer, 1)
+	go func() {
+		r, err := ask.Ask(context.Background(), req)
+		answers <- answer{r, err}
+	}()
+	m := asks.next(t).(*PermissionAsk)
+	if m.Token != 9 || m.AssistantID != "msg_1" || m.CallID != "call_1" || m.Req.Action != "bash" {
+		t.Fatalf("posted %+v", m)
+	}
+	m.Reply <- permission.Reply{Answer: permission.Once}
+	if a := <-answers; a.err != nil || a.r.Answer != permission.Once {
+		t.Fatalf("%+v, want the reply", a)
+	}
+
+	go func() {
+		r, err := ask.Ask(context.Background(), req)
+		answers <- answer{r, err}
+	}()
+	close(asks.next(t).(*PermissionAsk).Reply)
+	if a := <-answers; a.err == nil {
+		t.Fatal("a closed ask answered without an error")
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		r, err := ask.Ask(ctx, req)
+		answers <- answer{r, err}
+	}()
+	asks.next(t)
+	cancel()
+	if a := <-answers; !errors.Is(a.err, context.Canceled) {
+		t.Fatalf("%+v, want the call's context error", a)
+	}
+}
