@@ -77,35 +77,25 @@ type toolCall struct {
 	started  time.Time // sent to the tool actor (sessionrt.tool.duration)
 }
 
-// Messages the drain posts to itself from goroutines. Each carries the token
-// of the drain or turn that started the work; stale ones are dropped.
-type (
-	locationResolved struct {
-		token uint64
-		loc   *locationPIDs
-		err   error
-		agent Agent
-		// cfgErr: the Location's configuration does not give the agent.
-		cfgErr error
-	}
-)
-
+// onDrainMessage takes the results the effect executors (actors/effect)
+// post back. Each carries the token of the drain or turn that started the
+// work; stale ones are dropped.
 func (a *sessionActor) onDrainMessage(ctx actor.Context, msg any) {
 	d := a.drain
 	switch m := msg.(type) {
-	case *locationResolved:
-		if d == nil || m.token != d.token {
+	case *located:
+		if d == nil || m.Token != d.token {
 			return
 		}
 		d.busy = false
-		in := session.LocationResolved{TurnLimit: m.agent.TurnLimit}
+		in := session.LocationResolved{TurnLimit: m.Agent.TurnLimit}
 		switch {
-		case m.err != nil:
-			in.Err = m.err.Error()
-		case m.cfgErr != nil:
-			in.ConfigErr = m.cfgErr.Error()
+		case m.Err != nil:
+			in.Err = m.Err.Error()
+		case m.ConfigErr != nil:
+			in.ConfigErr = m.ConfigErr.Error()
 		default:
-			d.loc, d.agent = m.loc, m.agent
+			d.loc, d.agent = m.Loc, m.Agent
 		}
 		a.execute(a.core.Step(in))
 	case *effect.Observed[Agent]:
@@ -172,13 +162,13 @@ func (a *sessionActor) startDrain(runOwed, continues bool, waiter *actor.PID) {
 	a.setDrain(d)
 	d.busy = true
 	a.finalizeRevert()
-	token, dir, agent := d.token, d.Location, a.core.State.Row.Agent
-	effect.Go(a.post(), func() any {
-		loc, err := a.rt.resolveLocation(dir)
-		ag, cfgErr := a.rt.agentAt(dir, agent)
-		return &locationResolved{token: token, loc: loc, err: err, agent: ag, cfgErr: cfgErr}
-	}, func(err error) any { return &locationResolved{token: token, err: err} })
+	rt, dir, agent := a.rt, d.Location, a.core.State.Row.Agent
+	effect.Locate(d.token, func() (*locationPIDs, error) { return rt.resolveLocation(dir) },
+		func() (Agent, error) { return rt.agentAt(dir, agent) }, a.post())
 }
+
+// located is a drain's Location as effect.Locate resolves it.
+type located = effect.Located[*locationPIDs, Agent]
 
 // setDrain makes d the drain in progress (nil: none), for the actor and
 // for its core.

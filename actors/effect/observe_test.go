@@ -23,3 +23,21 @@ func TestObserveWithoutItsAgentAsksNothing(t *testing.T) {
 		t.Fatalf("%#v, want the panic as the observation's error", m)
 	}
 }
+
+// TestLocatePostsTheLocationWithTheAgent: the Location's registries and
+// the agent read there come back together, each with its own error; a
+// panic while resolving is the Location's error.
+func TestLocatePostsTheLocationWithTheAgent(t *testing.T) {
+	ch := make(posted, 1)
+	unknown := errors.New("unknown agent")
+	Locate(5, func() (string, error) { return "registries", nil }, func() (int, error) { return 0, unknown }, ch.post)
+	m, ok := ch.next(t).(*Located[string, int])
+	if !ok || m.Token != 5 || m.Loc != "registries" || m.Err != nil || !errors.Is(m.ConfigErr, unknown) {
+		t.Fatalf("%#v, want the registries with the agent's error", m)
+	}
+	Locate(6, func() (string, error) { panic("no location") }, func() (int, error) { return 1, nil }, ch.post)
+	m, ok = ch.next(t).(*Located[string, int])
+	if !ok || m.Token != 6 || m.Err == nil {
+		t.Fatalf("%#v, want the panic as the Location's error", m)
+	}
+}
