@@ -6,8 +6,6 @@ import (
 
 	"github.com/sessionrt/sessionrt/compaction"
 	"github.com/sessionrt/sessionrt/messages"
-	"github.com/sessionrt/sessionrt/provider"
-	"github.com/sessionrt/sessionrt/render"
 	"github.com/sessionrt/sessionrt/session"
 )
 
@@ -25,77 +23,30 @@ type compactionDone struct {
 // the follow-up drain whether the compaction succeeded or not.
 type Compact struct{}
 
-// modelLimits returns the context window and output allowance of the session's model.
-func (a *sessionActor) modelLimits(req *provider.Request) (window, allowance int) {
-	w, out, ok := a.rt.modelLimits(a.drain.agent.models, a.core.State.Row.Model)
-	if !ok {
-		return 0, 0
-	}
-	return w, compaction.OutputAllowance(req.Controls.MaxOutputTokens, out)
+// limits returns the session's model's limits (zero when unknown).
+func (a *sessionActor) limits() session.Limits {
+	w, out, _ := a.rt.modelLimits(a.drain.agent.models, a.core.State.Row.Model)
+	return session.Limits{Window: w, Output: out}
 }
 
-// overBudget reports whether req is over the model's budget with
-// automatic compaction on (the core compacts once per logical turn).
-func (a *sessionActor) overBudget(req *provider.Request) bool {
-	if a.rt.cfg.Compaction == nil || !a.rt.cfg.Compaction.Auto {
-		return false
-	}
-	window, allowance := a.modelLimits(req)
-	return compaction.Needed(compaction.Estimate(req), window, allowance, *a.rt.cfg.Compaction)
-}
-
-// plannedCompaction is a compaction the core is about to start.
-type plannedCompaction struct {
-	id   string
-	plan *compaction.Plan
-	prov provider.Provider
-}
-
-// planCompaction plans the compaction the core asked for, from the
-// history as it is once what the core carries is written (before a turn:
-// the request built for it; after an overflow or for a manual compaction:
-// the history without tools), and reports it to the core, which writes
-// its CompactionStarted (Ready.Summarize) or decides what its failure
-// means.
-func (a *sessionActor) planCompaction(cause session.CompactionCause) {
+// compactionFacts hands the core what the compaction it decided is planned
+// from (Ready.Compact): the history loaded, the model's limits, and an ID;
+// the core plans it and writes its CompactionStarted (Ready.Summarize), or
+// decides what its failure means. The summary's provider is looked up
+// here, as a missing one fails the planning.
+func (a *sessionActor) compactionFacts() {
 	d := a.drain
-	var history []messages.Message
-	var req *provider.Request
-	if b := d.next; cause == session.CompactBeforeTurn && b != nil {
-		// The request was built with the carried promotion applied
-		// ahead; the compaction's CompactionStarted is written without it
-		// (the prompt follows the summary, promoted with its turn), so it
-		// summarizes the history as written, without the prompt.
-		history, req = a.withoutCarriedPromotion(b.tr.History), b.req
+	if _, err := a.history(); err != nil {
+		a.endDrain(&Outcome{Err: err.Error(), Kind: session.Internal})
+		return
+	}
+	in := session.CompactionFacts{Limits: a.limits()}
+	prov, err := a.rt.provider(d.agent.models, a.core.State.Row.Model)
+	if err != nil {
+		in.Err = err.Error()
 	} else {
-		var err error
-		if history, err = a.history(); err != nil {
-			a.endDrain(&Outcome{Err: err.Error(), Kind: session.Internal})
-			return
-		}
-		baseline := ""
-		if a.core.State.Epoch != nil {
-			baseline = a.core.State.Epoch.Baseline
-		}
-		req = render.Request(render.Turn{Model: a.core.State.Row.Model, Baseline: baseline, History: history})
-	}
-	window, allowance := a.modelLimits(req)
-	cfg := *a.rt.cfg.Compaction
-	if cause == session.CompactManual {
-		cfg.Auto = true // a manual compaction is asked for explicitly
-	}
-	var in session.CompactionPlanned
-	plan, err := compaction.NewPlan(compaction.Input{History: history, Model: req.Model, Window: window, OutputAllowance: allowance, Config: cfg})
-	var prov provider.Provider
-	if err == nil {
-		prov, err = a.rt.provider(d.agent.models, a.core.State.Row.Model)
-	}
-	switch {
-	case err != nil:
-		in.Err, in.Nothing = err.Error(), errors.Is(err, compaction.ErrNothingToCompact)
-	default:
 		in.ID = messages.NewID("cmp")
-		d.plan = &plannedCompaction{id: in.ID, plan: plan, prov: prov}
+		d.summarizer = prov
 	}
 	a.execute(a.core.Step(in))
 }
@@ -103,11 +54,11 @@ func (a *sessionActor) planCompaction(cause session.CompactionCause) {
 // summarize runs the summary request of the compaction whose
 // CompactionStarted the core just wrote, off the mailbox; its
 // compactionDone comes back through the mailbox.
-func (a *sessionActor) summarize(id string) {
+func (a *sessionActor) summarize(sm *session.Summarize) {
 	d := a.drain
-	pc := d.plan
-	d.plan = nil
-	if pc == nil || pc.id != id {
+	prov, plan, id := d.summarizer, sm.Plan, sm.ID
+	d.summarizer = nil
+	if prov == nil || plan == nil {
 		a.endDrain(&Outcome{Err: "compaction " + id + " was not planned", Kind: session.Internal})
 		return
 	}
@@ -115,7 +66,6 @@ func (a *sessionActor) summarize(id string) {
 	d.compacting = cancel
 	d.busy = true
 	token, system, self, bus, sid := d.token, a.system, a.self, a.rt.bus, a.id
-	prov, plan := pc.prov, pc.plan
 	recent := plan.RecentContext
 	go func() {
 		summary, err := func() (s string, err error) {

@@ -8,6 +8,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/sessionrt/sessionrt/actors/effect"
+	"github.com/sessionrt/sessionrt/compaction"
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/provider"
 	"github.com/sessionrt/sessionrt/render"
@@ -45,10 +46,11 @@ type drain struct {
 	usage   telemetry.Usage
 	// compacting cancels a compaction in flight.
 	compacting context.CancelFunc
-	// next is the turn built for the core's decision (TurnBuilt); plan is
-	// the compaction planned for it (CompactionPlanned).
-	next *builtTurn
-	plan *plannedCompaction
+	// next is the turn built for the core's decision (TurnBuilt);
+	// summarizer is the provider of the compaction the core plans
+	// (CompactionFacts), until its summary request starts.
+	next       *builtTurn
+	summarizer provider.Provider
 	// catalog is the tool catalog listed for the turn the core is about
 	// to start (StartTurn), nil until listed.
 	catalog *effect.Catalog
@@ -249,9 +251,9 @@ func (a *sessionActor) execute(rd session.Ready) {
 	case rd.Stream:
 		a.stream()
 	case rd.Compact != nil:
-		a.planCompaction(rd.Compact.Cause)
+		a.compactionFacts()
 	case rd.Summarize != nil:
-		a.summarize(rd.Summarize.ID)
+		a.summarize(rd.Summarize)
 	case rd.StartTurn != nil:
 		// What is carried (the promotion, the context update, the last
 		// turn's TurnEnded) goes with the turn's TurnStarted.
@@ -433,8 +435,10 @@ func (a *sessionActor) turnBuilt(snap string) {
 	}
 	t := b.turn
 	a.execute(a.core.Step(session.TurnBuilt{
-		Started:    messages.TurnStarted{AssistantMessageID: t.assistantID, Agent: t.agent, Model: t.model, Snapshot: snap},
-		OverBudget: a.overBudget(b.req),
+		Started:   messages.TurnStarted{AssistantMessageID: t.assistantID, Agent: t.agent, Model: t.model, Snapshot: snap},
+		Limits:    a.limits(),
+		Estimate:  compaction.Estimate(b.req),
+		MaxOutput: b.req.Controls.MaxOutputTokens,
 	}))
 }
 

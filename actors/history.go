@@ -1,8 +1,6 @@
 package actors
 
 import (
-	"slices"
-
 	"github.com/sessionrt/sessionrt/messages"
 )
 
@@ -41,31 +39,6 @@ func (a *sessionActor) historyWithStaged() ([]messages.Message, error) {
 	}
 	a.core.State.ApplyAhead(a.seq+1, a.core.Carry)
 	return a.core.State.History.Msgs, nil
-}
-
-// withoutCarriedPromotion is msgs (the history a turn's request was
-// built from, with the staged events applied ahead) less the prompts the
-// staged promotion shows: what an append other than the turn's
-// TurnStarted makes durable, as the promotion waits for its turn. Only
-// the seqs of what follows them are one ahead, which no plan reads.
-func (a *sessionActor) withoutCarriedPromotion(msgs []messages.Message) []messages.Message {
-	var ids []string
-	for _, ev := range a.core.Carry {
-		if p, ok := ev.(messages.PromptPromoted); ok {
-			ids = append(ids, p.MessageIDs...)
-		}
-	}
-	if len(ids) == 0 {
-		return msgs
-	}
-	out := make([]messages.Message, 0, len(msgs))
-	for _, m := range msgs {
-		if m.Role == messages.RoleUser && m.Seq > a.seq && slices.Contains(ids, m.ID) {
-			continue
-		}
-		out = append(out, m)
-	}
-	return out
 }
 
 func isPromotion(ev messages.Event) bool {

@@ -37,7 +37,7 @@ func NewSessions(system *actor.ActorSystem, cfg Config) (*Sessions, error) {
 	mw := actor.WithReceiverMiddleware(sessionMiddleware(cfg.Metrics)...)
 	rt.acts = newActivations(system, "session", func(id string) *actor.Props {
 		return actor.PropsFromProducer(func() actor.Actor {
-			return &sessionActor{id: id, rt: rt, log: cfg.Logger, idle: NewIdleTimer(cfg.IdleAfter), core: session.Core{State: session.NewState(id), Config: session.Config{AutoCompaction: cfg.Compaction.Auto}}}
+			return &sessionActor{id: id, rt: rt, log: cfg.Logger, idle: NewIdleTimer(cfg.IdleAfter), core: session.Core{State: session.NewState(id), Config: session.Config{Compaction: *cfg.Compaction}}}
 		}, mw)
 	})
 	rt.acts.spawner = system.Root.WithGuardian(sessionStrategy)

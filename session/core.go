@@ -2,6 +2,7 @@ package session
 
 import (
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 
@@ -58,10 +59,16 @@ type Core struct {
 // Config is what the core decides with that comes from its owner's
 // configuration rather than from inputs.
 type Config struct {
-	// AutoCompaction (compaction.Config.Auto): an overflow compacts once
-	// and retries once; off, it ends the drain.
-	AutoCompaction bool
+	// Compaction is the compaction configuration: Auto, an over-budget
+	// request compacts first and an overflow compacts once and retries
+	// once (off, the request is sent as is and an overflow ends the
+	// drain); Buffer and Keep shape every plan, manual ones included.
+	Compaction compaction.Config
 }
+
+// Limits are a model's, as the owner's configuration gives them (0:
+// unknown): its context window and its output limit.
+type Limits struct{ Window, Output int }
 
 // Drain is the pure part of a drain: the span that promotes input and runs
 // provider turns until nothing needs continuation. It has no durable
@@ -113,8 +120,10 @@ type Compaction struct {
 	ID      string // set once planned and started
 	Running bool   // the summary request runs (cancelled by an interrupt)
 	// start is the turn an over-budget request was built for: it opens
-	// as is when there is nothing to compact.
-	start messages.TurnStarted
+	// as is when there is nothing to compact; maxOutput is its request's
+	// output cap (the plan's output allowance).
+	start     messages.TurnStarted
+	maxOutput int
 }
 
 // Turn is the pure part of a provider turn in flight: its stream, the
@@ -225,8 +234,10 @@ type Ready struct {
 	// Stream: the turn's TurnStarted is in Append (with what was
 	// carried); once it is durable, send the request built for it.
 	Stream bool
-	// Compact: plan a compaction of the history as it is once Append is
-	// written (CompactionPlanned follows; nothing is written for it yet).
+	// Compact: a compaction is decided; the core plans it from the history
+	// as it is once Append is written: load State.History if it is not,
+	// and look up the model's limits and the summary's provider
+	// (CompactionFacts follows; nothing is written for it yet).
 	Compact *Compact
 	// Summarize: the compaction's CompactionStarted is in Append; once it
 	// is durable, run its summary request (CompactionDone follows).
@@ -328,10 +339,12 @@ type StartDrain struct{ Run, Continue bool }
 // Compact is a compaction to plan.
 type Compact struct{ Cause CompactionCause }
 
-// Summarize is a planned compaction's summary request to run.
+// Summarize is a planned compaction's summary request to run: Plan holds
+// the request and the recent context its CompactionEnded stores.
 type Summarize struct {
 	ID     string
 	Manual bool
+	Plan   *compaction.Plan
 }
 
 // Input is something that happened, fed to Core.Step.
@@ -352,7 +365,7 @@ type Stopping struct{}
 // content-filter finish continues nothing), or TurnFailed when the stream
 // failed, when it ended without a finish reason (malformed), or when the
 // provider said the context overflowed (the core compacts once and retries
-// once when Config.AutoCompaction allows, never after durable output,
+// once when Config.Compaction.Auto allows, never after durable output,
 // never twice in one logical turn). The questions of the turn still open
 // are the core's own (State.Questions): while one is, the turn does not
 // continue. Calls is how many calls the turn made that the core did not
@@ -366,19 +379,24 @@ var ErrNoFinish = &provider.Error{Kind: provider.KindMalformed, Message: "stream
 
 // TurnBuilt: the owner built the request a StartTurn asked for. Started
 // is its TurnStarted (IDs, agent, model, file snapshot: the owner's);
-// OverBudget: the request is over the model's budget and automatic
-// compaction is on (compaction.Needed).
+// Limits are its model's, Estimate the request's size in tokens
+// (compaction.Estimate) and MaxOutput its output cap: the core decides
+// whether it is over budget (compaction.Needed).
 type TurnBuilt struct {
-	Started    messages.TurnStarted
-	OverBudget bool
+	Started   messages.TurnStarted
+	Limits    Limits
+	Estimate  int
+	MaxOutput int
 }
 
-// CompactionPlanned: the owner planned the compaction a Compact asked
-// for: its ID, or why not (Nothing: there is nothing to compact).
-type CompactionPlanned struct {
-	ID      string
-	Nothing bool
-	Err     string
+// CompactionFacts: what a Compact asked for: State.History is loaded,
+// Limits are the session's model's, and ID is the compaction's; Err: the
+// owner could not get them (no provider serves the model for the summary).
+// The core plans the compaction (compaction.NewPlan).
+type CompactionFacts struct {
+	ID     string
+	Limits Limits
+	Err    string
 }
 
 // CompactionDone: a compaction's summary request finished (Err: failed
@@ -571,7 +589,7 @@ func (Run) input()               {}
 func (DrainEnded) input()        {}
 func (Abort) input()             {}
 func (TurnBuilt) input()         {}
-func (CompactionPlanned) input() {}
+func (CompactionFacts) input()   {}
 func (CompactionDone) input()    {}
 func (StreamPart) input()        {}
 func (StreamEnded) input()       {}
@@ -712,8 +730,8 @@ func (c *Core) step(in Input) Ready {
 		return c.stepCatalogLoaded(in)
 	case TurnBuilt:
 		return c.stepTurnBuilt(in)
-	case CompactionPlanned:
-		return c.stepCompactionPlanned(in)
+	case CompactionFacts:
+		return c.stepCompactionFacts(in)
 	case CompactionDone:
 		return c.stepCompactionDone(in)
 	case StreamPart:
@@ -1167,8 +1185,9 @@ func (c *Core) stepTurnBuilt(in TurnBuilt) Ready {
 	if d.Interrupted {
 		return c.interrupted()
 	}
-	if in.OverBudget && !d.Compacted {
-		d.Compaction = &Compaction{Cause: CompactBeforeTurn, start: in.Started}
+	allowance := compaction.OutputAllowance(in.MaxOutput, in.Limits.Output)
+	if !d.Compacted && compaction.Needed(in.Estimate, in.Limits.Window, allowance, c.Config.Compaction) {
+		d.Compaction = &Compaction{Cause: CompactBeforeTurn, start: in.Started, maxOutput: in.MaxOutput}
 		return Ready{Compact: &Compact{Cause: CompactBeforeTurn}}
 	}
 	return c.openTurn(in.Started)
@@ -1189,13 +1208,13 @@ func (c *Core) openTurn(ev messages.TurnStarted) Ready {
 	return Ready{Append: append(c.takeCarryForTurn(), ev), Stream: true, Title: title}
 }
 
-// stepCompactionPlanned starts the planned compaction (its
+// stepCompactionFacts plans the compaction and starts it (its
 // CompactionStarted is written first, with what was carried but the
 // promotion: the compaction summarizes the history as written, and the
 // prompt follows the summary, promoted with its turn's TurnStarted). An
 // over-budget turn with nothing to compact is sent as is; any other
 // planning failure ends the drain (an overflow's as a terminal overflow).
-func (c *Core) stepCompactionPlanned(in CompactionPlanned) Ready {
+func (c *Core) stepCompactionFacts(in CompactionFacts) Ready {
 	d := c.Drain
 	cp := d.Compaction
 	if cp == nil || cp.ID != "" {
@@ -1205,12 +1224,20 @@ func (c *Core) stepCompactionPlanned(in CompactionPlanned) Ready {
 		d.Compaction = nil
 		return c.interrupted()
 	}
-	if in.Nothing && cp.Cause == CompactBeforeTurn {
-		d.Compaction = nil
-		return c.openTurn(cp.start)
+	why := in.Err
+	var plan *compaction.Plan
+	if why == "" {
+		var err error
+		plan, err = c.plan(cp, in.Limits)
+		if errors.Is(err, compaction.ErrNothingToCompact) && cp.Cause == CompactBeforeTurn {
+			d.Compaction = nil
+			return c.openTurn(cp.start)
+		}
+		if err != nil {
+			why = err.Error()
+		}
 	}
-	if in.Err != "" || in.ID == "" {
-		why := in.Err
+	if why != "" || in.ID == "" {
 		if why == "" {
 			why = "no compaction planned"
 		}
@@ -1221,7 +1248,59 @@ func (c *Core) stepCompactionPlanned(in CompactionPlanned) Ready {
 		return Ready{Outcome: &Outcome{Kind: CompactFailed, Err: "compaction: " + why}}
 	}
 	cp.ID, cp.Running, cp.start = in.ID, true, messages.TurnStarted{}
-	return Ready{Append: append(c.takeCarry(), messages.CompactionStarted{CompactionID: in.ID}), Summarize: &Summarize{ID: in.ID, Manual: cp.Cause == CompactManual}}
+	return Ready{Append: append(c.takeCarry(), messages.CompactionStarted{CompactionID: in.ID}), Summarize: &Summarize{ID: in.ID, Manual: cp.Cause == CompactManual, Plan: plan}}
+}
+
+// plan plans compaction cp from the history as its CompactionStarted
+// leaves it (the carried promotion waits for the turn, so the prompts it
+// shows are left out), for the turn's model before a turn, the session's
+// otherwise, within the model's limits. A manual compaction is asked for
+// explicitly: automatic compaction being off does not stop it.
+func (c *Core) plan(cp *Compaction, lim Limits) (*compaction.Plan, error) {
+	if !c.State.History.Loaded {
+		return nil, errors.New("the history is not loaded")
+	}
+	model, maxOutput := c.State.Row.Model, 0
+	if cp.Cause == CompactBeforeTurn {
+		model, maxOutput = cp.start.Model, cp.maxOutput
+	}
+	cfg := c.Config.Compaction
+	if cp.Cause == CompactManual {
+		cfg.Auto = true
+	}
+	return compaction.NewPlan(compaction.Input{
+		History:         c.historyAsWritten(),
+		Model:           provider.ModelRef{Provider: model.Provider, Model: model.ID},
+		Window:          lim.Window,
+		OutputAllowance: compaction.OutputAllowance(maxOutput, lim.Output),
+		Config:          cfg,
+	})
+}
+
+// historyAsWritten is State.History less the prompts of the carried
+// promotion that an owner applied ahead (State.ApplyAhead) to build the
+// turn's request: what an append other than the turn's TurnStarted makes
+// durable. Only the seqs of what follows them are one ahead, which no
+// plan reads.
+func (c *Core) historyAsWritten() []messages.Message {
+	msgs := c.State.History.Msgs
+	var ids []string
+	for _, ev := range c.Carry {
+		if p, ok := ev.(messages.PromptPromoted); ok {
+			ids = append(ids, p.MessageIDs...)
+		}
+	}
+	if len(ids) == 0 {
+		return msgs
+	}
+	out := make([]messages.Message, 0, len(msgs))
+	for _, m := range msgs {
+		if m.Role == messages.RoleUser && m.Seq > c.State.Row.LastSeq && slices.Contains(ids, m.ID) {
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
 }
 
 // stepCompactionDone stores a completed compaction (the only event that
@@ -1317,7 +1396,7 @@ func (c *Core) turnFailed(kind OutcomeKind, why string) Ready {
 	if kind == Overflow {
 		// Exactly one compaction and one rebuilt attempt (the same
 		// logical turn), never after durable output, never a loop.
-		dec := compaction.OnOverflow(compaction.OverflowState{DurableOutput: recorded, Compacted: d.Compacted}, compaction.Config{Auto: c.Config.AutoCompaction})
+		dec := compaction.OnOverflow(compaction.OverflowState{DurableOutput: recorded, Compacted: d.Compacted}, c.Config.Compaction)
 		if dec.Action == compaction.Fail {
 			rd := c.overflowed(dec.Err.Error())
 			rd.Append, rd.TurnEnd = fail, t.end(kind, why)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 
+	"github.com/sessionrt/sessionrt/compaction"
 	"github.com/sessionrt/sessionrt/contextsources"
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/provider"
@@ -43,10 +44,13 @@ type interactionEnv struct {
 	source string
 	// over: the next requests built are over budget (over-budget, within-budget)
 	over bool
-	// plan is how the next compactions plan: "" ok, "nothing", "failed"
+	// plan is how the next compactions plan: "" ok, "nothing", "failed";
+	// the core plans from its history, so the harness sets the facts
+	// that lead there (the recent context's size, the model's window).
 	plan        string
 	compactions int
 	compaction  string // the running compaction's ID
+	recent      string // its plan's recent context
 	// titles are the title requests the core asked for (Ready.Title).
 	titles []string
 	// turnEnds are the turns' ends the core reported (Ready.TurnEnd).
@@ -63,8 +67,21 @@ func (e *interactionEnv) handle(t *testing.T, td *datadriven.TestData) string {
 		td.MaybeScanArgs(t, "loc", &loc)
 		td.MaybeScanArgs(t, "title", &title) // the client's
 		e.c.State = NewState("ses_1")
-		e.c.Config = Config{AutoCompaction: true} // the default configuration's
+		// The default configuration's, with a recent context of one
+		// token: the scripts' short histories have something to compact.
+		e.c.Config = Config{Compaction: compaction.Config{Auto: true, Keep: 1}}
 		e.write(&out, messages.SessionCreated{Location: loc, Agent: "build", Model: messages.ModelRef{Provider: "p", ID: "m"}, Title: title})
+	case "exchange":
+		// An earlier exchange, written as a drain writes it: the prompt
+		// id, answered by turn a_id (something to compact).
+		var id string
+		td.ScanArgs(t, "id", &id)
+		row := e.c.State.Row
+		e.write(&out, messages.PromptAdmitted{MessageID: id, Prompt: messages.Prompt{Text: id}, Delivery: messages.Steer},
+			messages.PromptPromoted{MessageIDs: []string{id}},
+			messages.TurnStarted{AssistantMessageID: "a_" + id, Agent: row.Agent, Model: row.Model},
+			messages.TurnEnded{AssistantMessageID: "a_" + id, FinishReason: "stop"},
+			messages.Idle{})
 	case "admit":
 		var id string
 		td.ScanArgs(t, "id", &id)
@@ -230,7 +247,7 @@ func (e *interactionEnv) handle(t *testing.T, td *datadriven.TestData) string {
 		// on or off.
 		var auto string
 		td.ScanArgs(t, "auto-compaction", &auto)
-		e.c.Config.AutoCompaction = auto == "on"
+		e.c.Config.Compaction.Auto = auto == "on"
 	case "turn-ok", "turn-failed", "overflow":
 		// The turn ends: its stream (unless stream-end ended it) with the
 		// finish stop (content_filter: filter), failed with a 503, or
@@ -275,10 +292,15 @@ func (e *interactionEnv) handle(t *testing.T, td *datadriven.TestData) string {
 		if e.plan == "ok" {
 			e.plan = ""
 		}
+		// nothing: everything fits in the recent context.
+		e.c.Config.Compaction.Keep = 1
+		if e.plan == "nothing" {
+			e.c.Config.Compaction.Keep = 1 << 20
+		}
 	case "compacted":
 		// The running compaction's summary request finished (failed: it
 		// did not, or it was cancelled).
-		in := CompactionDone{ID: e.compaction, Summary: "summary of " + e.compaction, RecentContext: "recent"}
+		in := CompactionDone{ID: e.compaction, Summary: "summary of " + e.compaction, RecentContext: e.recent}
 		if td.HasArg("failed") {
 			in = CompactionDone{ID: e.compaction, Err: "context canceled"}
 		}
@@ -577,20 +599,17 @@ func (e *interactionEnv) ready(out *strings.Builder, rd Ready) {
 		// The shell plans the compaction from the history as it is once
 		// what the core carries is written.
 		fmt.Fprintf(out, "plan compaction (%s)\n", [...]string{"manual", "before the turn", "after an overflow"}[rd.Compact.Cause])
-		in := CompactionPlanned{}
-		switch e.plan {
-		case "nothing":
-			in.Nothing, in.Err = true, "nothing to compact"
-		case "failed":
-			in.Err = "the summary request does not fit the context window"
-		default:
-			e.compactions++
-			in.ID = fmt.Sprintf("cmp%d", e.compactions)
+		// The core plans it: failed is a model whose window the summary
+		// request does not fit.
+		in := CompactionFacts{ID: fmt.Sprintf("cmp%d", e.compactions+1), Limits: Limits{Window: interactionWindow}}
+		if e.plan == "failed" {
+			in.Limits.Window = 1
 		}
 		e.ready(out, e.c.Step(in))
 		return
 	case rd.Summarize != nil:
-		e.compaction = rd.Summarize.ID
+		e.compactions++
+		e.compaction, e.recent = rd.Summarize.ID, rd.Summarize.Plan.RecentContext
 		fmt.Fprintf(out, "summarize %s: manual=%v\n", rd.Summarize.ID, rd.Summarize.Manual)
 	case rd.StartTurn != nil:
 		// The turn's request is built; the core opens it (its TurnStarted
@@ -602,7 +621,11 @@ func (e *interactionEnv) ready(out *strings.Builder, rd Ready) {
 		e.turns++ // the turn is e.turn once it streams
 		// The request uses the agent and model the session has now.
 		row := e.c.State.Row
-		built := e.c.Step(TurnBuilt{Started: messages.TurnStarted{AssistantMessageID: fmt.Sprintf("a%d", e.turns), Agent: row.Agent, Model: row.Model}, OverBudget: e.over})
+		est := 1
+		if e.over {
+			est = 2 * interactionWindow
+		}
+		built := e.c.Step(TurnBuilt{Started: messages.TurnStarted{AssistantMessageID: fmt.Sprintf("a%d", e.turns), Agent: row.Agent, Model: row.Model}, Limits: Limits{Window: interactionWindow}, Estimate: est})
 		if !built.Stream {
 			e.ready(out, built)
 			return
@@ -753,3 +776,6 @@ func observation(value string, down bool) contextsources.Observation {
 	}
 	return sc.Observe(context.Background(), contextsources.ObserveConfig{})
 }
+
+// interactionWindow is the scripts' model's context window.
+const interactionWindow = 100000

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/sessionrt/sessionrt/compaction"
 	"github.com/sessionrt/sessionrt/contextsources"
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/provider"
@@ -274,7 +275,7 @@ func (s *simSession) activate() {
 			panic(fmt.Sprintf("replay of %s: %v", s.id, err))
 		}
 	}
-	s.owner = &owner{epoch: s.j.epoch, core: session.Core{State: st, Config: session.Config{AutoCompaction: s.autoCompaction}}, open: map[string]bool{}, checked: map[string]bool{}}
+	s.owner = &owner{epoch: s.j.epoch, core: session.Core{State: st, Config: session.Config{Compaction: simCompaction(s.autoCompaction)}}, open: map[string]bool{}, checked: map[string]bool{}}
 }
 
 // write appends events as the current owner and folds them into its state.
@@ -732,10 +733,17 @@ func (s *simSession) exec(rd session.Ready) error {
 		o.asks, o.replied = nil, nil // an earlier turn's requests are closed to replies
 		clear(o.open)
 		// The request is built: rarely over budget (the core compacts
-		// first, once per logical turn), never with automatic compaction
-		// off (the shell does not ask then).
-		over := s.rng.IntN(15) == 0 && s.autoCompaction
-		return s.exec(o.core.Step(session.TurnBuilt{Started: messages.TurnStarted{AssistantMessageID: o.turn, Agent: "build"}, OverBudget: over}))
+		// first, once per logical turn, and never with automatic
+		// compaction off).
+		est := 1
+		if s.rng.IntN(15) == 0 {
+			est = 2 * simWindow
+		}
+		rd := o.core.Step(session.TurnBuilt{Started: messages.TurnStarted{AssistantMessageID: o.turn, Agent: "build"}, Limits: session.Limits{Window: simWindow}, Estimate: est})
+		if rd.Compact != nil && (!s.autoCompaction || est < simWindow) {
+			return fmt.Errorf("turn %s: compacted before the turn with auto=%v, estimate %d", o.turn, s.autoCompaction, est)
+		}
+		return s.exec(rd)
 	case rd.Stream:
 		if o.core.Drain.Turn == nil || o.core.Drain.Turn.AssistantMessageID != o.turn {
 			return fmt.Errorf("the core streams a turn it did not open")
@@ -747,13 +755,15 @@ func (s *simSession) exec(rd session.Ready) error {
 			return fmt.Errorf("%d turns since the allowance was reset, limit %d", o.turnsSince, o.core.Drain.TurnLimit)
 		}
 	case rd.Compact != nil:
-		// Planned: rarely nothing to compact or a failure.
-		in := session.CompactionPlanned{ID: s.id_("cmp")}
+		// The core plans from the real history (nothing to compact
+		// while it is short); rarely the summary has no provider or the
+		// model's window is too small for the summary request.
+		in := session.CompactionFacts{ID: s.id_("cmp"), Limits: session.Limits{Window: simWindow}}
 		switch s.rng.IntN(20) {
 		case 0:
-			in = session.CompactionPlanned{Nothing: true, Err: "nothing to compact"}
+			in = session.CompactionFacts{Err: "no provider serves the model"}
 		case 1:
-			in = session.CompactionPlanned{Err: "does not fit"}
+			in.Limits.Window = 1
 		}
 		return s.exec(o.core.Step(in))
 	case rd.Summarize != nil:
@@ -1388,4 +1398,14 @@ func sameHistory(a, b []messages.Message) bool {
 		}
 	}
 	return true
+}
+
+// simWindow is the simulated model's context window.
+const simWindow = 100000
+
+// simCompaction is the owners' compaction configuration: a recent context
+// of one token, so that any history with a finished turn has something to
+// compact.
+func simCompaction(auto bool) compaction.Config {
+	return compaction.Config{Auto: auto, Keep: 1}
 }
