@@ -196,6 +196,7 @@ func (a *sessionActor) boundary() {
 func (a *sessionActor) execute(rd session.Ready) {
 	d := a.drain
 	err := a.write(rd.Append)
+	a.observeTools(d, rd)
 	for _, id := range rd.Closed {
 		a.releasePermission(id)
 	}

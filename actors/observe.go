@@ -1,10 +1,13 @@
 package actors
 
 import (
+	"context"
 	"errors"
+	"time"
 
 	"github.com/sessionrt/sessionrt/session"
 	"github.com/sessionrt/sessionrt/telemetry"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // A drain's telemetry (its invoke_agent span, each turn's chat span,
@@ -13,8 +16,10 @@ import (
 // Append is durable and ends the turn it reports (Ready.TurnEnd);
 // observeEnd is handed every end of a drain, the written ones (its Ready's
 // Outcome) and the abandoned ones that write nothing (fenced, a failed
-// journal, the actor stopping), and closes whatever is still open. The
-// spans start where their contexts are needed (startDrain, stream).
+// journal, the actor stopping), and closes whatever is still open. A
+// tool's execute_tool span and counters end with the Ready that settles
+// it (observeTools). The spans start where their contexts are needed
+// (startDrain, stream, executeTool).
 
 var errInterrupted = errors.New("interrupted")
 
@@ -99,4 +104,35 @@ func (a *sessionActor) endChat(d *drain, t *turn, te session.TurnEnd, err error)
 	d.usage.InputTokens += u.InputTokens
 	d.usage.OutputTokens += u.OutputTokens
 	t.span = nil
+}
+
+// observeTools ends the execute_tool span of every call Ready rd settled
+// and counts it (sessionrt_tool_calls_total and its duration), as its
+// runner said it ended. They record the execution, which happened whether
+// or not the journal takes the settlement, so they are observed before
+// the append's outcome. A call this shell never executed (a question,
+// settled by the core) has neither.
+func (a *sessionActor) observeTools(d *drain, rd session.Ready) {
+	if d == nil || d.turn == nil {
+		return
+	}
+	for _, s := range rd.Settled {
+		c, ok := d.turn.calls[s.CallID]
+		if !ok || c.started.IsZero() {
+			continue
+		}
+		status := "succeeded"
+		var err error
+		if s.Kind != "" {
+			status, err = s.Kind, &CommandError{Code: s.Kind, Msg: s.Err}
+		}
+		if mt := a.rt.cfg.Metrics; mt != nil {
+			mt.ToolCallFinished(c.tool, status)
+			mt.ToolCallTook(trace.ContextWithSpan(context.Background(), c.span), c.tool, status, time.Since(c.started))
+		}
+		if c.span != nil {
+			telemetry.End(c.span, err)
+			c.span = nil
+		}
+	}
 }

@@ -193,3 +193,44 @@ func attr(s tracetest.SpanStub, key string) string {
 	}
 	return ""
 }
+
+// TestFailedToolCallIsTracedAndCountedWithItsKind: a call that fails
+// (an unknown tool) ends its execute_tool span with an error and is
+// counted under its failure kind, whoever ends it (observeTools, from the
+// core's Ready.Settled).
+func TestFailedToolCallIsTracedAndCountedWithItsKind(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	reg := metrics.NewRegistry()
+	rt, err := metrics.NewRuntime(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, func(req *provider.Request, n int) (scripted.Turn, error) {
+		if n == 0 {
+			return scripted.Turn{ToolCalls: []scripted.ToolCall{{Name: "nosuch", Args: []byte(`{}`)}}}, nil
+		}
+		return scripted.Turn{Text: "done"}, nil
+	}, func(c *Config) { c.Tracer, c.Metrics = telemetry.NewTracer(tp), rt })
+	id := h.create("")
+	h.ask(id, "go")
+	var tool *tracetest.SpanStub
+	for _, s := range exp.GetSpans() {
+		if s.Name == "execute_tool nosuch" {
+			tool = &s
+		}
+	}
+	if tool == nil {
+		t.Fatalf("no execute_tool span in %v", names(exp.GetSpans()))
+	}
+	if tool.Status.Code != codes.Error || !tool.EndTime.After(tool.StartTime) {
+		t.Errorf("execute_tool span status %v %q, ended %v: want an ended error span", tool.Status.Code, tool.Status.Description, tool.EndTime)
+	}
+	var b strings.Builder
+	if err := reg.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if want := `sessionrt_tool_calls_total{status="unknown_tool",tool="nosuch"} 1`; !strings.Contains(b.String(), want) {
+		t.Errorf("metrics lack %s:\n%s", want, b.String())
+	}
+}

@@ -1,12 +1,9 @@
 package actors
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"time"
-
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/sessionrt/sessionrt/actors/effect"
 	"github.com/sessionrt/sessionrt/filespan"
@@ -111,28 +108,15 @@ func (a *sessionActor) settleTool(t *turn, c *toolCall, m *toolSettled, snap str
 		}
 		ev = messages.ToolFailed{AssistantMessageID: t.assistantID, CallID: c.id, Error: msg, Snapshot: snap}
 	}
-	if mt := a.rt.cfg.Metrics; mt != nil {
-		status := "succeeded"
-		if m.Error != nil {
-			status = string(m.Error.Kind)
-		}
-		mt.ToolCallFinished(c.tool, status)
-		if !c.started.IsZero() {
-			mt.ToolCallTook(trace.ContextWithSpan(context.Background(), c.span), c.tool, status, time.Since(c.started))
-		}
-	}
-	if c.span != nil {
-		var spanErr error
-		if m.Error != nil {
-			spanErr = &CommandError{Code: string(m.Error.Kind), Msg: m.Error.Message}
-		}
-		telemetry.End(c.span, spanErr)
-		c.span = nil
-	}
 	// The core writes it (the last of a turn with the turn's end) and
 	// says what follows; a call the user rejected without feedback
 	// (PermissionReplied) stops the drain.
-	a.execute(a.core.Step(session.ToolSettled{Result: ev}))
+	// Its span and counters follow the core's Ready (observeTools).
+	in := session.ToolSettled{Result: ev}
+	if m.Error != nil {
+		in.Kind = string(m.Error.Kind)
+	}
+	a.execute(a.core.Step(in))
 }
 
 type permissionWait struct {

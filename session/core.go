@@ -258,6 +258,11 @@ type Ready struct {
 	// observer of the drain records once Append is durable (the turn's
 	// span and counters). Nothing acts on it.
 	TurnEnd *TurnEnd
+	// Settled: the calls of the turn in flight this Ready settled
+	// (ToolSettled), whose settlements are in Append or carried: what an
+	// observer records of their execution (spans, counters). Nothing acts
+	// on it.
+	Settled []Settled
 	// Stop: the server is shutting down; the drain stops at this safe
 	// boundary without Idle, so that the next start finds the session
 	// mid-drain and resumes it.
@@ -481,10 +486,20 @@ type StreamEnded struct {
 // ToolSettled: a recorded call's one settlement (Result is its
 // ToolSucceeded or ToolFailed). StopsDrain: the user rejected it without
 // feedback, which stops the drain as an interrupt does (with feedback the
-// model sees the error and the drain goes on).
+// model sees the error and the drain goes on). Kind is how the call
+// failed as its runner classified it ("" when it did not): it decides
+// nothing, and is handed to observers with the settlement (Ready.Settled).
 type ToolSettled struct {
 	Result     messages.Event
 	StopsDrain bool
+	Kind       string
+}
+
+// Settled is a call a Ready settled, for an observer (its span and
+// counters): Kind and Err are how it failed ("" when it did not).
+type Settled struct {
+	CallID    string
+	Kind, Err string
 }
 
 // QuestionAsked: the owner asks the user instead of running a question
@@ -996,12 +1011,12 @@ func (c *Core) stepStreamEnded(in StreamEnded) Ready {
 // decides next); any other at once.
 func (c *Core) stepToolSettled(in ToolSettled) Ready {
 	d := c.Drain
-	var assistant, call string
+	var assistant, call, why string
 	switch r := in.Result.(type) {
 	case messages.ToolSucceeded:
 		assistant, call = r.AssistantMessageID, r.CallID
 	case messages.ToolFailed:
-		assistant, call = r.AssistantMessageID, r.CallID
+		assistant, call, why = r.AssistantMessageID, r.CallID, r.Error
 	default:
 		return Ready{}
 	}
@@ -1027,6 +1042,7 @@ func (c *Core) stepToolSettled(in ToolSettled) Ready {
 		rd = c.stepInterrupt(Interrupt{})
 	}
 	rd.Closed = closed
+	rd.Settled = append(rd.Settled, Settled{CallID: call, Kind: in.Kind, Err: why})
 	if !t.Streaming && t.Unsettled == 0 {
 		rd.TurnOver = true
 		return rd
