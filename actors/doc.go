@@ -12,6 +12,17 @@
 // the model-visible history is kept in memory between turns, advanced by
 // the actor's own appends, instead of being read back for every request.
 //
+// The actor's own code is the loop, in the style of etcd raft's rawnode:
+// a message becomes an input to the session core (session.Core.Step), the
+// Ready's Append is written, its effects are handed to the executors in
+// actors/effect (the Location's resolution, the context observation and
+// tool catalog, the provider stream, tool calls and their permission asks,
+// file snapshots, the title), and its waiters are answered. An executor
+// does its I/O off the mailbox with the dependencies it is given and posts
+// its result back, tagged with the drain's or turn's token; it knows
+// nothing of the actor. Spans, metrics and compaction (compaction.go)
+// are still the shell's.
+//
 // Callers reach sessions only through the Sessions facade, so that the cluster
 // can place the same actor as a grain without changing them.
 //
