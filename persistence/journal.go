@@ -56,6 +56,9 @@ type Journal struct {
 	// afterAcquireRead, when set by a test, runs inside Acquire's
 	// transaction right after it read the stream head.
 	afterAcquireRead func()
+	// afterMessagesReverts, when set by a test, runs inside Messages' read
+	// transaction between its read of the revert state and of the rows.
+	afterMessagesReverts func()
 }
 
 // Open migrates the schema and returns a Journal on cfg.DB.

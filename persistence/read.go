@@ -207,13 +207,27 @@ func (j *Journal) historyBounds(ctx context.Context, sessionID string) (historyS
 // the cursor's seq up to the cursor), as it is with a revert when the page
 // ends before the first hidden message; no read goes past a committed
 // revert's boundary, which hides the rest of the history.
+//
+// The revert state and the rows are read in one read-only transaction (one
+// snapshot, readTx): read apart, a revert committed and finalized between
+// them, with messages appended after it, made a page of rows the revert
+// hides next to rows that exist only because of it, true of no state the
+// session was ever in.
 func (j *Journal) Messages(ctx context.Context, sessionID string, after Cursor, limit int) (Page, error) {
 	if limit <= 0 {
 		return Page{}, fmt.Errorf("page history of %s: limit %d must be positive", sessionID, limit)
 	}
-	rv, err := j.Reverts(ctx, sessionID)
+	tx, err := j.readTx(ctx)
+	if err != nil {
+		return Page{}, fmt.Errorf("page history of %s: %w", sessionID, err)
+	}
+	defer tx.Rollback() // it only read
+	rv, err := j.reverts(ctx, tx, sessionID)
 	if err != nil {
 		return Page{}, err
+	}
+	if j.afterMessagesReverts != nil {
+		j.afterMessagesReverts()
 	}
 	// The first position after the cursor (positions are integer pairs).
 	from := Cursor{Seq: after.Seq, Index: after.Index + 1}
@@ -226,7 +240,7 @@ func (j *Journal) Messages(ctx context.Context, sessionID string, after Cursor, 
 		if sp.bounded && !cursorBefore(lo, sp.to) {
 			continue // the span is behind the cursor
 		}
-		p.Messages, p.More, err = j.readSpan(ctx, sessionID, lo, sp, limit-len(p.Messages), p.Messages)
+		p.Messages, p.More, err = j.readSpan(ctx, tx, sessionID, lo, sp, limit-len(p.Messages), p.Messages)
 		if err != nil {
 			return Page{}, fmt.Errorf("page history of %s: %w", sessionID, err)
 		}
@@ -243,7 +257,7 @@ func (j *Journal) Messages(ctx context.Context, sessionID string, after Cursor, 
 // readSpan appends to out up to need messages of span sp from position lo
 // on (lo inside sp), in order, in one range read; more says a further one
 // is in the span (read, not decoded).
-func (j *Journal) readSpan(ctx context.Context, sessionID string, lo Cursor, sp span, need int, out []messages.Message) (_ []messages.Message, more bool, err error) {
+func (j *Journal) readSpan(ctx context.Context, tx *sql.Tx, sessionID string, lo Cursor, sp span, need int, out []messages.Message) (_ []messages.Message, more bool, err error) {
 	// Rows of lo.Seq before lo.Index (prompts promoted together; at most
 	// lo.Index of them) are skipped in Go, as are those of the span's last
 	// seq from sp.to.Index on (they come last): each range stays a plain
@@ -251,13 +265,13 @@ func (j *Journal) readSpan(ctx context.Context, sessionID string, lo Cursor, sp 
 	fetch := need + 1 + max(lo.Index, 0)
 	var rows *sql.Rows
 	if !sp.bounded {
-		rows, err = j.db.QueryContext(ctx, j.n.q(qMessagesPage), sessionID, lo.Seq, fetch)
+		rows, err = tx.QueryContext(ctx, j.n.q(qMessagesPage), sessionID, lo.Seq, fetch)
 	} else {
 		last := sp.to.Seq // the last seq holding messages of the span
 		if sp.to.Index == 0 {
 			last--
 		}
-		rows, err = j.db.QueryContext(ctx, j.n.q(qMessagesSpan), sessionID, lo.Seq, last, fetch)
+		rows, err = tx.QueryContext(ctx, j.n.q(qMessagesSpan), sessionID, lo.Seq, last, fetch)
 	}
 	if err != nil {
 		return out, false, err
@@ -334,6 +348,16 @@ func visibleSpans(rv *messages.Reverts) []span {
 		}
 	}
 	return append(out, span{from: at})
+}
+
+// readTx begins a read-only transaction whose statements all read one
+// snapshot of the journal: on the embedded engine one bbolt read
+// transaction (START TRANSACTION READ ONLY neither takes nor waits for the
+// writer), on MariaDB/MySQL InnoDB's consistent read, taken at the first
+// statement, asked for explicitly because the server's default isolation
+// may be READ COMMITTED (a snapshot per statement). The caller ends it.
+func (j *Journal) readTx(ctx context.Context) (*sql.Tx, error) {
+	return j.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
 }
 
 // cursorBefore orders history positions.
@@ -552,8 +576,12 @@ func (j *Journal) AllPendingQuestions(ctx context.Context) ([]QuestionRequest, e
 
 // Reverts reads the session's revert state (empty when it never reverted).
 func (j *Journal) Reverts(ctx context.Context, sessionID string) (messages.Reverts, error) {
+	return j.reverts(ctx, j.db, sessionID)
+}
+
+func (j *Journal) reverts(ctx context.Context, db rowQuerier, sessionID string) (messages.Reverts, error) {
 	var body []byte
-	err := j.db.QueryRowContext(ctx, j.n.q(qReverts), sessionID).Scan(&body)
+	err := db.QueryRowContext(ctx, j.n.q(qReverts), sessionID).Scan(&body)
 	if errors.Is(err, sql.ErrNoRows) {
 		return messages.Reverts{}, nil
 	} else if err != nil {
