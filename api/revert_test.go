@@ -2,11 +2,13 @@ package api_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -231,4 +233,119 @@ func TestV1StreamSendsSessionUpdatedOnRenameAndRevert(t *testing.T) {
 		t.Fatalf("unrevert: %d", code)
 	}
 	next("unrevert", func(i info) bool { return i.Revert == nil && i.Title == "renamed" })
+}
+
+// Paging the history over reverts (scenario 59, through the routes
+// OpenCode's clients use): a revert finalized by the next prompt hides
+// the middle of the history and a committed one its tail. At every page
+// size, V2's cursor.next walks the visible messages once, in order (asc)
+// or newest first (desc), in exactly ceil(n/size) requests: every page
+// but the last is full and says next, the last says none, so no request
+// answers an empty page with a next cursor. V1's limit/before walk pages
+// back through the same messages, each page the newest limit before the
+// previous one's oldest.
+func TestHistoryPagingOverRevertsThroughTheAPI(t *testing.T) {
+	rt := apitest.Start(t, apitest.Options{})
+	c := newClient(t, rt)
+	ctx := ctxT(t)
+	s := create(t, c, rt)
+	say := func(text string) string {
+		id := prompt(t, c, s.ID, text).ID
+		if err := c.Wait(ctx, s.ID); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	revert := func(id string) {
+		if _, err := c.RevertStage(ctx, s.ID, id); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.RevertCommit(ctx, s.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	say("one")
+	say("two")
+	revert(say("three"))
+	say("four") // finalizes the revert: "three" is gone for good
+	say("five")
+	revert(say("six"))
+
+	all, err := c.Messages(ctx, s.ID, client.MessagesOptions{Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var visible, texts []string
+	for _, m := range all.Data {
+		visible = append(visible, m.ID)
+		if m.Type == "user" {
+			texts = append(texts, m.Text)
+		}
+	}
+	if strings.Join(texts, " ") != "one two four five" || len(visible) != 8 || all.Cursor.Next != "" {
+		t.Fatalf("visible history: prompts %v, %d messages, next %q", texts, len(visible), all.Cursor.Next)
+	}
+	reversed := slices.Clone(visible)
+	slices.Reverse(reversed)
+
+	for size := 1; size <= len(visible)+1; size++ {
+		for _, order := range []string{"asc", "desc"} {
+			want := visible
+			if order == "desc" {
+				want = reversed
+			}
+			var got []string
+			cursor := ""
+			pages := (len(want) + size - 1) / size
+			for n := 1; ; n++ {
+				page, err := c.Messages(ctx, s.ID, client.MessagesOptions{Limit: size, Order: order, Cursor: cursor})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, m := range page.Data {
+					got = append(got, m.ID)
+				}
+				full := len(page.Data) == size
+				if last := n == pages; n > pages || (page.Cursor.Next == "") != last || (!last && !full) || len(page.Data) == 0 {
+					t.Fatalf("%s by %d: page %d of %d holds %d, next %q", order, size, n, pages, len(page.Data), page.Cursor.Next)
+				}
+				if cursor = page.Cursor.Next; cursor == "" {
+					break
+				}
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("%s by %d: paged %v, want %v", order, size, got, want)
+			}
+		}
+
+		// V1: ?limit=size&before=<the oldest of the previous page>.
+		var got []string
+		before := ""
+		for n := 1; n <= len(visible)+2; n++ {
+			path := fmt.Sprintf("/session/%s/message?limit=%d", s.ID, size)
+			if before != "" {
+				path += "&before=" + before
+			}
+			var page []struct {
+				Info struct {
+					ID string `json:"id"`
+				} `json:"info"`
+			}
+			if code := v1Call(t, rt, "GET", path, "", &page); code != 200 || len(page) > size {
+				t.Fatalf("V1 by %d, page %d: %d, %d messages", size, n, code, len(page))
+			}
+			var ids []string
+			for _, m := range page {
+				ids = append(ids, m.Info.ID)
+			}
+			got = append(ids, got...)
+			if len(page) < size {
+				break
+			}
+			before = ids[0]
+		}
+		if !slices.Equal(got, visible) {
+			t.Fatalf("V1 by %d: paged %v, want %v", size, got, visible)
+		}
+	}
 }
