@@ -24,7 +24,9 @@ var tokens atomic.Uint64
 func nextToken() uint64 { return tokens.Add(1) }
 
 // sessionActor is one Session. Its mailbox serializes everything the session
-// does; the drain's decisions are Decide's, the actor only carries them out.
+// does; every decision is the core's (session.Core.Step), the actor only
+// writes what a Ready appends and hands its effects to the executors of
+// actors/effect, whose results come back to the mailbox as inputs.
 type sessionActor struct {
 	id     string
 	rt     *runtime
