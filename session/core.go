@@ -373,9 +373,8 @@ type Stopping struct{}
 // once when Config.Compaction.Auto allows, never after durable output,
 // never twice in one logical turn). The questions of the turn still open
 // are the core's own (State.Questions): while one is, the turn does not
-// continue. Calls is how many calls the turn made that the core did not
-// see itself (an owner that reports calls with StreamPart leaves it 0).
-type CloseTurn struct{ Calls int }
+// continue.
+type CloseTurn struct{}
 
 // ErrNoFinish is how a turn whose stream ended without an error and
 // without a finish reason fails (its TurnFailed's message is its text):
@@ -1360,7 +1359,7 @@ func (c *Core) stepCatalogLoaded(in CatalogLoaded) Ready {
 
 // stepCloseTurn ends the turn Ready.TurnOver said is over, as its stream
 // said (CloseTurn).
-func (c *Core) stepCloseTurn(in CloseTurn) Ready {
+func (c *Core) stepCloseTurn(CloseTurn) Ready {
 	d := c.Drain
 	if d == nil || d.Turn == nil {
 		return Ready{}
@@ -1376,25 +1375,24 @@ func (c *Core) stepCloseTurn(in CloseTurn) Ready {
 	case t.Finish == "":
 		return c.turnFailed(Provider, ErrNoFinish.Error())
 	}
-	return c.turnSucceeded(in.Calls)
+	return c.turnSucceeded()
 }
 
 // turnSucceeded ends a turn: its TurnEnded is carried to whatever the
 // boundary decides next (Idle, a promotion, or alone before the next
 // observation), and its tool results need an answer unless the content
 // filter stopped it or a question is open (its answer starts the next
-// drain). calls: the calls the core did not see (CloseTurn).
-func (c *Core) turnSucceeded(calls int) Ready {
+// drain).
+func (c *Core) turnSucceeded() Ready {
 	d, t := c.Drain, c.Drain.Turn
 	d.TurnsUsed++
-	calls += t.Calls
 	asking := c.State.openQuestionsOf(t.AssistantMessageID)
 	d.Turn, d.answering = nil, false
 	c.Carry = append(c.Carry, messages.TurnEnded{AssistantMessageID: t.AssistantMessageID, FinishReason: t.Finish, Usage: t.Usage})
 	d.LastErr = nil
 	d.Compacted = false
 	contentFilter := t.Finish == string(provider.FinishContentFilter)
-	d.Continuation = calls > 0 && !contentFilter && asking == 0
+	d.Continuation = t.Calls > 0 && !contentFilter && asking == 0
 	rd := c.stepBoundary(AtBoundary{})
 	rd.TurnEnd = t.end("", "")
 	return rd

@@ -276,11 +276,9 @@ func (e *interactionEnv) handle(t *testing.T, td *datadriven.TestData) string {
 		fallthrough
 	case "close-turn":
 		// Every call settled and the stream ended: the shell closes the
-		// turn (Ready.TurnOver). calls: calls the core did not see.
-		calls := 0
-		td.MaybeScanArgs(t, "calls", &calls)
+		// turn (Ready.TurnOver).
 		e.stopping(td)
-		e.ready(&out, e.c.Step(CloseTurn{Calls: calls}))
+		e.ready(&out, e.c.Step(CloseTurn{}))
 	case "over-budget":
 		// The requests built from now on are over the model's budget.
 		e.over = true
