@@ -2,13 +2,10 @@ package persistence
 
 import (
 	"context"
-	"database/sql"
 	"testing"
 	"time"
 
-	"github.com/sessionrt/sessionrt/internal/testdb"
 	"github.com/sessionrt/sessionrt/messages"
-	"github.com/sessionrt/sessionrt/persistence/boltsql"
 )
 
 // An Acquire racing the old owner's append must hand out the head (and
@@ -17,20 +14,7 @@ import (
 // fenced. On MariaDB a plain SELECT in the transaction read a snapshot, so
 // an append committed between the read and the bump was missed.
 func TestAcquireSeesAnAppendThatRacesIt(t *testing.T) {
-	for _, b := range []struct {
-		name string
-		db   func(t *testing.T) *sql.DB
-	}{
-		{"embedded", func(t *testing.T) *sql.DB {
-			e, err := boltsql.Open(t.TempDir(), boltsql.Options{NoSync: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { e.Close() })
-			return e.DB()
-		}},
-		{"mariadb", func(t *testing.T) *sql.DB { return testdb.MariaDB(t).DB }},
-	} {
+	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()

@@ -2,14 +2,11 @@ package persistence
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"testing"
 	"time"
 
-	"github.com/sessionrt/sessionrt/internal/testdb"
 	"github.com/sessionrt/sessionrt/messages"
-	"github.com/sessionrt/sessionrt/persistence/boltsql"
 )
 
 // A page of Messages is computed from one state of the session: revert
@@ -21,20 +18,7 @@ import (
 // page show the messages it hides next to the new ones (and say More on
 // the old last page).
 func TestMessagesPageReadsOneSnapshot(t *testing.T) {
-	for _, b := range []struct {
-		name string
-		db   func(t *testing.T) *sql.DB
-	}{
-		{"embedded", func(t *testing.T) *sql.DB {
-			e, err := boltsql.Open(t.TempDir(), boltsql.Options{NoSync: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { e.Close() })
-			return e.DB()
-		}},
-		{"mariadb", func(t *testing.T) *sql.DB { return testdb.MariaDB(t).DB }},
-	} {
+	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
