@@ -2,21 +2,11 @@ package actors
 
 import (
 	"context"
-	"errors"
 
-	"github.com/sessionrt/sessionrt/compaction"
+	"github.com/sessionrt/sessionrt/actors/effect"
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/session"
 )
-
-// compactionDone is posted when a summary request finished (or failed).
-type compactionDone struct {
-	token   uint64
-	id      string
-	recent  string
-	summary string
-	err     error
-}
 
 // Compact asks for a manual compaction; the reply is the Outcome of the
 // drain that runs it. Input admitted meanwhile waits, and is released by
@@ -52,8 +42,8 @@ func (a *sessionActor) compactionFacts() {
 }
 
 // summarize runs the summary request of the compaction whose
-// CompactionStarted the core just wrote, off the mailbox; its
-// compactionDone comes back through the mailbox.
+// CompactionStarted the core just wrote, off the mailbox (effect.Summarize);
+// its Summarized comes back through the mailbox (onCompactionDone).
 func (a *sessionActor) summarize(sm *session.Summarize) {
 	d := a.drain
 	prov, plan, id := d.summarizer, sm.Plan, sm.ID
@@ -65,36 +55,25 @@ func (a *sessionActor) summarize(sm *session.Summarize) {
 	ctx, cancel := context.WithCancel(a.rt.ctx)
 	d.compacting = cancel
 	d.busy = true
-	token, system, self, bus, sid := d.token, a.system, a.self, a.rt.bus, a.id
-	recent := plan.RecentContext
-	go func() {
-		summary, err := func() (s string, err error) {
-			defer func() {
-				if r := recover(); r != nil {
-					err = errors.New("summary request panicked")
-				}
-			}()
-			return compaction.Summarize(ctx, prov, plan, func(delta string) {
-				if bus != nil {
-					bus.Publish(Live{SessionID: sid, Delta: &messages.Delta{SessionID: sid, Kind: messages.CompactionDelta, Text: delta}})
-				}
-			})
-		}()
-		system.Root.Send(self, &compactionDone{token: token, id: id, recent: recent, summary: summary, err: err})
-	}()
+	bus, sid := a.rt.bus, a.id
+	effect.Summarize(ctx, prov, plan, d.token, id, func(delta string) {
+		if bus != nil {
+			bus.Publish(Live{SessionID: sid, Delta: &messages.Delta{SessionID: sid, Kind: messages.CompactionDelta, Text: delta}})
+		}
+	}, a.post())
 }
 
 // onCompactionDone hands the summary's result to the core: it stores a
 // completed compaction (the only event that changes the model-visible
 // history) or nothing at all.
-func (a *sessionActor) onCompactionDone(m *compactionDone) {
+func (a *sessionActor) onCompactionDone(m *effect.Summarized) {
 	d := a.drain
 	d.busy = false
 	d.compacting()
 	d.compacting = nil
-	in := session.CompactionDone{ID: m.id, Summary: m.summary, RecentContext: m.recent}
-	if m.err != nil {
-		in.Err = m.err.Error()
+	in := session.CompactionDone{ID: m.ID, Summary: m.Summary, RecentContext: m.Recent}
+	if m.Err != nil {
+		in.Err = m.Err.Error()
 	}
 	a.execute(a.core.Step(in))
 }

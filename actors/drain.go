@@ -132,8 +132,8 @@ func (a *sessionActor) onDrainMessage(ctx actor.Context, msg any) {
 			return
 		}
 		a.onStreamEnded(m.Err)
-	case *compactionDone:
-		if d == nil || m.token != d.token {
+	case *effect.Summarized:
+		if d == nil || m.Token != d.token {
 			return
 		}
 		a.onCompactionDone(m)
