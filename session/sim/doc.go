@@ -8,7 +8,8 @@
 // settlements, provider errors and content-filter stops, and checks after
 // every step: no admitted prompt lost or promoted twice, queued prompts
 // promoted alone and only once the activity settled, no tool call started
-// twice, every started tool settled exactly once, the live state equal to
+// twice, every started tool settled exactly once (and handed to observers,
+// Ready.Settled, exactly once, as it was written), the live state equal to
 // a replay of the journal, the turn allowance never exceeded, stale appends
 // refused. A failure names its seed and the command that replays it.
 //

@@ -190,6 +190,15 @@ type simSession struct {
 	// source is which of two values the session's one context source
 	// has (observations): the world's, across owners.
 	source int
+	// listed counts how often a Ready.Settled named each call, over
+	// every owner; questionCalls are the question calls the shell asked
+	// the user about instead of running (never executed, so an observer
+	// has nothing of theirs to record).
+	listed        map[toolKey]int
+	questionCalls map[toolKey]bool
+	// readyErr is the first Ready that broke the Settled rule
+	// (stepCore), reported by check.
+	readyErr error
 }
 
 // owner is one activation: its epoch, its core and its drain's plumbing.
@@ -222,7 +231,7 @@ type owner struct {
 func newSimSession(id string, rng *rand.Rand, res *Result, brk string) *simSession {
 	s := &simSession{id: id, rng: rng, res: res, brk: brk, delivery: map[string]messages.Delivery{}, streamed: map[string]string{}, promoted: map[string]int{},
 		called: map[toolKey]int{}, settled: map[toolKey]int{}, turnLimit: 2 + rng.IntN(4), autoCompaction: rng.IntN(4) > 0,
-		questions: map[string]toolKey{}, closed: map[string]int{}}
+		questions: map[string]toolKey{}, closed: map[string]int{}, listed: map[toolKey]int{}, questionCalls: map[toolKey]bool{}}
 	s.j.replica = session.NewState(id)
 	s.activate()
 	s.must(s.write(messages.SessionCreated{Location: "/loc", Agent: "build", Model: messages.ModelRef{Provider: "sim", ID: "m"}}))
@@ -470,7 +479,7 @@ func (s *simSession) titled() error {
 func (s *simSession) clientCommand(in session.Input) error {
 	o := s.owner
 	carried := len(o.core.Carry)
-	rd := o.core.Step(in)
+	rd := s.stepCore(in)
 	if rd.Refused != nil {
 		return fmt.Errorf("%T refused: %s", in, rd.Refused.Err)
 	}
@@ -521,7 +530,7 @@ func (s *simSession) stepChecked(in session.Input) error {
 		held = held && p.Held
 	}
 	idle := o.core.Drain == nil
-	rd := o.core.Step(in)
+	rd := s.stepCore(in)
 	if w, ok := in.(session.Wake); ok && w.Owed && idle && held && rd.StartDrain != nil {
 		return fmt.Errorf("an owed wake started a drain for held input only")
 	}
@@ -624,7 +633,7 @@ func (s *simSession) answer() error {
 	}
 	reject := s.rng.IntN(3) == 0
 	wasOwed := d != nil && d.RunOwed
-	rd := o.core.Step(session.QuestionReply{RequestID: id, Answers: [][]string{{"blue"}}, Reject: reject})
+	rd := s.stepCore(session.QuestionReply{RequestID: id, Answers: [][]string{{"blue"}}, Reject: reject})
 	if taken := len(rd.Append) > 0; taken != (open && !dismissing) {
 		return fmt.Errorf("question reply to %s taken %v, request open %v, its dismissal carried %v", id, taken, open, dismissing)
 	}
@@ -684,10 +693,11 @@ func (s *simSession) exec(rd session.Ready) error {
 		o.calls = append(o.calls, c.CallID)
 		s.res.ToolCalls++
 		if c.Tool == session.QuestionTool {
+			s.questionCalls[toolKey{c.AssistantMessageID, c.CallID}] = true
 			// The shell asks the user instead of running a tool: the call
 			// stays open, across drains and owners, until a reply or a
 			// promotion closes it.
-			rq := o.core.Step(session.QuestionAsked{RequestID: s.id_("que"), Call: c})
+			rq := s.stepCore(session.QuestionAsked{RequestID: s.id_("que"), Call: c})
 			if err := s.exec(rq); err != nil {
 				return err
 			}
@@ -739,7 +749,7 @@ func (s *simSession) exec(rd session.Ready) error {
 		if s.rng.IntN(15) == 0 {
 			est = 2 * simWindow
 		}
-		rd := o.core.Step(session.TurnBuilt{Started: messages.TurnStarted{AssistantMessageID: o.turn, Agent: "build"}, Limits: session.Limits{Window: simWindow}, Estimate: est})
+		rd := s.stepCore(session.TurnBuilt{Started: messages.TurnStarted{AssistantMessageID: o.turn, Agent: "build"}, Limits: session.Limits{Window: simWindow}, Estimate: est})
 		if rd.Compact != nil && (!s.autoCompaction || est < simWindow) {
 			return fmt.Errorf("turn %s: compacted before the turn with auto=%v, estimate %d", o.turn, s.autoCompaction, est)
 		}
@@ -765,7 +775,7 @@ func (s *simSession) exec(rd session.Ready) error {
 		case 1:
 			in.Limits.Window = 1
 		}
-		return s.exec(o.core.Step(in))
+		return s.exec(s.stepCore(in))
 	case rd.Summarize != nil:
 		o.phase, o.compaction = compacting, rd.Summarize.ID
 	}
@@ -789,7 +799,7 @@ func (s *simSession) cancel() error {
 	}
 	if o.phase == streaming && o.turn == turn && !o.streamD {
 		o.streamD = true
-		return s.exec(o.core.Step(session.StreamEnded{}))
+		return s.exec(s.stepCore(session.StreamEnded{}))
 	}
 	return nil
 }
@@ -854,7 +864,7 @@ func (s *simSession) endDrain() error {
 		}
 	}
 	// A wake that arrived meanwhile starts at most one follow-up drain.
-	return s.exec(o.core.Step(session.DrainEnded{}))
+	return s.exec(s.stepCore(session.DrainEnded{}))
 }
 
 // reply is a client's reply to a permission request of the turn in
@@ -876,7 +886,7 @@ func (s *simSession) reply() error {
 	if r.Reply == messages.ReplyReject && s.rng.IntN(2) == 0 {
 		r.Feedback = "not that"
 	}
-	rd := o.core.Step(session.PermissionReplied{Replied: r})
+	rd := s.stepCore(session.PermissionReplied{Replied: r})
 	call, open := o.asks[id]
 	if taken := rd.Answer != nil; taken != open {
 		return fmt.Errorf("permission reply to %s taken %v, request open %v", id, taken, open)
@@ -942,7 +952,7 @@ func (s *simSession) progress() error {
 		if s.rng.IntN(15) == 0 {
 			in = session.CompactionDone{ID: o.compaction, Err: "provider 503"}
 		}
-		return s.exec(o.core.Step(in))
+		return s.exec(s.stepCore(in))
 	case streaming:
 		open := 0
 		for _, c := range o.calls {
@@ -956,7 +966,7 @@ func (s *simSession) progress() error {
 		if len(o.calls) > 0 && s.rng.IntN(12) == 0 {
 			// A call asks for permission: taken only while it runs.
 			c := o.calls[s.rng.IntN(len(o.calls))]
-			rd := o.core.Step(session.PermissionAsked{Asked: messages.PermissionAsked{RequestID: s.id_("per"), AssistantMessageID: o.turn, CallID: c, Action: "bash"}})
+			rd := s.stepCore(session.PermissionAsked{Asked: messages.PermissionAsked{RequestID: s.id_("per"), AssistantMessageID: o.turn, CallID: c, Action: "bash"}})
 			if taken := len(rd.Append) > 0; taken != o.open[c] {
 				return fmt.Errorf("permission ask of call %s taken %v, call running %v", c, taken, o.open[c])
 			} else if taken {
@@ -982,7 +992,7 @@ func (s *simSession) progress() error {
 			if s.rng.IntN(6) == 0 {
 				tool, args = session.QuestionTool, []byte(`{"questions":[{"question":"which?"}]}`)
 			}
-			rd := o.core.Step(session.StreamPart{Kind: session.PartToolCall, CallID: c, Tool: tool, Args: args})
+			rd := s.stepCore(session.StreamPart{Kind: session.PartToolCall, CallID: c, Tool: tool, Args: args})
 			if interrupted && len(rd.StartTools) > 0 {
 				return fmt.Errorf("call %s started after the interrupt", c)
 			}
@@ -1020,7 +1030,7 @@ func (s *simSession) progress() error {
 			// The turn's text streams as a delta first: published live
 			// unless an interrupt came, and stored as streamed.
 			interrupted := o.core.Drain.Interrupted
-			rd := o.core.Step(session.StreamPart{Kind: session.PartText, Text: "text of " + o.turn})
+			rd := s.stepCore(session.StreamPart{Kind: session.PartText, Text: "text of " + o.turn})
 			switch {
 			case len(rd.Append) > 0:
 				return fmt.Errorf("a delta wrote %d events", len(rd.Append))
@@ -1038,7 +1048,7 @@ func (s *simSession) progress() error {
 			switch o.streamE {
 			case "", "filter":
 				finish := map[string]string{"": "stop", "filter": "content_filter"}[o.streamE]
-				if rd := o.core.Step(session.StreamPart{Kind: session.PartFinish, Finish: finish}); len(rd.Append) > 0 || len(rd.Live) > 0 {
+				if rd := s.stepCore(session.StreamPart{Kind: session.PartFinish, Finish: finish}); len(rd.Append) > 0 || len(rd.Live) > 0 {
 					return fmt.Errorf("the finish part wrote %d events, published %d deltas", len(rd.Append), len(rd.Live))
 				}
 			case "error":
@@ -1046,7 +1056,7 @@ func (s *simSession) progress() error {
 			case "overflow":
 				end = session.StreamEnded{Err: "prompt is too long", Kind: provider.KindContextOverflow}
 			}
-			return s.exec(o.core.Step(end))
+			return s.exec(s.stepCore(end))
 		}
 		return nil
 	}
@@ -1061,12 +1071,16 @@ func (s *simSession) settle(call string, ok, reject bool) error {
 	o.open[call] = false
 	in := session.ToolSettled{Result: messages.ToolSucceeded{AssistantMessageID: o.turn, CallID: call, Output: "ok"}}
 	if !ok || reject {
-		in = session.ToolSettled{Result: messages.ToolFailed{AssistantMessageID: o.turn, CallID: call, Error: "failed"}, StopsDrain: reject}
+		kind := "failed" // the runner's kind, passed through to Ready.Settled
+		if reject {
+			kind = "rejected"
+		}
+		in = session.ToolSettled{Result: messages.ToolFailed{AssistantMessageID: o.turn, CallID: call, Error: "failed"}, StopsDrain: reject, Kind: kind}
 	}
 	if reject && !o.core.Drain.Interrupted {
 		s.res.Interrupts++
 	}
-	rd := o.core.Step(in)
+	rd := s.stepCore(in)
 	// The call's unanswered requests are closed with its first settlement
 	// (no reply can be acted on any more), and only then.
 	var closing []string
@@ -1103,7 +1117,7 @@ func (s *simSession) finishTurn() error {
 	}
 	// The core ends the turn as its stream said.
 	interrupted := o.core.Drain.Interrupted
-	rd := o.core.Step(session.CloseTurn{})
+	rd := s.stepCore(session.CloseTurn{})
 	want := session.Provider
 	switch o.streamE {
 	case "error", "no-finish":
@@ -1149,6 +1163,86 @@ func (s *simSession) finishTurn() error {
 	return s.exec(rd)
 }
 
+// stepCore steps the owner's core with in and checks the Ready's
+// Settled, which an observer ends the calls' spans and counts them by:
+// checkSettled.
+func (s *simSession) stepCore(in session.Input) session.Ready {
+	o := s.owner
+	rd := o.core.Step(in)
+	if err := s.checkSettled(in, rd, o.core.Carry); err != nil && s.readyErr == nil {
+		s.readyErr = fmt.Errorf("%T: %w", in, err)
+	}
+	return rd
+}
+
+// checkSettled checks Ready rd, stepped with in, against what it settles
+// (carried: the core's Carry after the step). Each call it lists settles
+// in Append or carried (the turn's last settlement is written with its
+// end), as listed: failed, with its error and with the runner's kind,
+// exactly when its event is a ToolFailed. Every settlement written of a
+// call the shell ran was listed exactly once, by this Ready or by the one
+// that carried it; not listed are the calls the shell never ran
+// (questions: answered, rejected or dismissed by the core) and the
+// leftovers a new owner fails (nobody observed their end).
+func (s *simSession) checkSettled(in session.Input, rd session.Ready, carried []messages.Event) error {
+	evs := append(slices.Clone(rd.Append), carried...)
+	for _, st := range rd.Settled {
+		var found messages.Event
+		for _, ev := range evs {
+			switch e := ev.(type) {
+			case messages.ToolSucceeded:
+				if e.CallID == st.CallID {
+					found = e
+				}
+			case messages.ToolFailed:
+				if e.CallID == st.CallID {
+					found = e
+				}
+			}
+		}
+		k := toolKey{s.owner.turn, st.CallID}
+		switch e := found.(type) {
+		case nil:
+			return fmt.Errorf("Ready.Settled lists call %s, whose settlement is neither in Append nor carried", st.CallID)
+		case messages.ToolSucceeded:
+			k.turn = e.AssistantMessageID
+			if st.Err != "" || st.Kind != "" {
+				return fmt.Errorf("Ready.Settled lists call %s as failed (%q: %q), its settlement is a ToolSucceeded", st.CallID, st.Kind, st.Err)
+			}
+		case messages.ToolFailed:
+			k.turn = e.AssistantMessageID
+			if st.Err != e.Error {
+				return fmt.Errorf("Ready.Settled lists call %s with error %q, its ToolFailed says %q", st.CallID, st.Err, e.Error)
+			}
+		}
+		if ts, ok := in.(session.ToolSettled); ok && st.Kind != ts.Kind {
+			return fmt.Errorf("Ready.Settled lists call %s with kind %q, its runner said %q", st.CallID, st.Kind, ts.Kind)
+		}
+		s.listed[k]++
+		if s.listed[k] > 1 {
+			return fmt.Errorf("Ready.Settled lists call %s of %s a second time", k.call, k.turn)
+		}
+	}
+	if _, ok := in.(session.Leftovers); ok {
+		return nil
+	}
+	for _, ev := range rd.Append {
+		var k toolKey
+		switch e := ev.(type) {
+		case messages.ToolSucceeded:
+			k = toolKey{e.AssistantMessageID, e.CallID}
+		case messages.ToolFailed:
+			k = toolKey{e.AssistantMessageID, e.CallID}
+		default:
+			continue
+		}
+		if !s.questionCalls[k] && s.listed[k] != 1 {
+			return fmt.Errorf("call %s of %s settles (%T in Append), listed %d times in Ready.Settled", k.call, k.turn, ev, s.listed[k])
+		}
+	}
+	return nil
+}
+
 // checkTurnEnd checks that turn ended as its stream said: failed with
 // kind (for an error or a stream without a finish reason: provider; for
 // an overflow: overflow), or ended ("") with a TurnEnded, written now or
@@ -1191,9 +1285,9 @@ func (s *simSession) crash() error {
 	// owner's tools are killed first (none of its settlements arrives
 	// any more), then every call still open fails as interrupted, and the
 	// unfinished turn fails, before anything can call a provider.
-	rd := o.core.Step(session.Leftovers{Why: "session restarted"})
+	rd := s.stepCore(session.Leftovers{Why: "session restarted"})
 	if rd.KillTools {
-		rd = o.core.Step(session.Leftovers{Why: "session restarted", ToolsKilled: true})
+		rd = s.stepCore(session.Leftovers{Why: "session restarted", ToolsKilled: true})
 	}
 	if rd.KillTools || rd.StartDrain != nil || rd.Outcome != nil {
 		return fmt.Errorf("leftovers: %+v: want only an Append", rd)
@@ -1226,7 +1320,7 @@ func (s *simSession) crash() error {
 		if len(st.Asks) > 0 || (len(evs) > 0 && len(st.Turns) > 0) {
 			return fmt.Errorf("leftovers left requests %v, turns %v open", st.Asks, st.Turns)
 		}
-		if rd := o.core.Step(session.Leftovers{Why: "session restarted", ToolsKilled: true}); len(rd.Append) > 0 {
+		if rd := s.stepCore(session.Leftovers{Why: "session restarted", ToolsKilled: true}); len(rd.Append) > 0 {
 			return fmt.Errorf("leftovers closed twice: %v", rd.Append)
 		}
 	}
@@ -1329,6 +1423,9 @@ func (s *simSession) check() error {
 	o := s.owner
 	if s.j.err != nil {
 		return s.j.err
+	}
+	if s.readyErr != nil {
+		return s.readyErr
 	}
 	live, proj := &o.core.State, &s.j.replica
 	if live.Row != proj.Row || !samePending(live.Pending, proj.Pending) || !reflect.DeepEqual(live.Epoch, proj.Epoch) || len(live.Questions) != len(proj.Questions) ||
