@@ -339,15 +339,19 @@ func (e *interactionEnv) handle(t *testing.T, td *datadriven.TestData) string {
 		switch {
 		case td.HasArg("failed"):
 			in.Result = messages.ToolFailed{AssistantMessageID: e.turn, CallID: id, Error: "exit status 1"}
+			in.Kind = "failed" // the runner's kind, for observers only
 		case td.HasArg("interrupted"):
 			in.Result = messages.ToolFailed{AssistantMessageID: e.turn, CallID: id, Error: "Tool execution interrupted"}
+			in.Kind = "interrupted"
 		case td.HasArg("rejected"):
 			in.Result = messages.ToolFailed{AssistantMessageID: e.turn, CallID: id, Error: "permission rejected"}
 			in.StopsDrain = true
+			in.Kind = "rejected"
 		case td.HasArg("declined"):
 			// The call failed as the user's reply rejected it (what that
 			// means for the drain is the core's: PermissionReplied).
 			in.Result = messages.ToolFailed{AssistantMessageID: e.turn, CallID: id, Error: "the user rejected permission"}
+			in.Kind = "rejected"
 		}
 		e.ready(&out, e.c.Step(in))
 	case "answer":
@@ -536,6 +540,22 @@ func (e *interactionEnv) ready(out *strings.Builder, rd Ready) {
 	}
 	if len(rd.Append) > 0 {
 		e.write(out, rd.Append...)
+	}
+	if len(rd.Settled) > 0 {
+		// What an observer records of the calls' execution (their spans
+		// and counters): failed with the runner's kind, when it gave one.
+		var ds []string
+		for _, st := range rd.Settled {
+			switch {
+			case st.Err == "" && st.Kind == "":
+				ds = append(ds, st.CallID+" ok")
+			case st.Kind == "":
+				ds = append(ds, st.CallID+" failed")
+			default:
+				ds = append(ds, fmt.Sprintf("%s failed(%s)", st.CallID, st.Kind))
+			}
+		}
+		fmt.Fprintf(out, "settled: %s\n", strings.Join(ds, ", "))
 	}
 	for _, c := range rd.StartTools {
 		fmt.Fprintf(out, "start tool %s %s\n", c.CallID, c.Tool)
