@@ -9,10 +9,11 @@
 // a Post to hand its result to. The actor (actors/drain.go) is the loop:
 // receive a message, Step the core, write the Ready's Append, dispatch the
 // Ready's effects to the executors here, answer its waiters. So an
-// executor is tested without a Session actor (effect_test.go).
+// executor is tested without a Session actor (the _test.go file beside
+// each).
 //
-// What travels per stream part is one message, as before this package:
-// Stream decodes each provider part into the core's session.StreamPart on
+// What travels per stream part is one message (the hot path: a turn
+// streams hundreds): Stream decodes each provider part into the core's session.StreamPart on
 // the stream's own goroutine and posts it; no extra goroutine or channel
 // sits between the provider and the mailbox.
 package effect
