@@ -13,7 +13,7 @@
 // each).
 //
 // What travels per stream part is one message (the hot path: a turn
-// streams hundreds): Stream decodes each provider part into the core's session.StreamPart on
-// the stream's own goroutine and posts it; no extra goroutine or channel
-// sits between the provider and the mailbox.
+// streams hundreds): Stream decodes each provider part into the core's
+// session.StreamPart on the stream's own goroutine and posts it; no extra
+// goroutine or channel sits between the provider and the mailbox.
 package effect
