@@ -163,27 +163,19 @@ func (e *scriptEnv) cmdAdmitMany(td *datadriven.TestData) string {
 }
 
 func (e *scriptEnv) cmdRun(td *datadriven.TestData) string {
-	h := e.h
-	var out strings.Builder
-	id := e.session(td)
-	o, err := h.sessions.Run(e.ctx(), id)
-	if err != nil {
-		return fmt.Sprintf("error: %v\n", err)
-	}
-	fmt.Fprint(&out, outcome(o))
-	return out.String()
+	return outcomeOrError(e.h.sessions.Run(e.ctx(), e.session(td)))
 }
 
 func (e *scriptEnv) cmdWaitIdle(td *datadriven.TestData) string {
-	h := e.h
-	var out strings.Builder
-	id := e.session(td)
-	o, err := h.sessions.WaitIdle(e.ctx(), id)
+	return outcomeOrError(e.h.sessions.WaitIdle(e.ctx(), e.session(td)))
+}
+
+// outcomeOrError prints a drain's outcome, or the error that stood in for it.
+func outcomeOrError(o *Outcome, err error) string {
 	if err != nil {
 		return fmt.Sprintf("error: %v\n", err)
 	}
-	fmt.Fprint(&out, outcome(o))
-	return out.String()
+	return outcome(o)
 }
 
 func (e *scriptEnv) cmdAwait(td *datadriven.TestData) string {
