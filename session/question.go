@@ -179,7 +179,7 @@ func (c *Core) afterQuestionReply(assistant string, rejected bool) Ready {
 			return c.stepInterrupt(Interrupt{})
 		}
 	case rejected:
-	case c.othersOpen(assistant):
+	case c.State.openQuestionsOf(assistant) > 1: // this reply's close is not folded yet
 		// The model asked several questions: it continues once all of
 		// them are answered, not with some still open (the run would
 		// have to dismiss them: decideBoundary).
@@ -189,18 +189,6 @@ func (c *Core) afterQuestionReply(assistant string, rejected bool) Ready {
 		d.RunOwed = true
 	}
 	return Ready{}
-}
-
-// othersOpen reports whether a turn has open question requests besides
-// the one a reply is closing now (its close is not folded yet).
-func (c *Core) othersOpen(assistant string) bool {
-	n := 0
-	for id, q := range c.State.Questions {
-		if q.AssistantMessageID == assistant && !c.dismissing(id) {
-			n++
-		}
-	}
-	return n > 1
 }
 
 // dismissQuestions are the events that dismiss every open question
