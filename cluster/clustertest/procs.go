@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -172,7 +173,14 @@ func launch(cfg Config, mc MemberConfig, i int, logName string, ready chan<- err
 			}
 		}
 		if !isReady {
-			ready <- fmt.Errorf("member %d exited before READY (see %s)", i, logf.Name())
+			// The log goes with the test's temporary directory: its end
+			// travels in the error (the member writes it directly, so
+			// what it wrote before closing stdout is there).
+			tail, _ := os.ReadFile(logf.Name())
+			if len(tail) > 2000 {
+				tail = tail[len(tail)-2000:]
+			}
+			ready <- fmt.Errorf("member %d exited before READY (see %s); its log ends:\n%s", i, logf.Name(), tail)
 		}
 		_, _ = io.Copy(io.Discard, stdout)
 	}()
@@ -196,7 +204,30 @@ func awaitReady(ctx context.Context, ready <-chan error, n int) error {
 	return nil
 }
 
+// freePort picks a free port for a member to bind later, below the
+// kernel's ephemeral range: a port taken from 127.0.0.1:0 and freed again
+// may be handed to any process's outgoing connection (the suite's other
+// packages open many to MariaDB) before the member binds it, and the member
+// then exits before READY. A port below the range is only ever taken by an
+// explicit bind.
 func freePort() (int, error) {
+	lo := 32768 // Linux's default, when the range cannot be read
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if n, err := strconv.Atoi(f[0]); err == nil {
+				lo = n
+			}
+		}
+	}
+	if base := lo - 10000; base >= 10000 {
+		for range 200 {
+			p := base + rand.IntN(9000)
+			if ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p))); err == nil {
+				ln.Close()
+				return p, nil
+			}
+		}
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err
