@@ -198,7 +198,7 @@ func (a *sessionActor) execute(rd session.Ready) {
 	err := a.write(rd.Append)
 	a.observeTools(d, rd)
 	for _, id := range rd.Closed {
-		a.releasePermission(id)
+		a.perms.Release(id) // its call settled first: nothing waits for a reply
 	}
 	if err != nil {
 		a.appendFailed(d, rd, err)
@@ -597,10 +597,7 @@ func (a *sessionActor) closeDrain(out *Outcome, written bool) {
 	}
 	d.waiters, d.interrupters = nil, nil
 	if !written {
-		for id, p := range a.perms {
-			close(p.ch)
-			delete(a.perms, id)
-		}
+		a.perms.CloseAll()
 		return
 	}
 	// After an interrupt too: the interrupt cleared the wakes that came

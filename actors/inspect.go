@@ -56,7 +56,7 @@ func (s *Sessions) Inspect(ctx context.Context, id string) (*Inspection, error) 
 
 func (a *sessionActor) inspection() *Inspection {
 	in := &Inspection{Seq: a.seq, Ownership: a.ownership, Pending: len(a.core.State.Pending),
-		Perms: len(a.perms), WakeAgain: a.core.WakeAgain}
+		Perms: a.perms.Len(), WakeAgain: a.core.WakeAgain}
 	for _, ev := range a.core.Carry {
 		in.Staged = append(in.Staged, ev.EventType().Name)
 	}

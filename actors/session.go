@@ -55,8 +55,8 @@ type sessionActor struct {
 	// lastOutcome is how the last drain of this activation ended.
 	lastOutcome *Outcome
 	idle        IdleTimer
-	perms       map[string]*permissionWait // pending permission asks by request ID
-	stopping    bool                       // the actor is stopping: no fault injection
+	perms       effect.PermissionWaits // the running calls' permission asks waiting for a reply
+	stopping    bool                   // the actor is stopping: no fault injection
 }
 
 // errFenced stops an activation that lost ownership: another activation (a
@@ -465,7 +465,7 @@ func (a *sessionActor) IdleTimer() *IdleTimer { return &a.idle }
 // it: a drain or a permission request waits for messages, which re-arm the
 // timer; a request in flight keeps it (the timer is armed again).
 func (a *sessionActor) IdleFor(c actor.ReceiverContext) (rearm bool) {
-	if a.drain != nil || len(a.perms) > 0 {
+	if a.drain != nil || a.perms.Len() > 0 {
 		return false
 	}
 	if a.rt.acts.tryPassivate(a.id, c.Self()) {

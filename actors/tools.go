@@ -119,11 +119,6 @@ func (a *sessionActor) settleTool(t *turn, c *toolCall, m *toolSettled, snap str
 	a.execute(a.core.Step(in))
 }
 
-type permissionWait struct {
-	ch  chan permission.Reply
-	req permission.Request
-}
-
 func (a *sessionActor) onPermissionAsk(m *effect.PermissionAsk) {
 	d := a.drain
 	if d == nil {
@@ -141,10 +136,7 @@ func (a *sessionActor) onPermissionAsk(m *effect.PermissionAsk) {
 		close(m.Reply) // the append failed: the drain ended
 		return
 	}
-	if a.perms == nil {
-		a.perms = map[string]*permissionWait{}
-	}
-	a.perms[id] = &permissionWait{ch: m.Reply, req: m.Req}
+	a.perms.Add(id, m.Reply)
 }
 
 func (a *sessionActor) replyPermission(m *ReplyPermission) any {
@@ -170,20 +162,6 @@ func (a *sessionActor) replyPermission(m *ReplyPermission) any {
 	if a.drain != d {
 		return &CommandError{Code: CodeInternal, Msg: "the reply could not be written: the drain ended"}
 	}
-	if w, ok := a.perms[m.RequestID]; ok {
-		delete(a.perms, m.RequestID)
-		w.ch <- permission.Reply{Answer: permission.Answer(rd.Answer.Reply), Feedback: rd.Answer.Feedback}
-	}
+	a.perms.Answer(m.RequestID, permission.Reply{Answer: permission.Answer(rd.Answer.Reply), Feedback: rd.Answer.Feedback})
 	return &Done{LastSeq: a.seq}
-}
-
-// releasePermission drops the wait of a request the core closed because
-// its call settled first: the call is gone (its asker returned when it was
-// cancelled, or nothing reads the reply), so the entry no longer keeps the
-// actor from passivating, and a late reply finds nothing to hand over.
-func (a *sessionActor) releasePermission(id string) {
-	if w, ok := a.perms[id]; ok {
-		delete(a.perms, id)
-		w.ch <- permission.Reply{Answer: permission.Reject, Feedback: session.SettledPermissionNote}
-	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/sessionrt/sessionrt/session"
 	"github.com/sessionrt/sessionrt/toolactors"
 	"github.com/sessionrt/sessionrt/toolactors/permission"
 )
@@ -60,6 +61,54 @@ func Asker(post Post, token uint64, assistantID, callID string) permission.Asker
 		}
 	})
 }
+
+// PermissionWaits are the reply channels of the permission asks of
+// running calls (PermissionAsk.Reply) that the session journaled and
+// waits to answer, by request ID. Each is answered or closed once, then
+// forgotten; a channel takes one reply without blocking (Asker makes it
+// so). The zero value is empty and ready; it is used from the session's
+// goroutine only.
+type PermissionWaits struct {
+	m map[string]chan permission.Reply
+}
+
+// Add makes reply the wait of request id.
+func (w *PermissionWaits) Add(id string, reply chan permission.Reply) {
+	if w.m == nil {
+		w.m = map[string]chan permission.Reply{}
+	}
+	w.m[id] = reply
+}
+
+// Answer hands r to the call waiting on request id and forgets the wait;
+// false when none waits (already answered or released, or never added).
+func (w *PermissionWaits) Answer(id string, r permission.Reply) bool {
+	ch, ok := w.m[id]
+	if ok {
+		delete(w.m, id)
+		ch <- r
+	}
+	return ok
+}
+
+// Release rejects request id, whose call settled first
+// (session.SettledPermissionNote): whatever still reads the reply learns
+// the request is closed, and a late Answer finds nothing.
+func (w *PermissionWaits) Release(id string) {
+	w.Answer(id, permission.Reply{Answer: permission.Reject, Feedback: session.SettledPermissionNote})
+}
+
+// CloseAll closes every wait without a reply (the session stopped
+// answering: its drain was abandoned) and forgets them.
+func (w *PermissionWaits) CloseAll() {
+	for id, ch := range w.m {
+		close(ch)
+		delete(w.m, id)
+	}
+}
+
+// Len is how many asks wait for a reply.
+func (w *PermissionWaits) Len() int { return len(w.m) }
 
 // Snapshotted is a file snapshot taken for Of (a turn's token, a tool's
 // settlement): Snap "" when none could be taken; Err: taking it panicked.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/sessionrt/sessionrt/session"
 	"github.com/sessionrt/sessionrt/toolactors"
 	"github.com/sessionrt/sessionrt/toolactors/permission"
 )
@@ -73,5 +74,46 @@ func TestAskerPostsTheAskAndWaitsForItsReply(t *testing.T) {
 	cancel()
 	if a := <-answers; !errors.Is(a.err, context.Canceled) {
 		t.Fatalf("%+v, want the call's context error", a)
+	}
+}
+
+// TestPermissionWaitsAnswerEachAskOnce: an added wait takes one answer
+// (a second finds nothing), a released one is rejected with the settled
+// note, and CloseAll closes what is left without a reply.
+func TestPermissionWaitsAnswerEachAskOnce(t *testing.T) {
+	var w PermissionWaits
+	if w.Answer("per_0", permission.Reply{Answer: permission.Once}) || w.Len() != 0 {
+		t.Fatal("the zero value answered a request it does not hold")
+	}
+	a, b, c := make(chan permission.Reply, 1), make(chan permission.Reply, 1), make(chan permission.Reply, 1)
+	w.Add("per_a", a)
+	w.Add("per_b", b)
+	w.Add("per_c", c)
+	if w.Len() != 3 {
+		t.Fatalf("Len %d, want 3", w.Len())
+	}
+	if !w.Answer("per_a", permission.Reply{Answer: permission.Always, Feedback: "ok"}) {
+		t.Fatal("an added wait was not answered")
+	}
+	if r := <-a; r.Answer != permission.Always || r.Feedback != "ok" {
+		t.Fatalf("got %+v, want the answer", r)
+	}
+	if w.Answer("per_a", permission.Reply{Answer: permission.Once}) {
+		t.Fatal("a wait was answered twice")
+	}
+	w.Release("per_b")
+	if r := <-b; r.Answer != permission.Reject || r.Feedback != session.SettledPermissionNote {
+		t.Fatalf("released with %+v, want a reject with the settled note", r)
+	}
+	w.Release("per_b") // nothing waits any more: no second send
+	if w.Len() != 1 {
+		t.Fatalf("Len %d, want 1", w.Len())
+	}
+	w.CloseAll()
+	if r, ok := <-c; ok {
+		t.Fatalf("closed wait got %+v, want it closed without a reply", r)
+	}
+	if w.Len() != 0 || w.Answer("per_c", permission.Reply{}) {
+		t.Fatal("a closed wait is still held")
 	}
 }
