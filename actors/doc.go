@@ -20,8 +20,11 @@
 // file snapshots, the title), and its waiters are answered. An executor
 // does its I/O off the mailbox with the dependencies it is given and posts
 // its result back, tagged with the drain's or turn's token; it knows
-// nothing of the actor. Spans, metrics and compaction (compaction.go)
-// are still the shell's.
+// nothing of the actor. What a drain's executors keep between effects
+// (the Location's registries, the agent, the catalog, the turn built, the
+// compaction in flight) is effect.Drain's, which also turns each result
+// into the core's input (Take), so most results take one generic path
+// (onResult). Spans and metrics (observe.go) are still the shell's.
 //
 // Callers reach sessions only through the Sessions facade, so that the cluster
 // can place the same actor as a grain without changing them.

@@ -8,7 +8,6 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/sessionrt/sessionrt/actors/effect"
-	"github.com/sessionrt/sessionrt/compaction"
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/provider"
 	"github.com/sessionrt/sessionrt/render"
@@ -35,25 +34,14 @@ type drain struct {
 	// TurnStarted writes it (the core then drops it: the prompt stays
 	// pending), the history is read again.
 	promotedAhead bool
-	loc           *locationPIDs
-	// agent is the session's agent as its Location's configuration said at
-	// the drain's start or at the last boundary; a turn keeps the one it
-	// started with.
-	agent   Agent
+	// fx is what the drain's executors keep between the core's effects
+	// (its Location's registries, its agent as of the last boundary, the
+	// catalog, the turn built, the compaction), and its token.
+	fx      effect.Drain
 	turn    *turn
 	spanCtx context.Context // carries the invoke_agent span
 	span    trace.Span
 	usage   telemetry.Usage
-	// compacting cancels a compaction in flight.
-	compacting context.CancelFunc
-	// next is the turn built for the core's decision (TurnBuilt);
-	// summarizer is the provider of the compaction the core plans
-	// (CompactionFacts), until its summary request starts.
-	next       *builtTurn
-	summarizer provider.Provider
-	// catalog is the tool catalog listed for the turn the core is about
-	// to start (StartTurn), nil until listed.
-	catalog *effect.Catalog
 }
 
 // turn is one provider turn in flight.
@@ -85,40 +73,11 @@ type toolCall struct {
 func (a *sessionActor) onDrainMessage(ctx actor.Context, msg any) {
 	d := a.drain
 	switch m := msg.(type) {
-	case *located:
-		if d == nil || m.Token != d.token {
-			return
-		}
-		d.busy = false
-		in := session.LocationResolved{TurnLimit: m.Agent.TurnLimit}
-		switch {
-		case m.Err != nil:
-			in.Err = m.Err.Error()
-		case m.ConfigErr != nil:
-			in.ConfigErr = m.ConfigErr.Error()
-		default:
-			d.loc, d.agent = m.Loc, m.Agent
-		}
-		a.execute(a.core.Step(in))
-	case *effect.Observed[Agent]:
-		if d == nil || m.Token != d.token {
-			return
-		}
-		d.busy = false
-		a.onContext(m)
-	case *effect.Catalog:
-		if d == nil || m.Token != d.token {
-			return
-		}
-		d.busy = false
-		a.onCatalog(m)
-	case *effect.Snapshotted[uint64]: // the turn's
+	case *effect.TurnSnapshotted:
 		a.snapshotFailed(m.Err)
-		if d == nil || m.Of != d.token {
-			return
-		}
-		d.busy = false
-		a.turnBuilt(m.Snap)
+		a.onResult(m)
+	case effect.Result:
+		a.onResult(m)
 	case *effect.Snapshotted[*toolSettled]:
 		a.snapshotFailed(m.Err)
 		a.onToolSnapshot(m)
@@ -132,11 +91,6 @@ func (a *sessionActor) onDrainMessage(ctx actor.Context, msg any) {
 			return
 		}
 		a.onStreamEnded(m.Err)
-	case *effect.Summarized:
-		if d == nil || m.Token != d.token {
-			return
-		}
-		a.onCompactionDone(m)
 	case *toolSettled:
 		a.onToolSettled(m)
 	case *effect.PermissionAsk:
@@ -144,14 +98,21 @@ func (a *sessionActor) onDrainMessage(ctx actor.Context, msg any) {
 	}
 }
 
+// onResult steps the core with the input an executor's result makes
+// (effect.Drain.Take: the Location resolved, the context observed, the
+// catalog listed, the turn's snapshot taken, the summary done) for the
+// drain that asked for it.
+func (a *sessionActor) onResult(m effect.Result) {
+	d := a.drain
+	if d == nil || m.Of() != d.token {
+		return
+	}
+	d.busy = false
+	a.execute(a.core.Step(d.fx.Take(m)))
+}
+
 // post hands an effect's result to this actor's mailbox.
 func (a *sessionActor) post() effect.Post { return effect.To(a.system, a.self) }
-
-// registries are the drain's Location's registries, as an effect asks them.
-func (a *sessionActor) registries() effect.Registries {
-	loc := a.drain.loc
-	return effect.Registries{System: a.system, Context: loc.context, Tools: loc.tools, Timeout: a.rt.cfg.RequestTimeout, Metrics: a.rt.cfg.Metrics}
-}
 
 func (a *sessionActor) startDrain(runOwed, continues bool, waiter *actor.PID) {
 	d := &drain{token: nextToken(), Drain: session.Drain{Location: a.core.State.Row.Location, RunOwed: runOwed, Continuation: continues}}
@@ -161,16 +122,20 @@ func (a *sessionActor) startDrain(runOwed, continues bool, waiter *actor.PID) {
 	if waiter != nil {
 		d.waiters = append(d.waiters, waiter)
 	}
+	d.fx = effect.Drain{Token: d.token, Post: a.post(),
+		Registries: effect.Registries{System: a.system, Timeout: a.rt.cfg.RequestTimeout, Metrics: a.rt.cfg.Metrics}}
 	a.setDrain(d)
 	d.busy = true
 	a.finalizeRevert()
 	rt, dir, agent := a.rt, d.Location, a.core.State.Row.Agent
-	effect.Locate(d.token, func() (*locationPIDs, error) { return rt.resolveLocation(dir) },
-		func() (Agent, error) { return rt.agentAt(dir, agent) }, a.post())
+	d.fx.Locate(func() (*actor.PID, *actor.PID, error) {
+		loc, err := rt.resolveLocation(dir)
+		if err != nil {
+			return nil, nil, err
+		}
+		return loc.context, loc.tools, nil
+	}, func() (effect.Agent, error) { return rt.drainAgent(dir, agent) })
 }
-
-// located is a drain's Location as effect.Locate resolves it.
-type located = effect.Located[*locationPIDs, Agent]
 
 // setDrain makes d the drain in progress (nil: none), for the actor and
 // for its core.
@@ -232,8 +197,8 @@ func (a *sessionActor) execute(rd session.Ready) {
 		if t := d.turn; t != nil {
 			t.cancel()
 			a.cancelTools()
-		} else if d.compacting != nil {
-			d.compacting() // its CompactionDone finishes the interrupt; nothing is stored
+		} else {
+			d.fx.CancelCompaction() // its CompactionDone finishes the interrupt; nothing is stored
 		}
 	}
 	if rd.TurnOver {
@@ -259,15 +224,12 @@ func (a *sessionActor) execute(rd session.Ready) {
 		// What is carried (the promotion, the context update, the last
 		// turn's TurnEnded) goes with the turn's TurnStarted.
 		d.carry = true
-		cat := d.catalog
-		d.catalog = nil
-		switch {
-		case !rd.StartTurn.Tools:
-			a.startTurn(nil) // the last allowed turn is sent without tools
-		case cat == nil:
-			a.loadCatalog()
-		default:
-			a.startTurn(cat.Tools)
+		// The last allowed turn is sent without tools; a turn whose
+		// observation did not bring the catalog waits for it (Catalog).
+		if tools, ok := d.fx.TurnTools(rd.StartTurn.Tools); ok {
+			a.startTurn(tools)
+		} else {
+			d.busy = true
 		}
 	case rd.Observe != nil && rd.Observe.Init:
 		// The first complete observation initializes the epoch before any
@@ -311,91 +273,34 @@ func (a *sessionActor) appendFailed(d *drain, rd session.Ready, err error) {
 	a.endDrain(failed(err))
 }
 
-// observe asks for the boundary's context observation (effect.Observe),
+// observe asks for the boundary's context observation (effect.Drain.Observe),
 // with the session's agent as the Location's configuration says now, and
 // the tool catalog when a turn with tools follows it.
 func (a *sessionActor) observe(init, withCatalog bool) {
 	d := a.drain
 	d.busy = true
 	rt, dir, name := a.rt, d.Location, a.core.State.Row.Agent
-	effect.Observe(a.registries(), d.token, init, withCatalog, func() (effect.Config[Agent], error) {
-		ag, err := rt.agentAt(dir, name)
-		return effect.Config[Agent]{Agent: ag, Context: ag.Context, Rules: ag.Rules}, err
-	}, a.post())
+	d.fx.Observe(init, withCatalog, func() (effect.Agent, error) { return rt.drainAgent(dir, name) })
 }
 
-func (a *sessionActor) onContext(m *effect.Observed[Agent]) {
-	d := a.drain
-	in := session.ContextObserved{Init: m.Init, TurnLimit: m.Agent.TurnLimit}
-	switch {
-	case d.Interrupted:
-	case m.ConfigErr != nil:
-		in.ConfigErr = m.ConfigErr.Error()
-	case m.Err != nil:
-		in.Err = m.Err.Error()
-	default:
-		d.agent = m.Agent
-		in.Observation, in.UpdateID = m.Observation, messages.NewID("ctx")
-	}
-	if m.Catalog != nil {
-		in.Catalog, d.catalog = true, m.Catalog
-		if m.Catalog.Err != nil {
-			in.CatalogErr = m.Catalog.Err.Error()
-		}
-	}
-	a.execute(a.core.Step(in))
-}
-
-// loadCatalog lists the tool catalog for a turn whose observation did not
-// bring it (effect.ListCatalog).
-func (a *sessionActor) loadCatalog() {
-	d := a.drain
-	d.busy = true
-	effect.ListCatalog(a.registries(), d.token, d.agent.Rules, a.post())
-}
-
-func (a *sessionActor) onCatalog(m *effect.Catalog) {
-	var in session.CatalogLoaded
-	if m.Err != nil {
-		in.Err = m.Err.Error()
-	}
-	a.drain.catalog = m
-	a.execute(a.core.Step(in))
-}
-
-// startTurn builds the turn's request and hands it to the core, which
-// opens the turn (Ready.Stream: its TurnStarted is written with what was
-// carried) or compacts first when the request is over budget.
+// startTurn builds the turn's request (effect.Drain.BuildTurn) from the
+// history as it is once what is carried is written (the very next append,
+// TurnStarted, CompactionStarted or Idle, writes it) and hands it to the
+// core with its file snapshot (TurnBuilt): it opens the turn (Ready.Stream:
+// its TurnStarted is written with what was carried), compacts first when
+// the request is over budget, or finishes an interrupt that came meanwhile.
 func (a *sessionActor) startTurn(tools []provider.Tool) {
-	d := a.drain
-	prov, err := a.rt.provider(d.agent.models, a.core.State.Row.Model)
-	if err != nil {
-		a.endDrain(&Outcome{Err: err.Error(), Kind: session.Model})
+	d, st := a.drain, &a.core.State
+	tr := render.Turn{Model: st.Row.Model, Baseline: st.Epoch.Baseline, Tools: tools, LastTurn: d.LastTurn}
+	if out := d.fx.BuildTurn(st.Row.Agent, tr, func() ([]messages.Message, error) {
+		d.promotedAhead = d.promotedAhead || slices.ContainsFunc(a.core.Carry, isPromotion)
+		return a.historyWithStaged()
+	}); out != nil {
+		a.endDrain(&Outcome{Err: out.Err, Kind: out.Kind})
 		return
 	}
-	// The history as it is once the staged promotion and context update
-	// are written: the very next append (TurnStarted, CompactionStarted or
-	// Idle) writes them.
-	d.promotedAhead = d.promotedAhead || slices.ContainsFunc(a.core.Carry, isPromotion)
-	history, err := a.historyWithStaged()
-	if err != nil {
-		a.endDrain(&Outcome{Err: "load history: " + err.Error(), Kind: session.Internal})
-		return
-	}
-	tr := render.Turn{Model: a.core.State.Row.Model, Baseline: a.core.State.Epoch.Baseline, History: history, Tools: tools, LastTurn: d.LastTurn,
-		Settings: d.agent.Request}
-	req := render.Request(tr)
-	t := &turn{
-		token:       nextToken(),
-		assistantID: messages.NewID("msg"),
-		agent:       a.core.State.Row.Agent,
-		rules:       d.agent.Rules,
-		model:       a.core.State.Row.Model,
-		calls:       map[string]*toolCall{},
-	}
-	d.next = &builtTurn{turn: t, tr: tr, req: req, prov: prov}
 	if a.rt.cfg.Snapshots == nil {
-		a.turnBuilt("")
+		a.execute(a.core.Step(d.fx.TurnBuilt("")))
 		return
 	}
 	// The Location's file snapshot (the TurnStarted's) is taken off the
@@ -404,7 +309,7 @@ func (a *sessionActor) startTurn(tools []provider.Tool) {
 	// finishes when it comes back.
 	d.busy = true
 	dir := d.Location
-	effect.Snapshot(d.token, func() string { return a.fileSnapshot(dir) }, a.post())
+	d.fx.SnapshotTurn(func() string { return a.fileSnapshot(dir) })
 }
 
 // snapshotFailed logs a snapshot that panicked (effect.Snapshot): the
@@ -415,49 +320,21 @@ func (a *sessionActor) snapshotFailed(err error) {
 	}
 }
 
-// builtTurn is a turn whose request is built, waiting for its file
-// snapshot and the core's decision (TurnBuilt: open it, or compact first).
-type builtTurn struct {
-	turn *turn
-	tr   render.Turn
-	req  *provider.Request
-	prov provider.Provider
-}
-
-// turnBuilt hands the built turn to the core: it opens it (Ready.Stream,
-// its TurnStarted written with what was carried), compacts first when the
-// request is over budget, or finishes an interrupt that came meanwhile.
-func (a *sessionActor) turnBuilt(snap string) {
-	d := a.drain
-	b := d.next
-	if b == nil {
-		a.endDrain(&Outcome{Kind: session.Internal, Err: "no turn was built"})
-		return
-	}
-	t := b.turn
-	a.execute(a.core.Step(session.TurnBuilt{
-		Started:   messages.TurnStarted{AssistantMessageID: t.assistantID, Agent: t.agent, Model: t.model, Snapshot: snap},
-		Limits:    a.limits(),
-		Estimate:  compaction.Estimate(b.req),
-		MaxOutput: b.req.Controls.MaxOutputTokens,
-	}))
-}
-
 // stream sends the built turn's request, once its TurnStarted is durable.
 func (a *sessionActor) stream() {
 	d := a.drain
-	b := d.next
-	d.next = nil
-	t, req := b.turn, b.req
+	b := d.fx.TakeBuilt()
+	t := &turn{token: nextToken(), assistantID: b.Started.AssistantMessageID, agent: b.Started.Agent, rules: b.Rules,
+		model: b.Started.Model, calls: map[string]*toolCall{}}
 	if check := a.rt.cfg.checkTurn; check != nil {
-		check(a, b.tr, req)
+		check(a, b.Turn, b.Req)
 	}
 	t.spanCtx, t.span = a.rt.cfg.Tracer.StartChat(d.spanCtx, telemetry.Chat{
 		SessionID: a.id, AgentName: t.agent, ProviderName: t.model.Provider, Model: t.model.ID})
 	sctx, cancel := context.WithCancel(a.rt.ctx)
 	t.cancel = cancel
 	d.turn = t
-	go effect.Stream(sctx, b.prov, req, t.token, effect.To(a.system, a.self))
+	go effect.Stream(sctx, b.Prov, b.Req, t.token, a.post())
 }
 
 // onPart hands a part of the stream, as effect.Stream decoded it, to the
@@ -577,10 +454,7 @@ func (a *sessionActor) closeDrain(out *Outcome, written bool) {
 		t.cancel()
 		a.cancelTools()
 	}
-	if d.compacting != nil {
-		d.compacting()
-		d.compacting = nil
-	}
+	d.fx.CancelCompaction()
 	if !written {
 		a.dropStaged()
 	}

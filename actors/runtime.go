@@ -13,6 +13,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/sessionrt/sessionrt/actors/effect"
 	"github.com/sessionrt/sessionrt/compaction"
 	"github.com/sessionrt/sessionrt/contextsources"
 	"github.com/sessionrt/sessionrt/filesnap"
@@ -20,6 +21,7 @@ import (
 	"github.com/sessionrt/sessionrt/persistence"
 	"github.com/sessionrt/sessionrt/provider"
 	"github.com/sessionrt/sessionrt/render"
+	"github.com/sessionrt/sessionrt/session"
 	"github.com/sessionrt/sessionrt/supervisor"
 	"github.com/sessionrt/sessionrt/telemetry"
 	"github.com/sessionrt/sessionrt/telemetry/metrics"
@@ -277,14 +279,23 @@ func (rt *runtime) setup(location string) (Setup, error) {
 	return s, nil
 }
 
-// agentAt resolves a session's agent in its Location now. It blocks on the
-// configuration (file stats): call it off the mailbox in a drain.
-func (rt *runtime) agentAt(location, name string) (Agent, error) {
+// drainAgent resolves a session's agent (name) in its Location now, as a
+// drain's executors use it (effect.Agent: its models looked up in the
+// Location's). It blocks on the configuration (file stats): call it off
+// the mailbox.
+func (rt *runtime) drainAgent(location, name string) (effect.Agent, error) {
 	s, err := rt.setup(location)
 	if err != nil {
-		return Agent{}, err
+		return effect.Agent{}, err
 	}
-	return s.agent(name, location)
+	ag, err := s.agent(name, location)
+	models := ag.models
+	return effect.Agent{TurnLimit: ag.TurnLimit, Rules: ag.Rules, Context: ag.Context, Request: ag.Request,
+		Provider: func(m messages.ModelRef) (provider.Provider, error) { return rt.provider(models, m) },
+		Limits: func(m messages.ModelRef) session.Limits {
+			w, out, _ := rt.modelLimits(models, m)
+			return session.Limits{Window: w, Output: out}
+		}}, err
 }
 
 // knownModel refuses a model no provider of the Location (ms: its

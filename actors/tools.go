@@ -23,7 +23,7 @@ func (a *sessionActor) executeTool(t *turn, c *toolCall) {
 	d := a.drain
 	spanCtx, span := a.rt.cfg.Tracer.StartExecuteTool(t.spanCtx, telemetry.Tool{SessionID: a.id, AgentName: t.agent, ToolName: c.tool, CallID: c.id})
 	c.span, c.started = span, time.Now()
-	effect.RunTool(a.system, d.loc.tools, &toolactors.ExecuteTool{
+	effect.RunTool(a.system, d.fx.Tools, &toolactors.ExecuteTool{
 		SessionID:          a.id,
 		AssistantMessageID: t.assistantID,
 		CallID:             c.id,
@@ -45,10 +45,10 @@ type midTool struct{ token uint64 }
 
 // cancelTools kills every running call of this session; each settles as interrupted.
 func (a *sessionActor) cancelTools() {
-	if a.drain == nil || a.drain.loc == nil {
+	if a.drain == nil || a.drain.fx.Tools == nil {
 		return
 	}
-	effect.CancelTools(a.system, a.drain.loc.tools, a.id)
+	effect.CancelTools(a.system, a.drain.fx.Tools, a.id)
 }
 
 func (a *sessionActor) onToolSettled(m *toolSettled) {

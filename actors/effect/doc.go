@@ -12,6 +12,14 @@
 // executor is tested without a Session actor (the _test.go file beside
 // each).
 //
+// Drain is one drain's executor state (drain.go): what its executors keep
+// between the core's effects, so that the actor keeps none of it, and the
+// glue from a result to the core's input: a result (Located, Observed,
+// Catalog, TurnSnapshotted, Summarized) is a Result, and Drain.Take keeps
+// what it brings for the effects that follow and returns the input the
+// actor steps. A turn's request is built on the actor's goroutine
+// (BuildTurn: the history it renders is the actor's memory), not off it.
+//
 // What travels per stream part is one message (the hot path: a turn
 // streams hundreds): Stream decodes each provider part into the core's
 // session.StreamPart on the stream's own goroutine and posts it; no extra

@@ -1,23 +1,28 @@
 package effect
 
-// Located is a drain's Location resolved (Loc: its registries; Err: they
-// could not be reached) with the session's agent as the configuration
-// gives it there (ConfigErr: it does not).
-type Located[L, A any] struct {
-	Token     uint64
-	Loc       L
-	Err       error
-	Agent     A
-	ConfigErr error
+import "github.com/asynkron/protoactor-go/actor"
+
+// Located is a drain's Location resolved (Context, Tools: its registries;
+// Err: they could not be reached) with the session's agent as the
+// configuration gives it there (ConfigErr: it does not). Take keeps the
+// registries and the agent, and makes it the core's LocationResolved.
+type Located struct {
+	Token          uint64
+	Context, Tools *actor.PID
+	Err            error
+	Agent          Agent
+	ConfigErr      error
 }
 
-// Locate resolves a drain's Location (resolve: its registries, started
+// Locate resolves the drain's Location (resolve: its registries, started
 // when needed) and reads the session's agent there (config), on its own
 // goroutine, and posts Located: the first step of every drain.
-func Locate[L, A any](token uint64, resolve func() (L, error), config func() (A, error), post Post) {
-	Go(post, func() any {
-		loc, err := resolve()
-		agent, cfgErr := config()
-		return &Located[L, A]{Token: token, Loc: loc, Err: err, Agent: agent, ConfigErr: cfgErr}
-	}, func(err error) any { return &Located[L, A]{Token: token, Err: err} })
+func (x *Drain) Locate(resolve func() (context, tools *actor.PID, err error), config func() (Agent, error)) {
+	token := x.Token
+	Go(x.Post, func() any {
+		m := &Located{Token: token}
+		m.Context, m.Tools, m.Err = resolve()
+		m.Agent, m.ConfigErr = config()
+		return m
+	}, func(err error) any { return &Located{Token: token, Err: err} })
 }

@@ -7,7 +7,9 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/sessionrt/sessionrt/contextsources"
+	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/provider"
+	"github.com/sessionrt/sessionrt/session"
 	"github.com/sessionrt/sessionrt/supervisor"
 	"github.com/sessionrt/sessionrt/telemetry/metrics"
 	"github.com/sessionrt/sessionrt/toolactors"
@@ -26,29 +28,20 @@ type Registries struct {
 	Metrics *metrics.Runtime
 }
 
-// Config is the session's agent as the Location's configuration gives it
-// at a boundary: Agent is the shell's own, handed back as it is; Context
-// and Rules are what an observation and a catalog need of it.
-type Config[A any] struct {
-	Agent   A
-	Context []contextsources.SystemContext
-	Rules   []permission.Rule
-}
-
-// Observed is a boundary's context observation, with the agent it was
-// made for (ConfigErr: the configuration does not give the agent; nothing
-// was observed) and the tool catalog when it was asked for too.
-type Observed[A any] struct {
-	Token       uint64
-	Init        bool
-	Agent       A
-	ConfigErr   error
-	Observation contextsources.Observation
-	Err         error
-	Catalog     *Catalog // nil: not asked for
+// Observed is a boundary's context observation, as the core takes it
+// (In: ConfigErr, the configuration does not give the agent and nothing
+// was observed; Err, the observation failed), with the agent it was made
+// for and the tool catalog when it was asked for too. Take keeps the
+// agent (when In has no error) and the catalog.
+type Observed struct {
+	Token   uint64
+	In      session.ContextObserved
+	Agent   Agent
+	Catalog *Catalog // nil: not asked for
 }
 
 // Catalog is the tool catalog listed for a turn, as the provider's tools.
+// Take keeps it for the turn and makes it the core's CatalogLoaded.
 type Catalog struct {
 	Token uint64
 	Tools []provider.Tool
@@ -60,34 +53,48 @@ type Catalog struct {
 // Location's context registry for an observation with the agent's
 // sources and, withCatalog, its tool registry for the catalog under the
 // agent's rules at the same time: two independent reads in one round trip
-// instead of two in a row. It posts Observed, on its own goroutine.
-func Observe[A any](reg Registries, token uint64, init, withCatalog bool, config func() (Config[A], error), post Post) {
-	Go(post, func() any {
-		cfg, err := config()
+// instead of two in a row. It posts Observed, on its own goroutine; a
+// changed source's ContextUpdated gets In.UpdateID.
+func (x *Drain) Observe(init, withCatalog bool, config func() (Agent, error)) {
+	reg, token := x.Registries, x.Token
+	Go(x.Post, func() any {
+		m := &Observed{Token: token, In: session.ContextObserved{Init: init}}
+		ag, err := config()
 		if err != nil {
-			return &Observed[A]{Token: token, Init: init, ConfigErr: err}
+			m.In.ConfigErr = err.Error()
+			return m
 		}
+		m.Agent, m.In.TurnLimit = ag, ag.TurnLimit
 		start := time.Now()
-		of := reg.System.Root.RequestFuture(reg.Context, &supervisor.ObserveContext{Extra: cfg.Context}, reg.Timeout)
+		of := reg.System.Root.RequestFuture(reg.Context, &supervisor.ObserveContext{Extra: ag.Context}, reg.Timeout)
 		var cf *actor.Future
 		if withCatalog {
-			cf = reg.requestCatalog(cfg.Rules)
+			cf = reg.requestCatalog(ag.Rules)
 		}
-		obs, err := reg.observed(start, of)
-		m := &Observed[A]{Token: token, Init: init, Agent: cfg.Agent, Observation: obs, Err: err}
+		if obs, err := reg.observed(start, of); err != nil {
+			m.In.Err = err.Error()
+		} else {
+			m.In.Observation, m.In.UpdateID = obs, messages.NewID("ctx")
+		}
 		if cf != nil {
 			tools, err := cataloged(cf)
-			m.Catalog = &Catalog{Token: token, Tools: tools, Err: err}
+			m.Catalog, m.In.Catalog = &Catalog{Token: token, Tools: tools, Err: err}, true
+			if err != nil {
+				m.In.CatalogErr = err.Error()
+			}
 		}
 		return m
-	}, func(err error) any { return &Observed[A]{Token: token, Init: init, Err: err} })
+	}, func(err error) any {
+		return &Observed{Token: token, In: session.ContextObserved{Init: init, Err: err.Error()}}
+	})
 }
 
-// ListCatalog lists the tool catalog under rules for a turn whose
-// observation did not bring it, and posts it (Catalog), on its own
+// ListCatalog lists the tool catalog under the agent's rules for a turn
+// whose observation did not bring it, and posts it (Catalog), on its own
 // goroutine.
-func ListCatalog(reg Registries, token uint64, rules []permission.Rule, post Post) {
-	Go(post, func() any {
+func (x *Drain) ListCatalog() {
+	reg, token, rules := x.Registries, x.Token, x.Agent.Rules
+	Go(x.Post, func() any {
 		tools, err := cataloged(reg.requestCatalog(rules))
 		return &Catalog{Token: token, Tools: tools, Err: err}
 	}, func(err error) any { return &Catalog{Token: token, Err: err} })

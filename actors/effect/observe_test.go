@@ -3,40 +3,61 @@ package effect
 import (
 	"errors"
 	"testing"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/sessionrt/sessionrt/session"
 )
 
 // TestObserveWithoutItsAgentAsksNothing: a configuration that does not
 // give the session's agent is posted as ConfigErr with nothing observed
-// (the registries are never asked: these have none); a configuration read
-// that panics is the observation's error.
+// (the registries are never asked: these have none), and Take keeps the
+// agent the drain had; a configuration read that panics is the
+// observation's error.
 func TestObserveWithoutItsAgentAsksNothing(t *testing.T) {
 	ch := make(posted, 1)
-	unknown := errors.New(`unknown agent "plan"`)
-	Observe(Registries{}, 3, true, true, func() (Config[string], error) { return Config[string]{}, unknown }, ch.post)
-	m, ok := ch.next(t).(*Observed[string])
-	if !ok || m.Token != 3 || !m.Init || !errors.Is(m.ConfigErr, unknown) || m.Err != nil || m.Catalog != nil {
+	x := &Drain{Token: 3, Post: ch.post, Agent: Agent{TurnLimit: 7}}
+	x.Observe(true, true, func() (Agent, error) { return Agent{}, errors.New(`unknown agent "plan"`) })
+	m, ok := ch.next(t).(*Observed)
+	if !ok || m.Of() != 3 || !m.In.Init || m.In.ConfigErr != `unknown agent "plan"` || m.In.Err != "" || m.Catalog != nil || m.In.Catalog {
 		t.Fatalf("%#v, want ConfigErr only", m)
 	}
-	Observe(Registries{}, 4, false, false, func() (Config[string], error) { panic("bad config") }, ch.post)
-	m, ok = ch.next(t).(*Observed[string])
-	if !ok || m.Token != 4 || m.Err == nil || m.ConfigErr != nil {
+	if in, ok := x.Take(m).(session.ContextObserved); !ok || in.ConfigErr == "" || x.Agent.TurnLimit != 7 {
+		t.Fatalf("took %#v with agent %+v, want the ConfigErr and the drain's agent kept", in, x.Agent)
+	}
+	x.Token = 4
+	x.Observe(false, false, func() (Agent, error) { panic("bad config") })
+	m, ok = ch.next(t).(*Observed)
+	if !ok || m.Of() != 4 || m.In.Err == "" || m.In.ConfigErr != "" {
 		t.Fatalf("%#v, want the panic as the observation's error", m)
 	}
 }
 
 // TestLocatePostsTheLocationWithTheAgent: the Location's registries and
-// the agent read there come back together, each with its own error; a
-// panic while resolving is the Location's error.
+// the agent read there come back together, each with its own error, and
+// Take keeps them only when both came; a panic while resolving is the
+// Location's error.
 func TestLocatePostsTheLocationWithTheAgent(t *testing.T) {
 	ch := make(posted, 1)
-	unknown := errors.New("unknown agent")
-	Locate(5, func() (string, error) { return "registries", nil }, func() (int, error) { return 0, unknown }, ch.post)
-	m, ok := ch.next(t).(*Located[string, int])
-	if !ok || m.Token != 5 || m.Loc != "registries" || m.Err != nil || !errors.Is(m.ConfigErr, unknown) {
+	reg := actor.NewPID("local", "tools")
+	x := &Drain{Token: 5, Post: ch.post}
+	resolve := func() (*actor.PID, *actor.PID, error) { return reg, reg, nil }
+	x.Locate(resolve, func() (Agent, error) { return Agent{}, errors.New("unknown agent") })
+	m, ok := ch.next(t).(*Located)
+	if !ok || m.Of() != 5 || m.Tools != reg || m.Err != nil || m.ConfigErr == nil {
 		t.Fatalf("%#v, want the registries with the agent's error", m)
 	}
-	Locate(6, func() (string, error) { panic("no location") }, func() (int, error) { return 1, nil }, ch.post)
-	m, ok = ch.next(t).(*Located[string, int])
+	if in := x.Take(m).(session.LocationResolved); in.ConfigErr != "unknown agent" || x.Tools != nil {
+		t.Fatalf("took %#v, registries %v: want the ConfigErr, nothing kept", in, x.Tools)
+	}
+	x.Locate(resolve, func() (Agent, error) { return Agent{TurnLimit: 2}, nil })
+	m = ch.next(t).(*Located)
+	if in := x.Take(m).(session.LocationResolved); in != (session.LocationResolved{TurnLimit: 2}) || x.Tools != reg || x.Agent.TurnLimit != 2 {
+		t.Fatalf("took %#v, registries %v, agent %+v: want both kept", in, x.Tools, x.Agent)
+	}
+	x.Token = 6
+	x.Locate(func() (*actor.PID, *actor.PID, error) { panic("no location") }, func() (Agent, error) { return Agent{}, nil })
+	m, ok = ch.next(t).(*Located)
 	if !ok || m.Token != 6 || m.Err == nil {
 		t.Fatalf("%#v, want the panic as the Location's error", m)
 	}

@@ -1,0 +1,111 @@
+package effect
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/sessionrt/sessionrt/compaction"
+	"github.com/sessionrt/sessionrt/messages"
+	"github.com/sessionrt/sessionrt/provider"
+	"github.com/sessionrt/sessionrt/provider/scripted"
+	"github.com/sessionrt/sessionrt/render"
+	"github.com/sessionrt/sessionrt/session"
+)
+
+// testAgent serves one model with prov and the given limits; any other
+// model has no provider.
+func testAgent(prov provider.Provider, lim session.Limits) Agent {
+	return Agent{
+		Provider: func(m messages.ModelRef) (provider.Provider, error) {
+			if m.ID != "test" {
+				return nil, errors.New("no provider for " + m.ID)
+			}
+			return prov, nil
+		},
+		Limits: func(messages.ModelRef) session.Limits { return lim },
+	}
+}
+
+// TestBuiltTurnIsTheCoresTurnBuilt: a turn built with the drain's agent
+// is handed to the core with its snapshot, its model's limits and its
+// request's size, then to the stream once; a model without a provider
+// builds nothing and asks for no history; no turn built is an internal
+// error, not a panic.
+func TestBuiltTurnIsTheCoresTurnBuilt(t *testing.T) {
+	prov := scriptedProvider(t)
+	x := &Drain{Agent: testAgent(prov, session.Limits{Window: 1000, Output: 100})}
+	x.Agent.Request.Controls.MaxOutputTokens = 50
+	model := messages.ModelRef{Provider: scripted.Kind, ID: "test"}
+	history := []messages.Message{{ID: "m1", Role: messages.RoleUser, Text: "hi"}}
+	if out := x.BuildTurn("build", render.Turn{Model: model, Baseline: "<ctx>"}, func() ([]messages.Message, error) { return history, nil }); out != nil {
+		t.Fatalf("build failed: %+v", out)
+	}
+	in, ok := x.TurnBuilt("snap_1").(session.TurnBuilt)
+	if !ok || in.Started.AssistantMessageID == "" || in.Started.Agent != "build" || in.Started.Model != model || in.Started.Snapshot != "snap_1" ||
+		in.Limits != (session.Limits{Window: 1000, Output: 100}) || in.MaxOutput != 50 || in.Estimate == 0 {
+		t.Fatalf("TurnBuilt %+v", in)
+	}
+	b := x.TakeBuilt()
+	if b == nil || b.Prov != prov || b.Started.AssistantMessageID != in.Started.AssistantMessageID || b.Started.Snapshot != "" ||
+		len(b.Turn.History) != 1 || b.Req.Controls.MaxOutputTokens != 50 || x.TakeBuilt() != nil {
+		t.Fatalf("built %+v, want the turn once", b)
+	}
+	if in, ok := x.TurnBuilt("").(session.Abort); !ok || in.Outcome.Kind != session.Internal {
+		t.Fatalf("%#v, want an internal error without a built turn", in)
+	}
+
+	out := x.BuildTurn("build", render.Turn{Model: messages.ModelRef{ID: "gone"}}, func() ([]messages.Message, error) {
+		t.Fatal("history read for a model without a provider")
+		return nil, nil
+	})
+	if out == nil || out.Kind != session.Model {
+		t.Fatalf("%+v, want the model's error", out)
+	}
+}
+
+// TestTurnToolsComeFromTheCatalogListedAhead: a turn without tools needs
+// none; a turn with tools takes the catalog listed ahead once.
+func TestTurnToolsComeFromTheCatalogListedAhead(t *testing.T) {
+	x := &Drain{Token: 2}
+	cat := &Catalog{Token: 2, Tools: []provider.Tool{{Name: "bash"}}}
+	if in := x.Take(cat); in != (session.CatalogLoaded{}) {
+		t.Fatalf("took %#v", in)
+	}
+	if tools, ok := x.TurnTools(false); !ok || tools != nil {
+		t.Fatalf("%v %v, want no tools", tools, ok)
+	}
+	x.catalog = cat
+	if tools, ok := x.TurnTools(true); !ok || len(tools) != 1 || x.catalog != nil {
+		t.Fatalf("%v %v, want the catalog's tools, taken", tools, ok)
+	}
+}
+
+// TestCompactionSummarizesWithTheProviderItsFactsFound: the facts carry
+// the model's limits and an ID, and the summary runs with the provider
+// looked up for them and comes back as the core's CompactionDone; without
+// a provider the facts carry its error, and a summary nobody planned
+// fails without a request.
+func TestCompactionSummarizesWithTheProviderItsFactsFound(t *testing.T) {
+	prov := scriptedProvider(t, scripted.Turn{Text: "summary"})
+	ch := make(posted, 1)
+	x := &Drain{Token: 8, Post: ch.post, Agent: testAgent(prov, session.Limits{Window: 500})}
+	facts := x.CompactionFacts(messages.ModelRef{ID: "test"})
+	if facts.Err != "" || facts.ID == "" || facts.Limits.Window != 500 {
+		t.Fatalf("facts %+v", facts)
+	}
+	plan := &compaction.Plan{Request: testRequest(), RecentContext: "<recent>"}
+	if err := x.Summarize(context.Background(), &session.Summarize{ID: facts.ID, Plan: plan}, nil); err != nil {
+		t.Fatal(err)
+	}
+	m := ch.next(t).(*Summarized)
+	if in := x.Take(m).(session.CompactionDone); in.ID != facts.ID || in.Summary != "summary" || in.RecentContext != "<recent>" || in.Err != "" || x.compacting != nil {
+		t.Fatalf("took %+v, want the summary (cancel released)", in)
+	}
+	if err := x.Summarize(context.Background(), &session.Summarize{ID: "cmp_x", Plan: plan}, nil); err == nil {
+		t.Fatal("a compaction nobody planned ran")
+	}
+	if facts := x.CompactionFacts(messages.ModelRef{ID: "gone"}); facts.Err == "" || facts.ID != "" {
+		t.Fatalf("facts %+v, want the provider's error", facts)
+	}
+}
