@@ -9,6 +9,7 @@ import (
 
 	"github.com/vmihailenco/msgpack/v5"
 
+	"github.com/sessionrt/sessionrt/actors/effect"
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/persistence"
 	"github.com/sessionrt/sessionrt/session"
@@ -67,7 +68,7 @@ func foldDiff(ctx context.Context, j *persistence.Journal, id string) string {
 	if !reflect.DeepEqual(normReverts(st.Reverts), normReverts(rv)) {
 		return fmt.Sprintf("reverts %+v folded, %+v projected", st.Reverts, rv)
 	}
-	qs, err := loadQuestions(ctx, j, id)
+	qs, err := effect.Questions(ctx, j, id)
 	if err != nil {
 		return err.Error()
 	}

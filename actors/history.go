@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"github.com/sessionrt/sessionrt/actors/effect"
 	"github.com/sessionrt/sessionrt/messages"
 )
 
@@ -19,12 +20,12 @@ import (
 // it on the actor goroutine only, and do not keep it.
 func (a *sessionActor) history() ([]messages.Message, error) {
 	if !a.core.State.History.Loaded {
-		msgs, err := a.rt.journal.ModelHistory(a.rt.ctx, a.id)
+		h, err := effect.History(a.rt.ctx, a.rt.journal, a.id, a.seq)
 		if err != nil {
 			return nil, err
 		}
 		a.rt.historyLoads.Add(1)
-		a.core.State.History.Load(msgs, a.seq)
+		a.core.State.History = h
 	}
 	return a.core.State.History.Msgs, nil
 }

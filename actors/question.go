@@ -1,11 +1,9 @@
 package actors
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/sessionrt/sessionrt/messages"
-	"github.com/sessionrt/sessionrt/persistence"
 	"github.com/sessionrt/sessionrt/session"
 	"github.com/sessionrt/sessionrt/toolactors/permission"
 )
@@ -47,24 +45,4 @@ func (a *sessionActor) replyQuestion(m *ReplyPermission) any {
 	rd.Append = nil
 	a.execute(rd)
 	return &Done{LastSeq: a.seq}
-}
-
-// loadQuestions reads the session's open question requests (the
-// journal's pending questions rows) as the session state holds them.
-func loadQuestions(ctx context.Context, j *persistence.Journal, id string) (map[string]session.Question, error) {
-	qs, err := j.Questions(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	var out map[string]session.Question
-	for _, q := range qs {
-		if q.State != "pending" {
-			continue
-		}
-		if out == nil {
-			out = map[string]session.Question{}
-		}
-		out[q.RequestID] = session.Question{AssistantMessageID: q.AssistantMessageID, CallID: q.CallID, Questions: q.Questions, Seq: q.Seq}
-	}
-	return out, nil
 }

@@ -1,8 +1,6 @@
 package actors
 
 import (
-	"fmt"
-
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/session"
 	"github.com/sessionrt/sessionrt/toolactors"
@@ -44,53 +42,6 @@ func (a *sessionActor) failLeftovers(why string) error {
 		rd = a.core.Step(session.Leftovers{Why: why, ToolsKilled: true})
 	}
 	return a.write(rd.Append)
-}
-
-// loadOpen reads what the state holds of open work (session.State Calls,
-// Asks, Turns): the calls still pending or running, the unanswered
-// requests of those calls, and, when a drain or a call was left open, the
-// unfinished turns (only then do they decide anything; the history read
-// for them serves the resumed drain too).
-func (a *sessionActor) loadOpen() error {
-	ctx, st := a.rt.ctx, &a.core.State
-	open, err := a.rt.journal.ToolCalls(ctx, a.id, messages.ToolStatePending, messages.ToolStateRunning)
-	if err != nil {
-		return fmt.Errorf("find open tool calls: %w", err)
-	}
-	for _, c := range open {
-		if st.Calls == nil {
-			st.Calls = map[session.CallKey]bool{}
-		}
-		st.Calls[session.CallKey{AssistantMessageID: c.AssistantMessageID, CallID: c.CallID}] = c.State == messages.ToolStatePending
-	}
-	if len(open) > 0 {
-		asked, err := a.rt.journal.PendingPermissions(ctx, a.id)
-		if err != nil {
-			return fmt.Errorf("find open permission requests: %w", err)
-		}
-		for _, p := range asked {
-			k := session.CallKey{AssistantMessageID: p.AssistantMessageID, CallID: p.CallID}
-			if _, open := st.Calls[k]; open {
-				if st.Asks == nil {
-					st.Asks = map[string]session.CallKey{}
-				}
-				st.Asks[p.RequestID] = k
-			}
-		}
-	}
-	if len(open) == 0 && st.Row.Status != session.StatusBusy {
-		return nil
-	}
-	history, err := a.history()
-	if err != nil {
-		return fmt.Errorf("find unfinished turns: %w", err)
-	}
-	for _, m := range history {
-		if m.Role == messages.RoleAssistant && !m.Finished {
-			st.Turns = append(st.Turns, m.ID)
-		}
-	}
-	return nil
 }
 
 // recoverAfterRestart applies the restart policy to a session that was

@@ -263,52 +263,31 @@ func (a *sessionActor) activate(ctx actor.Context) error {
 
 // reload reads the projections this actor keeps in memory.
 func (a *sessionActor) reload() error {
-	sess, err := a.rt.journal.Session(a.rt.ctx, a.id)
-	found := err == nil
-	if errors.Is(err, persistence.ErrNotFound) {
-		err = nil
-	}
+	sess, found, err := effect.Row(a.rt.ctx, a.rt.journal, a.id)
 	if err != nil {
-		return fmt.Errorf("session %s: load: %w", a.id, err)
+		return fmt.Errorf("session %s: %w", a.id, err)
 	}
 	return a.load(sess, found)
 }
 
 // load takes sess (found false: the session was never created) as the
-// sessions row and reads the rest of what this actor keeps in memory.
+// sessions row and reads the rest of what this actor keeps in memory
+// (effect.Load).
 func (a *sessionActor) load(sess persistence.Session, found bool) error {
-	ctx := a.rt.ctx
 	if !found {
 		a.core.State.Exists = false
 		return nil
 	}
-	var err error
-	a.core.State = session.State{Exists: true, Row: stateRow(sess)}
 	if sess.LastSeq > a.seq {
 		a.seq = sess.LastSeq
 	}
-	inbox, err := a.rt.journal.PendingInbox(ctx, a.id)
+	st, err := effect.Load(a.rt.ctx, a.rt.journal, sess)
 	if err != nil {
-		return fmt.Errorf("session %s: load inbox: %w", a.id, err)
-	}
-	for _, in := range inbox {
-		a.core.State.Pending = append(a.core.State.Pending, session.InboxEntry{MessageID: in.MessageID, AdmittedSeq: in.AdmittedSeq, Delivery: in.Delivery, Prompt: in.Prompt, Held: in.Held})
-	}
-	ep, ok, err := a.rt.journal.Epoch(ctx, a.id)
-	if err != nil {
-		return fmt.Errorf("session %s: load context epoch: %w", a.id, err)
-	}
-	if ok {
-		a.core.State.Epoch = &session.Epoch{Revision: ep.Revision, Baseline: ep.Baseline, Snapshot: ep.Snapshot, Location: ep.Location, BaselineSeq: ep.BaselineSeq, UpdatedSeq: ep.UpdatedSeq}
-	}
-	if a.core.State.Reverts, err = a.rt.journal.Reverts(ctx, a.id); err != nil {
-		return fmt.Errorf("session %s: load reverts: %w", a.id, err)
-	}
-	if a.core.State.Questions, err = loadQuestions(ctx, a.rt.journal, a.id); err != nil {
-		return fmt.Errorf("session %s: load questions: %w", a.id, err)
-	}
-	if err := a.loadOpen(); err != nil {
 		return fmt.Errorf("session %s: %w", a.id, err)
+	}
+	a.core.State = st
+	if st.History.Loaded {
+		a.rt.historyLoads.Add(1)
 	}
 	return nil
 }
@@ -446,12 +425,6 @@ func (a *sessionActor) row() persistence.Session {
 		CreatedSeq: r.CreatedSeq, HistorySeq: r.HistorySeq, LastSeq: r.LastSeq}
 }
 
-// stateRow is the journal's sessions row as the session state holds it.
-func stateRow(s persistence.Session) session.Row {
-	return session.Row{ID: s.ID, Location: s.Location, Agent: s.Agent, Model: s.Model, Title: s.Title, Status: session.Status(s.Status),
-		CreatedSeq: s.CreatedSeq, HistorySeq: s.HistorySeq, LastSeq: s.LastSeq}
-}
-
 func (a *sessionActor) publish(seq int64, ev messages.Event) {
 	if a.rt.bus == nil {
 		return
@@ -515,25 +488,15 @@ func (a *sessionActor) stopFenced() {
 }
 
 // journaledOutcome is how the session's last drain ended as its journal
-// says (a DrainFailed or Interrupted just before the last Idle), for a
-// WaitIdle on an activation that ran no drain itself (after a restart or
-// a passivation); nil when it ended normally or cannot be read.
+// says (effect.Ended), for a WaitIdle on an activation that ran no drain
+// itself (after a restart or a passivation); nil when it ended normally
+// or cannot be read.
 func (a *sessionActor) journaledOutcome() *Outcome {
-	if !a.core.State.Exists || a.seq < 2 {
+	if !a.core.State.Exists {
 		return nil
 	}
-	evs, err := a.rt.journal.ReadEvents(a.rt.ctx, a.id, a.seq-2, 2)
-	if err != nil || len(evs) != 2 {
-		return nil
-	}
-	if _, idle := evs[1].Event.(messages.Idle); !idle {
-		return nil
-	}
-	switch e := evs[0].Event.(type) {
-	case messages.DrainFailed:
-		return &Outcome{Err: e.Message, Kind: session.OutcomeKind(e.Kind), LastSeq: a.seq}
-	case messages.Interrupted:
-		return &Outcome{Err: "interrupted", Kind: session.Interrupted, LastSeq: a.seq}
+	if msg, kind, ok := effect.Ended(a.rt.ctx, a.rt.journal, a.id, a.seq); ok {
+		return &Outcome{Err: msg, Kind: kind, LastSeq: a.seq}
 	}
 	return nil
 }

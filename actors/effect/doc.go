@@ -20,6 +20,12 @@
 // actor steps. A turn's request is built on the actor's goroutine
 // (BuildTurn: the history it renders is the actor's memory), not off it.
 //
+// Load (and Row, History, Questions, Ended) read a session's state from
+// its journal: what an activation starts from, as session.State.Apply
+// folds it from the session's events (load_test.go checks the two agree).
+// They do not post: the activation must finish before any queued message,
+// so the actor calls them and waits.
+//
 // What travels per stream part is one message (the hot path: a turn
 // streams hundreds): Stream decodes each provider part into the core's
 // session.StreamPart on the stream's own goroutine and posts it; no extra
