@@ -24,7 +24,10 @@
 // (the Location's registries, the agent, the catalog, the turn built, the
 // compaction in flight) is effect.Drain's, which also turns each result
 // into the core's input (Take), so most results take one generic path
-// (onResult). Spans and metrics (observe.go) are still the shell's.
+// (onResult). The drains' spans and metrics are an observe.Observer's
+// (actors/observe), fed what the actor knows (a drain or turn started
+// and ended, the Ready's settled calls and turn end); the permission
+// asks of running calls wait in an effect.PermissionWaits.
 //
 // Callers reach sessions only through the Sessions facade, so that the cluster
 // can place the same actor as a grain without changing them.

@@ -3,7 +3,6 @@ package actors
 import (
 	"context"
 	"slices"
-	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 
@@ -14,7 +13,6 @@ import (
 	"github.com/sessionrt/sessionrt/session"
 	"github.com/sessionrt/sessionrt/telemetry"
 	"github.com/sessionrt/sessionrt/toolactors/permission"
-	"go.opentelemetry.io/otel/trace"
 )
 
 // drain is the process-local span that promotes input and runs provider turns
@@ -37,11 +35,8 @@ type drain struct {
 	// fx is what the drain's executors keep between the core's effects
 	// (its Location's registries, its agent as of the last boundary, the
 	// catalog, the turn built, the compaction), and its token.
-	fx      effect.Drain
-	turn    *turn
-	spanCtx context.Context // carries the invoke_agent span
-	span    trace.Span
-	usage   telemetry.Usage
+	fx   effect.Drain
+	turn *turn
 }
 
 // turn is one provider turn in flight.
@@ -53,18 +48,13 @@ type turn struct {
 	model       messages.ModelRef
 	cancel      context.CancelFunc
 	calls       map[string]*toolCall // by provider call ID (the core's Turn counts them)
-	err         error                // the stream's, as its provider gave it (for the chat span)
-	spanCtx     context.Context      // carries the chat span
-	span        trace.Span
 }
 
 type toolCall struct {
 	id, tool string
 	input    []byte
-	settled  bool // its settlement reached this actor (for its span and metrics)
+	settled  bool // its settlement reached this actor
 	snapping bool // settled, its file snapshot is being taken (onToolSnapshot)
-	span     trace.Span
-	started  time.Time // sent to the tool actor (sessionrt.tool.duration)
 }
 
 // onDrainMessage takes the results the effect executors (actors/effect)
@@ -117,8 +107,7 @@ func (a *sessionActor) post() effect.Post { return effect.To(a.system, a.self) }
 func (a *sessionActor) startDrain(runOwed, continues bool, waiter *actor.PID) {
 	d := &drain{token: nextToken(), Drain: session.Drain{Location: a.core.State.Row.Location, RunOwed: runOwed, Continuation: continues}}
 	a.log.Debug("drain start", "session", a.id, "token", d.token, "run", runOwed, "pending", len(a.core.State.Pending))
-	d.spanCtx, d.span = a.rt.cfg.Tracer.StartInvokeAgent(telemetry.WithTraceParent(a.rt.ctx, a.drainTrace), telemetry.Agent{
-		SessionID: a.id, AgentName: a.core.State.Row.Agent, ProviderName: a.core.State.Row.Model.Provider, Model: a.core.State.Row.Model.ID})
+	a.obs.DrainStarted(telemetry.WithTraceParent(a.rt.ctx, a.drainTrace), a.core.State.Row.Agent, a.core.State.Row.Model)
 	if waiter != nil {
 		d.waiters = append(d.waiters, waiter)
 	}
@@ -161,7 +150,7 @@ func (a *sessionActor) boundary() {
 func (a *sessionActor) execute(rd session.Ready) {
 	d := a.drain
 	err := a.write(rd.Append)
-	a.observeTools(d, rd)
+	a.obs.Settled(rd.Settled)
 	for _, id := range rd.Closed {
 		a.perms.Release(id) // its call settled first: nothing waits for a reply
 	}
@@ -175,7 +164,10 @@ func (a *sessionActor) execute(rd session.Ready) {
 	if d != nil && rd.Stream {
 		d.promotedAhead = false // written with the TurnStarted
 	}
-	a.observeReady(rd)
+	if te := rd.TurnEnd; d != nil && d.turn != nil && te != nil && d.turn.assistantID == te.AssistantMessageID {
+		d.turn = nil // ended as the core says
+	}
+	a.obs.Ready(rd)
 	a.publishLive(rd.Live)
 	a.askTitle(rd.Title) // beside the turn, never in its way
 	if rd.StartDrain != nil {
@@ -329,8 +321,7 @@ func (a *sessionActor) stream() {
 	if check := a.rt.cfg.checkTurn; check != nil {
 		check(a, b.Turn, b.Req)
 	}
-	t.spanCtx, t.span = a.rt.cfg.Tracer.StartChat(d.spanCtx, telemetry.Chat{
-		SessionID: a.id, AgentName: t.agent, ProviderName: t.model.Provider, Model: t.model.ID})
+	a.obs.TurnStarted(t.assistantID, t.agent, t.model)
 	sctx, cancel := context.WithCancel(a.rt.ctx)
 	t.cancel = cancel
 	d.turn = t
@@ -380,8 +371,8 @@ func (a *sessionActor) onStreamEnded(err error) {
 	t := a.drain.turn
 	t.cancel()
 	in := session.StreamEnded{}
+	a.obs.StreamEnded(err)
 	if err != nil {
-		t.err = err
 		in.Err, in.Kind = err.Error(), provider.KindOf(err)
 	}
 	a.execute(a.core.Step(in))
@@ -390,7 +381,7 @@ func (a *sessionActor) onStreamEnded(err error) {
 // finishTurn closes the turn once its stream is over and every tool
 // settled: what to write and what follows is the core's (CloseTurn:
 // TurnEnded, TurnFailed, an overflow's compaction); its chat span ends
-// once that is written (observeReady).
+// once that is written (execute: obs.Ready).
 func (a *sessionActor) finishTurn() {
 	if !a.drain.Interrupted {
 		a.fault(FaultBeforeTurnEnd)
@@ -438,7 +429,7 @@ func (a *sessionActor) beginInterrupt() {
 // closeDrain is the one end of a drain, once its last events are written
 // (written: the Ready's Append that ended it, Idle among them) or with
 // nothing written (abandon): a turn or compaction still in flight stops,
-// the spans and metrics close (observeEnd), and the drain's callers and
+// the spans and metrics close (obs.DrainEnded), and the drain's callers and
 // interrupters are answered with out. A written end then steps
 // DrainEnded: a wake that arrived meanwhile starts at most one follow-up
 // drain (an interrupt suppressed those that came before it).
@@ -448,8 +439,7 @@ func (a *sessionActor) closeDrain(out *Outcome, written bool) {
 		return
 	}
 	a.log.Debug("drain end", "session", a.id, "token", d.token, "outcome", out)
-	inFlight := d.turn
-	if t := inFlight; t != nil {
+	if t := d.turn; t != nil {
 		d.turn = nil
 		t.cancel()
 		a.cancelTools()
@@ -461,7 +451,7 @@ func (a *sessionActor) closeDrain(out *Outcome, written bool) {
 	a.forgetPromotedAhead(d)
 	out.LastSeq = a.seq
 	a.setDrain(nil)
-	a.observeEnd(d, inFlight, out)
+	a.obs.DrainEnded(session.Outcome{Kind: out.Kind, Err: out.Err}, d.Drain.Turn)
 	a.lastOutcome = out
 	for _, w := range d.waiters {
 		a.system.Root.Send(w, out)

@@ -60,6 +60,9 @@ func journalFailed(err error) bool {
 	return true
 }
 
+// commandError is how a failure of kind code is recorded (observe.Observer.Fail).
+func commandError(code, msg string) error { return &CommandError{Code: code, Msg: msg} }
+
 func invalidf(msg string) error { return &CommandError{Code: CodeInvalid, Msg: msg} }
 
 func errorCode(err error) string {

@@ -11,6 +11,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/sessionrt/sessionrt/actors/effect"
+	"github.com/sessionrt/sessionrt/actors/observe"
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/persistence"
 	"github.com/sessionrt/sessionrt/session"
@@ -48,6 +49,7 @@ type sessionActor struct {
 	core session.Core
 
 	drain *drain
+	obs   observe.Observer // the drains' spans and metrics
 	// drainTrace is the traceparent of the prompt whose admission is
 	// starting a drain right now (set around its wake): the drain's span
 	// joins that trace.

@@ -4,15 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/sessionrt/sessionrt/telemetry"
 	"sync"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/sessionrt/sessionrt/actors/observe"
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/persistence"
 	"github.com/sessionrt/sessionrt/session"
+	"github.com/sessionrt/sessionrt/telemetry"
 )
 
 // Sessions is the one door to Session actors: callers name a session by ID
@@ -37,7 +38,8 @@ func NewSessions(system *actor.ActorSystem, cfg Config) (*Sessions, error) {
 	mw := actor.WithReceiverMiddleware(sessionMiddleware(cfg.Metrics)...)
 	rt.acts = newActivations(system, "session", func(id string) *actor.Props {
 		return actor.PropsFromProducer(func() actor.Actor {
-			return &sessionActor{id: id, rt: rt, log: cfg.Logger, idle: NewIdleTimer(cfg.IdleAfter), core: session.Core{State: session.NewState(id), Config: session.Config{Compaction: *cfg.Compaction}}}
+			return &sessionActor{id: id, rt: rt, log: cfg.Logger, idle: NewIdleTimer(cfg.IdleAfter), core: session.Core{State: session.NewState(id), Config: session.Config{Compaction: *cfg.Compaction}},
+				obs: observe.Observer{SessionID: id, Tracer: cfg.Tracer, Metrics: cfg.Metrics, Fail: commandError}}
 		}, mw)
 	})
 	rt.acts.spawner = system.Root.WithGuardian(sessionStrategy)

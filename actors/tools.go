@@ -3,13 +3,11 @@ package actors
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/sessionrt/sessionrt/actors/effect"
 	"github.com/sessionrt/sessionrt/filespan"
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/session"
-	"github.com/sessionrt/sessionrt/telemetry"
 	"github.com/sessionrt/sessionrt/toolactors"
 	"github.com/sessionrt/sessionrt/toolactors/permission"
 )
@@ -21,8 +19,7 @@ type toolSettled = toolactors.ToolSettled
 // registry; its one settlement comes back to this actor.
 func (a *sessionActor) executeTool(t *turn, c *toolCall) {
 	d := a.drain
-	spanCtx, span := a.rt.cfg.Tracer.StartExecuteTool(t.spanCtx, telemetry.Tool{SessionID: a.id, AgentName: t.agent, ToolName: c.tool, CallID: c.id})
-	c.span, c.started = span, time.Now()
+	headers := a.obs.ToolStarted(c.id, c.tool)
 	effect.RunTool(a.system, d.fx.Tools, &toolactors.ExecuteTool{
 		SessionID:          a.id,
 		AssistantMessageID: t.assistantID,
@@ -34,7 +31,7 @@ func (a *sessionActor) executeTool(t *turn, c *toolCall) {
 		Rules:              t.rules,
 		Asker:              effect.Asker(a.post(), t.token, t.assistantID, c.id),
 		ReplyTo:            a.self,
-	}, telemetry.Inject(spanCtx))
+	}, headers)
 	if a.rt.cfg.Faults != nil {
 		a.system.Root.Send(a.self, &midTool{token: t.token})
 	}
@@ -111,7 +108,7 @@ func (a *sessionActor) settleTool(t *turn, c *toolCall, m *toolSettled, snap str
 	// The core writes it (the last of a turn with the turn's end) and
 	// says what follows; a call the user rejected without feedback
 	// (PermissionReplied) stops the drain.
-	// Its span and counters follow the core's Ready (observeTools).
+	// Its span and counters follow the core's Ready (obs.Settled).
 	in := session.ToolSettled{Result: ev}
 	if m.Error != nil {
 		in.Kind = string(m.Error.Kind)
