@@ -196,8 +196,8 @@ func attr(s tracetest.SpanStub, key string) string {
 
 // TestFailedToolCallIsTracedAndCountedWithItsKind: a call that fails
 // (an unknown tool) ends its execute_tool span with an error and is
-// counted under its failure kind, whoever ends it (observeTools, from the
-// core's Ready.Settled).
+// counted under its failure kind, whoever ends it (observe.Observer's
+// Settled, from the core's Ready.Settled).
 func TestFailedToolCallIsTracedAndCountedWithItsKind(t *testing.T) {
 	exp := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
