@@ -80,7 +80,7 @@ func (a *sessionActor) onDrainMessage(ctx actor.Context, msg any) {
 		if d == nil || d.turn == nil || m.Token != d.turn.token {
 			return
 		}
-		a.onStreamEnded(m.Err)
+		a.onStreamEnded(m)
 	case *toolSettled:
 		a.onToolSettled(m)
 	case *effect.PermissionAsk:
@@ -111,19 +111,13 @@ func (a *sessionActor) startDrain(runOwed, continues bool, waiter *actor.PID) {
 	if waiter != nil {
 		d.waiters = append(d.waiters, waiter)
 	}
-	d.fx = effect.Drain{Token: d.token, Post: a.post(),
-		Registries: effect.Registries{System: a.system, Timeout: a.rt.cfg.RequestTimeout, Metrics: a.rt.cfg.Metrics}}
+	rt, dir := a.rt, d.Location
+	d.fx = effect.Drain{Token: d.token, Post: a.post(), Config: func(agent string) (effect.Agent, error) { return rt.drainAgent(dir, agent) },
+		Registries: effect.Registries{System: a.system, Timeout: rt.cfg.RequestTimeout, Metrics: rt.cfg.Metrics}}
 	a.setDrain(d)
 	d.busy = true
 	a.finalizeRevert()
-	rt, dir, agent := a.rt, d.Location, a.core.State.Row.Agent
-	d.fx.Locate(func() (*actor.PID, *actor.PID, error) {
-		loc, err := rt.resolveLocation(dir)
-		if err != nil {
-			return nil, nil, err
-		}
-		return loc.context, loc.tools, nil
-	}, func() (effect.Agent, error) { return rt.drainAgent(dir, agent) })
+	d.fx.Locate(func() (*actor.PID, *actor.PID, error) { return rt.resolveLocation(dir) }, a.core.State.Row.Agent)
 }
 
 // setDrain makes d the drain in progress (nil: none), for the actor and
@@ -227,7 +221,8 @@ func (a *sessionActor) execute(rd session.Ready) {
 		// The first complete observation initializes the epoch before any
 		// input becomes model-visible: blocked context leaves it pending.
 		a.log.Debug("boundary", "session", a.id, "token", d.token, "observe", "init")
-		a.observe(true, false)
+		d.busy = true
+		d.fx.Observe(true, false, a.core.State.Row.Agent)
 	case rd.Observe != nil:
 		if n := len(a.core.Carry); n > 0 {
 			if p, ok := a.core.Carry[n-1].(messages.PromptPromoted); ok {
@@ -240,8 +235,8 @@ func (a *sessionActor) execute(rd session.Ready) {
 		// acts on them, in one transaction; an end of the drain before
 		// that (an interrupt, blocked context, a move) writes them with
 		// Idle.
-		d.carry = true
-		a.observe(false, rd.Observe.WithCatalog)
+		d.carry, d.busy = true, true
+		d.fx.Observe(false, rd.Observe.WithCatalog, a.core.State.Row.Agent)
 	}
 }
 
@@ -263,16 +258,6 @@ func (a *sessionActor) appendFailed(d *drain, rd session.Ready, err error) {
 		return
 	}
 	a.endDrain(failed(err))
-}
-
-// observe asks for the boundary's context observation (effect.Drain.Observe),
-// with the session's agent as the Location's configuration says now, and
-// the tool catalog when a turn with tools follows it.
-func (a *sessionActor) observe(init, withCatalog bool) {
-	d := a.drain
-	d.busy = true
-	rt, dir, name := a.rt, d.Location, a.core.State.Row.Agent
-	d.fx.Observe(init, withCatalog, func() (effect.Agent, error) { return rt.drainAgent(dir, name) })
 }
 
 // startTurn builds the turn's request (effect.Drain.BuildTurn) from the
@@ -367,15 +352,10 @@ func (a *sessionActor) startTool(ev messages.ToolCalled) {
 // onStreamEnded hands the stream's end to the core with the error the
 // stream met, as its provider classified it: how the turn ends is the
 // core's, once every call settled (finishTurn).
-func (a *sessionActor) onStreamEnded(err error) {
-	t := a.drain.turn
-	t.cancel()
-	in := session.StreamEnded{}
-	a.obs.StreamEnded(err)
-	if err != nil {
-		in.Err, in.Kind = err.Error(), provider.KindOf(err)
-	}
-	a.execute(a.core.Step(in))
+func (a *sessionActor) onStreamEnded(m *effect.StreamEnded) {
+	a.drain.turn.cancel()
+	a.obs.StreamEnded(m.Err)
+	a.execute(a.core.Step(m.In))
 }
 
 // finishTurn closes the turn once its stream is over and every tool
@@ -415,15 +395,9 @@ func (a *sessionActor) interrupt(ctx actor.Context) {
 	if ctx.Sender() != nil {
 		d.interrupters = append(d.interrupters, ctx.Sender())
 	}
-	a.beginInterrupt()
-}
-
-func (a *sessionActor) beginInterrupt() {
-	d := a.drain
-	if d.Interrupted {
-		return
+	if !d.Interrupted {
+		a.execute(a.core.Step(session.Interrupt{Waiting: d.busy}))
 	}
-	a.execute(a.core.Step(session.Interrupt{Waiting: d.busy}))
 }
 
 // closeDrain is the one end of a drain, once its last events are written

@@ -36,8 +36,8 @@ type recoverSession struct{ policy Recovery }
 func (a *sessionActor) failLeftovers(why string) error {
 	rd := a.core.Step(session.Leftovers{Why: why})
 	if rd.KillTools {
-		if loc, err := a.rt.resolveLocation(a.core.State.Row.Location); err == nil {
-			_, _ = a.system.Root.RequestFuture(loc.tools, &toolactors.CancelTool{SessionID: a.id}, a.rt.cfg.RequestTimeout).Result()
+		if _, tools, err := a.rt.resolveLocation(a.core.State.Row.Location); err == nil {
+			_, _ = a.system.Root.RequestFuture(tools, &toolactors.CancelTool{SessionID: a.id}, a.rt.cfg.RequestTimeout).Result()
 		}
 		rd = a.core.Step(session.Leftovers{Why: why, ToolsKilled: true})
 	}

@@ -340,13 +340,10 @@ func (rt *runtime) modelLimits(ms *Models, m messages.ModelRef) (window, outputL
 	return w, o, true
 }
 
-// locationPIDs are the Location children a drain talks to.
-type locationPIDs struct {
-	context, tools *actor.PID
-}
-
-// resolveLocation blocks: call it off the mailbox.
-func (rt *runtime) resolveLocation(dir string) (*locationPIDs, error) {
+// resolveLocation returns the Location children a drain talks to: its
+// context registry, then its tool registry. It blocks: call it off the
+// mailbox.
+func (rt *runtime) resolveLocation(dir string) (*actor.PID, *actor.PID, error) {
 	ctx, cancel := context.WithTimeout(rt.ctx, rt.cfg.RequestTimeout)
 	defer cancel()
 	// Both children at once: one round trip to the Location, not two.
@@ -360,21 +357,21 @@ func (rt *runtime) resolveLocation(dir string) (*locationPIDs, error) {
 	c, err := rt.cfg.Locations.Child(ctx, dir, supervisor.ContextRegistryName)
 	<-done
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if terr != nil {
-		return nil, terr
+		return nil, nil, terr
 	}
 	if place := rt.cfg.ToolPlacement; place != nil {
 		remote, err := place(ctx, dir, t)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if remote != nil {
 			t = remote
 		}
 	}
-	return &locationPIDs{context: c, tools: t}, nil
+	return c, t, nil
 }
 
 // ToolRegistryName is the Location child that runs tools.

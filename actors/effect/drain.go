@@ -37,6 +37,11 @@ type Agent struct {
 type Drain struct {
 	Token uint64
 	Post  Post
+	// Config reads the session's agent (its name, as the session has it
+	// now) from the Location's configuration: at the drain's start and at
+	// every boundary, a changed configuration taking effect there. It
+	// blocks: the executors call it off the mailbox.
+	Config func(agent string) (Agent, error)
 	// Registries: System, Timeout and Metrics from the start, the PIDs
 	// once the Location is resolved (Located).
 	Registries

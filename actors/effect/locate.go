@@ -14,15 +14,16 @@ type Located struct {
 	ConfigErr      error
 }
 
-// Locate resolves the drain's Location (resolve: its registries, started
-// when needed) and reads the session's agent there (config), on its own
-// goroutine, and posts Located: the first step of every drain.
-func (x *Drain) Locate(resolve func() (context, tools *actor.PID, err error), config func() (Agent, error)) {
-	token := x.Token
+// Locate resolves the drain's Location (resolve: its context and tool
+// registries, started when needed) and reads the session's agent there
+// (Config), on its own goroutine, and posts Located: the first step of
+// every drain.
+func (x *Drain) Locate(resolve func() (context, tools *actor.PID, err error), agent string) {
+	token, config := x.Token, x.Config
 	Go(x.Post, func() any {
 		m := &Located{Token: token}
 		m.Context, m.Tools, m.Err = resolve()
-		m.Agent, m.ConfigErr = config()
+		m.Agent, m.ConfigErr = config(agent)
 		return m
 	}, func(err error) any { return &Located{Token: token, Err: err} })
 }

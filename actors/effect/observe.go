@@ -48,18 +48,18 @@ type Catalog struct {
 	Err   error
 }
 
-// Observe reads the session's agent from the configuration (config: a
+// Observe reads the session's agent from the configuration (Config: a
 // changed configuration takes effect at a boundary), then asks the
 // Location's context registry for an observation with the agent's
 // sources and, withCatalog, its tool registry for the catalog under the
 // agent's rules at the same time: two independent reads in one round trip
 // instead of two in a row. It posts Observed, on its own goroutine; a
 // changed source's ContextUpdated gets In.UpdateID.
-func (x *Drain) Observe(init, withCatalog bool, config func() (Agent, error)) {
-	reg, token := x.Registries, x.Token
+func (x *Drain) Observe(init, withCatalog bool, agent string) {
+	reg, token, config := x.Registries, x.Token, x.Config
 	Go(x.Post, func() any {
 		m := &Observed{Token: token, In: session.ContextObserved{Init: init}}
-		ag, err := config()
+		ag, err := config(agent)
 		if err != nil {
 			m.In.ConfigErr = err.Error()
 			return m

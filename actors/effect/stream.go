@@ -21,10 +21,12 @@ type StreamPart struct {
 }
 
 // StreamEnded is the end of a turn's stream, with the error it met as its
-// provider gave it (nil: finished, or ended without a finish part).
+// provider gave it (nil: finished, or ended without a finish part), and
+// as the core takes it (In: the error's text and kind).
 type StreamEnded struct {
 	Token uint64
 	Err   error
+	In    session.StreamEnded
 }
 
 // Stream sends req to prov and posts every part of its stream, decoded
@@ -35,7 +37,11 @@ func Stream(ctx context.Context, prov provider.Provider, req *provider.Request, 
 	err := pump(ctx, prov, req, func(p provider.Part) {
 		post(&StreamPart{Token: token, Part: Decode(p)})
 	})
-	post(&StreamEnded{Token: token, Err: err})
+	end := &StreamEnded{Token: token, Err: err}
+	if err != nil {
+		end.In.Err, end.In.Kind = err.Error(), provider.KindOf(err)
+	}
+	post(end)
 }
 
 // pump streams one provider turn, delivering every part; it never panics.

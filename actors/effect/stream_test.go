@@ -142,8 +142,8 @@ func TestStreamFailureIsItsEnd(t *testing.T) {
 				}
 			}
 			end, ok := ch.next(t).(*StreamEnded)
-			if !ok || end.Err == nil || provider.KindOf(end.Err) != tc.kind {
-				t.Fatalf("%#v, want StreamEnded with a %v error", end, tc.kind)
+			if !ok || end.Err == nil || provider.KindOf(end.Err) != tc.kind || end.In != (session.StreamEnded{Err: end.Err.Error(), Kind: tc.kind}) {
+				t.Fatalf("%#v, want StreamEnded with a %v error, for the core too", end, tc.kind)
 			}
 		})
 	}
