@@ -206,6 +206,7 @@ var refusalCode = [...]string{
 	session.RefusedNotFound: CodeNotFound,
 	session.RefusedInvalid:  CodeInvalid,
 	session.RefusedBusy:     CodeBusy,
+	session.RefusedConflict: CodeConflict,
 }
 
 func (a *sessionActor) run(ctx actor.Context) {

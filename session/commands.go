@@ -50,6 +50,7 @@ const (
 	RefusedNotFound RefusalKind = iota + 1 // the session does not exist (or was deleted)
 	RefusedInvalid                         // the command asks for something the session cannot take
 	RefusedBusy                            // the session is running (or owes a drain)
+	RefusedConflict                        // the command contradicts the session's state (a revert to another message, before a compaction, to a lost snapshot)
 )
 
 // Rename: a client names the session. A client's title always wins: a

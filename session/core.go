@@ -310,6 +310,10 @@ type Ready struct {
 	// Refused: a client's command was refused (commands.go); nothing is
 	// written, and the owner answers the client with it.
 	Refused *Refusal
+
+	// Revert: what a revert command (RevertCommand) or an owed file
+	// restore (FinishRestore) needs once Append is durable (revert.go).
+	Revert *RevertNext
 }
 
 // TurnEnd is how a provider turn ended, for an observer: the model it
@@ -619,6 +623,11 @@ func (CatalogLoaded) input()     {}
 // Step takes one input and returns what must happen next.
 func (c *Core) Step(in Input) Ready {
 	rd := c.step(in)
+	if rd.StartDrain != nil {
+		// A drain starts over a revert: it is finalized first (its event
+		// is durable before the drain begins).
+		rd.Append = append(rd.Append, c.FinalizeRevert()...)
+	}
 	if rd.Outcome != nil || rd.Stop {
 		// The drain ends (or stops) before the turn a promotion was
 		// carried for: the prompt stays pending (unpromoted), so that the
@@ -789,6 +798,12 @@ func (c *Core) step(in Input) Ready {
 		return c.stepSwitchModel(in)
 	case Delete:
 		return c.stepDelete()
+	case RevertCommand:
+		return c.stepRevert(in)
+	case RestoreDone:
+		return c.stepRestoreDone(in)
+	case FinishRestore:
+		return c.stepFinishRestore()
 	}
 	return Ready{}
 }

@@ -480,6 +480,38 @@ func (e *interactionEnv) handle(t *testing.T, td *datadriven.TestData) string {
 				fmt.Fprintf(&out, "call %s of %s: agent=%s\n", ev.CallID, ev.AssistantMessageID, ev.Agent)
 			}
 		}
+	case "revert":
+		// A client's revert command (op=stage|commit|clear|show|diff, of
+		// message id), played as the shell plays it: the message's
+		// position read from the journal first, then the core stepped
+		// until it answers. The snapshot facts it asks for are snap<seq>
+		// (the first turn's), now (the Location) and the files a.txt and
+		// b.txt; missing: the store lacks snap<seq>; lost: a later tree
+		// of the span; no-snapshots: this server keeps none. crash: the
+		// process dies in the first file restore (replay, then activate).
+		var op, id string
+		td.ScanArgs(t, "op", &op)
+		td.MaybeScanArgs(t, "id", &id)
+		e.revert(t, &out, td, RevertCommand{Op: RevertOp(op), MessageID: id, Message: e.messageAt(id)})
+	case "activate":
+		// A new owner activates: a file restore a crash left owed is
+		// finished before anything else.
+		e.revert(t, &out, td, FinishRestore{})
+	case "reverts":
+		// The revert state (State.Reverts).
+		r := &e.c.State.Reverts
+		if o := r.Open; o != nil {
+			fmt.Fprintf(&out, "open: %s@%d.%d committed=%v snapshot=%s current=%s files=%v\n", o.MessageID, o.BoundarySeq, o.BoundaryIndex, o.Committed, o.Snapshot, o.Current, o.Files)
+		}
+		if rs := r.Restore; rs != nil {
+			fmt.Fprintf(&out, "restore owed: %v to %s\n", rs.Files, rs.Tree)
+		}
+		for _, h := range r.Hidden {
+			fmt.Fprintf(&out, "hidden: %d.%d to %d\n", h.FromSeq, h.FromIndex, h.ToSeq)
+		}
+		if r.Empty() {
+			out.WriteString("no revert\n")
+		}
 	case "state":
 		e.state(&out)
 	case "replay":
@@ -496,6 +528,86 @@ func (e *interactionEnv) handle(t *testing.T, td *datadriven.TestData) string {
 		t.Fatalf("%s: unknown command %q", td.Pos, td.Cmd)
 	}
 	return out.String()
+}
+
+// messageAt is where message id is in the stream, as the journal's
+// messages projection says (nil: none).
+func (e *interactionEnv) messageAt(id string) *MessageAt {
+	if id == "" {
+		return nil
+	}
+	for i, ev := range e.journal {
+		seq := int64(i + 1)
+		switch ev := ev.(type) {
+		case messages.PromptPromoted:
+			if j := slices.Index(ev.MessageIDs, id); j >= 0 {
+				return &MessageAt{Seq: seq, Index: j, Role: messages.RoleUser}
+			}
+		case messages.TurnStarted:
+			if ev.AssistantMessageID == id {
+				return &MessageAt{Seq: seq, Role: messages.RoleAssistant}
+			}
+		case messages.ContextUpdated:
+			if ev.MessageID == id {
+				return &MessageAt{Seq: seq, Role: messages.RoleSystem}
+			}
+		}
+	}
+	return nil
+}
+
+// revert plays the shell's revert loop: step in, write its Append, run
+// what Ready.Revert asks for (printed), until the command answers.
+func (e *interactionEnv) revert(t *testing.T, out *strings.Builder, td *datadriven.TestData, in Input) {
+	for range 10 {
+		rd := e.c.Step(in)
+		e.ready(out, rd)
+		n := rd.Revert
+		if _, activation := in.(FinishRestore); activation && n == nil {
+			out.WriteString("no restore owed\n")
+		}
+		if rd.Refused != nil || n == nil {
+			return
+		}
+		cmd, isCmd := in.(RevertCommand)
+		cmd.Facts = nil
+		switch {
+		case n.Answer != nil:
+			open := "none"
+			if o := e.c.State.Reverts.Open; o != nil {
+				open = fmt.Sprintf("%s committed=%v", o.MessageID, o.Committed)
+			}
+			fmt.Fprintf(out, "answer: open=%s files=%s\n", open, [...]string{FilesNone: "none", FilesOpen: "open", FilesDiff: "diff"}[n.Answer.Files])
+			return
+		case n.Restore != nil:
+			fmt.Fprintf(out, "restore %v to %s\n", n.Restore.Files, n.Restore.Tree)
+			if td.HasArg("crash") {
+				out.WriteString("crash: the process dies mid-restore\n")
+				return
+			}
+			e.ready(out, e.c.Step(RestoreDone{Tree: n.Restore.Tree}))
+		case n.Read != nil:
+			r := n.Read
+			fmt.Fprintf(out, "read snapshots from seq %d diff=%v bounded=%v\n", r.Seq, r.Diff, r.Bounded)
+			f := &SnapshotFacts{From: fmt.Sprintf("snap%d", r.Seq), Current: "now", Files: []string{"a.txt", "b.txt"}}
+			switch {
+			case td.HasArg("no-snapshots"):
+				f = &SnapshotFacts{}
+			case td.HasArg("missing"):
+				f = &SnapshotFacts{From: f.From, FromMissing: true}
+			case td.HasArg("lost"):
+				f.Lost = "tree tr9: not found"
+			}
+			cmd.Facts = f
+		case !n.Again:
+			t.Fatalf("%s: Ready.Revert names nothing to do", td.Pos)
+		}
+		if !isCmd {
+			return // an activation's restore: nothing to answer
+		}
+		in = cmd
+	}
+	t.Fatalf("%s: the revert command did not answer", td.Pos)
 }
 
 // silent steps stream parts that write nothing, unprinted.
@@ -531,7 +643,7 @@ func (e *interactionEnv) write(out *strings.Builder, evs ...messages.Event) {
 // ready prints a Ready and plays the shell's part for it.
 func (e *interactionEnv) ready(out *strings.Builder, rd Ready) {
 	if r := rd.Refused; r != nil {
-		fmt.Fprintf(out, "refused: %s %q\n", [...]string{RefusedNotFound: "not found", RefusedInvalid: "invalid", RefusedBusy: "busy"}[r.Kind], r.Err)
+		fmt.Fprintf(out, "refused: %s %q\n", [...]string{RefusedNotFound: "not found", RefusedInvalid: "invalid", RefusedBusy: "busy", RefusedConflict: "conflict"}[r.Kind], r.Err)
 	}
 	e.askTitle(out, rd)
 	if te := rd.TurnEnd; te != nil {
@@ -764,6 +876,12 @@ func describe(ev messages.Event) string {
 		return fmt.Sprintf("%s %s %v", name, e.RequestID, e.Answers)
 	case messages.QuestionRejected:
 		return fmt.Sprintf("%s %s %q", name, e.RequestID, e.Reason)
+	case messages.RevertStaged:
+		return fmt.Sprintf("%s %s@%d.%d %s..%s %v", name, e.MessageID, e.BoundarySeq, e.BoundaryIndex, e.Snapshot, e.Current, e.Files)
+	case messages.RevertCommitted:
+		return name + " " + e.MessageID
+	case messages.RevertRestored:
+		return name + " " + e.Snapshot
 	}
 	return name
 }
