@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/sessionrt/sessionrt/actors/effect"
 	"github.com/sessionrt/sessionrt/filesnap"
-	"github.com/sessionrt/sessionrt/filespan"
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/persistence"
 	"github.com/sessionrt/sessionrt/session"
@@ -62,201 +62,123 @@ func (s *Sessions) Revert(ctx context.Context, id string, r Revert) (*RevertInfo
 	return res.(*RevertInfo), nil
 }
 
+// maxRevertSteps bounds the steps of one revert command: the longest (a
+// stage that moves a committed revert over a restore a crash left owed)
+// takes six.
+const maxRevertSteps = 8
+
+// revert is the shell of a revert command (session/revert.go decides):
+// read the message's position, then step the core until it answers,
+// writing each Ready's Append and running what its Revert asks for (the
+// executors of actors/effect revert.go). They run on the mailbox: the
+// command holds the session (a drain cannot start meanwhile) until it
+// answers.
 func (a *sessionActor) revert(m *Revert) any {
-	if !a.core.State.Exists {
-		return a.notFound()
-	}
-	switch m.Op {
-	case RevertShow:
-		return a.revertInfo(nil)
-	case RevertDiff:
-		files, err := a.sessionDiff(m.MessageID)
-		if err != nil {
+	in := session.RevertCommand{Op: session.RevertOp(m.Op), MessageID: m.MessageID}
+	if m.MessageID != "" && (m.Op == RevertStage || m.Op == RevertDiff) {
+		seq, idx, role, err := a.rt.journal.MessagePosition(a.rt.ctx, a.id, m.MessageID)
+		if err == nil {
+			in.Message = &session.MessageAt{Seq: seq, Index: idx, Role: role}
+		} else if !errors.Is(err, persistence.ErrNotFound) {
 			return err
 		}
-		return a.revertInfo(files)
-	case RevertStage, RevertCommit, RevertClear:
-	default:
-		return invalidf(fmt.Sprintf("revert: unknown operation %q (want stage, commit, clear, show or diff)", m.Op))
 	}
-	if a.drain != nil || a.core.State.Row.Status == session.StatusBusy {
-		return &CommandError{Code: CodeBusy, Msg: fmt.Sprintf("session %s is running; revert it when idle (or interrupt it first)", a.id)}
-	}
-	// A restore a crash left owed is finished before anything else.
-	if err := a.runRestore(); err != nil {
-		return err
-	}
-	switch m.Op {
-	case RevertStage:
-		return a.stageRevert(m.MessageID)
-	case RevertCommit:
-		o := a.core.State.Reverts.Open
-		if o == nil {
-			return invalidf(fmt.Sprintf("session %s has no staged revert to commit", a.id))
+	var diff []filesnap.FileDiff
+	for range maxRevertSteps {
+		rd := a.core.Step(in)
+		in.Facts = nil
+		if r := rd.Refused; r != nil {
+			return &CommandError{Code: refusalCode[r.Kind], Msg: r.Err}
 		}
-		if m.MessageID != "" && m.MessageID != o.MessageID {
-			return &CommandError{Code: CodeConflict, Msg: fmt.Sprintf("session %s: the staged revert is to %s, not %s", a.id, o.MessageID, m.MessageID)}
-		}
-		if !o.Committed {
-			if err := a.append(messages.RevertCommitted{MessageID: o.MessageID}); err != nil {
-				return err
-			}
-			a.fault(FaultRevertCommitted)
-			if err := a.runRestore(); err != nil {
-				return err
-			}
-		}
-		return a.revertInfo(nil)
-	default: // RevertClear
-		if err := a.clearRevert(); err != nil {
+		if err := a.write(rd.Append); err != nil {
 			return err
 		}
-		return a.revertInfo(nil)
+		for _, ev := range rd.Append {
+			if _, ok := ev.(messages.RevertCommitted); ok {
+				a.fault(FaultRevertCommitted)
+			}
+		}
+		switch n := rd.Revert; {
+		case n == nil:
+		case n.Answer != nil:
+			return a.revertInfo(n.Answer.Files, diff)
+		case n.Restore != nil:
+			if err := a.restore(*n.Restore); err != nil {
+				return err
+			}
+		case n.Read != nil:
+			loc := a.core.State.Row.Location
+			st, err := a.rt.snapshots(loc)
+			var f session.SnapshotFacts
+			if err == nil {
+				f, diff, err = effect.ReadSnapshots(st, a.events, loc, a.seq, *n.Read)
+			}
+			if err != nil {
+				return fmt.Errorf("session %s: revert: %w", a.id, err)
+			}
+			in.Facts = &f
+		}
 	}
+	return &CommandError{Code: CodeInternal, Msg: fmt.Sprintf("session %s: revert %s did not answer in %d steps", a.id, m.Op, maxRevertSteps)}
 }
 
-func (a *sessionActor) revertInfo(files []filesnap.FileDiff) *RevertInfo {
-	info := &RevertInfo{Session: a.row(), Files: files}
-	if o := a.core.State.Reverts.Open; o != nil {
+func (a *sessionActor) events(after int64, limit int) ([]messages.Envelope, error) {
+	return a.rt.journal.ReadEvents(a.rt.ctx, a.id, after, limit)
+}
+
+// revertInfo answers a revert command with the open revert and the files
+// the core named.
+func (a *sessionActor) revertInfo(files session.RevertFiles, diff []filesnap.FileDiff) *RevertInfo {
+	info := &RevertInfo{Session: a.row()}
+	o := a.core.State.Reverts.Open
+	if o != nil {
 		c := *o
 		info.Open = &c
+	}
+	switch files {
+	case session.FilesDiff:
+		info.Files = diff
+	case session.FilesOpen:
+		st, err := a.rt.snapshots(a.core.State.Row.Location)
+		if err == nil {
+			info.Files, err = effect.RevertFiles(st, o)
+		}
+		if err != nil {
+			a.log.Warn("revert diff", "session", a.id, "err", err)
+		}
 	}
 	return info
 }
 
-func (a *sessionActor) clearRevert() error {
-	if a.core.State.Reverts.Open == nil {
-		return nil
+// runRestore finishes a file restore a crash left owed (the core says
+// which: FinishRestore); activation runs it before anything else.
+func (a *sessionActor) runRestore() error {
+	if n := a.core.Step(session.FinishRestore{}).Revert; n != nil && n.Restore != nil {
+		return a.restore(*n.Restore)
 	}
-	if err := a.append(messages.RevertCleared{}); err != nil {
-		return err
-	}
-	return a.runRestore()
+	return nil
 }
 
-// stageRevert stages a revert to just before messageID: that message and
-// everything after it would leave the history, and the files the session
-// changed since go back to the snapshot of the first turn at or after it.
-func (a *sessionActor) stageRevert(messageID string) any {
-	if messageID == "" {
-		return invalidf("revert: a message ID is required")
-	}
-	seq, idx, role, err := a.rt.journal.MessagePosition(a.rt.ctx, a.id, messageID)
-	if errors.Is(err, persistence.ErrNotFound) {
-		return &CommandError{Code: CodeNotFound, Msg: fmt.Sprintf("session %s has no message %s", a.id, messageID)}
-	} else if err != nil {
-		return err
-	}
-	if role != messages.RoleUser && role != messages.RoleAssistant {
-		return invalidf(fmt.Sprintf("revert: message %s is a %s message; revert to a user or assistant message", messageID, role))
-	}
-	if o := a.core.State.Reverts.Open; o != nil {
-		if o.MessageID == messageID {
-			return a.revertInfo(a.revertFiles(o))
-		}
-		// Moving a committed revert: undo it first, so the files and the
-		// history start from where the session was.
-		if err := a.clearRevert(); err != nil {
-			return err
-		}
-	}
-	if hs := a.core.State.Row.HistorySeq; seq < hs {
-		// The history before a completed compaction is its summary: the
-		// messages up to the boundary cannot be given back to the model.
-		return &CommandError{Code: CodeConflict, Msg: fmt.Sprintf(
-			"session %s: message %s is before the session's last compaction (seq %d), whose summary replaced it in the history; revert to a message after it", a.id, messageID, hs)}
-	}
+// restore runs a file restore the core asked for (effect.Restore), then
+// writes what the core records of it (RevertRestored).
+func (a *sessionActor) restore(r messages.Restore) error {
 	loc := a.core.State.Row.Location
 	st, err := a.rt.snapshots(loc)
+	if err == nil {
+		err = effect.Restore(st, loc, r, func() { a.fault(FaultMidRestore) })
+	}
 	if err != nil {
-		return fmt.Errorf("session %s: revert: %w", a.id, err)
+		return fmt.Errorf("session %s: %w", a.id, err)
 	}
-	ev := messages.RevertStaged{MessageID: messageID, BoundarySeq: seq, BoundaryIndex: idx}
-	if st != nil {
-		span, err := a.fileSpan(st, seq, false)
-		if err != nil {
-			return a.snapshotErr(messageID, err)
-		}
-		ev.Snapshot = span.From
-		if ev.Snapshot != "" {
-			if ok, err := st.Has(ev.Snapshot); err != nil {
-				return fmt.Errorf("session %s: revert: %w", a.id, err)
-			} else if !ok {
-				// Snapshots live in the data directory of the member
-				// holding the Location; this one lost it (collected as
-				// too old, or the directory was wiped).
-				return &CommandError{Code: CodeConflict, Msg: fmt.Sprintf(
-					"session %s: the file snapshot of message %s (%s) is not in this server's snapshot store (collected as too old, taken by another server, or its data directory was wiped); its files cannot be reverted", a.id, messageID, ev.Snapshot)}
-			}
-			if ev.Current, err = st.Take(loc); err != nil {
-				return fmt.Errorf("session %s: snapshot %s: %w", a.id, loc, err)
-			}
-			if ev.Files, err = span.Changed(ev.Snapshot, ev.Current); err != nil {
-				return a.snapshotErr(messageID, err)
-			}
-		}
-	}
-	if err := a.append(ev); err != nil {
-		return err
-	}
-	return a.revertInfo(a.revertFiles(a.core.State.Reverts.Open))
+	return a.write(a.core.Step(session.RestoreDone{Tree: r.Tree}).Append)
 }
 
-// revertFiles is what committing o changes: its files from the current
-// snapshot to the reverted one.
-func (a *sessionActor) revertFiles(o *messages.Revert) []filesnap.FileDiff {
-	if o == nil || o.Snapshot == "" || len(o.Files) == 0 {
-		return nil
-	}
-	st, err := a.rt.snapshots(a.core.State.Row.Location)
-	if st == nil || err != nil {
-		return nil
-	}
-	files, err := st.Diff(o.Current, o.Snapshot, o.Files)
-	if err != nil {
-		a.log.Warn("revert diff", "session", a.id, "err", err)
-		return nil
-	}
-	return files
-}
-
-// snapshotErr is a store's error as the revert answers it: a missing
-// tree is a conflict naming the message.
-func (a *sessionActor) snapshotErr(messageID string, err error) error {
-	if errors.Is(err, filesnap.ErrNotFound) {
-		return &CommandError{Code: CodeConflict, Msg: fmt.Sprintf(
-			"session %s: a file snapshot after message %s is not in this server's snapshot store (collected as too old, taken by another server, or its data directory was wiped); its files cannot be reverted: %v", a.id, messageID, err)}
-	}
-	return fmt.Errorf("session %s: revert: %w", a.id, err)
-}
-
-// runRestore runs the file restore a revert event owes, then records that
-// it finished. It is idempotent, so a crash anywhere in it is repaired by
-// running it again (activation does).
-func (a *sessionActor) runRestore() error {
-	r := a.core.State.Reverts.Restore
-	if r == nil {
-		return nil
-	}
-	loc, files := a.core.State.Row.Location, r.Files
-	st, err := a.rt.snapshots(loc)
-	if err != nil {
-		return fmt.Errorf("session %s: restore files: %w", a.id, err)
-	}
-	if st == nil {
-		return &CommandError{Code: CodeInternal, Msg: fmt.Sprintf("session %s: a file restore is owed but this server keeps no snapshots", a.id)}
-	}
-	if len(files) > 1 {
-		if err := st.Restore(loc, r.Tree, files[:1]); err != nil {
-			return fmt.Errorf("session %s: restore files: %w", a.id, err)
-		}
-		a.fault(FaultMidRestore)
-		files = files[1:]
-	}
-	if err := st.Restore(loc, r.Tree, files); err != nil {
-		return fmt.Errorf("session %s: restore files: %w", a.id, err)
-	}
-	return a.append(messages.RevertRestored{Snapshot: r.Tree})
+// finalizeRevert is called when a drain the actor starts itself (a manual
+// compaction) starts: the core's FinalizeRevert, carried to the next
+// append. A drain the core starts wrote it already (its StartDrain's
+// Append).
+func (a *sessionActor) finalizeRevert() {
+	a.stage(a.core.FinalizeRevert()...)
 }
 
 // fileSnapshot snapshots dir for a TurnStarted or a tool's settlement: ""
@@ -276,81 +198,4 @@ func (a *sessionActor) fileSnapshot(dir string) string {
 		a.log.Warn("file snapshot failed", "session", a.id, "dir", dir, "err", err)
 	}
 	return id
-}
-
-// finalizeRevert is called when a drain starts: a committed revert's
-// messages leave the history for good, a staged one is dropped.
-func (a *sessionActor) finalizeRevert() {
-	if a.core.State.Reverts.Open != nil || a.core.State.Reverts.Restore != nil {
-		a.stage(messages.RevertFinalized{})
-	}
-}
-
-// fileSpan folds the session's events from seq on (up to the end of the
-// span when bounded) into the files its tools changed (filespan).
-func (a *sessionActor) fileSpan(st SnapshotStore, seq int64, bounded bool) (*filespan.Span, error) {
-	sp := filespan.New(st, seq, bounded)
-	for after := seq - 1; after < a.seq; {
-		evs, err := a.rt.journal.ReadEvents(a.rt.ctx, a.id, after, 500)
-		if err != nil {
-			return nil, fmt.Errorf("session %s: read events: %w", a.id, err)
-		}
-		if len(evs) == 0 {
-			break
-		}
-		for _, env := range evs {
-			after = env.Seq
-			if done, err := sp.Add(env.Seq, env.Event); err != nil || done {
-				return sp, err
-			}
-		}
-	}
-	return sp, nil
-}
-
-// sessionDiff is what the session changed in its files: from the first
-// turn's snapshot (of messageID's turns when set) to the first turn after
-// the next prompt, or to the Location now; only the files its tools
-// changed.
-func (a *sessionActor) sessionDiff(messageID string) ([]filesnap.FileDiff, error) {
-	loc := a.core.State.Row.Location
-	st, err := a.rt.snapshots(loc)
-	if st == nil || err != nil {
-		return nil, err
-	}
-	seq, bounded := int64(1), false
-	if messageID != "" {
-		s, _, _, perr := a.rt.journal.MessagePosition(a.rt.ctx, a.id, messageID)
-		if errors.Is(perr, persistence.ErrNotFound) {
-			return nil, &CommandError{Code: CodeNotFound, Msg: fmt.Sprintf("session %s has no message %s", a.id, messageID)}
-		} else if perr != nil {
-			return nil, perr
-		}
-		seq, bounded = s, true
-	}
-	sp, err := a.fileSpan(st, seq, bounded)
-	if err != nil {
-		return nil, a.snapshotErr(messageID, err)
-	}
-	if sp.From == "" {
-		return nil, nil
-	}
-	to := sp.To
-	if to == "" {
-		if to, err = st.Take(loc); err != nil {
-			return nil, fmt.Errorf("session %s: snapshot %s: %w", a.id, loc, err)
-		}
-	}
-	if err := sp.Close(to); err != nil {
-		return nil, a.snapshotErr(messageID, err)
-	}
-	only := sp.Paths()
-	if len(only) == 0 {
-		return nil, nil
-	}
-	files, err := st.Diff(sp.From, to, only)
-	if err != nil {
-		return nil, a.snapshotErr(messageID, err)
-	}
-	return files, nil
 }

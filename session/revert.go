@@ -137,8 +137,15 @@ func (c *Core) refuse(kind RefusalKind, format string, args ...any) Ready {
 	return Ready{Refused: &Refusal{Kind: kind, Err: fmt.Sprintf(format, args...)}}
 }
 
-func revertNext(n RevertNext, evs ...messages.Event) Ready {
-	return Ready{Append: evs, Revert: &n}
+// revertNext is a revert command's events (written alone, as any client
+// command's: command) and what it needs next.
+func (c *Core) revertNext(n RevertNext, evs ...messages.Event) Ready {
+	if len(evs) == 0 {
+		return Ready{Revert: &n}
+	}
+	rd := c.command(evs...)
+	rd.Revert = &n
+	return rd
 }
 
 func (c *Core) stepRevert(in RevertCommand) Ready {
@@ -149,7 +156,7 @@ func (c *Core) stepRevert(in RevertCommand) Ready {
 	id := s.Row.ID
 	switch in.Op {
 	case RevertShow:
-		return revertNext(RevertNext{Answer: &RevertAnswer{}})
+		return c.revertNext(RevertNext{Answer: &RevertAnswer{}})
 	case RevertDiff:
 		return c.stepRevertDiff(in)
 	case RevertStage, RevertCommit, RevertClear:
@@ -163,7 +170,7 @@ func (c *Core) stepRevert(in RevertCommand) Ready {
 		// Owed by a crash, or by this command's own commit or clear: it
 		// is finished before anything else.
 		rs := *r
-		return revertNext(RevertNext{Restore: &rs})
+		return c.revertNext(RevertNext{Restore: &rs})
 	}
 	o := s.Reverts.Open
 	switch in.Op {
@@ -176,14 +183,14 @@ func (c *Core) stepRevert(in RevertCommand) Ready {
 		case in.MessageID != "" && in.MessageID != o.MessageID:
 			return c.refuse(RefusedConflict, "session %s: the staged revert is to %s, not %s", id, o.MessageID, in.MessageID)
 		case !o.Committed:
-			return revertNext(RevertNext{Again: true}, messages.RevertCommitted{MessageID: o.MessageID})
+			return c.revertNext(RevertNext{Again: true}, messages.RevertCommitted{MessageID: o.MessageID})
 		}
 	default: // RevertClear
 		if o != nil {
-			return revertNext(RevertNext{Again: true}, messages.RevertCleared{})
+			return c.revertNext(RevertNext{Again: true}, messages.RevertCleared{})
 		}
 	}
-	return revertNext(RevertNext{Answer: &RevertAnswer{}})
+	return c.revertNext(RevertNext{Answer: &RevertAnswer{}})
 }
 
 // stepStage stages a revert to just before the message: it and everything
@@ -201,7 +208,7 @@ func (c *Core) stepStage(in RevertCommand) Ready {
 		return c.refuse(RefusedInvalid, "revert: message %s is a %s message; revert to a user or assistant message", in.MessageID, m.Role)
 	}
 	if o := s.Reverts.Open; o != nil && o.MessageID == in.MessageID {
-		return revertNext(RevertNext{Answer: &RevertAnswer{Files: FilesOpen}})
+		return c.revertNext(RevertNext{Answer: &RevertAnswer{Files: FilesOpen}})
 	}
 	if hs := s.Row.HistorySeq; m.Seq < hs {
 		// The history before a completed compaction is its summary: the
@@ -211,12 +218,12 @@ func (c *Core) stepStage(in RevertCommand) Ready {
 	if s.Reverts.Open != nil {
 		// Moving a revert: undo the open one first, so the files and the
 		// history start from where the session was.
-		return revertNext(RevertNext{Again: true}, messages.RevertCleared{})
+		return c.revertNext(RevertNext{Again: true}, messages.RevertCleared{})
 	}
 	f := in.Facts
 	switch {
 	case f == nil:
-		return revertNext(RevertNext{Read: &RevertRead{Seq: m.Seq}})
+		return c.revertNext(RevertNext{Read: &RevertRead{Seq: m.Seq}})
 	case f.FromMissing:
 		// Snapshots live in the data directory of the member holding the
 		// Location; this one lost it (collected as too old, or the
@@ -225,7 +232,7 @@ func (c *Core) stepStage(in RevertCommand) Ready {
 	case f.Lost != "":
 		return c.snapshotLost(in.MessageID, f.Lost)
 	}
-	return revertNext(RevertNext{Again: true}, messages.RevertStaged{MessageID: in.MessageID, BoundarySeq: m.Seq, BoundaryIndex: m.Index,
+	return c.revertNext(RevertNext{Again: true}, messages.RevertStaged{MessageID: in.MessageID, BoundarySeq: m.Seq, BoundaryIndex: m.Index,
 		Snapshot: f.From, Current: f.Current, Files: f.Files})
 }
 
@@ -243,11 +250,11 @@ func (c *Core) stepRevertDiff(in RevertCommand) Ready {
 	}
 	switch f := in.Facts; {
 	case f == nil:
-		return revertNext(RevertNext{Read: &RevertRead{Seq: seq, Bounded: bounded, Diff: true}})
+		return c.revertNext(RevertNext{Read: &RevertRead{Seq: seq, Bounded: bounded, Diff: true}})
 	case f.Lost != "":
 		return c.snapshotLost(in.MessageID, f.Lost)
 	}
-	return revertNext(RevertNext{Answer: &RevertAnswer{Files: FilesDiff}})
+	return c.revertNext(RevertNext{Answer: &RevertAnswer{Files: FilesDiff}})
 }
 
 // snapshotLost refuses a revert or diff whose span names a tree the store
@@ -258,7 +265,7 @@ func (c *Core) snapshotLost(messageID, lost string) Ready {
 
 func (c *Core) stepRestoreDone(in RestoreDone) Ready {
 	if r := c.State.Reverts.Restore; r != nil && r.Tree == in.Tree {
-		return Ready{Append: []messages.Event{messages.RevertRestored{Snapshot: in.Tree}}}
+		return c.command(messages.RevertRestored{Snapshot: in.Tree})
 	}
 	return Ready{}
 }
@@ -266,7 +273,7 @@ func (c *Core) stepRestoreDone(in RestoreDone) Ready {
 func (c *Core) stepFinishRestore() Ready {
 	if r := c.State.Reverts.Restore; c.State.Exists && r != nil {
 		rs := *r
-		return revertNext(RevertNext{Restore: &rs})
+		return c.revertNext(RevertNext{Restore: &rs})
 	}
 	return Ready{}
 }

@@ -26,6 +26,11 @@
 // They do not post: the activation must finish before any queued message,
 // so the actor calls them and waits.
 //
+// The revert executors (revert.go: a span's snapshot facts, a session's
+// diff, a restore) are plain calls that return their result: the actor
+// runs them on its mailbox between a revert command's steps, so that no
+// drain can start while a revert reads or restores the files.
+//
 // What travels per stream part is one message (the hot path: a turn
 // streams hundreds): Stream decodes each provider part into the core's
 // session.StreamPart on the stream's own goroutine and posts it; no extra
