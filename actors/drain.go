@@ -25,7 +25,7 @@ type drain struct {
 	token        uint64
 	waiters      []*actor.PID // Run and WaitIdle callers
 	interrupters []*actor.PID // Interrupt callers waiting for cleanup
-	busy         bool         // an async step (observation, catalog, stream) is outstanding
+	busy         bool         // an executor's result (effect.Result) is outstanding; a stream is the turn's
 	carry        bool         // staged events wait for the next TurnStarted (set at a boundary that calls)
 	// promotedAhead: the history shows the staged promotion, applied
 	// ahead for the turn's request; if the drain ends before that turn's

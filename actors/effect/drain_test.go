@@ -64,6 +64,28 @@ func TestBuiltTurnIsTheCoresTurnBuilt(t *testing.T) {
 	}
 }
 
+// TestTurnSnapshotIsTheTurnBuilts: the snapshot taken off the mailbox
+// comes back as the built turn's TurnBuilt with it; a snapshot that
+// panicked comes back with its error, and the turn goes on without one.
+func TestTurnSnapshotIsTheTurnBuilts(t *testing.T) {
+	ch := make(posted, 1)
+	x := &Drain{Token: 4, Post: ch.post, Agent: testAgent(scriptedProvider(t), session.Limits{})}
+	model := messages.ModelRef{Provider: scripted.Kind, ID: "test"}
+	if out := x.BuildTurn("build", render.Turn{Model: model}, func() ([]messages.Message, error) { return nil, nil }); out != nil {
+		t.Fatalf("build failed: %+v", out)
+	}
+	x.SnapshotTurn(func() string { return "snap_2" })
+	m := ch.next(t).(*TurnSnapshotted)
+	if in, ok := x.Take(m).(session.TurnBuilt); !ok || m.Of() != 4 || m.Err != nil || in.Started.Snapshot != "snap_2" {
+		t.Fatalf("took %#v from %#v, want the TurnBuilt with snap_2", in, m)
+	}
+	x.SnapshotTurn(func() string { panic("unreadable") })
+	m = ch.next(t).(*TurnSnapshotted)
+	if in, ok := x.Take(m).(session.TurnBuilt); !ok || m.Err == nil || in.Started.Snapshot != "" {
+		t.Fatalf("took %#v from %#v, want the error and a TurnBuilt without a snapshot", in, m)
+	}
+}
+
 // TestTurnToolsComeFromTheCatalogListedAhead: a turn without tools needs
 // none; a turn with tools takes the catalog listed ahead once.
 func TestTurnToolsComeFromTheCatalogListedAhead(t *testing.T) {
