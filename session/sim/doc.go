@@ -9,9 +9,11 @@
 // every step: no admitted prompt lost or promoted twice, queued prompts
 // promoted alone and only once the activity settled, no tool call started
 // twice, every started tool settled exactly once (and handed to observers,
-// Ready.Settled, exactly once, as it was written), the live state equal to
-// a replay of the journal, the turn allowance never exceeded, stale appends
-// refused. A failure names its seed and the command that replays it.
+// Ready.Settled, exactly once, as it was written), revert commands
+// (refused while busy, writing nothing when refused, their file restores
+// finished before they answer, or at activation when a crash interrupted
+// one), the live state equal to a replay of the journal, the turn
+// allowance never exceeded, stale appends refused. A failure names its seed and the command that replays it.
 //
 // The drain's phases still in the actor (context reconciliation,
 // compaction, permissions, moves mid-turn) are not simulated yet.

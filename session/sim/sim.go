@@ -40,6 +40,10 @@ type Result struct {
 	// Questions: question requests asked; Answers: client replies to them
 	// taken (answers and dismissals; a promotion's dismissals are not counted).
 	Questions, Answers int
+	// Reverts: revert commands answered or refused; Restores: their file
+	// restores run (an activation's too), RestoreCrashes those a crash
+	// interrupted.
+	Reverts, Restores, RestoreCrashes int
 }
 
 // Add counts o's run into r (a total over seeds).
@@ -59,6 +63,9 @@ func (r *Result) Add(o Result) {
 	r.Commands += o.Commands
 	r.Questions += o.Questions
 	r.Answers += o.Answers
+	r.Reverts += o.Reverts
+	r.Restores += o.Restores
+	r.RestoreCrashes += o.RestoreCrashes
 }
 
 // Violation is an invariant that did not hold, with what replays it.
@@ -178,7 +185,8 @@ type simSession struct {
 	// fullCheckDue: a crash or an end of a drain happened since the last
 	// full check.
 	fullCheckDue bool
-	// titleAsks counts the title requests over every owner: one at most.
+	// titleAsks counts the title requests over every owner: one at most
+	// (again once a finalized revert hid every prompt: write).
 	titleAsks int
 	// clientTitled: the client named the session (no generated title may
 	// be written after it).
@@ -199,6 +207,9 @@ type simSession struct {
 	// readyErr is the first Ready that broke the Settled rule
 	// (stepCore), reported by check.
 	readyErr error
+	// files is the tree the Location's files are (the world's, across
+	// owners): a restore makes them its tree.
+	files string
 }
 
 // owner is one activation: its epoch, its core and its drain's plumbing.
@@ -303,6 +314,11 @@ func (s *simSession) write(evs ...messages.Event) error {
 		}
 		if err := o.core.State.Apply(first+int64(i), ev); err != nil {
 			return fmt.Errorf("fold: %w", err)
+		}
+		if _, ok := ev.(messages.RevertFinalized); ok && !slices.ContainsFunc(s.j.replica.History.Msgs, func(m messages.Message) bool { return m.Role == messages.RoleUser }) {
+			// A revert hid every prompt for good: the next one promoted is
+			// the first again, and an untitled session is named from it.
+			s.titleAsks = 0
 		}
 	}
 	return nil
@@ -436,6 +452,8 @@ func (s *simSession) step() error {
 		return s.clientCommand(in)
 	case r < 30 && len(s.questions) > 0:
 		return s.answer()
+	case r < 32:
+		return s.revert()
 	}
 	return s.progress()
 }
@@ -1324,11 +1342,164 @@ func (s *simSession) crash() error {
 			return fmt.Errorf("leftovers closed twice: %v", rd.Append)
 		}
 	}
+	// A file restore a crash interrupted is finished before anything else
+	// can start a drain (which would give it up).
+	if err := s.finishRestore(); err != nil {
+		return err
+	}
 	// The restart policy, as the core applies it: resume once (with a
 	// note) or, rarely, mark interrupted (the input it leaves is held: no
 	// owed wake may run it); a session not mid-drain gets an owed wake.
 	interrupt := s.rng.IntN(4) == 0
 	return s.stepChecked(session.Recover{Interrupt: interrupt, NoteID: s.id_("ctx"), Note: "restarted"})
+}
+
+// revert runs a client's revert command as the shell does: the message's
+// position read from the journal first (a user or assistant message, a
+// context note, or rarely none), then the core stepped until it answers,
+// its Append written and what Ready.Revert asks for done: the snapshot
+// facts are the world's (rarely a snapshot the store lacks), a restore
+// makes the files its tree, and sometimes the process dies in it. A
+// refusal writes nothing; while a drain runs or the session is busy,
+// every command that changes something is refused; an answer leaves no
+// restore owed, and a committed revert's files those of its snapshot.
+func (s *simSession) revert() error {
+	ops := []session.RevertOp{session.RevertStage, session.RevertCommit, session.RevertClear, session.RevertShow, session.RevertDiff, "undo"}
+	plan := []session.RevertOp{ops[s.rng.IntN(len(ops))]}
+	if plan[0] == session.RevertStage && s.rng.IntN(3) > 0 {
+		// A client stages and commits at once (and sometimes undoes it).
+		plan = append(plan, session.RevertCommit)
+		if s.rng.IntN(3) == 0 {
+			plan = append(plan, session.RevertClear)
+		}
+	}
+	for _, op := range plan {
+		o := s.owner
+		if err := s.revertOp(op); err != nil || s.owner != o {
+			return err // a violation, or the process died in a restore
+		}
+	}
+	return nil
+}
+
+func (s *simSession) revertOp(op session.RevertOp) error {
+	o := s.owner
+	in := session.RevertCommand{Op: op}
+	if op == session.RevertStage || (op == session.RevertDiff && s.rng.IntN(2) == 0) || s.rng.IntN(10) == 0 {
+		in.MessageID, in.Message = s.message()
+	}
+	changes := op == session.RevertStage || op == session.RevertCommit || op == session.RevertClear
+	busy := o.core.Drain != nil || o.core.State.Row.Status == session.StatusBusy
+	s.res.Reverts++
+	for range 8 {
+		rd := s.stepCore(in)
+		in.Facts = nil
+		if r := rd.Refused; r != nil {
+			if len(rd.Append) > 0 || rd.Revert != nil {
+				return fmt.Errorf("revert %s refused (%s) with %v, %+v", op, r.Err, rd.Append, rd.Revert)
+			}
+			if busy && changes && r.Kind != session.RefusedBusy {
+				return fmt.Errorf("revert %s of a running session refused as %d, not busy: %s", op, r.Kind, r.Err)
+			}
+			return nil
+		}
+		if busy && changes {
+			return fmt.Errorf("revert %s of a running session taken: %v %+v", op, rd.Append, rd.Revert)
+		}
+		n := rd.Revert
+		if n == nil || rd.StartDrain != nil || rd.Outcome != nil || len(rd.StartTools) > 0 {
+			return fmt.Errorf("revert %s: %+v", op, rd)
+		}
+		if len(rd.Append) > 0 {
+			if err := s.write(rd.Append...); err != nil {
+				return err
+			}
+		}
+		switch {
+		case n.Answer != nil:
+			if r := o.core.State.Reverts.Restore; changes && r != nil {
+				return fmt.Errorf("revert %s answered with a restore owed (%s)", op, r.Tree)
+			}
+			if r := o.core.State.Reverts.Open; op == session.RevertCommit && r.Snapshot != "" && len(r.Files) > 0 && s.files != r.Snapshot {
+				return fmt.Errorf("revert to %s committed, the files are %q, not its snapshot %s", r.MessageID, s.files, r.Snapshot)
+			}
+			return nil
+		case n.Restore != nil:
+			if s.rng.IntN(4) == 0 {
+				// The process dies in the restore: the first file only.
+				s.res.RestoreCrashes++
+				return s.crash()
+			}
+			if err := s.restore(*n.Restore); err != nil {
+				return err
+			}
+		case n.Read != nil:
+			f := &session.SnapshotFacts{From: fmt.Sprintf("tree%d", n.Read.Seq), Current: s.files, Files: []string{"a", "b"}}
+			switch s.rng.IntN(20) {
+			case 0:
+				f = &session.SnapshotFacts{From: f.From, FromMissing: true}
+			case 1:
+				f.Lost = "tree lost: not found"
+			case 2:
+				f = &session.SnapshotFacts{} // no snapshots
+			}
+			in.Facts = f
+		case !n.Again:
+			return fmt.Errorf("revert %s: Ready.Revert names nothing to do", op)
+		}
+	}
+	return fmt.Errorf("revert %s did not answer in 8 steps", op)
+}
+
+// message picks a message of the session's journal, with its position,
+// or (rarely) an ID no message has.
+func (s *simSession) message() (string, *session.MessageAt) {
+	var ids []string
+	at := map[string]*session.MessageAt{}
+	for i, ev := range s.j.events {
+		seq := int64(i + 1)
+		switch e := ev.(type) {
+		case messages.PromptPromoted:
+			for k, id := range e.MessageIDs {
+				ids, at[id] = append(ids, id), &session.MessageAt{Seq: seq, Index: k, Role: messages.RoleUser}
+			}
+		case messages.TurnStarted:
+			ids, at[e.AssistantMessageID] = append(ids, e.AssistantMessageID), &session.MessageAt{Seq: seq, Role: messages.RoleAssistant}
+		case messages.ContextUpdated:
+			ids, at[e.MessageID] = append(ids, e.MessageID), &session.MessageAt{Seq: seq, Role: messages.RoleSystem}
+		}
+	}
+	if len(ids) == 0 || s.rng.IntN(15) == 0 {
+		return "nope", nil
+	}
+	id := ids[s.rng.IntN(len(ids))]
+	return id, at[id]
+}
+
+// restore runs a file restore (the files become its tree) and writes
+// what the core records of it.
+func (s *simSession) restore(r messages.Restore) error {
+	s.res.Restores++
+	s.files = r.Tree
+	if rd := s.stepCore(session.RestoreDone{Tree: r.Tree}); len(rd.Append) > 0 {
+		return s.write(rd.Append...)
+	}
+	return fmt.Errorf("a restore owed (%s) recorded nothing", r.Tree)
+}
+
+// finishRestore is an activation's: a file restore a crash interrupted
+// is run again, and then none is owed.
+func (s *simSession) finishRestore() error {
+	o := s.owner
+	if n := s.stepCore(session.FinishRestore{}).Revert; n != nil && n.Restore != nil {
+		if err := s.restore(*n.Restore); err != nil {
+			return err
+		}
+	}
+	if r := o.core.State.Reverts.Restore; r != nil {
+		return fmt.Errorf("activation left a restore owed (%s)", r.Tree)
+	}
+	return nil
 }
 
 // ledger keeps the journal's facts for the invariants, refusing the
@@ -1454,6 +1625,9 @@ func (s *simSession) fullCheck() error {
 	if live.Row != st.Row || !samePending(live.Pending, st.Pending) || !reflect.DeepEqual(live.Epoch, st.Epoch) || !sameHistory(live.History.Msgs, st.History.Msgs) ||
 		len(live.Questions) != len(st.Questions) || (len(st.Questions) > 0 && !reflect.DeepEqual(live.Questions, st.Questions)) {
 		return fmt.Errorf("live state differs from a replay:\nlive   %+v\nreplay %+v", live.Row, st.Row)
+	}
+	if !reflect.DeepEqual(live.Reverts, st.Reverts) {
+		return fmt.Errorf("live reverts differ from a replay:\nlive   %+v\nreplay %+v", live.Reverts, st.Reverts)
 	}
 	if !maps.Equal(live.Calls, st.Calls) || !maps.Equal(live.Asks, st.Asks) || !slices.Equal(live.Turns, st.Turns) {
 		return fmt.Errorf("live open work differs from a replay:\nlive   %v %v %v\nreplay %v %v %v", live.Calls, live.Asks, live.Turns, st.Calls, st.Asks, st.Turns)

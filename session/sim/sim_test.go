@@ -28,7 +28,7 @@ func TestInvariantsHoldAcrossSeeds(t *testing.T) {
 		total.Add(res)
 	}
 	// The run must exercise what it checks.
-	if total.Events == 0 || total.Drains == 0 || total.Turns == 0 || total.Promotions == 0 || total.ToolCalls == 0 || total.Crashes == 0 || total.StaleRefused == 0 || total.Interrupts == 0 || total.Titles == 0 || total.Moves == 0 || total.Replies == 0 || total.Commands == 0 || total.Questions == 0 || total.Answers == 0 {
+	if total.Events == 0 || total.Drains == 0 || total.Turns == 0 || total.Promotions == 0 || total.ToolCalls == 0 || total.Crashes == 0 || total.StaleRefused == 0 || total.Interrupts == 0 || total.Titles == 0 || total.Moves == 0 || total.Replies == 0 || total.Commands == 0 || total.Questions == 0 || total.Answers == 0 || total.Restores == 0 || total.RestoreCrashes == 0 {
 		t.Fatalf("the run exercised too little: %+v", total)
 	}
 	t.Logf("%d seeds: %+v", n, total)
