@@ -12,9 +12,10 @@ import (
 
 // The revert executors: the file I/O a revert command's Ready.Revert asks
 // for (session/revert.go). They block on the disk (or, through a store of
-// another member, the network); the Session actor runs them while no
-// drain runs, on its mailbox, so that a revert's steps and the drain
-// cannot interleave.
+// another member, the network); the Session actor runs them on its
+// mailbox, so that no drain starts between a revert's steps (a stage,
+// commit or clear runs only while none does; a diff only reads, and may
+// run beside one).
 
 // Snapshots is a Location's file snapshot store as the revert executors
 // use it (the actor's SnapshotStore; nil: this server keeps none).
