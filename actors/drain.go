@@ -104,9 +104,11 @@ func (a *sessionActor) onResult(m effect.Result) {
 // post hands an effect's result to this actor's mailbox.
 func (a *sessionActor) post() effect.Post { return effect.To(a.system, a.self) }
 
-func (a *sessionActor) startDrain(runOwed, continues bool, waiter *actor.PID) {
-	d := &drain{token: nextToken(), Drain: session.Drain{Location: a.core.State.Row.Location, RunOwed: runOwed, Continuation: continues}}
-	a.log.Debug("drain start", "session", a.id, "token", d.token, "run", runOwed, "pending", len(a.core.State.Pending))
+// startDrain starts the drain the core decided (waiter: the client that
+// waits for its end, if any).
+func (a *sessionActor) startDrain(sd session.StartDrain, waiter *actor.PID) {
+	d := &drain{token: nextToken(), Drain: session.Drain{Location: a.core.State.Row.Location, RunOwed: sd.Run, Continuation: sd.Continue, Manual: sd.Manual}}
+	a.log.Debug("drain start", "session", a.id, "token", d.token, "run", sd.Run, "manual", sd.Manual, "pending", len(a.core.State.Pending))
 	a.obs.DrainStarted(telemetry.WithTraceParent(a.rt.ctx, a.drainTrace), a.core.State.Row.Agent, a.core.State.Row.Model)
 	if waiter != nil {
 		d.waiters = append(d.waiters, waiter)
@@ -116,7 +118,6 @@ func (a *sessionActor) startDrain(runOwed, continues bool, waiter *actor.PID) {
 		Registries: effect.Registries{System: a.system, Timeout: rt.cfg.RequestTimeout, Metrics: rt.cfg.Metrics}}
 	a.setDrain(d)
 	d.busy = true
-	a.finalizeRevert()
 	d.fx.Locate(func() (*actor.PID, *actor.PID, error) { return rt.resolveLocation(dir) }, a.core.State.Row.Agent)
 }
 
@@ -165,7 +166,7 @@ func (a *sessionActor) execute(rd session.Ready) {
 	a.publishLive(rd.Live)
 	a.askTitle(rd.Title) // beside the turn, never in its way
 	if rd.StartDrain != nil {
-		a.startDrain(rd.StartDrain.Run, rd.StartDrain.Continue, nil)
+		a.startDrain(*rd.StartDrain, nil)
 		return
 	}
 	if d == nil {

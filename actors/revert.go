@@ -173,14 +173,6 @@ func (a *sessionActor) restore(r messages.Restore) error {
 	return a.write(a.core.Step(session.RestoreDone{Tree: r.Tree}).Append)
 }
 
-// finalizeRevert is called when a drain the actor starts itself (a manual
-// compaction) starts: the core's FinalizeRevert, carried to the next
-// append. A drain the core starts wrote it already (its StartDrain's
-// Append).
-func (a *sessionActor) finalizeRevert() {
-	a.stage(a.core.FinalizeRevert()...)
-}
-
 // fileSnapshot snapshots dir for a TurnStarted or a tool's settlement: ""
 // when this server keeps none or the Location cannot be read (the turn
 // goes on; only a revert to it loses its files). It blocks: it runs off

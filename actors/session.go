@@ -165,14 +165,15 @@ func (a *sessionActor) handle(ctx actor.Context) {
 		}
 		a.drain.waiters = append(a.drain.waiters, ctx.Sender())
 	case *Compact:
-		switch {
-		case !a.core.State.Exists:
-			a.respond(ctx, a.notFound())
-		case a.drain != nil:
-			a.respond(ctx, &CommandError{Code: CodeBusy, Msg: fmt.Sprintf("session %s is running; compact it when idle (or interrupt it first)", a.id)})
-		default:
-			a.startDrain(false, false, ctx.Sender())
-			a.drain.Manual = true
+		// A drain of its own (the core's StartDrain, Manual), which the
+		// client waits for; its Append finalizes an open revert.
+		rd := a.core.Step(session.CompactCommand{})
+		if r := rd.Refused; r != nil {
+			a.respond(ctx, &CommandError{Code: refusalCode[r.Kind], Msg: r.Err})
+		} else if err := a.write(rd.Append); err != nil {
+			a.respond(ctx, err)
+		} else {
+			a.startDrain(*rd.StartDrain, ctx.Sender())
 		}
 	case *effect.Titled:
 		a.onTitled(m)

@@ -79,10 +79,16 @@ type SwitchModel struct {
 // or is owed: interrupt it first.
 type Delete struct{}
 
-func (Rename) input()      {}
-func (SwitchAgent) input() {}
-func (SwitchModel) input() {}
-func (Delete) input()      {}
+// CompactCommand: a client asks for a manual compaction. It runs as a
+// drain of its own (StartDrain.Manual), which the client waits for; it is
+// refused while a drain runs: compact when idle, or interrupt first.
+type CompactCommand struct{}
+
+func (Rename) input()         {}
+func (SwitchAgent) input()    {}
+func (SwitchModel) input()    {}
+func (Delete) input()         {}
+func (CompactCommand) input() {}
 
 func (c *Core) notFound() Ready {
 	return Ready{Refused: &Refusal{Kind: RefusedNotFound, Err: fmt.Sprintf("session %s not found", c.State.Row.ID)}}
@@ -165,6 +171,16 @@ func (c *Core) stepDelete() Ready {
 		}
 	}
 	return c.command(messages.SessionDeleted{})
+}
+
+func (c *Core) stepCompact() Ready {
+	switch {
+	case !c.State.Exists:
+		return c.notFound()
+	case c.Drain != nil:
+		return Ready{Refused: &Refusal{Kind: RefusedBusy, Err: fmt.Sprintf("session %s is running; compact it when idle (or interrupt it first)", c.State.Row.ID)}}
+	}
+	return Ready{StartDrain: &StartDrain{Manual: true}}
 }
 
 // command is a client command's events, written alone: what is carried

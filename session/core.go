@@ -343,7 +343,9 @@ type StartTurn struct{ Tools bool }
 // of a turn a moved drain ended (its Drain.Continuation is set): its first
 // boundary calls the provider with nothing to promote, and queued input
 // waits for that continuation as it would have in the moved drain.
-type StartDrain struct{ Run, Continue bool }
+// Manual: it runs a manual compaction and nothing else (Drain.Manual;
+// CompactCommand).
+type StartDrain struct{ Run, Continue, Manual bool }
 
 // Compact is a compaction to plan.
 type Compact struct{ Cause CompactionCause }
@@ -626,7 +628,7 @@ func (c *Core) Step(in Input) Ready {
 	if rd.StartDrain != nil {
 		// A drain starts over a revert: it is finalized first (its event
 		// is durable before the drain begins).
-		rd.Append = append(rd.Append, c.FinalizeRevert()...)
+		rd.Append = append(rd.Append, c.finalizeRevert()...)
 	}
 	if rd.Outcome != nil || rd.Stop {
 		// The drain ends (or stops) before the turn a promotion was
@@ -798,6 +800,8 @@ func (c *Core) step(in Input) Ready {
 		return c.stepSwitchModel(in)
 	case Delete:
 		return c.stepDelete()
+	case CompactCommand:
+		return c.stepCompact()
 	case RevertCommand:
 		return c.stepRevert(in)
 	case RestoreDone:

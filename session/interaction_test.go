@@ -129,11 +129,14 @@ func (e *interactionEnv) handle(t *testing.T, td *datadriven.TestData) string {
 		var to string
 		td.ScanArgs(t, "to", &to)
 		e.ready(&out, e.c.Step(Move{To: to}))
+	case "compact":
+		// A client's manual compaction: a drain of its own, or refused.
+		e.ready(&out, e.c.Step(CompactCommand{}))
 	case "drain":
 		if e.c.Drain != nil {
 			t.Fatalf("%s: a drain is running", td.Pos)
 		}
-		d := &Drain{Location: e.c.State.Row.Location, RunOwed: td.HasArg("run"), Manual: td.HasArg("manual")}
+		d := &Drain{Location: e.c.State.Row.Location, RunOwed: td.HasArg("run")}
 		td.MaybeScanArgs(t, "limit", &d.TurnLimit)
 		e.c.Drain = d
 		fmt.Fprintf(&out, "drain started run=%v\n", d.RunOwed)
@@ -719,7 +722,7 @@ func (e *interactionEnv) ready(out *strings.Builder, rd Ready) {
 		e.init = rd.Observe.Init
 		fmt.Fprintf(out, "observe: init=%v catalog=%v\n", rd.Observe.Init, rd.Observe.WithCatalog)
 	case rd.StartDrain != nil:
-		e.c.Drain = &Drain{Location: e.c.State.Row.Location, RunOwed: rd.StartDrain.Run, Continuation: rd.StartDrain.Continue}
+		e.c.Drain = &Drain{Location: e.c.State.Row.Location, RunOwed: rd.StartDrain.Run, Continuation: rd.StartDrain.Continue, Manual: rd.StartDrain.Manual}
 		if rd.StartDrain.Continue {
 			out.WriteString("drain started to continue the last turn\n")
 		} else {

@@ -278,12 +278,11 @@ func (c *Core) stepFinishRestore() Ready {
 	return Ready{}
 }
 
-// FinalizeRevert is what a drain's start writes over a revert: a
+// finalizeRevert is what a drain's start writes over a revert: a
 // committed revert's messages leave the history for good, a staged one
 // is dropped, and a restore still owed is given up (RevertFinalized).
-// Every StartDrain the core decides has it in its Append; the owner
-// carries it for a drain it starts itself (a manual compaction).
-func (c *Core) FinalizeRevert() []messages.Event {
+// Every StartDrain has it in its Append (Step).
+func (c *Core) finalizeRevert() []messages.Event {
 	if c.State.Reverts.Open != nil || c.State.Reverts.Restore != nil {
 		return []messages.Event{messages.RevertFinalized{}}
 	}
