@@ -20,32 +20,13 @@ func (a *sessionActor) create(m *Create) any {
 	if a.core.State.Exists {
 		return &Info{Session: a.row()}
 	}
-	loc, err := supervisor.Canonical(m.Location)
-	if err != nil {
-		return invalidf(err.Error())
-	}
-	setup, err := a.rt.setup(loc)
+	// What it starts with is the runtime's to resolve (its Location's
+	// configuration); the actor writes it.
+	ev, err := a.rt.creation(m)
 	if err != nil {
 		return err
 	}
-	agent := m.Agent
-	if agent == "" {
-		agent = setup.DefaultAgent
-	}
-	ag, err := setup.agent(agent, loc)
-	if err != nil {
-		return err
-	}
-	model := m.Model
-	if model.ID == "" && ag.Model.ID != "" {
-		model = ag.Model
-	}
-	if model.ID == "" {
-		model = setup.DefaultModel
-	} else if err := a.rt.knownModel(setup.Models, model); err != nil {
-		return err
-	}
-	sess, created, err := a.rt.journal.CreateSession(a.rt.ctx, a.id, a.ownership, messages.SessionCreated{Location: loc, Agent: agent, Model: model, Title: m.Title})
+	sess, created, err := a.rt.journal.CreateSession(a.rt.ctx, a.id, a.ownership, ev)
 	if errors.Is(err, persistence.ErrDeleted) {
 		// The journal keeps a deleted session's events under its ID.
 		return &CommandError{Code: CodeConflict, Msg: fmt.Sprintf("session %s was deleted; its ID cannot be reused (create the session without an ID, or with another one)", a.id)}
@@ -55,7 +36,7 @@ func (a *sessionActor) create(m *Create) any {
 	}
 	if created {
 		a.created(sess)
-		a.publish(1, messages.SessionCreated{Location: loc, Agent: agent, Model: model, Title: m.Title})
+		a.publish(1, ev)
 	} else if err := a.reload(); err != nil {
 		return err // another activation created it: read what it wrote
 	}
@@ -145,21 +126,9 @@ func (a *sessionActor) switchAgent(m *SwitchAgent) any {
 	if !a.core.State.Exists {
 		return a.notFound()
 	}
-	setup, err := a.rt.setup(a.core.State.Row.Location)
+	in, err := a.rt.agentSwitch(a.core.State.Row.Location, m.Agent)
 	if err != nil {
 		return err
-	}
-	ag, err := setup.agent(m.Agent, a.core.State.Row.Location)
-	if err != nil {
-		return err
-	}
-	in := session.SwitchAgent{Agent: m.Agent}
-	if ag.Model.ID != "" {
-		// The agent's own model comes with it, when it is served here.
-		in.Model = &ag.Model
-		if err := a.rt.knownModel(setup.Models, ag.Model); err != nil {
-			in.ModelErr = err.Error()
-		}
 	}
 	return a.command(in)
 }
@@ -176,13 +145,9 @@ func (a *sessionActor) switchModel(m *SwitchModel) any {
 	if !a.core.State.Exists {
 		return a.notFound()
 	}
-	setup, err := a.rt.setup(a.core.State.Row.Location)
+	in, err := a.rt.modelSwitch(a.core.State.Row.Location, m.Model)
 	if err != nil {
 		return err
-	}
-	in := session.SwitchModel{Model: m.Model}
-	if err := a.rt.knownModel(setup.Models, m.Model); err != nil {
-		in.ModelErr = err.Error()
 	}
 	return a.command(in)
 }

@@ -279,6 +279,78 @@ func (rt *runtime) setup(location string) (Setup, error) {
 	return s, nil
 }
 
+// creation resolves what a new session starts with in its Location (the
+// create command m), as the SessionCreated to write: the Location's
+// canonical path, the agent (m's, else the Location's default), the model
+// (m's, else the agent's own, else the Location's default; one named must
+// be served there). A bad Location, configuration, agent or model is a
+// CodeInvalid error.
+func (rt *runtime) creation(m *Create) (messages.SessionCreated, error) {
+	loc, err := supervisor.Canonical(m.Location)
+	if err != nil {
+		return messages.SessionCreated{}, invalidf(err.Error())
+	}
+	setup, err := rt.setup(loc)
+	if err != nil {
+		return messages.SessionCreated{}, err
+	}
+	agent := m.Agent
+	if agent == "" {
+		agent = setup.DefaultAgent
+	}
+	ag, err := setup.agent(agent, loc)
+	if err != nil {
+		return messages.SessionCreated{}, err
+	}
+	model := m.Model
+	if model.ID == "" && ag.Model.ID != "" {
+		model = ag.Model
+	}
+	if model.ID == "" {
+		model = setup.DefaultModel
+	} else if err := rt.knownModel(setup.Models, model); err != nil {
+		return messages.SessionCreated{}, err
+	}
+	return messages.SessionCreated{Location: loc, Agent: agent, Model: model, Title: m.Title}, nil
+}
+
+// agentSwitch resolves a switch to agent of a session in location, as the
+// core's input: the agent must exist there; its own model comes with it
+// (ModelErr when the Location does not serve it: the core refuses the
+// switch only if it would take the model).
+func (rt *runtime) agentSwitch(location, agent string) (session.SwitchAgent, error) {
+	setup, err := rt.setup(location)
+	if err != nil {
+		return session.SwitchAgent{}, err
+	}
+	ag, err := setup.agent(agent, location)
+	if err != nil {
+		return session.SwitchAgent{}, err
+	}
+	in := session.SwitchAgent{Agent: agent}
+	if ag.Model.ID != "" {
+		in.Model = &ag.Model
+		if err := rt.knownModel(setup.Models, ag.Model); err != nil {
+			in.ModelErr = err.Error()
+		}
+	}
+	return in, nil
+}
+
+// modelSwitch resolves a switch to model of a session in location, as the
+// core's input (ModelErr when the Location does not serve it).
+func (rt *runtime) modelSwitch(location string, model messages.ModelRef) (session.SwitchModel, error) {
+	setup, err := rt.setup(location)
+	if err != nil {
+		return session.SwitchModel{}, err
+	}
+	in := session.SwitchModel{Model: model}
+	if err := rt.knownModel(setup.Models, model); err != nil {
+		in.ModelErr = err.Error()
+	}
+	return in, nil
+}
+
 // drainAgent resolves a session's agent (name) in its Location now, as a
 // drain's executors use it (effect.Agent: its models looked up in the
 // Location's). It blocks on the configuration (file stats): call it off
