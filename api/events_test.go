@@ -148,50 +148,77 @@ func TestLastEventIDResumesWithNoGapOrDuplicateWhilePromptsRace(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// Read a few events (or until the writers are done and the head is reached), then drop the connection.
+		// The stream is read on its own goroutine, so that the writers'
+		// end is seen even while no event comes: after the last admission
+		// none may follow (no drain runs), and a read that waited for
+		// one would wait for the test's deadline.
+		next, failed := make(chan client.StreamEvent), make(chan error, 1)
+		quit, stopped := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(stopped)
+			for {
+				ev, err := st.Next()
+				if err != nil {
+					failed <- err
+					return
+				}
+				select {
+				case next <- ev:
+				case <-quit:
+					return
+				}
+			}
+		}()
+		// Read a few events (or until the writers are done), then drop the connection.
 		finished := false
-		for n := 0; n < 7; n++ {
+		for n := 0; n < 7 && !finished; {
 			select {
 			case <-done:
 				finished = true
-			default:
+			case err := <-failed:
+				t.Fatal(err)
+			case ev := <-next:
+				if opening(ev.Event) {
+					continue
+				}
+				seqs = append(seqs, ev.Event.Durable.Seq)
+				last = ev.Event.Durable.Seq
+				n++
 			}
-			if finished {
-				if err := c.Wait(ctx, s.ID); err != nil {
-					t.Fatal(err)
-				}
-				head, err := c.Session(ctx, s.ID)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if last < head.LastSeq {
-					got := readUntil(t, st, head.LastSeq)
-					seqs = append(seqs, got...)
-					last = got[len(got)-1]
-				}
-				st.Close()
-				select {
-				case err := <-errs:
-					t.Fatal(err)
-				default:
-				}
-				contiguous(t, seqs, 1, head.LastSeq)
-				if reconnects < 3 {
-					t.Fatalf("only %d reconnects: the test did not exercise resumption", reconnects)
-				}
-				return
-			}
-			ev, err := st.Next()
+		}
+		close(quit)
+		st.Close()
+		<-stopped
+		if !finished {
+			continue
+		}
+		// The writers are done: resume once more from the last seq read
+		// and read up to the head.
+		if err := c.Wait(ctx, s.ID); err != nil {
+			t.Fatal(err)
+		}
+		head, err := c.Session(ctx, s.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if last < head.LastSeq {
+			st, err := c.EventsFrom(ctx, s.ID, last)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if opening(ev.Event) {
-				continue
-			}
-			seqs = append(seqs, ev.Event.Durable.Seq)
-			last = ev.Event.Durable.Seq
+			seqs = append(seqs, readUntil(t, st, head.LastSeq)...)
+			st.Close()
 		}
-		st.Close()
+		select {
+		case err := <-errs:
+			t.Fatal(err)
+		default:
+		}
+		contiguous(t, seqs, 1, head.LastSeq)
+		if reconnects < 3 {
+			t.Fatalf("only %d reconnects: the test did not exercise resumption", reconnects)
+		}
+		return
 	}
 }
 
