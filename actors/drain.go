@@ -2,7 +2,6 @@ package actors
 
 import (
 	"context"
-	"slices"
 
 	"github.com/asynkron/protoactor-go/actor"
 
@@ -26,12 +25,6 @@ type drain struct {
 	waiters      []*actor.PID // Run and WaitIdle callers
 	interrupters []*actor.PID // Interrupt callers waiting for cleanup
 	busy         bool         // an executor's result (effect.Result) is outstanding; a stream is the turn's
-	carry        bool         // staged events wait for the next TurnStarted (set at a boundary that calls)
-	// promotedAhead: the history shows the staged promotion, applied
-	// ahead for the turn's request; if the drain ends before that turn's
-	// TurnStarted writes it (the core then drops it: the prompt stays
-	// pending), the history is read again.
-	promotedAhead bool
 	// fx is what the drain's executors keep between the core's effects
 	// (its Location's registries, its agent as of the last boundary, the
 	// catalog, the turn built, the compaction), and its token.
@@ -153,12 +146,6 @@ func (a *sessionActor) execute(rd session.Ready) {
 		a.appendFailed(d, rd, err)
 		return
 	}
-	if d != nil && len(rd.Append) > 0 && len(a.core.Carry) == 0 {
-		d.carry = false // what was carried is written (a TurnStarted, a CompactionStarted took it)
-	}
-	if d != nil && rd.Stream {
-		d.promotedAhead = false // written with the TurnStarted
-	}
 	if te := rd.TurnEnd; d != nil && d.turn != nil && te != nil && d.turn.assistantID == te.AssistantMessageID {
 		d.turn = nil // ended as the core says
 	}
@@ -208,9 +195,6 @@ func (a *sessionActor) execute(rd session.Ready) {
 	case rd.Summarize != nil:
 		a.summarize(rd.Summarize)
 	case rd.StartTurn != nil:
-		// What is carried (the promotion, the context update, the last
-		// turn's TurnEnded) goes with the turn's TurnStarted.
-		d.carry = true
 		// The last allowed turn is sent without tools; a turn whose
 		// observation did not bring the catalog waits for it (Catalog).
 		if tools, ok := d.fx.TurnTools(rd.StartTurn.Tools); ok {
@@ -230,13 +214,7 @@ func (a *sessionActor) execute(rd session.Ready) {
 				a.log.Debug("boundary", "session", a.id, "token", d.token, "promote", p.MessageIDs)
 			}
 		}
-		// What the last turn left (its last results, TurnEnded), the
-		// dismissal of the questions a promotion leaves unanswered and the
-		// promotion are written with the TurnStarted of the request that
-		// acts on them, in one transaction; an end of the drain before
-		// that (an interrupt, blocked context, a move) writes them with
-		// Idle.
-		d.carry, d.busy = true, true
+		d.busy = true
 		d.fx.Observe(false, rd.Observe.WithCatalog, a.core.State.Row.Agent)
 	}
 }
@@ -270,10 +248,7 @@ func (a *sessionActor) appendFailed(d *drain, rd session.Ready, err error) {
 func (a *sessionActor) startTurn(tools []provider.Tool) {
 	d, st := a.drain, &a.core.State
 	tr := render.Turn{Model: st.Row.Model, Baseline: st.Epoch.Baseline, Tools: tools, LastTurn: d.LastTurn}
-	if out := d.fx.BuildTurn(st.Row.Agent, tr, func() ([]messages.Message, error) {
-		d.promotedAhead = d.promotedAhead || slices.ContainsFunc(a.core.Carry, isPromotion)
-		return a.historyWithStaged()
-	}); out != nil {
+	if out := d.fx.BuildTurn(st.Row.Agent, tr, a.historyAhead); out != nil {
 		a.endDrain(&Outcome{Err: out.Err, Kind: out.Kind})
 		return
 	}
@@ -420,10 +395,6 @@ func (a *sessionActor) closeDrain(out *Outcome, written bool) {
 		a.cancelTools()
 	}
 	d.fx.CancelCompaction()
-	if !written {
-		a.dropStaged()
-	}
-	a.forgetPromotedAhead(d)
 	out.LastSeq = a.seq
 	a.setDrain(nil)
 	a.obs.DrainEnded(session.Outcome{Kind: out.Kind, Err: out.Err}, d.Drain.Turn)
@@ -451,15 +422,6 @@ func (a *sessionActor) closeDrain(out *Outcome, written bool) {
 // Outcome of kind (session.Fenced, or session.Journal when the journal
 // failed).
 func (a *sessionActor) abandon(why string, kind session.OutcomeKind) {
-	a.dropStaged()
+	a.core.Abandon()
 	a.closeDrain(&Outcome{Err: why, Kind: kind}, false)
-}
-
-// forgetPromotedAhead reads the history again when it shows a promotion
-// the drain ended without writing (the prompt stays pending).
-func (a *sessionActor) forgetPromotedAhead(d *drain) {
-	if d.promotedAhead {
-		d.promotedAhead = false
-		a.core.State.History.Unload()
-	}
 }

@@ -30,19 +30,12 @@ func (a *sessionActor) history() ([]messages.Message, error) {
 	return a.core.State.History.Msgs, nil
 }
 
-// historyWithStaged is history with the staged events (not yet appended)
-// applied at the seqs they will get. The very next append of this handler
-// carries them; if it fails, or they are dropped, the copy is unloaded.
-func (a *sessionActor) historyWithStaged() ([]messages.Message, error) {
-	msgs, err := a.history()
-	if err != nil || len(a.core.Carry) == 0 {
-		return msgs, err
+// historyAhead is the history with what the core carries applied at the
+// seqs the very next append gives it (session.Core.ApplyCarryAhead): the
+// turn's request shows what its TurnStarted makes durable.
+func (a *sessionActor) historyAhead() ([]messages.Message, error) {
+	if _, err := a.history(); err != nil {
+		return nil, err
 	}
-	a.core.State.ApplyAhead(a.seq+1, a.core.Carry)
-	return a.core.State.History.Msgs, nil
-}
-
-func isPromotion(ev messages.Event) bool {
-	_, ok := ev.(messages.PromptPromoted)
-	return ok
+	return a.core.ApplyCarryAhead(), nil
 }

@@ -61,7 +61,7 @@ func (a *sessionActor) inspection() *Inspection {
 		in.Staged = append(in.Staged, ev.EventType().Name)
 	}
 	if d := a.drain; d != nil {
-		in.Drain = &DrainInspection{Token: d.token, Busy: d.busy, Carry: d.carry, Interrupted: d.Interrupted, Waiters: len(d.waiters)}
+		in.Drain = &DrainInspection{Token: d.token, Busy: d.busy, Carry: d.Carrying(), Interrupted: d.Interrupted, Waiters: len(d.waiters)}
 		if t := d.turn; t != nil {
 			ti := &TurnInspection{AssistantID: t.assistantID, Streaming: d.Turn != nil && d.Turn.Streaming}
 			for id, c := range t.calls {

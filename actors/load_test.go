@@ -144,7 +144,7 @@ func TestActivationOfAnExistingSessionLoadsWhatAReloadDoes(t *testing.T) {
 	if err := b.activate(nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.append(messages.ModelSwitched{Model: messages.ModelRef{Provider: "p2", ID: "m2"}}); err != nil {
+	if err := b.write([]messages.Event{messages.ModelSwitched{Model: messages.ModelRef{Provider: "p2", ID: "m2"}}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := a.activate(nil); err != nil {

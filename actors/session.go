@@ -42,8 +42,8 @@ type sessionActor struct {
 	// as its events left it (the row, the pending inbox, the Context
 	// Epoch, the model-visible history: history.go), advanced by the one
 	// fold session.State.Apply after every append; core.Carry are events
-	// decided but not yet appended (the next append writes them first, in
-	// one transaction with its own: see stage); core.Drain is the pure
+	// decided but not yet appended (a Ready's Append writes them first, in
+	// one transaction with its own: session/carry.go); core.Drain is the pure
 	// part of the drain in progress (drain.Drain, set by setDrain). The
 	// actor executes the Ready its Step returns (drain.go execute).
 	core session.Core
@@ -89,8 +89,7 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 			// prompt stays pending for the next start (as Ready.Stop
 			// leaves it). No chaos fault fires while the actor stops.
 			a.stopping = true
-			a.core.Carry = session.WithoutPromotion(a.core.Carry)
-			_ = a.flush()
+			_ = a.write(a.core.Leave())
 		}
 		a.abandon("session actor stopping", session.Fenced)
 		return
@@ -114,8 +113,8 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 		}
 	}
 	a.handle(ctx)
-	// Results staged by the handler are durable before the next message.
-	if err := a.flushResults(); err != nil {
+	// What the core says must be durable before the next message is.
+	if err := a.write(a.core.Flush()); err != nil {
 		a.log.Error("session append failed", "session", a.id, "err", err)
 		if a.drain != nil {
 			a.endDrain(failed(err))
@@ -295,25 +294,11 @@ func (a *sessionActor) load(sess persistence.Session, found bool) error {
 	return nil
 }
 
-// append writes the staged events (core.Carry), then events, in one
-// transaction fenced by this activation's ownership, and applies them to
-// the in-memory state. On a fence or conflict the activation is stale: it
-// stops, and the next command re-activates from the journal. A client's
-// rename, switch or delete does not come here: the core's Ready writes it
-// alone (command), leaving what is carried for its turn.
-func (a *sessionActor) append(events ...messages.Event) error {
-	if len(a.core.Carry) > 0 {
-		events = append(a.core.Carry, events...)
-		a.core.Carry = nil
-	}
-	if d := a.drain; d != nil {
-		d.carry = false
-	}
-	return a.write(events)
-}
-
-// write appends exactly events (a Ready's Append, which already begins
-// with what the core carried), as append does.
+// write appends events (a Ready's Append, which begins with what the
+// core carried; what it Flushes or Leaves) in one transaction fenced by
+// this activation's ownership, and applies them to the in-memory state. On
+// a fence or conflict the activation is stale: it stops, and the next
+// command re-activates from the journal.
 func (a *sessionActor) write(events []messages.Event) error {
 	if len(events) == 0 {
 		return nil
@@ -366,47 +351,6 @@ func (a *sessionActor) write(events []messages.Event) error {
 		a.fault(FaultAfterSettlement)
 	}
 	return nil
-}
-
-// stage queues events for the next append, which writes them first, in the
-// same transaction: facts decided together become durable together, in one
-// journal transaction instead of one each. Staged events are written before
-// anything acts on them: at a boundary that calls the provider they go with
-// the TurnStarted of that request (drain.carry); otherwise results are
-// written before the handler that staged them returns (flushResults).
-func (a *sessionActor) stage(events ...messages.Event) {
-	a.core.Carry = append(a.core.Carry, events...)
-}
-
-// flush appends whatever is staged.
-func (a *sessionActor) flush() error { return a.append() }
-
-// flushResults appends the staged events unless they may wait for the next
-// provider turn's TurnStarted: everything, once a boundary decided to call;
-// otherwise a prompt promotion and context updates, which only that turn's
-// request acts on.
-func (a *sessionActor) flushResults() error {
-	if d := a.drain; d != nil && d.carry {
-		return nil
-	}
-	for _, ev := range a.core.Carry {
-		switch ev.(type) {
-		case messages.PromptPromoted, messages.ContextUpdated, messages.ContextEpochReplaced:
-		default:
-			return a.flush()
-		}
-	}
-	return nil
-}
-
-// dropStaged forgets staged events that will never be written (the drain
-// is abandoned): the prompts stay pending, and a history that already
-// shows them is read again.
-func (a *sessionActor) dropStaged() {
-	a.core.Carry = nil
-	if a.core.State.History.Through > a.seq {
-		a.core.State.History.Unload()
-	}
 }
 
 // fold applies an event the journal took at seq to the state. The journal

@@ -54,7 +54,7 @@ func (c *Core) reconcile(in ContextObserved) (messages.Event, *Outcome) {
 // after what is carried but a promotion, which waits for its turn's
 // TurnStarted.
 func (c *Core) nextSeq() int64 {
-	return c.State.Row.LastSeq + 1 + int64(len(WithoutPromotion(c.Carry)))
+	return c.State.Row.LastSeq + 1 + int64(len(withoutPromotion(c.Carry)))
 }
 
 // epochSnapshot is the current epoch's snapshot, decoded once per version

@@ -39,7 +39,8 @@ type Core struct {
 	// request that acts on them, or with the Idle that ends the drain. An
 	// Append other than the TurnStarted's (a compaction's, a fresh
 	// baseline's) takes all but the promotion, which is written only with
-	// the turn that answers it (takeCarry).
+	// the turn that answers it (takeCarry). What must be written before
+	// the owner's next input is Flush's (carry.go).
 	Carry []messages.Event
 	// WakeAgain: a wake arrived during the drain; its end starts at most
 	// one follow-up drain (an interrupt suppresses it). WakeAgainOwed:
@@ -101,6 +102,10 @@ type Drain struct {
 	Turn *Turn
 	// Compaction is the compaction being planned or run, nil when none.
 	Compaction *Compaction
+	// carrying: the carry waits for the TurnStarted of the turn being
+	// prepared (carry.go); promotedAhead: the history shows a carried
+	// promotion applied ahead (ApplyCarryAhead).
+	carrying, promotedAhead bool
 }
 
 // CompactionCause is why a compaction runs.
@@ -635,8 +640,8 @@ func (c *Core) Step(in Input) Ready {
 		// carried for: the prompt stays pending (unpromoted), so that the
 		// next drain delivers it, after a fresh baseline when the session
 		// moved (scenario 41), and a later wake still finds it.
-		c.Carry = WithoutPromotion(c.Carry)
-		rd.Append = WithoutPromotion(rd.Append)
+		c.Carry = withoutPromotion(c.Carry)
+		rd.Append = withoutPromotion(rd.Append)
 	}
 	if rd.Outcome != nil {
 		if t := c.Drain.Turn; t != nil && rd.Outcome.Kind == Interrupted && rd.TurnEnd == nil {
@@ -644,6 +649,7 @@ func (c *Core) Step(in Input) Ready {
 		}
 		rd.Append = append(rd.Append, c.ending(rd)...)
 	}
+	c.track(rd)
 	return rd
 }
 
@@ -675,21 +681,6 @@ func (c *Core) ending(rd Ready) []messages.Event {
 // interrupted finishes an interrupt: nothing is outstanding any more.
 func (c *Core) interrupted() Ready {
 	return Ready{Outcome: &Outcome{Kind: Interrupted, Err: "interrupted"}}
-}
-
-// WithoutPromotion is evs without its PromptPromoted events: what of the
-// carried events an Append other than a turn's writes (takeCarry).
-func WithoutPromotion(evs []messages.Event) []messages.Event {
-	out := evs[:0:0]
-	for _, ev := range evs {
-		if _, ok := ev.(messages.PromptPromoted); !ok {
-			out = append(out, ev)
-		}
-	}
-	if len(out) == 0 {
-		return nil
-	}
-	return out
 }
 
 func (c *Core) step(in Input) Ready {
@@ -1550,43 +1541,5 @@ func (c *Core) carryAcrossMove() []messages.Event {
 		}
 		evs = append(evs, ev)
 	}
-	return evs
-}
-
-// takeCarry hands the carried events to an Append, less a promotion: a
-// prompt is promoted only in the transaction of the TurnStarted that
-// answers it (openTurn, takeCarryForTurn). A promotion written earlier
-// (with a compaction's CompactionStarted or CompactionEnded, or a fresh
-// baseline) would be durable with no turn answering it if the drain then
-// ended (a failed compaction), and a compaction would summarize the prompt
-// its turn is about to answer. It stays carried; an end of the drain
-// before the turn drops it (Step), and the prompt stays pending.
-func (c *Core) takeCarry() []messages.Event {
-	evs := c.Carry
-	c.Carry = nil
-	if !slices.ContainsFunc(evs, isPromotion) {
-		return evs
-	}
-	var out []messages.Event
-	for _, ev := range evs {
-		if isPromotion(ev) {
-			c.Carry = append(c.Carry, ev)
-		} else {
-			out = append(out, ev)
-		}
-	}
-	return out
-}
-
-func isPromotion(ev messages.Event) bool {
-	_, ok := ev.(messages.PromptPromoted)
-	return ok
-}
-
-// takeCarryForTurn hands every carried event, a promotion too, to the
-// Append of the turn's TurnStarted.
-func (c *Core) takeCarryForTurn() []messages.Event {
-	evs := c.Carry
-	c.Carry = nil
 	return evs
 }

@@ -10,7 +10,8 @@
 // Append the owner writes in one journal transaction before it runs any
 // effect (Observe, StartTurn, Stop; an Outcome's Append holds the drain's
 // last events, Idle among them); Core.Carry holds what
-// waits for the next append. decide.go is the boundary rule itself;
+// waits for the next append, and carry.go says until when (Flush: what
+// the owner writes before its next input). decide.go is the boundary rule itself;
 // question.go the question tool's requests (open in State until the
 // client's QuestionReply or a promotion closes them); commands.go and
 // revert.go a client's commands (a revert's file I/O is the owner's:

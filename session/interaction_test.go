@@ -215,7 +215,7 @@ func (e *interactionEnv) handle(t *testing.T, td *datadriven.TestData) string {
 		d := e.c.Drain
 		e.stopping(td)
 		in := ContextObserved{Init: e.init, TurnLimit: d.TurnLimit, Catalog: !e.init && !d.LastTurn}
-		in.UpdateID = fmt.Sprintf("ctx%d", int64(len(e.journal)+len(WithoutPromotion(e.c.Carry)))+1)
+		in.UpdateID = fmt.Sprintf("ctx%d", int64(len(e.journal)+len(withoutPromotion(e.c.Carry)))+1)
 		switch {
 		case td.HasArg("failed"):
 			in.Err = "source agents: timeout"
@@ -529,6 +529,12 @@ func (e *interactionEnv) handle(t *testing.T, td *datadriven.TestData) string {
 		e.state(&out)
 	default:
 		t.Fatalf("%s: unknown command %q", td.Pos, td.Cmd)
+	}
+	// The owner writes what the core says must be durable before its
+	// next input (carry.go).
+	if evs := e.c.Flush(); len(evs) > 0 {
+		out.WriteString("flush:\n")
+		e.write(&out, evs...)
 	}
 	return out.String()
 }

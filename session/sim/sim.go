@@ -1598,6 +1598,11 @@ func (s *simSession) check() error {
 	if s.readyErr != nil {
 		return s.readyErr
 	}
+	if evs := o.core.Flush(); len(evs) > 0 {
+		// Every step leaves what is carried waiting for an Append the
+		// core decides: the owner's Flush is a safety net.
+		return fmt.Errorf("a step left %d carried events that must be written before the next input (Flush): %v", len(evs), evs)
+	}
 	live, proj := &o.core.State, &s.j.replica
 	if live.Row != proj.Row || !samePending(live.Pending, proj.Pending) || !reflect.DeepEqual(live.Epoch, proj.Epoch) || len(live.Questions) != len(proj.Questions) ||
 		len(live.History.Msgs) != len(proj.History.Msgs) ||
