@@ -40,14 +40,6 @@ type turn struct {
 	rules       []permission.Rule // the agent's rules when the turn started
 	model       messages.ModelRef
 	cancel      context.CancelFunc
-	calls       map[string]*toolCall // by provider call ID (the core's Turn counts them)
-}
-
-type toolCall struct {
-	id, tool string
-	input    []byte
-	settled  bool // its settlement reached this actor
-	snapping bool // settled, its file snapshot is being taken (onToolSnapshot)
 }
 
 // onDrainMessage takes the results the effect executors (actors/effect)
@@ -61,9 +53,9 @@ func (a *sessionActor) onDrainMessage(ctx actor.Context, msg any) {
 		a.onResult(m)
 	case effect.Result:
 		a.onResult(m)
-	case *effect.Snapshotted[*toolSettled]:
+	case *effect.ToolSnapshotted:
 		a.snapshotFailed(m.Err)
-		a.onToolSnapshot(m)
+		a.execute(a.core.Step(m.In())) // dropped if its turn was abandoned
 	case *effect.StreamPart:
 		if d == nil || d.turn == nil || m.Token != d.turn.token {
 			return
@@ -278,7 +270,7 @@ func (a *sessionActor) stream() {
 	d := a.drain
 	b := d.fx.TakeBuilt()
 	t := &turn{token: nextToken(), assistantID: b.Started.AssistantMessageID, agent: b.Started.Agent, rules: b.Rules,
-		model: b.Started.Model, calls: map[string]*toolCall{}}
+		model: b.Started.Model}
 	if check := a.rt.cfg.checkTurn; check != nil {
 		check(a, b.Turn, b.Req)
 	}
@@ -315,14 +307,12 @@ func (a *sessionActor) publishLive(live []messages.Delta) {
 // session's own, any other runs in the Location's tool registry.
 func (a *sessionActor) startTool(ev messages.ToolCalled) {
 	t := a.drain.turn
-	c := &toolCall{id: ev.CallID, tool: ev.Tool, input: ev.Input}
-	t.calls[c.id] = c
 	a.fault(FaultAfterToolCalled)
-	if c.tool == QuestionTool {
-		a.askQuestion(t, c)
+	if ev.Tool == QuestionTool {
+		a.askQuestion(t, ev)
 		return
 	}
-	a.executeTool(t, c)
+	a.executeTool(t, ev)
 }
 
 // onStreamEnded hands the stream's end to the core with the error the

@@ -2,7 +2,6 @@ package actors
 
 import (
 	"context"
-	"sort"
 )
 
 // Inspection is what a live Session actor holds in memory, for diagnosing
@@ -63,16 +62,11 @@ func (a *sessionActor) inspection() *Inspection {
 	if d := a.drain; d != nil {
 		in.Drain = &DrainInspection{Token: d.token, Busy: d.busy, Carry: d.Carrying(), Interrupted: d.Interrupted, Waiters: len(d.waiters)}
 		if t := d.turn; t != nil {
-			ti := &TurnInspection{AssistantID: t.assistantID, Streaming: d.Turn != nil && d.Turn.Streaming}
-			for id, c := range t.calls {
-				if c.settled {
-					ti.Settled = append(ti.Settled, id)
-				} else {
-					ti.Unsettled = append(ti.Unsettled, id)
-				}
+			ti := &TurnInspection{AssistantID: t.assistantID}
+			if d.Turn != nil {
+				ti.Streaming = d.Turn.Streaming
+				ti.Settled, ti.Unsettled = d.Turn.CallIDs()
 			}
-			sort.Strings(ti.Unsettled)
-			sort.Strings(ti.Settled)
 			in.Drain.Turn = ti
 		}
 	}

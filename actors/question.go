@@ -1,8 +1,6 @@
 package actors
 
 import (
-	"fmt"
-
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/session"
 	"github.com/sessionrt/sessionrt/toolactors/permission"
@@ -18,31 +16,36 @@ const QuestionRejectedError = session.QuestionRejectedError
 // tool, with a new request ID and whether the agent's rules let it ask:
 // the core journals the request, or fails the call (denied, or input that
 // is not a list of questions). The call counts as settled for the turn.
-func (a *sessionActor) askQuestion(t *turn, c *toolCall) {
-	c.settled = true
+func (a *sessionActor) askQuestion(t *turn, call messages.ToolCalled) {
 	a.execute(a.core.Step(session.QuestionAsked{
 		RequestID: messages.NewID("que"),
-		Call:      messages.ToolCalled{AssistantMessageID: t.assistantID, CallID: c.id, Tool: c.tool, Input: c.input},
+		Call:      call,
 		Denied:    permission.Evaluate(t.rules, QuestionTool, "*").Effect == permission.Deny,
 	}))
 }
 
-// replyQuestion hands a client's reply to the core, which takes it only
-// for an open question request and decides what follows
-// (session.QuestionReply): its Append settles the call, then the drain
-// in flight goes on, is stopped (a dismissal), or a drain of its own
-// starts for the answer.
-func (a *sessionActor) replyQuestion(m *ReplyPermission) any {
-	rd := a.core.Step(session.QuestionReply{RequestID: m.RequestID, Answers: m.Answers, Reject: m.Reply == messages.ReplyReject, Feedback: m.Feedback})
-	if len(rd.Append) == 0 {
-		return &CommandError{Code: CodeNotFound, Msg: fmt.Sprintf("session %s has no pending question request %s", a.id, m.RequestID)}
-	}
+// replyPermission hands a client's reply to a question or permission
+// request to the core, which takes it only for an open request, once
+// (session.Reply), and decides what follows: its Append journals it (a
+// question's settles the call, then the drain in flight goes on, is
+// stopped by a dismissal, or a drain of its own starts for the answer);
+// a permission's Answer is handed to the call waiting for it once the
+// reply is durable. A reply the journal did not take is answered with
+// the append's error.
+func (a *sessionActor) replyPermission(m *ReplyPermission) any {
 	d := a.drain
+	rd := a.core.Step(session.Reply{RequestID: m.RequestID, Reply: m.Reply, Answers: m.Answers, Feedback: m.Feedback})
+	if r := rd.Refused; r != nil {
+		return &CommandError{Code: refusalCode[r.Kind], Msg: r.Err}
+	}
 	if err := a.write(rd.Append); err != nil {
 		a.appendFailed(d, rd, err)
 		return err
 	}
 	rd.Append = nil
 	a.execute(rd)
+	if r := rd.Answer; r != nil {
+		a.perms.Answer(r.RequestID, permission.Reply{Answer: permission.Answer(r.Reply), Feedback: r.Feedback})
+	}
 	return &Done{LastSeq: a.seq}
 }

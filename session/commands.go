@@ -2,6 +2,7 @@ package session
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/sessionrt/sessionrt/messages"
 )
@@ -84,14 +85,53 @@ type Delete struct{}
 // refused while a drain runs: compact when idle, or interrupt first.
 type CompactCommand struct{}
 
+// Reply: a client replies to a request the session waits on: a question
+// (a que_ request ID: QuestionReply, Answers its answers) or a
+// permission request (PermissionReplied). Reply is once, always or
+// reject (a question's reject dismisses it); Feedback is why. An unknown
+// reply, or a request that is not open, is refused.
+type Reply struct {
+	RequestID string
+	Reply     messages.PermissionReply
+	Answers   [][]string
+	Feedback  string
+}
+
 func (Rename) input()         {}
 func (SwitchAgent) input()    {}
 func (SwitchModel) input()    {}
 func (Delete) input()         {}
 func (CompactCommand) input() {}
+func (Reply) input()          {}
 
 func (c *Core) notFound() Ready {
 	return Ready{Refused: &Refusal{Kind: RefusedNotFound, Err: fmt.Sprintf("session %s not found", c.State.Row.ID)}}
+}
+
+func (c *Core) stepReply(in Reply) Ready {
+	if !c.State.Exists {
+		return c.notFound()
+	}
+	switch in.Reply {
+	case messages.ReplyOnce, messages.ReplyAlways, messages.ReplyReject:
+	default:
+		return Ready{Refused: &Refusal{Kind: RefusedInvalid, Err: fmt.Sprintf("permission reply %q: want once, always or reject", in.Reply)}}
+	}
+	notPending := func(kind string) Ready {
+		return Ready{Refused: &Refusal{Kind: RefusedNotFound, Err: fmt.Sprintf("session %s has no pending %s request %s", c.State.Row.ID, kind, in.RequestID)}}
+	}
+	if strings.HasPrefix(in.RequestID, "que_") {
+		rd := c.stepQuestionReply(QuestionReply{RequestID: in.RequestID, Answers: in.Answers, Reject: in.Reply == messages.ReplyReject, Feedback: in.Feedback})
+		if len(rd.Append) == 0 {
+			return notPending("question")
+		}
+		return rd
+	}
+	rd := c.stepPermissionReplied(messages.PermissionReplied{RequestID: in.RequestID, Reply: in.Reply, Feedback: in.Feedback})
+	if rd.Answer == nil {
+		return notPending("permission")
+	}
+	return rd
 }
 
 func (c *Core) stepRename(in Rename) Ready {

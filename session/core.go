@@ -162,6 +162,31 @@ type Turn struct {
 	reasonMeta      map[string]string
 }
 
+// Running reports whether call is a recorded call of the turn in flight
+// (assistant's) that has not settled: a settlement of any other is
+// dropped (ToolSettled), so the owner need not act on it first.
+func (c *Core) Running(assistant, call string) bool {
+	if c.Drain == nil || c.Drain.Turn == nil || c.Drain.Turn.AssistantMessageID != assistant {
+		return false
+	}
+	settled, ok := c.Drain.Turn.settled[call]
+	return ok && !settled
+}
+
+// CallIDs are the turn's recorded calls, settled and not, each in order.
+func (t *Turn) CallIDs() (settled, unsettled []string) {
+	for id, done := range t.settled {
+		if done {
+			settled = append(settled, id)
+		} else {
+			unsettled = append(unsettled, id)
+		}
+	}
+	slices.Sort(settled)
+	slices.Sort(unsettled)
+	return settled, unsettled
+}
+
 // OutcomeKind classifies how a drain ended.
 type OutcomeKind string
 
@@ -793,6 +818,8 @@ func (c *Core) step(in Input) Ready {
 		return c.stepDelete()
 	case CompactCommand:
 		return c.stepCompact()
+	case Reply:
+		return c.stepReply(in)
 	case RevertCommand:
 		return c.stepRevert(in)
 	case RestoreDone:

@@ -366,10 +366,11 @@ func (e *interactionEnv) handle(t *testing.T, td *datadriven.TestData) string {
 		answers = "blue"
 		td.MaybeScanArgs(t, "answers", &answers)
 		td.MaybeScanArgs(t, "feedback", &feedback)
-		rd := e.c.Step(QuestionReply{RequestID: "que_" + id, Answers: [][]string{strings.Split(answers, ",")}, Reject: td.HasArg("rejected"), Feedback: feedback})
-		if len(rd.Append) == 0 {
-			fmt.Fprintf(&out, "reply refused: no open question request que_%s\n", id)
+		in := Reply{RequestID: "que_" + id, Reply: messages.ReplyOnce, Answers: [][]string{strings.Split(answers, ",")}, Feedback: feedback}
+		if td.HasArg("rejected") {
+			in.Reply = messages.ReplyReject
 		}
+		rd := e.c.Step(in)
 		for _, ev := range rd.Append {
 			if r, ok := ev.(messages.ToolSucceeded); ok {
 				fmt.Fprintf(&out, "the model reads for %s: %q\n", r.CallID, r.Output)
@@ -397,21 +398,25 @@ func (e *interactionEnv) handle(t *testing.T, td *datadriven.TestData) string {
 		e.ready(&out, rd)
 	case "reply":
 		// A client answers permission request per_<id>: once, always,
-		// or reject (feedback: with feedback the model sees).
-		var id string
+		// or reject (feedback: with feedback the model sees; as: any
+		// other reply). The core refuses a reply it does not know, or
+		// one to a request that is not open.
+		var id, as string
 		td.ScanArgs(t, "id", &id)
-		r := messages.PermissionReplied{RequestID: "per_" + id, Reply: messages.ReplyOnce}
+		r := Reply{RequestID: "per_" + id, Reply: messages.ReplyOnce}
 		switch {
 		case td.HasArg("always"):
 			r.Reply = messages.ReplyAlways
 		case td.HasArg("reject"):
 			r.Reply = messages.ReplyReject
 		}
+		if td.HasArg("as") {
+			td.ScanArgs(t, "as", &as)
+			r.Reply = messages.PermissionReply(as)
+		}
 		td.MaybeScanArgs(t, "feedback", &r.Feedback)
-		rd := e.c.Step(PermissionReplied{Replied: r})
-		if rd.Answer == nil {
-			out.WriteString("reply refused: no open request of the turn in flight\n")
-		} else {
+		rd := e.c.Step(r)
+		if rd.Answer != nil {
 			fmt.Fprintf(&out, "answer the call waiting on %s: %s\n", rd.Answer.RequestID, rd.Answer.Reply)
 		}
 		e.ready(&out, rd)

@@ -20,6 +20,11 @@
 // actor steps. A turn's request is built on the actor's goroutine
 // (BuildTurn: the history it renders is the actor's memory), not off it.
 //
+// A tool call's settlement comes from the Location's tool registry
+// (RunTool); SettleTool makes it the core's ToolSettled, at once or, after
+// a tool that changes files, once the file snapshot taken after it is
+// posted with it (ToolSnapshotted, whose In is the input).
+//
 // Load (and Row, History, Questions, Ended) read a session's state from
 // its journal: what an activation starts from, as session.State.Apply
 // folds it from the session's events (load_test.go checks the two agree).

@@ -6,6 +6,8 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/sessionrt/sessionrt/filespan"
+	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/session"
 	"github.com/sessionrt/sessionrt/toolactors"
 	"github.com/sessionrt/sessionrt/toolactors/permission"
@@ -110,18 +112,54 @@ func (w *PermissionWaits) CloseAll() {
 // Len is how many asks wait for a reply.
 func (w *PermissionWaits) Len() int { return len(w.m) }
 
-// Snapshotted is a file snapshot taken for Of (a turn's token, a tool's
-// settlement): Snap "" when none could be taken; Err: taking it panicked.
-type Snapshotted[T any] struct {
-	Of   T
-	Snap string
-	Err  error
+// SettleTool makes a call's settlement (the tool registry's) the core's
+// input (ok), or posts it later: after a tool that changes files
+// (filespan.ChangesFiles), when snapshot is set, the file snapshot taken
+// after it says what the call changed (a revert restores those files
+// only). Refused calls get one too (cheap: nothing changed), so a tool
+// without one is known to come from before tool snapshots. snapshot
+// blocks (a first snapshot of a large project reads every file): it runs
+// on its own goroutine, and the settlement is posted with it
+// (ToolSnapshotted), whose In is the input. The core counts the call
+// running until then, so an interrupt waits for it.
+func SettleTool(m *toolactors.ToolSettled, snapshot func() string, post Post) (in session.ToolSettled, ok bool) {
+	if snapshot == nil || !filespan.ChangesFiles(m.Tool) {
+		return toolSettled(m, ""), true
+	}
+	Go(post, func() any { return &ToolSnapshotted{Settled: m, Snap: snapshot()} },
+		func(err error) any { return &ToolSnapshotted{Settled: m, Err: err} })
+	return in, false
 }
 
-// Snapshot takes a file snapshot on its own goroutine (take blocks: a
-// first snapshot of a large project reads every file) and posts it for of
-// (Snapshotted).
-func Snapshot[T any](of T, take func() string, post Post) {
-	Go(post, func() any { return &Snapshotted[T]{Of: of, Snap: take()} },
-		func(err error) any { return &Snapshotted[T]{Of: of, Err: err} })
+// ToolSnapshotted is a call's settlement with the file snapshot taken
+// after it (SettleTool): Snap "" when none could be taken; Err: taking it
+// panicked (the call settles without one).
+type ToolSnapshotted struct {
+	Settled *toolactors.ToolSettled
+	Snap    string
+	Err     error
+}
+
+// In is the core's input the settlement makes.
+func (m *ToolSnapshotted) In() session.ToolSettled { return toolSettled(m.Settled, m.Snap) }
+
+// toolSettled is the core's input a settlement makes, with the file
+// snapshot taken after it (snap, "" when none): its ToolSucceeded or
+// ToolFailed, and how it failed as the registry classified it (which the
+// core hands to observers).
+func toolSettled(m *toolactors.ToolSettled, snap string) session.ToolSettled {
+	if o := m.Output; o != nil {
+		path := o.ManagedPath
+		if path == "" {
+			path = o.ToolManagedPath
+		}
+		return session.ToolSettled{Result: messages.ToolSucceeded{AssistantMessageID: m.AssistantMessageID, CallID: m.CallID, Output: o.Text,
+			Structured: o.Structured, ManagedPath: path, Lossy: o.Lossy, Snapshot: snap}}
+	}
+	in := session.ToolSettled{Result: messages.ToolFailed{AssistantMessageID: m.AssistantMessageID, CallID: m.CallID, Error: "tool failed", Snapshot: snap}}
+	if m.Error != nil {
+		in.Result = messages.ToolFailed{AssistantMessageID: m.AssistantMessageID, CallID: m.CallID, Error: m.Error.Message, Snapshot: snap}
+		in.Kind = string(m.Error.Kind)
+	}
+	return in
 }

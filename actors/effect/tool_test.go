@@ -3,10 +3,12 @@ package effect
 import (
 	"context"
 	"errors"
+	"reflect"
 	"testing"
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/session"
 	"github.com/sessionrt/sessionrt/toolactors"
 	"github.com/sessionrt/sessionrt/toolactors/permission"
@@ -115,5 +117,47 @@ func TestPermissionWaitsAnswerEachAskOnce(t *testing.T) {
 	}
 	if w.Len() != 0 || w.Answer("per_c", permission.Reply{}) {
 		t.Fatal("a closed wait is still held")
+	}
+}
+
+// TestSettleToolIsTheCoresInput: a settlement is the core's ToolSettled
+// at once (its output, the managed path the tool wrote when bounding kept
+// none; its error and kind, "tool failed" without one), unless the tool
+// changes files and snapshots are taken: then the snapshot is taken off
+// the caller's goroutine and posted with the settlement, whose In carries
+// it (none when taking it panicked).
+func TestSettleToolIsTheCoresInput(t *testing.T) {
+	ch := make(posted, 1)
+	snap := func() string { return "snap_1" }
+	ok := &toolactors.ToolSettled{AssistantMessageID: "msg_1", CallID: "call_1", Tool: "read",
+		Output: &toolactors.ToolOutput{Text: "out", ToolManagedPath: "/tmp/full", Lossy: true}}
+	in, now := SettleTool(ok, snap, ch.post)
+	want := messages.ToolSucceeded{AssistantMessageID: "msg_1", CallID: "call_1", Output: "out", ManagedPath: "/tmp/full", Lossy: true}
+	if !now || !reflect.DeepEqual(in, session.ToolSettled{Result: want}) {
+		t.Fatalf("read: %+v %v, want %+v now", in, now, want)
+	}
+	failed := &toolactors.ToolSettled{AssistantMessageID: "msg_1", CallID: "call_2", Tool: "bash",
+		Error: &toolactors.ToolError{Kind: toolactors.ErrorInterrupted, Message: "interrupted"}}
+	in, now = SettleTool(failed, nil, ch.post)
+	if f, _ := in.Result.(messages.ToolFailed); !now || f.CallID != "call_2" || f.Error != "interrupted" || in.Kind != string(toolactors.ErrorInterrupted) {
+		t.Fatalf("bash without snapshots: %+v %v", in, now)
+	}
+	if in, now = SettleTool(&toolactors.ToolSettled{CallID: "call_3", Tool: "grep"}, snap, ch.post); !now || in.Result.(messages.ToolFailed).Error != "tool failed" {
+		t.Fatalf("no output, no error: %+v %v", in, now)
+	}
+
+	if _, now = SettleTool(failed, snap, ch.post); now {
+		t.Fatal("bash with snapshots settled before its snapshot")
+	}
+	m := ch.next(t).(*ToolSnapshotted)
+	if f, _ := m.In().Result.(messages.ToolFailed); m.Settled != failed || m.Err != nil || f.Snapshot != "snap_1" || f.Error != "interrupted" || m.In().Kind != string(toolactors.ErrorInterrupted) {
+		t.Fatalf("posted %+v: %+v", m, m.In())
+	}
+	write := *ok
+	write.Tool = "write"
+	SettleTool(&write, func() string { panic("unreadable") }, ch.post)
+	m = ch.next(t).(*ToolSnapshotted)
+	if s, _ := m.In().Result.(messages.ToolSucceeded); m.Err == nil || s.Snapshot != "" || s.Output != "out" {
+		t.Fatalf("panicking snapshot posted %+v: %+v", m, m.In())
 	}
 }
