@@ -58,26 +58,14 @@ func (a *sessionActor) created(sess persistence.Session) {
 }
 
 func (a *sessionActor) prompt(m *Prompt) any {
-	if !a.core.State.Exists {
-		return a.notFound()
-	}
-	if m.Delivery == "" {
-		m.Delivery = messages.Steer
-	}
-	if !m.Delivery.Valid() {
-		return invalidf(fmt.Sprintf("delivery %q: want steer or queue", m.Delivery))
-	}
 	if m.MessageID == "" {
 		m.MessageID = messages.NewID("msg")
 	}
-	ev := messages.PromptAdmitted{MessageID: m.MessageID, Prompt: m.Prompt, Delivery: m.Delivery, Held: !m.Resume}
-	// a.core.State.Pending is the exact pending inbox (this actor is its only writer):
-	// below the limit the journal need not count it again. At the limit it
-	// does, after its duplicate check, so an exact retry still gets its
-	// receipt rather than a refusal.
-	limit := a.rt.cfg.InboxLimit
-	if len(a.core.State.Pending) < limit {
-		limit = 0
+	// Whether and how it is admitted is the core's; the journal checks
+	// the duplicate and, at the limit, the inbox (Core.Admission).
+	ev, limit, r := a.core.Admission(session.Prompt{MessageID: m.MessageID, Prompt: m.Prompt, Delivery: m.Delivery, Resume: m.Resume}, a.rt.cfg.InboxLimit)
+	if r != nil {
+		return refused(r)
 	}
 	rec, err := a.rt.journal.AdmitPrompt(a.rt.ctx, a.id, a.seq, a.ownership, ev, limit)
 	if err != nil {
@@ -116,10 +104,7 @@ func (a *sessionActor) move(m *Move) any {
 	}
 	// The core writes the move with the epoch's clearing (the old
 	// Location's runner finds it gone and fenced).
-	if err := a.write(a.core.Step(session.Move{To: to}).Append); err != nil {
-		return err
-	}
-	return &Info{Session: a.row()}
+	return a.command(session.Move{To: to})
 }
 
 func (a *sessionActor) switchAgent(m *SwitchAgent) any {
@@ -158,13 +143,16 @@ func (a *sessionActor) switchModel(m *SwitchModel) any {
 func (a *sessionActor) command(in session.Input) any {
 	rd := a.core.Step(in)
 	if r := rd.Refused; r != nil {
-		return &CommandError{Code: refusalCode[r.Kind], Msg: r.Err}
+		return refused(r)
 	}
 	if err := a.write(rd.Append); err != nil {
 		return err
 	}
 	return &Info{Session: a.row()}
 }
+
+// refused is the client's error for a refusal of the core.
+func refused(r *session.Refusal) error { return &CommandError{Code: refusalCode[r.Kind], Msg: r.Err} }
 
 // refusalCode is the error code a client sees for each refusal.
 var refusalCode = [...]string{

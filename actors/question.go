@@ -36,7 +36,7 @@ func (a *sessionActor) replyPermission(m *ReplyPermission) any {
 	d := a.drain
 	rd := a.core.Step(session.Reply{RequestID: m.RequestID, Reply: m.Reply, Answers: m.Answers, Feedback: m.Feedback})
 	if r := rd.Refused; r != nil {
-		return &CommandError{Code: refusalCode[r.Kind], Msg: r.Err}
+		return refused(r)
 	}
 	if err := a.write(rd.Append); err != nil {
 		a.appendFailed(d, rd, err)

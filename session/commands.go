@@ -97,6 +97,40 @@ type Reply struct {
 	Feedback  string
 }
 
+// Prompt is a client's prompt, as the owner admits it (Admission).
+// Delivery "" is steer; Resume: a drain should act on it (otherwise it
+// is held until the client's next wake, prompt or run).
+type Prompt struct {
+	MessageID string
+	Prompt    messages.Prompt
+	Delivery  messages.Delivery
+	Resume    bool
+}
+
+// Admission is how the owner admits prompt p (the journal's AdmitPrompt,
+// with its duplicate check, writes ev): the event, and the inbox limit the
+// journal must check (0: none). State.Pending is the exact pending inbox
+// (the owner is its only writer), so below inboxLimit the journal need
+// not count it again; at the limit it does, after its duplicate check, so
+// that an exact retry still gets its receipt rather than a refusal.
+// Refused: the session does not exist, or the delivery is unknown. Nothing
+// changes until the owner folds ev.
+func (c *Core) Admission(p Prompt, inboxLimit int) (ev messages.PromptAdmitted, limit int, refused *Refusal) {
+	if !c.State.Exists {
+		return ev, 0, c.notFound().Refused
+	}
+	if p.Delivery == "" {
+		p.Delivery = messages.Steer
+	}
+	if !p.Delivery.Valid() {
+		return ev, 0, &Refusal{Kind: RefusedInvalid, Err: fmt.Sprintf("delivery %q: want steer or queue", p.Delivery)}
+	}
+	if len(c.State.Pending) >= inboxLimit {
+		limit = inboxLimit
+	}
+	return messages.PromptAdmitted{MessageID: p.MessageID, Prompt: p.Prompt, Delivery: p.Delivery, Held: !p.Resume}, limit, nil
+}
+
 func (Rename) input()         {}
 func (SwitchAgent) input()    {}
 func (SwitchModel) input()    {}

@@ -1,6 +1,8 @@
 package session
 
 import (
+	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -56,5 +58,35 @@ func TestCommandDropsAHistoryAppliedAhead(t *testing.T) {
 	c2.Step(Rename{Title: "T"})
 	if !c2.State.History.Loaded {
 		t.Fatalf("a history not applied ahead is dropped")
+	}
+}
+
+// TestAdmission: a prompt is admitted as steer when it names no delivery,
+// held unless resumed; an unknown delivery or a missing session is
+// refused; the journal counts the inbox only at the limit.
+func TestAdmission(t *testing.T) {
+	c := Core{State: NewState("ses_1")}
+	if _, _, r := c.Admission(Prompt{MessageID: "u1"}, 2); r == nil || r.Kind != RefusedNotFound {
+		t.Fatalf("no session: %+v", r)
+	}
+	if err := c.State.Apply(1, messages.SessionCreated{Location: "/p", Agent: "build"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, r := c.Admission(Prompt{MessageID: "u1", Delivery: "later"}, 2); r == nil || r.Kind != RefusedInvalid || r.Err != `delivery "later": want steer or queue` {
+		t.Fatalf("unknown delivery: %+v", r)
+	}
+	for i, resume := range []bool{true, false} {
+		id := fmt.Sprintf("u%d", i+1)
+		ev, limit, r := c.Admission(Prompt{MessageID: id, Prompt: messages.Prompt{Text: "hi"}, Resume: resume}, 2)
+		want := messages.PromptAdmitted{MessageID: id, Prompt: messages.Prompt{Text: "hi"}, Delivery: messages.Steer, Held: !resume}
+		if r != nil || limit != 0 || !reflect.DeepEqual(ev, want) {
+			t.Fatalf("below the limit: %+v %d %+v, want %+v and no limit", ev, limit, r, want)
+		}
+		if err := c.State.Apply(int64(i+2), ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ev, limit, r := c.Admission(Prompt{MessageID: "u3", Delivery: messages.Queue}, 2); r != nil || limit != 2 || ev.Delivery != messages.Queue {
+		t.Fatalf("at the limit: %+v %d %+v, want the journal to count", ev, limit, r)
 	}
 }
