@@ -57,22 +57,12 @@ func (a *sessionActor) onTitled(m *effect.Titled) {
 	if errors.Is(m.Err, errNoTitles) {
 		return
 	}
-	met := a.rt.cfg.Metrics
+	a.obs.Titled(m.Err, a.core.State.Row.Title == "")
+	model := m.Model.Provider + "/" + m.Model.ID
 	if m.Err != nil {
-		a.log.Warn("session title request failed; the session keeps its default title", "session", a.id,
-			"model", m.Model.Provider+"/"+m.Model.ID, "err", m.Err)
-		if met != nil {
-			met.SessionTitled("failed")
-		}
+		a.log.Warn("session title request failed; the session keeps its default title", "session", a.id, "model", model, "err", m.Err)
 		return
 	}
-	a.log.Debug("session titled", "session", a.id, "model", m.Model.Provider+"/"+m.Model.ID, "took", m.Took)
-	if met != nil {
-		if a.core.State.Row.Title == "" {
-			met.SessionTitled("titled") // written now, or with the drain's next append
-		} else {
-			met.SessionTitled("kept")
-		}
-	}
+	a.log.Debug("session titled", "session", a.id, "model", model, "took", m.Took)
 	a.execute(a.core.Step(session.TitleGenerated{Title: m.Title}))
 }

@@ -12,7 +12,9 @@
 // execution happened) and, once its Append is durable, the turn it ended
 // (Ready). What ended and how is the core's (session.Ready.TurnEnd,
 // Ready.Settled, the drain's session.Outcome); the Observer only records
-// it. DrainEnded closes whatever is still open as the drain ended.
+// it. DrainEnded closes whatever is still open as the drain ended. It
+// also counts the session's title requests' answers (Titled), which no
+// drain waits for.
 //
 // It does no I/O beyond the tracer and the metrics it is given, and is
 // used from the actor's goroutine only.
@@ -157,6 +159,23 @@ func (o *Observer) Ready(rd session.Ready) {
 		err = o.chatErr(t, te.Kind, te.Err)
 	}
 	o.endChat(*te, err)
+}
+
+// Titled counts a title request's answer (sessionrt_session_titles_total):
+// failed (err), else titled when the session was untitled as it came (the
+// title is written now, or with the drain's next append), else kept (a
+// client named it first). A drain's or not, the session's.
+func (o *Observer) Titled(err error, untitled bool) {
+	m := o.Metrics
+	switch {
+	case m == nil:
+	case err != nil:
+		m.SessionTitled("failed")
+	case untitled:
+		m.SessionTitled("titled")
+	default:
+		m.SessionTitled("kept")
+	}
 }
 
 // DrainEnded closes the drain's telemetry as it ended (out), whether its

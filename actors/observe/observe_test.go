@@ -219,3 +219,16 @@ func TestTheZeroObserverRecordsNothingAndWorks(t *testing.T) {
 		t.Fatal("the drain is still held after its end")
 	}
 }
+
+// TestTitleAnswersAreCountedByResult: failed, titled (the session was
+// untitled), or kept (a client named it first); an Observer without
+// metrics counts nothing and still works.
+func TestTitleAnswersAreCountedByResult(t *testing.T) {
+	o := newObserved(t)
+	o.Titled(errors.New("provider down"), true)
+	o.Titled(nil, true)
+	o.Titled(nil, true)
+	o.Titled(nil, false)
+	o.metrics(t, `sessionrt_session_titles_total{result="failed"} 1`, `sessionrt_session_titles_total{result="titled"} 2`, `sessionrt_session_titles_total{result="kept"} 1`)
+	(&Observer{}).Titled(nil, true)
+}
