@@ -88,7 +88,7 @@ func (a *sessionActor) revert(m *Revert) any {
 		rd := a.core.Step(in)
 		in.Facts = nil
 		if r := rd.Refused; r != nil {
-			return &CommandError{Code: refusalCode[r.Kind], Msg: r.Err}
+			return refused(r)
 		}
 		if err := a.write(rd.Append); err != nil {
 			return err

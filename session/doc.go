@@ -14,8 +14,9 @@
 // the owner writes before its next input). decide.go is the boundary rule itself;
 // question.go the question tool's requests (open in State until the
 // client's QuestionReply or a promotion closes them); commands.go and
-// revert.go a client's commands (a revert's file I/O is the owner's:
-// Ready.Revert asks for it). A new owner steps
+// revert.go a client's commands (a reply to a question or permission
+// request is one, Reply; a prompt's admission is Core.Admission's; a
+// revert's file I/O is the owner's: Ready.Revert asks for it). A new owner steps
 // Leftovers first (what a dead owner left open: State.Calls, Asks, Turns;
 // Ready.KillTools before their closing Append), then Recover.
 // testdata/ holds the scenario scripts (interaction_test.go), sim/ the
