@@ -24,27 +24,26 @@ type counter struct {
 type ping struct{}
 
 func (c *counter) Receive(ctx actor.Context) {
-	switch m := ctx.Message().(type) {
+	switch ctx.Message().(type) {
 	case *actor.Stopped:
 		c.acts.stopped(c.id, ctx.Self())
-	case *actor.Started:
-		c.idle.touch(ctx.ActorSystem(), ctx.Self())
 	case ping:
-		c.idle.touch(ctx.ActorSystem(), ctx.Self())
 		c.seen++
 		ctx.Respond(c.seen)
-	case idleTick:
-		if !c.idle.fired(m) {
-			return
-		}
-		if c.acts.tryPassivate(c.id, ctx.Self()) {
-			c.stops.Add(1)
-			c.idle.stop()
-			ctx.Stop(ctx.Self())
-			return
-		}
-		c.idle.touch(ctx.ActorSystem(), ctx.Self())
 	}
+}
+
+// The counter is an Idler behind TrackIdle, which arms its timer at every
+// message and tells it when the timer fired with nothing received since.
+func (c *counter) IdleTimer() *IdleTimer { return &c.idle }
+
+func (c *counter) IdleFor(ctx actor.ReceiverContext) bool {
+	if c.acts.tryPassivate(c.id, ctx.Self()) {
+		c.stops.Add(1)
+		ctx.ActorSystem().Root.Stop(ctx.Self())
+		return false
+	}
+	return true
 }
 
 func newCounterActivations(t *testing.T) (*activations, *atomic.Int64) {
@@ -55,7 +54,7 @@ func newCounterActivations(t *testing.T) (*activations, *atomic.Int64) {
 	acts = newActivations(system, "counter", func(id string) *actor.Props {
 		return actor.PropsFromProducer(func() actor.Actor {
 			return &counter{id: id, acts: acts, stops: &stops, idle: NewIdleTimer(time.Millisecond)}
-		})
+		}, actor.WithReceiverMiddleware(TrackIdle))
 	})
 	t.Cleanup(acts.stopAll)
 	return acts, &stops

@@ -1,33 +1,15 @@
-// Package actors holds the Session actor and its drain.
+// Package actors is the runtime facade over Session actors: Sessions,
+// the one door callers use, its Config, the activation registry that
+// places one actor per session in this process and passivates it when
+// idle, the journal waits that resume drains a journal failure stopped,
+// the live Bus, and file snapshot placement.
 //
-// A Session is one protoactor actor per session ID; its mailbox serializes the
-// drain (one provider turn at a time). The drain's decisions — what to promote
-// at a safe provider-turn boundary, whether to call the provider, when the turn
-// limit is hit — are the pure function Decide, tested without actors. The actor
-// is the thin shell around it: it appends each fact to the journal before it
-// acts on it, streams provider turns off the mailbox, and runs tool calls as
-// children of the Location's tool registry. Facts decided together are
-// written in one append (a promotion with the TurnStarted of the request
-// that carries it; a turn's last results with its TurnEnded and Idle), and
-// the model-visible history is kept in memory between turns, advanced by
-// the actor's own appends, instead of being read back for every request.
-//
-// The actor's own code is the loop, in the style of etcd raft's rawnode:
-// a message becomes an input to the session core (session.Core.Step), the
-// Ready's Append is written, its effects are handed to the executors in
-// actors/effect (the Location's resolution, the context observation and
-// tool catalog, the provider stream, tool calls and their permission asks,
-// file snapshots, the title), and its waiters are answered. An executor
-// does its I/O off the mailbox with the dependencies it is given and posts
-// its result back, tagged with the drain's or turn's token; it knows
-// nothing of the actor. What a drain's executors keep between effects
-// (the Location's registries, the agent, the catalog, the turn built, the
-// compaction in flight) is effect.Drain's, which also turns each result
-// into the core's input (Take), so most results take one generic path
-// (onResult). The drains' spans and metrics are an observe.Observer's
-// (actors/observe), fed what the actor knows (a drain or turn started
-// and ended, the Ready's settled calls and turn end); the permission
-// asks of running calls wait in an effect.PermissionWaits.
+// The Session actor itself is actors/shell: the loop around the pure
+// session core (session.Core), whose effects the executors of
+// actors/effect carry out and whose drains actors/observe traces. This
+// package fills in what the actor may use of it (shell.Deps: functions
+// and values, no back-pointer) and keeps the names of the actor's
+// commands, answers and errors as aliases.
 //
 // Callers reach sessions only through the Sessions facade, so that the cluster
 // can place the same actor as a grain without changing them.

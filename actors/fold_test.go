@@ -10,6 +10,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/sessionrt/sessionrt/actors/effect"
+	"github.com/sessionrt/sessionrt/actors/shell"
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/persistence"
 	"github.com/sessionrt/sessionrt/session"
@@ -39,12 +40,12 @@ func foldDiff(ctx context.Context, j *persistence.Journal, id string) string {
 			after = e.Seq
 		}
 	}
-	a := &sessionActor{id: id, core: session.Core{State: st}, seq: st.Row.LastSeq}
+	a := turnView{id, st.Row.LastSeq, &st}
 	sess, err := j.Session(ctx, id)
 	if err != nil {
 		return err.Error()
 	}
-	if got := a.row(); got != sess {
+	if got := shell.Row(a.State()); got != sess {
 		return fmt.Sprintf("row %+v folded, %+v projected", got, sess)
 	}
 	pending, err := j.PendingInbox(ctx, id)

@@ -30,6 +30,7 @@ import (
 	"github.com/sessionrt/sessionrt/provider"
 	"github.com/sessionrt/sessionrt/provider/scripted"
 	"github.com/sessionrt/sessionrt/render"
+	"github.com/sessionrt/sessionrt/session"
 	"github.com/sessionrt/sessionrt/supervisor"
 	"github.com/sessionrt/sessionrt/toolactors"
 	"github.com/sessionrt/sessionrt/toolactors/managed"
@@ -345,36 +346,55 @@ func requestRoles(req provider.Request) []string {
 // message for message (same IDs, positions and encoded bodies), and the
 // request it sent must be the one the journal's history builds. Every
 // scenario therefore checks the in-memory history at every turn.
-func (h *harness) checkTurn(a *sessionActor, tr render.Turn, req *provider.Request) {
+func (h *harness) checkTurn(id string, seq int64, st *session.State, tr render.Turn, req *provider.Request) {
+	a := turnView{id, seq, st}
 	h.turnChecks.Add(1)
 	if diff := historyDiff(h.ctx(), h.journal, a); diff != "" {
-		h.t.Errorf("session %s at seq %d: in-memory history differs from the journal's: %s", a.id, a.seq, diff)
+		h.t.Errorf("session %s at seq %d: in-memory history differs from the journal's: %s", a.ID(), a.Seq(), diff)
 		return
 	}
 	if diff := stateDiff(h.ctx(), h.journal, a); diff != "" {
-		h.t.Errorf("session %s at seq %d: in-memory state differs from the journal's: %s", a.id, a.seq, diff)
+		h.t.Errorf("session %s at seq %d: in-memory state differs from the journal's: %s", a.ID(), a.Seq(), diff)
 		return
 	}
-	want, _ := h.journal.ModelHistory(h.ctx(), a.id)
+	want, _ := h.journal.ModelHistory(h.ctx(), a.ID())
 	tr.History = want
 	if rebuilt := render.Request(tr); !reflect.DeepEqual(rebuilt, req) {
 		got, _ := json.Marshal(req)
 		exp, _ := json.Marshal(rebuilt)
-		h.t.Errorf("session %s at seq %d: request from the in-memory history\n%s\nfrom the journal\n%s", a.id, a.seq, got, exp)
+		h.t.Errorf("session %s at seq %d: request from the in-memory history\n%s\nfrom the journal\n%s", a.ID(), a.Seq(), got, exp)
 	}
 }
 
+// actorView is what the checks read of a Session actor: a running one's
+// at a turn (turnView), or one driven by hand (shell.Detached).
+type actorView interface {
+	ID() string
+	Seq() int64
+	State() *session.State
+}
+
+type turnView struct {
+	id  string
+	seq int64
+	st  *session.State
+}
+
+func (v turnView) ID() string            { return v.id }
+func (v turnView) Seq() int64            { return v.seq }
+func (v turnView) State() *session.State { return v.st }
+
 // historyDiff compares the actor's in-memory history with the journal's
 // ModelHistory; "" when they are the same.
-func historyDiff(ctx context.Context, j *persistence.Journal, a *sessionActor) string {
-	if !a.core.State.History.Loaded {
+func historyDiff(ctx context.Context, j *persistence.Journal, a actorView) string {
+	if !a.State().History.Loaded {
 		return "the in-memory history is not loaded"
 	}
-	want, err := j.ModelHistory(ctx, a.id)
+	want, err := j.ModelHistory(ctx, a.ID())
 	if err != nil {
 		return err.Error()
 	}
-	got := a.core.State.History.Msgs
+	got := a.State().History.Msgs
 	if len(got) != len(want) {
 		return fmt.Sprintf("%d messages in memory, %d in the journal: %q vs %q", len(got), len(want), renderHistory(got), renderHistory(want))
 	}

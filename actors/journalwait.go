@@ -62,17 +62,6 @@ const (
 	journalOutage = time.Minute
 )
 
-// SessionStatus is a live-only note about a session that no durable event
-// can carry, because the journal is what failed: Type "retry" while its
-// drain waits for the journal (Attempt attempts failed so far, the next one
-// is due at Next), then "busy" once it was resumed.
-type SessionStatus struct {
-	Type    string
-	Attempt int
-	Message string
-	Next    time.Time
-}
-
 // add records that id waits for the journal after err (stopped: a drain
 // of this process stopped; else an activation owed work was refused) and
 // starts the loop if it is not running.

@@ -3,18 +3,7 @@ package actors
 import (
 	"errors"
 	"sync"
-
-	"github.com/sessionrt/sessionrt/messages"
 )
-
-// Live is one item of the live stream: a durable event just committed, a
-// live-only Delta that is never stored, or a live-only session status.
-type Live struct {
-	SessionID string
-	Event     *messages.Envelope // set for durable events
-	Delta     *messages.Delta    // set for live-only fragments
-	Status    *SessionStatus     // set for live-only status notes (journal retries)
-}
 
 // ErrSlowSubscriber ends a subscription whose buffer filled up: the runtime
 // never waits for a reader. The reader resumes from its durable cursor.

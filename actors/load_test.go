@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/sessionrt/sessionrt/actors/shell"
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/persistence"
 )
@@ -22,27 +23,27 @@ type loadedState struct {
 	Hist    bool // the in-memory history is loaded
 }
 
-func stateOf(a *sessionActor) loadedState {
-	s := loadedState{Exists: a.core.State.Exists, Seq: a.seq, Epoch: journalEpoch(a), Hist: a.core.State.History.Loaded}
-	if a.core.State.Exists {
-		s.Sess = a.row()
+func stateOf(a actorView) loadedState {
+	s := loadedState{Exists: a.State().Exists, Seq: a.Seq(), Epoch: journalEpoch(a), Hist: a.State().History.Loaded}
+	if a.State().Exists {
+		s.Sess = shell.Row(a.State())
 	}
 	s.Pending = journalInbox(a)
 	return s
 }
 
 // journalInbox is the actor's pending inbox as the journal's rows show it.
-func journalInbox(a *sessionActor) []persistence.InboxEntry {
+func journalInbox(a actorView) []persistence.InboxEntry {
 	var out []persistence.InboxEntry
-	for _, p := range a.core.State.Pending {
-		out = append(out, persistence.InboxEntry{SessionID: a.id, MessageID: p.MessageID, AdmittedSeq: p.AdmittedSeq, Delivery: p.Delivery, Prompt: p.Prompt, Held: p.Held})
+	for _, p := range a.State().Pending {
+		out = append(out, persistence.InboxEntry{SessionID: a.ID(), MessageID: p.MessageID, AdmittedSeq: p.AdmittedSeq, Delivery: p.Delivery, Prompt: p.Prompt, Held: p.Held})
 	}
 	return out
 }
 
 // journalEpoch is the actor's Context Epoch as the journal's row shows it.
-func journalEpoch(a *sessionActor) *persistence.Epoch {
-	e := a.core.State.Epoch
+func journalEpoch(a actorView) *persistence.Epoch {
+	e := a.State().Epoch
 	if e == nil {
 		return nil
 	}
@@ -77,8 +78,8 @@ func reloaded(t *testing.T, rt *runtime, id string) loadedState {
 	return s
 }
 
-func (h *harness) detachedActor(id string) *sessionActor {
-	return &sessionActor{id: id, rt: h.sessions.rt, log: h.sessions.rt.cfg.Logger}
+func (h *harness) detachedActor(id string) *shell.Detached {
+	return shell.NewDetached(id, h.sessions.rt.deps)
 }
 
 // A session this actor creates is in memory exactly as a reload would find
@@ -86,30 +87,30 @@ func (h *harness) detachedActor(id string) *sessionActor {
 func TestCreatedSessionStateIsTheReloadedState(t *testing.T) {
 	h := newHarness(t, text("hi"))
 	a := h.detachedActor("s-created")
-	if err := a.activate(nil); err != nil {
+	if err := a.Activate(); err != nil {
 		t.Fatal(err)
 	}
-	if a.core.State.Exists || a.seq != 0 {
-		t.Fatalf("a new session's activation: exists %v seq %d", a.core.State.Exists, a.seq)
+	if a.State().Exists || a.Seq() != 0 {
+		t.Fatalf("a new session's activation: exists %v seq %d", a.State().Exists, a.Seq())
 	}
-	res, ok := a.create(&Create{Location: h.loc}).(*Info)
+	res, ok := a.Create(&Create{Location: h.loc}).(*Info)
 	if !ok || !res.Created {
 		t.Fatalf("create: %#v", res)
 	}
-	got, want := stateOf(a), reloaded(t, h.sessions.rt, a.id)
+	got, want := stateOf(a), reloaded(t, h.sessions.rt, a.ID())
 	want.Hist = true // the fold of SessionCreated: a complete, empty history
-	if !reflect.DeepEqual(got, want) || len(a.core.State.History.Msgs) != 0 {
+	if !reflect.DeepEqual(got, want) || len(a.State().History.Msgs) != 0 {
 		t.Fatalf("after create\n got %+v\nwant %+v", got, want)
 	}
 	if want.Sess.Status != persistence.StatusIdle || want.Seq != 1 || want.Sess.LastSeq != 1 {
 		t.Fatalf("the reload itself looks wrong: %+v", want)
 	}
 	// The next command works from that state: the admission is at seq 2.
-	rec, ok := a.prompt(&Prompt{MessageID: "m1", Prompt: messages.Prompt{Text: "q"}, Delivery: messages.Queue}).(*Receipt)
+	rec, ok := a.Prompt(&Prompt{MessageID: "m1", Prompt: messages.Prompt{Text: "q"}, Delivery: messages.Queue}).(*Receipt)
 	if !ok || rec.AdmittedSeq != 2 {
 		t.Fatalf("prompt after create: %#v", rec)
 	}
-	got, want = stateOf(a), reloaded(t, h.sessions.rt, a.id)
+	got, want = stateOf(a), reloaded(t, h.sessions.rt, a.ID())
 	want.Hist = true
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("after the prompt\n got %+v\nwant %+v", got, want)
@@ -127,7 +128,7 @@ func TestActivationOfAnExistingSessionLoadsWhatAReloadDoes(t *testing.T) {
 	h.restart()
 
 	a := h.detachedActor(id)
-	if err := a.activate(nil); err != nil {
+	if err := a.Activate(); err != nil {
 		t.Fatal(err)
 	}
 	got, want := stateOf(a), reloaded(t, h.sessions.rt, id)
@@ -141,42 +142,42 @@ func TestActivationOfAnExistingSessionLoadsWhatAReloadDoes(t *testing.T) {
 	// Another owner appends; activating here again takes its ownership and
 	// sees its event.
 	b := h.detachedActor(id)
-	if err := b.activate(nil); err != nil {
+	if err := b.Activate(); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.write([]messages.Event{messages.ModelSwitched{Model: messages.ModelRef{Provider: "p2", ID: "m2"}}}); err != nil {
+	if err := b.Write(messages.ModelSwitched{Model: messages.ModelRef{Provider: "p2", ID: "m2"}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.activate(nil); err != nil {
+	if err := a.Activate(); err != nil {
 		t.Fatal(err)
 	}
 	got, want = stateOf(a), reloaded(t, h.sessions.rt, id)
 	if !reflect.DeepEqual(got, want) || got.Sess.Model.ID != "m2" {
 		t.Fatalf("after the other owner's append\n got %+v\nwant %+v", got, want)
 	}
-	if a.ownership <= b.ownership {
-		t.Fatalf("ownership %d not above the other owner's %d", a.ownership, b.ownership)
+	if a.Ownership() <= b.Ownership() {
+		t.Fatalf("ownership %d not above the other owner's %d", a.Ownership(), b.Ownership())
 	}
 }
 
 // stateDiff compares, at a provider turn, what the actor keeps of the
 // journal with what the journal holds ("" when equal), status included:
 // the one fold keeps it as the projector does.
-func stateDiff(ctx context.Context, j *persistence.Journal, a *sessionActor) string {
-	sess, err := j.Session(ctx, a.id)
+func stateDiff(ctx context.Context, j *persistence.Journal, a actorView) string {
+	sess, err := j.Session(ctx, a.ID())
 	if err != nil {
 		return err.Error()
 	}
-	pending, err := j.PendingInbox(ctx, a.id)
+	pending, err := j.PendingInbox(ctx, a.ID())
 	if err != nil {
 		return err.Error()
 	}
-	ep, ok, err := j.Epoch(ctx, a.id)
+	ep, ok, err := j.Epoch(ctx, a.ID())
 	if err != nil {
 		return err.Error()
 	}
-	if got := a.row(); !a.core.State.Exists || got != sess || a.seq != sess.LastSeq {
-		return fmt.Sprintf("session %+v seq %d in memory, %+v in the journal", got, a.seq, sess)
+	if got := shell.Row(a.State()); !a.State().Exists || got != sess || a.Seq() != sess.LastSeq {
+		return fmt.Sprintf("session %+v seq %d in memory, %+v in the journal", got, a.Seq(), sess)
 	}
 	if got := journalInbox(a); len(pending) != len(got) || (len(pending) > 0 && !reflect.DeepEqual(pending, got)) {
 		return fmt.Sprintf("inbox %+v in memory, %+v in the journal", got, pending)
@@ -184,12 +185,12 @@ func stateDiff(ctx context.Context, j *persistence.Journal, a *sessionActor) str
 	if got := journalEpoch(a); ok != (got != nil) || (ok && !reflect.DeepEqual(ep, *got)) {
 		return fmt.Sprintf("context epoch %+v in memory, %+v (found %v) in the journal", got, ep, ok)
 	}
-	rv, err := j.Reverts(ctx, a.id)
+	rv, err := j.Reverts(ctx, a.ID())
 	if err != nil {
 		return err.Error()
 	}
-	if !reflect.DeepEqual(normReverts(a.core.State.Reverts), normReverts(rv)) {
-		return fmt.Sprintf("reverts %+v in memory, %+v in the journal", a.core.State.Reverts, rv)
+	if !reflect.DeepEqual(normReverts(a.State().Reverts), normReverts(rv)) {
+		return fmt.Sprintf("reverts %+v in memory, %+v in the journal", a.State().Reverts, rv)
 	}
 	return ""
 }

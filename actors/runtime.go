@@ -14,6 +14,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/sessionrt/sessionrt/actors/effect"
+	"github.com/sessionrt/sessionrt/actors/shell"
 	"github.com/sessionrt/sessionrt/compaction"
 	"github.com/sessionrt/sessionrt/contextsources"
 	"github.com/sessionrt/sessionrt/filesnap"
@@ -103,18 +104,6 @@ func (s Setup) agent(name, location string) (Agent, error) {
 	return Agent{}, &CommandError{Code: CodeInvalid, Msg: fmt.Sprintf("unknown agent %q in %s (agents: %s)", name, location, strings.Join(names, ", "))}
 }
 
-// Recovery says what happens to a session found mid-drain after a restart.
-type Recovery string
-
-const (
-	// RecoverResume runs the session once more, telling the model the server restarted.
-	RecoverResume Recovery = "resume"
-	// RecoverInterrupt marks the session interrupted; its inbox stays,
-	// held, for the client's next fresh wake, prompt or run (no restart,
-	// takeover or journal resume runs it).
-	RecoverInterrupt Recovery = "interrupt"
-)
-
 // Config is what Sessions needs. Journal, Locations and Providers are required.
 type Config struct {
 	Journal   *persistence.Journal
@@ -180,7 +169,7 @@ type Config struct {
 	// checkTurn, when set (tests), is called on the actor goroutine right
 	// after each TurnStarted is durable, with the request that turn sends
 	// and what it was built from.
-	checkTurn func(a *sessionActor, tr render.Turn, req *provider.Request)
+	checkTurn func(id string, seq int64, st *session.State, tr render.Turn, req *provider.Request)
 }
 
 func (c *Config) withDefaults() error {
@@ -247,6 +236,32 @@ type runtime struct {
 	appends atomic.Int64
 	// waits resumes drains a journal failure stopped.
 	waits journalWaits
+	// deps are what the Session actors use of all this.
+	deps *shell.Deps
+}
+
+// newDeps is what the Session actors use of the runtime (shell.Deps).
+func (rt *runtime) newDeps() *shell.Deps {
+	c := &rt.cfg
+	d := &shell.Deps{Ctx: rt.ctx, Journal: rt.journal, Owner: rt.owner, Logger: c.Logger, Metrics: c.Metrics, Tracer: c.Tracer,
+		Faults: c.Faults, Compaction: *c.Compaction, IdleAfter: c.IdleAfter, InboxLimit: c.InboxLimit,
+		RequestTimeout: c.RequestTimeout, Recovery: c.Recovery, Titles: c.Titles, TakesSnapshots: c.Snapshots != nil,
+		Snapshots: func(dir string) (effect.Snapshots, error) {
+			st, err := rt.snapshots(dir)
+			if st == nil {
+				return nil, err
+			}
+			return st, err
+		},
+		Stopping: &rt.stopping, HistoryLoads: &rt.historyLoads, Appends: &rt.appends,
+		Stopped: rt.acts.stopped, Forget: rt.acts.forget, TryPassivate: rt.acts.tryPassivate,
+		WaitJournal: rt.waits.add, DrainStopped: rt.waits.drainStopped,
+		Creation: rt.creation, AgentSwitch: rt.agentSwitch, ModelSwitch: rt.modelSwitch, ResolveLocation: rt.resolveLocation, DrainAgent: rt.drainAgent, TitleModel: rt.titleModel,
+		CheckTurn: c.checkTurn}
+	if rt.bus != nil {
+		d.Publish = rt.bus.Publish
+	}
+	return d
 }
 
 // ask sends msg to id's activation and waits for the reply. A fenced
@@ -410,6 +425,26 @@ func (rt *runtime) modelLimits(ms *Models, m messages.ModelRef) (window, outputL
 	}
 	w, o := rt.cfg.ModelLimits(m)
 	return w, o, true
+}
+
+// titleModel is the model that names a session of loc running on model:
+// the Location's title model when its providers serve it, else the
+// session's own (OpenCode falls back the same way).
+func (rt *runtime) titleModel(loc string, model messages.ModelRef) (messages.ModelRef, provider.Provider, error) {
+	s, err := rt.setup(loc)
+	if err != nil {
+		return model, nil, err
+	}
+	if s.NoTitles {
+		return model, nil, shell.ErrNoTitles
+	}
+	if small := s.TitleModel; small.ID != "" {
+		if p, err := rt.provider(s.Models, small); err == nil {
+			return small, p, nil
+		}
+	}
+	p, err := rt.provider(s.Models, model)
+	return model, p, err
 }
 
 // resolveLocation returns the Location children a drain talks to: its

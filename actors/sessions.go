@@ -9,10 +9,9 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
-	"github.com/sessionrt/sessionrt/actors/observe"
+	"github.com/sessionrt/sessionrt/actors/shell"
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/persistence"
-	"github.com/sessionrt/sessionrt/session"
 	"github.com/sessionrt/sessionrt/telemetry"
 )
 
@@ -35,13 +34,11 @@ func NewSessions(system *actor.ActorSystem, cfg Config) (*Sessions, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	rt := &runtime{cfg: cfg, ctx: ctx, journal: cfg.Journal, bus: cfg.Bus, owner: cfg.Owner, system: system}
 	rt.waits.rt = rt
-	mw := actor.WithReceiverMiddleware(sessionMiddleware(cfg.Metrics)...)
+	mw := actor.WithReceiverMiddleware(shell.Middleware(cfg.Metrics)...)
 	rt.acts = newActivations(system, "session", func(id string) *actor.Props {
-		return actor.PropsFromProducer(func() actor.Actor {
-			return &sessionActor{id: id, rt: rt, log: cfg.Logger, idle: NewIdleTimer(cfg.IdleAfter), core: session.Core{State: session.NewState(id), Config: session.Config{Compaction: *cfg.Compaction}},
-				obs: observe.Observer{SessionID: id, Tracer: cfg.Tracer, Metrics: cfg.Metrics, Fail: commandError}}
-		}, mw)
+		return actor.PropsFromProducer(func() actor.Actor { return shell.New(id, rt.deps) }, mw)
 	})
+	rt.deps = rt.newDeps()
 	rt.acts.spawner = system.Root.WithGuardian(sessionStrategy)
 	return &Sessions{rt: rt, cancel: cancel}, nil
 }
@@ -174,6 +171,15 @@ func (s *Sessions) ReplyPermission(ctx context.Context, id string, r ReplyPermis
 	return err
 }
 
+// Revert runs one revert command.
+func (s *Sessions) Revert(ctx context.Context, id string, r Revert) (*RevertInfo, error) {
+	res, err := s.ask(ctx, id, &r, s.rt.cfg.RequestTimeout)
+	if err != nil {
+		return nil, err
+	}
+	return res.(*RevertInfo), nil
+}
+
 // Recover finds the sessions that owe work (persistence.Journal.Owed): those
 // mid-drain when their owner died, to which it applies the configured
 // policy (resume once, or mark interrupted), and those holding admitted input
@@ -191,7 +197,7 @@ func (s *Sessions) Recover(ctx context.Context, progress func(done, total int)) 
 	// (owedWhileJournalFails); the others are reported.
 	var errs []error
 	for i, id := range ids {
-		if _, err := s.ask(ctx, id, &recoverSession{policy: s.rt.cfg.Recovery}, s.rt.cfg.RequestTimeout); err != nil {
+		if _, err := s.ask(ctx, id, &shell.RecoverSession{Policy: s.rt.cfg.Recovery}, s.rt.cfg.RequestTimeout); err != nil {
 			if ctx.Err() != nil {
 				return ids[:i], fmt.Errorf("recover session %s: %w", id, err)
 			}

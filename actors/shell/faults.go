@@ -1,4 +1,4 @@
-package actors
+package shell
 
 import "fmt"
 
@@ -33,7 +33,7 @@ func (f InjectedFault) String() string {
 
 // fault kills the actor at p when the configured injector says so.
 func (a *sessionActor) fault(p FaultPoint) {
-	if f := a.rt.cfg.Faults; f != nil && !a.stopping && f(p, a.id) {
+	if f := a.rt.Faults; f != nil && !a.stopping && f(p, a.id) {
 		panic(InjectedFault{Point: p, Session: a.id})
 	}
 }

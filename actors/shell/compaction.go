@@ -1,4 +1,4 @@
-package actors
+package shell
 
 import (
 	"github.com/sessionrt/sessionrt/messages"
@@ -29,10 +29,10 @@ func (a *sessionActor) compactionFacts() {
 // CompactionDone comes back through the mailbox.
 func (a *sessionActor) summarize(sm *session.Summarize) {
 	d := a.drain
-	bus, sid := a.rt.bus, a.id
-	err := d.fx.Summarize(a.rt.ctx, sm, func(delta string) {
-		if bus != nil {
-			bus.Publish(Live{SessionID: sid, Delta: &messages.Delta{SessionID: sid, Kind: messages.CompactionDelta, Text: delta}})
+	publish, sid := a.rt.Publish, a.id
+	err := d.fx.Summarize(a.rt.Ctx, sm, func(delta string) {
+		if publish != nil {
+			publish(Live{SessionID: sid, Delta: &messages.Delta{SessionID: sid, Kind: messages.CompactionDelta, Text: delta}})
 		}
 	})
 	if err != nil {

@@ -1,4 +1,4 @@
-package actors
+package shell
 
 import (
 	"github.com/asynkron/protoactor-go/actor"
@@ -7,7 +7,7 @@ import (
 )
 
 // The Session actor runs behind receiver middleware composed at its props
-// (sessionMiddleware), outermost first: panic recovery, the active-session
+// (Middleware), outermost first: panic recovery, the active-session
 // gauge, idle tracking. Its Receive is left with what a session does.
 //
 // Every message passes through them, so each costs one type switch and an
@@ -20,9 +20,9 @@ import (
 // (actorContext.processMessage, WrapEnvelope): one small allocation beside
 // the message's own, which no middleware can avoid.
 
-// sessionMiddleware is the Session actor's receiver middleware; m may be
+// Middleware is the Session actor's receiver middleware; m may be
 // nil (no metrics).
-func sessionMiddleware(m *metrics.Runtime) []actor.ReceiverMiddleware {
+func Middleware(m *metrics.Runtime) []actor.ReceiverMiddleware {
 	mw := []actor.ReceiverMiddleware{recoverPanics}
 	if m != nil {
 		mw = append(mw, countActive(m.SessionsActive))
@@ -101,7 +101,7 @@ func TrackIdle(next actor.ReceiverFunc) actor.ReceiverFunc {
 				t.touch(c.ActorSystem(), c.Self())
 			}
 			return
-		case *inspect:
+		case *Inspect:
 		case *actor.Stopping, *actor.Restarting, *actor.Stopped:
 			t.stop()
 		default:

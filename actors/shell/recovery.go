@@ -1,4 +1,4 @@
-package actors
+package shell
 
 import (
 	"github.com/sessionrt/sessionrt/messages"
@@ -23,9 +23,21 @@ const JournalNote = "The journal could not store your work for a while (a write 
 // (session.LeftoverPermissionNote: the core writes it, Leftovers).
 const LeftoverPermissionNote = session.LeftoverPermissionNote
 
-// recoverSession asks an activation to apply the restart policy; the reply is
+// RecoverSession asks an activation to apply the restart policy; the reply is
 // an *Outcome when resumed (after the drain) or *Done when marked interrupted.
-type recoverSession struct{ policy Recovery }
+type RecoverSession struct{ Policy Recovery }
+
+// Recovery says what happens to a session found mid-drain after a restart.
+type Recovery string
+
+const (
+	// RecoverResume runs the session once more, telling the model the server restarted.
+	RecoverResume Recovery = "resume"
+	// RecoverInterrupt marks the session interrupted; its inbox stays,
+	// held, for the client's next fresh wake, prompt or run (no restart,
+	// takeover or journal resume runs it).
+	RecoverInterrupt Recovery = "interrupt"
+)
 
 // failLeftovers settles, durably, whatever a dead owner left open, before
 // this activation can call a provider: the core decides what
@@ -36,8 +48,8 @@ type recoverSession struct{ policy Recovery }
 func (a *sessionActor) failLeftovers(why string) error {
 	rd := a.core.Step(session.Leftovers{Why: why})
 	if rd.KillTools {
-		if _, tools, err := a.rt.resolveLocation(a.core.State.Row.Location); err == nil {
-			_, _ = a.system.Root.RequestFuture(tools, &toolactors.CancelTool{SessionID: a.id}, a.rt.cfg.RequestTimeout).Result()
+		if _, tools, err := a.rt.ResolveLocation(a.core.State.Row.Location); err == nil {
+			_, _ = a.system.Root.RequestFuture(tools, &toolactors.CancelTool{SessionID: a.id}, a.rt.RequestTimeout).Result()
 		}
 		rd = a.core.Step(session.Leftovers{Why: why, ToolsKilled: true})
 	}
@@ -71,12 +83,12 @@ func (a *sessionActor) recoverAfterRestart(policy Recovery, note string) any {
 // activation then.
 func (a *sessionActor) owedWhileJournalFails(msg any, err error) {
 	switch msg.(type) {
-	case *Wake, *recoverSession:
+	case *Wake, *RecoverSession:
 	default:
 		return
 	}
 	if errorCode(err) == CodeJournal {
 		a.log.Error("session owes work but the journal refused its activation; it resumes once the journal accepts writes again", "session", a.id, "err", err)
-		a.rt.waits.add(a.id, err, false)
+		a.rt.WaitJournal(a.id, err, false)
 	}
 }

@@ -1,4 +1,4 @@
-package actors
+package shell
 
 import (
 	"github.com/sessionrt/sessionrt/messages"

@@ -1,4 +1,4 @@
-package actors
+package shell
 
 import (
 	"github.com/sessionrt/sessionrt/actors/effect"
@@ -20,11 +20,11 @@ import (
 // it on the actor goroutine only, and do not keep it.
 func (a *sessionActor) history() ([]messages.Message, error) {
 	if !a.core.State.History.Loaded {
-		h, err := effect.History(a.rt.ctx, a.rt.journal, a.id, a.seq)
+		h, err := effect.History(a.rt.Ctx, a.rt.Journal, a.id, a.seq)
 		if err != nil {
 			return nil, err
 		}
-		a.rt.historyLoads.Add(1)
+		a.rt.HistoryLoads.Add(1)
 		a.core.State.History = h
 	}
 	return a.core.State.History.Msgs, nil

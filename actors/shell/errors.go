@@ -1,4 +1,4 @@
-package actors
+package shell
 
 import (
 	"context"
@@ -81,3 +81,7 @@ func errorCode(err error) string {
 	}
 	return CodeInternal
 }
+
+// ErrorCode is the code of err callers branch on (CodeInternal when it
+// is none of the others).
+func ErrorCode(err error) string { return errorCode(err) }

@@ -1,4 +1,4 @@
-package actors
+package shell
 
 import (
 	"errors"
@@ -19,42 +19,19 @@ const titleTimeout = 2 * time.Minute
 // the mailbox (effect.Title): the turn streams meanwhile and nothing waits
 // for it. Its answer comes back as a message (onTitled).
 func (a *sessionActor) askTitle(t *session.Title) {
-	if t == nil || !a.rt.cfg.Titles {
+	if t == nil || !a.rt.Titles {
 		return
 	}
 	rt, loc, model := a.rt, a.core.State.Row.Location, a.core.State.Row.Model
-	effect.Title(rt.ctx, func() (messages.ModelRef, provider.Provider, error) { return rt.titleModel(loc, model) },
+	effect.Title(rt.Ctx, func() (messages.ModelRef, provider.Provider, error) { return rt.TitleModel(loc, model) },
 		t.Prompt, titleTimeout, effect.To(a.system, a.self))
-}
-
-// errNoTitles: the Location's configuration turns titles off.
-var errNoTitles = errors.New("titles are off (agent.title.disable)")
-
-// titleModel is the model that names a session of loc running on model:
-// the Location's title model when its providers serve it, else the
-// session's own (OpenCode falls back the same way).
-func (rt *runtime) titleModel(loc string, model messages.ModelRef) (messages.ModelRef, provider.Provider, error) {
-	s, err := rt.setup(loc)
-	if err != nil {
-		return model, nil, err
-	}
-	if s.NoTitles {
-		return model, nil, errNoTitles
-	}
-	if small := s.TitleModel; small.ID != "" {
-		if p, err := rt.provider(s.Models, small); err == nil {
-			return small, p, nil
-		}
-	}
-	p, err := rt.provider(s.Models, model)
-	return model, p, err
 }
 
 // onTitled hands a title to the core, which names the session unless a
 // client did meanwhile. A failed request changes nothing: the session
 // keeps its default title, and its drain never knew.
 func (a *sessionActor) onTitled(m *effect.Titled) {
-	if errors.Is(m.Err, errNoTitles) {
+	if errors.Is(m.Err, ErrNoTitles) {
 		return
 	}
 	a.obs.Titled(m.Err, a.core.State.Row.Title == "")

@@ -1,4 +1,4 @@
-package actors
+package shell
 
 import (
 	"errors"
@@ -30,7 +30,7 @@ func nextToken() uint64 { return tokens.Add(1) }
 // actors/effect, whose results come back to the mailbox as inputs.
 type sessionActor struct {
 	id     string
-	rt     *runtime
+	rt     *Deps
 	self   *actor.PID
 	system *actor.ActorSystem
 	log    *slog.Logger
@@ -68,7 +68,7 @@ var errFenced = errors.New("session ownership moved to another activation")
 // Receive handles one message. Panic recovery, the active-session gauge
 // and idle tracking wrap it as receiver middleware (middleware.go).
 func (a *sessionActor) Receive(ctx actor.Context) {
-	if !a.core.Stopping && a.rt.stopping.Load() {
+	if !a.core.Stopping && a.rt.Stopping.Load() {
 		// The server began shutting down: the core hears it as an input
 		// before this message, and stops every drain at its next safe
 		// boundary.
@@ -98,9 +98,9 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 		a.abandon("session actor restarting", session.Fenced)
 		return
 	case *actor.Stopped:
-		a.rt.acts.stopped(a.id, a.self)
+		a.rt.Stopped(a.id, a.self)
 		return
-	case *inspect:
+	case *Inspect:
 		// Read-only: it neither activates nor counts as activity.
 		ctx.Respond(a.inspection())
 		return
@@ -176,8 +176,8 @@ func (a *sessionActor) handle(ctx actor.Context) {
 		}
 	case *effect.Titled:
 		a.onTitled(m)
-	case *recoverSession:
-		a.respond(ctx, a.recoverAfterRestart(m.policy, RestartNote))
+	case *RecoverSession:
+		a.respond(ctx, a.recoverAfterRestart(m.Policy, RestartNote))
 	case *midTool:
 		if d := a.drain; d != nil && d.turn != nil && d.turn.token == m.token && d.Turn != nil && d.Turn.Unsettled > 0 {
 			a.fault(FaultMidTool)
@@ -220,9 +220,9 @@ func (a *sessionActor) answerPanic(c actor.ReceiverContext, env *actor.MessageEn
 func (a *sessionActor) activate(ctx actor.Context) error {
 	// The sessions row comes with the ownership, read in its transaction
 	// (a new stream: none to read); the rest of the state is read below.
-	own, sess, found, err := a.rt.journal.AcquireSession(a.rt.ctx, a.id, a.rt.owner)
+	own, sess, found, err := a.rt.Journal.AcquireSession(a.rt.Ctx, a.id, a.rt.Owner)
 	if err != nil {
-		if journalFailed(err) && a.rt.ctx.Err() == nil {
+		if journalFailed(err) && a.rt.Ctx.Err() == nil {
 			return &CommandError{Code: CodeJournal, Msg: fmt.Sprintf("session %s: acquire: %v", a.id, err)}
 		}
 		return fmt.Errorf("session %s: acquire: %w", a.id, err)
@@ -235,8 +235,8 @@ func (a *sessionActor) activate(ctx actor.Context) error {
 	if a.core.State.Exists {
 		// A previous incarnation may have died mid-turn: settle what it
 		// left before anything else can call a provider.
-		why, policy, note := "session restarted", a.rt.cfg.Recovery, RestartNote
-		if a.rt.waits.drainStopped(a.id) {
+		why, policy, note := "session restarted", a.rt.Recovery, RestartNote
+		if a.rt.DrainStopped(a.id) {
 			// A journal failure stopped its drain here: it resumes
 			// whatever the restart policy, which is about restarts. (A
 			// session whose activation the journal refused at start-up
@@ -265,7 +265,7 @@ func (a *sessionActor) activate(ctx actor.Context) error {
 
 // reload reads the projections this actor keeps in memory.
 func (a *sessionActor) reload() error {
-	sess, found, err := effect.Row(a.rt.ctx, a.rt.journal, a.id)
+	sess, found, err := effect.Row(a.rt.Ctx, a.rt.Journal, a.id)
 	if err != nil {
 		return fmt.Errorf("session %s: %w", a.id, err)
 	}
@@ -283,13 +283,13 @@ func (a *sessionActor) load(sess persistence.Session, found bool) error {
 	if sess.LastSeq > a.seq {
 		a.seq = sess.LastSeq
 	}
-	st, err := effect.Load(a.rt.ctx, a.rt.journal, sess)
+	st, err := effect.Load(a.rt.Ctx, a.rt.Journal, sess)
 	if err != nil {
 		return fmt.Errorf("session %s: %w", a.id, err)
 	}
 	a.core.State = st
 	if st.History.Loaded {
-		a.rt.historyLoads.Add(1)
+		a.rt.HistoryLoads.Add(1)
 	}
 	return nil
 }
@@ -304,8 +304,8 @@ func (a *sessionActor) write(events []messages.Event) error {
 		return nil
 	}
 	start := time.Now()
-	last, err := a.rt.journal.Append(a.rt.ctx, a.id, a.seq, a.ownership, events...)
-	if m := a.rt.cfg.Metrics; m != nil {
+	last, err := a.rt.Journal.Append(a.rt.Ctx, a.id, a.seq, a.ownership, events...)
+	if m := a.rt.Metrics; m != nil {
 		m.JournalAppended(time.Since(start))
 		if err == nil {
 			m.JournalBatch(len(events))
@@ -322,13 +322,13 @@ func (a *sessionActor) write(events []messages.Event) error {
 			a.stopFenced()
 			return fmt.Errorf("session %s: %w: %v", a.id, errFenced, err)
 		}
-		if journalFailed(err) && a.rt.ctx.Err() == nil {
+		if journalFailed(err) && a.rt.Ctx.Err() == nil {
 			a.stopJournalFailed(err)
 			return &CommandError{Code: CodeJournal, Msg: fmt.Sprintf("session %s: append: %v", a.id, err)}
 		}
 		return fmt.Errorf("session %s: append: %w", a.id, err)
 	}
-	a.rt.appends.Add(1)
+	a.rt.Appends.Add(1)
 	first := a.seq + 1
 	a.seq = last
 	promoted, settled := false, false
@@ -366,17 +366,20 @@ func (a *sessionActor) fold(seq int64, ev messages.Event) {
 }
 
 // row is the session's row as the API shows it.
-func (a *sessionActor) row() persistence.Session {
-	r := a.core.State.Row
+func (a *sessionActor) row() persistence.Session { return Row(&a.core.State) }
+
+// Row is the sessions row of a session's state, as the API shows it.
+func Row(st *session.State) persistence.Session {
+	r := st.Row
 	return persistence.Session{ID: r.ID, Location: r.Location, Agent: r.Agent, Model: r.Model, Title: r.Title, Status: persistence.Status(r.Status),
 		CreatedSeq: r.CreatedSeq, HistorySeq: r.HistorySeq, LastSeq: r.LastSeq}
 }
 
 func (a *sessionActor) publish(seq int64, ev messages.Event) {
-	if a.rt.bus == nil {
+	if a.rt.Publish == nil {
 		return
 	}
-	a.rt.bus.Publish(Live{SessionID: a.id, Event: &messages.Envelope{SessionID: a.id, Seq: seq, Type: ev.EventType(), Event: ev}})
+	a.rt.Publish(Live{SessionID: a.id, Event: &messages.Envelope{SessionID: a.id, Seq: seq, Type: ev.EventType(), Event: ev}})
 }
 
 func (a *sessionActor) IdleTimer() *IdleTimer { return &a.idle }
@@ -388,7 +391,7 @@ func (a *sessionActor) IdleFor(c actor.ReceiverContext) (rearm bool) {
 	if a.drain != nil || a.perms.Len() > 0 {
 		return false
 	}
-	if a.rt.acts.tryPassivate(a.id, c.Self()) {
+	if a.rt.TryPassivate(a.id, c.Self()) {
 		a.idle.stop()
 		c.ActorSystem().Root.Stop(c.Self())
 		return false
@@ -401,7 +404,7 @@ func (a *sessionActor) IdleFor(c actor.ReceiverContext) (rearm bool) {
 // (an ambiguous commit may even have written), so, like a fenced one, it
 // leaves the facade and stops without writing. A session that owes work —
 // its drain was running, or the journal shows it mid-drain — waits for the
-// journal (journalWaits), which resumes it as after a restart once the
+// journal (Deps.WaitJournal), which resumes it as after a restart once the
 // journal accepts writes again.
 func (a *sessionActor) stopJournalFailed(err error) {
 	drained := a.drain != nil
@@ -413,14 +416,14 @@ func (a *sessionActor) stopJournalFailed(err error) {
 	}
 	a.loaded = false
 	a.abandon("journal: "+err.Error(), session.Journal)
-	a.rt.acts.forget(a.id, a.self)
+	a.rt.Forget(a.id, a.self)
 	a.idle.stop()
 	a.system.Root.Stop(a.self)
 	if owed {
 		// Without a drain, the write that failed was this activation's
 		// settling of a dead owner's drain: the restart policy still
 		// applies when the journal comes back.
-		a.rt.waits.add(a.id, err, drained)
+		a.rt.WaitJournal(a.id, err, drained)
 	}
 }
 
@@ -429,7 +432,7 @@ func (a *sessionActor) stopJournalFailed(err error) {
 func (a *sessionActor) stopFenced() {
 	a.loaded = false
 	a.abandon("fenced", session.Fenced)
-	a.rt.acts.forget(a.id, a.self)
+	a.rt.Forget(a.id, a.self)
 	a.idle.stop()
 	a.system.Root.Stop(a.self)
 }
@@ -442,7 +445,7 @@ func (a *sessionActor) journaledOutcome() *Outcome {
 	if !a.core.State.Exists {
 		return nil
 	}
-	if msg, kind, ok := effect.Ended(a.rt.ctx, a.rt.journal, a.id, a.seq); ok {
+	if msg, kind, ok := effect.Ended(a.rt.Ctx, a.rt.Journal, a.id, a.seq); ok {
 		return &Outcome{Err: msg, Kind: kind, LastSeq: a.seq}
 	}
 	return nil

@@ -1,4 +1,4 @@
-package actors
+package shell
 
 import (
 	"context"
@@ -94,16 +94,16 @@ func (a *sessionActor) post() effect.Post { return effect.To(a.system, a.self) }
 func (a *sessionActor) startDrain(sd session.StartDrain, waiter *actor.PID) {
 	d := &drain{token: nextToken(), Drain: session.Drain{Location: a.core.State.Row.Location, RunOwed: sd.Run, Continuation: sd.Continue, Manual: sd.Manual}}
 	a.log.Debug("drain start", "session", a.id, "token", d.token, "run", sd.Run, "manual", sd.Manual, "pending", len(a.core.State.Pending))
-	a.obs.DrainStarted(telemetry.WithTraceParent(a.rt.ctx, a.drainTrace), a.core.State.Row.Agent, a.core.State.Row.Model)
+	a.obs.DrainStarted(telemetry.WithTraceParent(a.rt.Ctx, a.drainTrace), a.core.State.Row.Agent, a.core.State.Row.Model)
 	if waiter != nil {
 		d.waiters = append(d.waiters, waiter)
 	}
 	rt, dir := a.rt, d.Location
-	d.fx = effect.Drain{Token: d.token, Post: a.post(), Config: func(agent string) (effect.Agent, error) { return rt.drainAgent(dir, agent) },
-		Registries: effect.Registries{System: a.system, Timeout: rt.cfg.RequestTimeout, Metrics: rt.cfg.Metrics}}
+	d.fx = effect.Drain{Token: d.token, Post: a.post(), Config: func(agent string) (effect.Agent, error) { return rt.DrainAgent(dir, agent) },
+		Registries: effect.Registries{System: a.system, Timeout: rt.RequestTimeout, Metrics: rt.Metrics}}
 	a.setDrain(d)
 	d.busy = true
-	d.fx.Locate(func() (*actor.PID, *actor.PID, error) { return rt.resolveLocation(dir) }, a.core.State.Row.Agent)
+	d.fx.Locate(func() (*actor.PID, *actor.PID, error) { return rt.ResolveLocation(dir) }, a.core.State.Row.Agent)
 }
 
 // setDrain makes d the drain in progress (nil: none), for the actor and
@@ -244,7 +244,7 @@ func (a *sessionActor) startTurn(tools []provider.Tool) {
 		a.endDrain(&Outcome{Err: out.Err, Kind: out.Kind})
 		return
 	}
-	if a.rt.cfg.Snapshots == nil {
+	if !a.rt.TakesSnapshots {
 		a.execute(a.core.Step(d.fx.TurnBuilt("")))
 		return
 	}
@@ -271,11 +271,11 @@ func (a *sessionActor) stream() {
 	b := d.fx.TakeBuilt()
 	t := &turn{token: nextToken(), assistantID: b.Started.AssistantMessageID, agent: b.Started.Agent, rules: b.Rules,
 		model: b.Started.Model}
-	if check := a.rt.cfg.checkTurn; check != nil {
-		check(a, b.Turn, b.Req)
+	if check := a.rt.CheckTurn; check != nil {
+		check(a.id, a.seq, &a.core.State, b.Turn, b.Req)
 	}
 	a.obs.TurnStarted(t.assistantID, t.agent, t.model)
-	sctx, cancel := context.WithCancel(a.rt.ctx)
+	sctx, cancel := context.WithCancel(a.rt.Ctx)
 	t.cancel = cancel
 	d.turn = t
 	go effect.Stream(sctx, b.Prov, b.Req, t.token, a.post())
@@ -295,11 +295,11 @@ func (a *sessionActor) onPart(p session.StreamPart) {
 // publishLive hands the core's live deltas (Ready.Live) to the session's
 // subscribers; they are never journaled.
 func (a *sessionActor) publishLive(live []messages.Delta) {
-	if a.rt.bus == nil {
+	if a.rt.Publish == nil {
 		return
 	}
 	for i := range live {
-		a.rt.bus.Publish(Live{SessionID: a.id, Delta: &live[i]})
+		a.rt.Publish(Live{SessionID: a.id, Delta: &live[i]})
 	}
 }
 

@@ -5,82 +5,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/asynkron/protoactor-go/actor"
-
-	"github.com/sessionrt/sessionrt/actors/effect"
 	"github.com/sessionrt/sessionrt/provider"
 	"github.com/sessionrt/sessionrt/provider/scripted"
 	"github.com/sessionrt/sessionrt/telemetry/metrics"
 )
-
-// middlewareCtx is the little of a receiver context the middleware reads.
-type middlewareCtx struct {
-	actor.ReceiverContext // nil: only the methods below are called
-	a                     actor.Actor
-	system                *actor.ActorSystem
-	self                  *actor.PID
-}
-
-func (c *middlewareCtx) Actor() actor.Actor              { return c.a }
-func (c *middlewareCtx) ActorSystem() *actor.ActorSystem { return c.system }
-func (c *middlewareCtx) Self() *actor.PID                { return c.self }
-
-// idleActor is an Idler and panicAnswerer that counts what reaches it.
-type idleActor struct {
-	idle     IdleTimer
-	received int
-}
-
-func (a *idleActor) Receive(actor.Context)                                          {}
-func (a *idleActor) IdleTimer() *IdleTimer                                          { return &a.idle }
-func (a *idleActor) IdleFor(actor.ReceiverContext) bool                             { return true }
-func (a *idleActor) answerPanic(actor.ReceiverContext, *actor.MessageEnvelope, any) {}
-
-// middlewareChain is the Session actor's middleware (with metrics) in front
-// of a receiver that counts, over a fake context.
-func middlewareChain(t testing.TB) (actor.ReceiverFunc, actor.ReceiverContext, *idleActor) {
-	rt, err := metrics.NewRuntime(metrics.NewRegistry())
-	if err != nil {
-		t.Fatal(err)
-	}
-	system, pid, _ := idleProbe(t)
-	a := &idleActor{idle: NewIdleTimer(time.Hour)}
-	next := func(actor.ReceiverContext, *actor.MessageEnvelope) { a.received++ }
-	mw := sessionMiddleware(rt)
-	for i := len(mw) - 1; i >= 0; i-- {
-		next = mw[i](next)
-	}
-	return next, &middlewareCtx{a: a, system: system, self: pid}, a
-}
-
-// TestSessionMiddlewareAllocatesNothing: the hot path. Every message the
-// Session actor receives passes the middleware, which must not allocate
-// (the idle timer is re-armed in place).
-func TestSessionMiddlewareAllocatesNothing(t *testing.T) {
-	chain, c, a := middlewareChain(t)
-	env := &actor.MessageEnvelope{Message: &effect.StreamPart{}}
-	chain(c, env) // the first message arms the timer
-	if n := testing.AllocsPerRun(1000, func() { chain(c, env) }); n != 0 {
-		t.Fatalf("%v allocations per message", n)
-	}
-	if a.received != 1001+1 || a.idle.activity != 1001+1 {
-		t.Fatalf("received %d, activity %d: every message passes and counts as activity", a.received, a.idle.activity)
-	}
-	// A current tick never reaches the actor.
-	chain(c, &actor.MessageEnvelope{Message: idleTick{activity: a.idle.activity}})
-	if a.received != 1002 {
-		t.Fatalf("an idle tick reached the actor")
-	}
-}
-
-func BenchmarkSessionMiddleware(b *testing.B) {
-	chain, c, _ := middlewareChain(b)
-	env := &actor.MessageEnvelope{Message: &effect.StreamPart{}}
-	b.ReportAllocs()
-	for b.Loop() {
-		chain(c, env)
-	}
-}
 
 // TestIdleSessionPassivatesBusyOneStays: the idle middleware stops a
 // session that received nothing for IdleAfter once its drain is over, not

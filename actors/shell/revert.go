@@ -1,7 +1,6 @@
-package actors
+package shell
 
 import (
-	"context"
 	"errors"
 	"fmt"
 
@@ -53,15 +52,6 @@ type RevertInfo struct {
 	Files   []filesnap.FileDiff
 }
 
-// Revert runs one revert command.
-func (s *Sessions) Revert(ctx context.Context, id string, r Revert) (*RevertInfo, error) {
-	res, err := s.ask(ctx, id, &r, s.rt.cfg.RequestTimeout)
-	if err != nil {
-		return nil, err
-	}
-	return res.(*RevertInfo), nil
-}
-
 // maxRevertSteps bounds the steps of one revert command: the longest (a
 // stage that moves a committed revert over a restore a crash left owed)
 // takes six.
@@ -76,7 +66,7 @@ const maxRevertSteps = 8
 func (a *sessionActor) revert(m *Revert) any {
 	in := session.RevertCommand{Op: session.RevertOp(m.Op), MessageID: m.MessageID}
 	if m.MessageID != "" && (m.Op == RevertStage || m.Op == RevertDiff) {
-		seq, idx, role, err := a.rt.journal.MessagePosition(a.rt.ctx, a.id, m.MessageID)
+		seq, idx, role, err := a.rt.Journal.MessagePosition(a.rt.Ctx, a.id, m.MessageID)
 		if err == nil {
 			in.Message = &session.MessageAt{Seq: seq, Index: idx, Role: role}
 		} else if !errors.Is(err, persistence.ErrNotFound) {
@@ -108,7 +98,7 @@ func (a *sessionActor) revert(m *Revert) any {
 			}
 		case n.Read != nil:
 			loc := a.core.State.Row.Location
-			st, err := a.rt.snapshots(loc)
+			st, err := a.rt.Snapshots(loc)
 			var f session.SnapshotFacts
 			if err == nil {
 				f, diff, err = effect.ReadSnapshots(st, a.events, loc, a.seq, *n.Read)
@@ -123,7 +113,7 @@ func (a *sessionActor) revert(m *Revert) any {
 }
 
 func (a *sessionActor) events(after int64, limit int) ([]messages.Envelope, error) {
-	return a.rt.journal.ReadEvents(a.rt.ctx, a.id, after, limit)
+	return a.rt.Journal.ReadEvents(a.rt.Ctx, a.id, after, limit)
 }
 
 // revertInfo answers a revert command with the open revert and the files
@@ -139,7 +129,7 @@ func (a *sessionActor) revertInfo(files session.RevertFiles, diff []filesnap.Fil
 	case session.FilesDiff:
 		info.Files = diff
 	case session.FilesOpen:
-		st, err := a.rt.snapshots(a.core.State.Row.Location)
+		st, err := a.rt.Snapshots(a.core.State.Row.Location)
 		if err == nil {
 			info.Files, err = effect.RevertFiles(st, o)
 		}
@@ -163,7 +153,7 @@ func (a *sessionActor) runRestore() error {
 // writes what the core records of it (RevertRestored).
 func (a *sessionActor) restore(r messages.Restore) error {
 	loc := a.core.State.Row.Location
-	st, err := a.rt.snapshots(loc)
+	st, err := a.rt.Snapshots(loc)
 	if err == nil {
 		err = effect.Restore(st, loc, r, func() { a.fault(FaultMidRestore) })
 	}
@@ -178,7 +168,7 @@ func (a *sessionActor) restore(r messages.Restore) error {
 // goes on; only a revert to it loses its files). It blocks: it runs off
 // the mailbox, and reads nothing of the actor's state.
 func (a *sessionActor) fileSnapshot(dir string) string {
-	st, err := a.rt.snapshots(dir)
+	st, err := a.rt.Snapshots(dir)
 	id := ""
 	if err == nil && st != nil {
 		id, err = st.Take(dir)

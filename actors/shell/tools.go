@@ -1,4 +1,4 @@
-package actors
+package shell
 
 import (
 	"github.com/sessionrt/sessionrt/actors/effect"
@@ -27,7 +27,7 @@ func (a *sessionActor) executeTool(t *turn, c messages.ToolCalled) {
 		Asker:              effect.Asker(a.post(), t.token, t.assistantID, c.CallID),
 		ReplyTo:            a.self,
 	}, headers)
-	if a.rt.cfg.Faults != nil {
+	if a.rt.Faults != nil {
 		a.system.Root.Send(a.self, &midTool{token: t.token})
 	}
 }
@@ -52,7 +52,7 @@ func (a *sessionActor) onToolSettled(m *toolSettled) {
 		return
 	}
 	var snapshot func() string
-	if a.rt.cfg.Snapshots != nil {
+	if a.rt.TakesSnapshots {
 		dir := a.drain.Location
 		snapshot = func() string { return a.fileSnapshot(dir) }
 	}

@@ -1,4 +1,4 @@
-package actors
+package shell
 
 import (
 	"errors"
@@ -22,11 +22,11 @@ func (a *sessionActor) create(m *Create) any {
 	}
 	// What it starts with is the runtime's to resolve (its Location's
 	// configuration); the actor writes it.
-	ev, err := a.rt.creation(m)
+	ev, err := a.rt.Creation(m)
 	if err != nil {
 		return err
 	}
-	sess, created, err := a.rt.journal.CreateSession(a.rt.ctx, a.id, a.ownership, ev)
+	sess, created, err := a.rt.Journal.CreateSession(a.rt.Ctx, a.id, a.ownership, ev)
 	if errors.Is(err, persistence.ErrDeleted) {
 		// The journal keeps a deleted session's events under its ID.
 		return &CommandError{Code: CodeConflict, Msg: fmt.Sprintf("session %s was deleted; its ID cannot be reused (create the session without an ID, or with another one)", a.id)}
@@ -63,11 +63,11 @@ func (a *sessionActor) prompt(m *Prompt) any {
 	}
 	// Whether and how it is admitted is the core's; the journal checks
 	// the duplicate and, at the limit, the inbox (Core.Admission).
-	ev, limit, r := a.core.Admission(session.Prompt{MessageID: m.MessageID, Prompt: m.Prompt, Delivery: m.Delivery, Resume: m.Resume}, a.rt.cfg.InboxLimit)
+	ev, limit, r := a.core.Admission(session.Prompt{MessageID: m.MessageID, Prompt: m.Prompt, Delivery: m.Delivery, Resume: m.Resume}, a.rt.InboxLimit)
 	if r != nil {
 		return refused(r)
 	}
-	rec, err := a.rt.journal.AdmitPrompt(a.rt.ctx, a.id, a.seq, a.ownership, ev, limit)
+	rec, err := a.rt.Journal.AdmitPrompt(a.rt.Ctx, a.id, a.seq, a.ownership, ev, limit)
 	if err != nil {
 		return a.journalError(err)
 	}
@@ -111,7 +111,7 @@ func (a *sessionActor) switchAgent(m *SwitchAgent) any {
 	if !a.core.State.Exists {
 		return a.notFound()
 	}
-	in, err := a.rt.agentSwitch(a.core.State.Row.Location, m.Agent)
+	in, err := a.rt.AgentSwitch(a.core.State.Row.Location, m.Agent)
 	if err != nil {
 		return err
 	}
@@ -130,7 +130,7 @@ func (a *sessionActor) switchModel(m *SwitchModel) any {
 	if !a.core.State.Exists {
 		return a.notFound()
 	}
-	in, err := a.rt.modelSwitch(a.core.State.Row.Location, m.Model)
+	in, err := a.rt.ModelSwitch(a.core.State.Row.Location, m.Model)
 	if err != nil {
 		return err
 	}

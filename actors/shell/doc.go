@@ -1,0 +1,40 @@
+// Package shell is the Session actor: the loop around the session core.
+//
+// A Session is one protoactor actor per session ID; its mailbox serializes the
+// drain (one provider turn at a time). The drain's decisions — what to promote
+// at a safe provider-turn boundary, whether to call the provider, when the turn
+// limit is hit — are the session core's (session.Core.Step), tested without actors. The actor
+// is the thin shell around it: it appends each fact to the journal before it
+// acts on it, streams provider turns off the mailbox, and runs tool calls as
+// children of the Location's tool registry. Facts decided together are
+// written in one append (a promotion with the TurnStarted of the request
+// that carries it; a turn's last results with its TurnEnded and Idle), and
+// the model-visible history is kept in memory between turns, advanced by
+// the actor's own appends, instead of being read back for every request.
+//
+// The actor's own code is the loop, in the style of etcd raft's rawnode
+// (mailbox -> session.Core.Step -> write Ready.Append -> effects to the
+// executors of actors/effect -> answer waiters):
+// a message becomes an input to the session core (session.Core.Step), the
+// Ready's Append is written, its effects are handed to the executors in
+// actors/effect (the Location's resolution, the context observation and
+// tool catalog, the provider stream, tool calls and their permission asks,
+// file snapshots, the title), and its waiters are answered. An executor
+// does its I/O off the mailbox with the dependencies it is given and posts
+// its result back, tagged with the drain's or turn's token; it knows
+// nothing of the actor. What a drain's executors keep between effects
+// (the Location's registries, the agent, the catalog, the turn built, the
+// compaction in flight) is effect.Drain's, which also turns each result
+// into the core's input (Take), so most results take one generic path
+// (onResult). The drains' spans and metrics are an observe.Observer's
+// (actors/observe), fed what the actor knows (a drain or turn started
+// and ended, the Ready's settled calls and turn end); the permission
+// asks of running calls wait in an effect.PermissionWaits.
+//
+// Everything the actor uses of its process (the journal, the live bus,
+// the activation registry, the journal waits, the Location's configuration
+// and registries, the runtime's settings and counters) is in Deps, which
+// the facade (package actors) fills in: this package never imports the
+// facade, and the facade keeps the names of the commands, answers and
+// errors defined here (aliases.go), so its callers do not change.
+package shell
