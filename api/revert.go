@@ -14,7 +14,7 @@ import (
 
 // The revert routes: V2 stage/commit/clear and the session's diff, V1
 // revert/unrevert/diff for OpenCode's TUI. The Session actor does the work
-// (actors/revert.go); these only translate shapes.
+// (session/revert.go decides, actors/shell/revert.go runs it); these only translate shapes.
 
 func toFileDiffs(fs []filesnap.FileDiff) []wire.FileDiff {
 	out := make([]wire.FileDiff, len(fs))

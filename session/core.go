@@ -18,7 +18,7 @@ import (
 // then the effects) and feeds the results back in as further inputs.
 // Nothing here touches a journal, an actor, a provider or a clock.
 //
-// The Session actor (actors/drain.go execute) carries out every Ready:
+// The Session actor (actors/shell/drain.go execute) carries out every Ready:
 // the drain's start and follow-up, its boundaries, the turn in flight and
 // its tools, permission requests, questions and their replies, compaction
 // (before a turn, after an overflow, manual) and interruption are decided

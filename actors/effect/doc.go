@@ -6,7 +6,7 @@
 //
 // An executor knows nothing of the actor: it gets what it needs as
 // arguments (a context, a provider and its request, a registry's PID) and
-// a Post to hand its result to. The actor (actors/drain.go) is the loop:
+// a Post to hand its result to. The actor (actors/shell) is the loop:
 // receive a message, Step the core, write the Ready's Append, dispatch the
 // Ready's effects to the executors here, answer its waiters. So an
 // executor is tested without a Session actor (the _test.go file beside
