@@ -6,9 +6,9 @@ import (
 	"github.com/sessionrt/sessionrt/messages"
 )
 
-// carryCore is a session with an epoch and one pending prompt u1, its
-// history loaded, in a drain.
-func carryCore(t *testing.T) *Core {
+// pendingCore is a session with an epoch and one pending prompt u1, its
+// history loaded, between drains.
+func pendingCore(t *testing.T) *Core {
 	t.Helper()
 	c := &Core{State: NewState("ses_1")}
 	evs := []messages.Event{
@@ -21,6 +21,13 @@ func carryCore(t *testing.T) *Core {
 			t.Fatal(err)
 		}
 	}
+	return c
+}
+
+// carryCore is pendingCore in a drain.
+func carryCore(t *testing.T) *Core {
+	t.Helper()
+	c := pendingCore(t)
 	c.Drain = &Drain{Location: "/p"}
 	return c
 }

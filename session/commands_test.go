@@ -29,17 +29,7 @@ func TestRenameRefusesALongTitle(t *testing.T) {
 // rather than kept with wrong seqs (its last carried event would be applied
 // a second time when the carry lands).
 func TestCommandDropsAHistoryAppliedAhead(t *testing.T) {
-	c := Core{State: NewState("ses_1")}
-	evs := []messages.Event{
-		messages.SessionCreated{Location: "/p", Agent: "build"},
-		messages.ContextEpochInitialized{Revision: 2, Baseline: "b", Location: "/p"},
-		messages.PromptAdmitted{MessageID: "u1", Prompt: messages.Prompt{Text: "u1"}, Delivery: messages.Steer},
-	}
-	for i, ev := range evs {
-		if err := c.State.Apply(int64(i+1), ev); err != nil {
-			t.Fatal(err)
-		}
-	}
+	c := pendingCore(t)
 	c.Carry = []messages.Event{messages.PromptPromoted{MessageIDs: []string{"u1"}}, messages.ContextUpdated{MessageID: "ctx", Text: "s"}}
 	c.State.ApplyAhead(4, c.Carry)
 	if !c.State.History.Loaded || len(c.State.History.Msgs) != 2 {
