@@ -13,6 +13,7 @@ import (
 	"github.com/sessionrt/sessionrt/actors/shell"
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/persistence"
+	"github.com/sessionrt/sessionrt/persistence/journaltest"
 	"github.com/sessionrt/sessionrt/session"
 )
 
@@ -66,7 +67,7 @@ func foldDiff(ctx context.Context, j *persistence.Journal, id string) string {
 	if err != nil {
 		return err.Error()
 	}
-	if !reflect.DeepEqual(normReverts(st.Reverts), normReverts(rv)) {
+	if !reflect.DeepEqual(journaltest.NormReverts(st.Reverts), journaltest.NormReverts(rv)) {
 		return fmt.Sprintf("reverts %+v folded, %+v projected", st.Reverts, rv)
 	}
 	qs, err := effect.Questions(ctx, j, id)
@@ -145,26 +146,4 @@ func openDiff(ctx context.Context, j *persistence.Journal, id string, st *sessio
 func hasCall(m map[session.CallKey]bool, k session.CallKey) bool {
 	_, ok := m[k]
 	return ok
-}
-
-// normReverts makes empty and nil slices compare equal (msgpack gives nil).
-func normReverts(r messages.Reverts) messages.Reverts {
-	if len(r.Hidden) == 0 {
-		r.Hidden = nil
-	}
-	if o := r.Open; o != nil {
-		c := *o
-		if len(c.Files) == 0 {
-			c.Files = nil
-		}
-		r.Open = &c
-	}
-	if rs := r.Restore; rs != nil {
-		c := *rs
-		if len(c.Files) == 0 {
-			c.Files = nil
-		}
-		r.Restore = &c
-	}
-	return r
 }

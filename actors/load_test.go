@@ -10,6 +10,7 @@ import (
 	"github.com/sessionrt/sessionrt/actors/shell"
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/persistence"
+	"github.com/sessionrt/sessionrt/persistence/journaltest"
 )
 
 // loadedState is what an activation keeps of the journal: the fields
@@ -189,7 +190,7 @@ func stateDiff(ctx context.Context, j *persistence.Journal, a actorView) string 
 	if err != nil {
 		return err.Error()
 	}
-	if !reflect.DeepEqual(normReverts(a.State().Reverts), normReverts(rv)) {
+	if !reflect.DeepEqual(journaltest.NormReverts(a.State().Reverts), journaltest.NormReverts(rv)) {
 		return fmt.Sprintf("reverts %+v in memory, %+v in the journal", a.State().Reverts, rv)
 	}
 	return ""

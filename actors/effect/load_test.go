@@ -113,7 +113,7 @@ func loadDiff(ctx context.Context, j *persistence.Journal, id string) (session.S
 		return got, fmt.Sprintf("inbox %+v loaded, %+v folded", got.Pending, want.Pending)
 	case (got.Epoch == nil) != (want.Epoch == nil) || (got.Epoch != nil && !reflect.DeepEqual(*got.Epoch, *want.Epoch)):
 		return got, fmt.Sprintf("epoch %+v loaded, %+v folded", got.Epoch, want.Epoch)
-	case !reflect.DeepEqual(normReverts(got.Reverts), normReverts(want.Reverts)):
+	case !reflect.DeepEqual(journaltest.NormReverts(got.Reverts), journaltest.NormReverts(want.Reverts)):
 		return got, fmt.Sprintf("reverts %+v loaded, %+v folded", got.Reverts, want.Reverts)
 	case !equal(got.Questions, want.Questions):
 		return got, fmt.Sprintf("open questions %+v loaded, %+v folded", got.Questions, want.Questions)
@@ -152,28 +152,6 @@ func loadDiff(ctx context.Context, j *persistence.Journal, id string) (session.S
 func equal(a, b any) bool {
 	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
 	return (va.Len() == 0 && vb.Len() == 0) || reflect.DeepEqual(a, b)
-}
-
-// normReverts makes empty and nil slices compare equal (msgpack gives nil).
-func normReverts(r messages.Reverts) messages.Reverts {
-	if len(r.Hidden) == 0 {
-		r.Hidden = nil
-	}
-	if o := r.Open; o != nil {
-		c := *o
-		if len(c.Files) == 0 {
-			c.Files = nil
-		}
-		r.Open = &c
-	}
-	if rs := r.Restore; rs != nil {
-		c := *rs
-		if len(c.Files) == 0 {
-			c.Files = nil
-		}
-		r.Restore = &c
-	}
-	return r
 }
 
 // TestLoadReadsTheStateTheEventsFold: after every step of a session's
