@@ -31,6 +31,13 @@
 // They do not post: the activation must finish before any queued message,
 // so the actor calls them and waits.
 //
+// Journal (journal.go) is one activation's port to its session's journal:
+// it holds the ownership epoch and the last seq, so every write is fenced
+// and expects the seq the activation knows, and it classifies what a write's
+// failure means to the activation (JournalError: stale, the journal
+// failed, a duplicate, a full inbox, refused), so the actor decides once
+// whether it stops and what its client hears. Its calls block, as Load's.
+//
 // The revert executors (revert.go: a span's snapshot facts, a session's
 // diff, a restore) are plain calls that return their result: the actor
 // runs them on its mailbox between a revert command's steps, so that no
