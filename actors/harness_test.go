@@ -367,7 +367,7 @@ func (h *harness) checkTurn(id string, seq int64, st *session.State, tr render.T
 }
 
 // actorView is what the checks read of a Session actor: a running one's
-// at a turn (turnView), or one driven by hand (shell.Detached).
+// at a turn (turnView).
 type actorView interface {
 	ID() string
 	Seq() int64
