@@ -19,6 +19,10 @@
 // what it brings for the effects that follow and returns the input the
 // actor steps. A turn's request is built on the actor's goroutine
 // (BuildTurn: the history it renders is the actor's memory), not off it.
+// The turn in flight is the Drain's too (turn.go): Stream sends its
+// request, StartTool runs its calls under the rules it was built with,
+// Interrupt and Stop cancel it, and the actor drops a stream's part or end
+// whose token is not TurnToken.
 //
 // A tool call's settlement comes from the Location's tool registry
 // (RunTool); SettleTool makes it the core's ToolSettled, at once or, after

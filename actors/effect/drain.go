@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 
+	"github.com/asynkron/protoactor-go/actor"
+
 	"github.com/sessionrt/sessionrt/compaction"
 	"github.com/sessionrt/sessionrt/contextsources"
 	"github.com/sessionrt/sessionrt/messages"
@@ -30,13 +32,18 @@ type Agent struct {
 // Drain is what one drain's executors keep between the core's effects, so
 // that the actor keeps none of it: the Location's registries (once
 // located), the agent as of the last boundary, the catalog listed ahead of
-// the turn, the turn built for the core's decision, and the compaction
-// planned or running. Every result it posts carries Token; Take turns one
-// into the core's input. Its methods run on the actor's goroutine; the
-// work they start runs off it.
+// the turn, the turn built for the core's decision, the turn in flight
+// (turn.go), and the compaction planned or running. Every result it posts
+// carries Token (a stream's, its turn's); Take turns one into the core's
+// input. Its methods run on the actor's goroutine; the work they start
+// runs off it.
 type Drain struct {
-	Token uint64
-	Post  Post
+	Token    uint64
+	Session  string // the session's ID
+	Location string // the drain's, which its calls run in
+	Post     Post
+	// ReplyTo is the session's actor, which its calls' settlements go to.
+	ReplyTo *actor.PID
 	// Config reads the session's agent (its name, as the session has it
 	// now) from the Location's configuration: at the drain's start and at
 	// every boundary, a changed configuration taking effect there. It
@@ -49,6 +56,7 @@ type Drain struct {
 
 	catalog    *Catalog           // listed for the turn the core is about to start
 	next       *Built             // the turn built for the core's decision (TurnBuilt)
+	turn       *flight            // the turn in flight (Stream), nil: none
 	summarizer provider.Provider  // the planned compaction's (CompactionFacts), until it starts
 	compacting context.CancelFunc // cancels the compaction's summary request
 }
@@ -232,9 +240,9 @@ func (x *Drain) TurnBuilt(snap string) session.Input {
 		MaxOutput: b.Req.Controls.MaxOutputTokens}
 }
 
-// TakeBuilt is the built turn whose TurnStarted the core wrote
+// takeBuilt is the built turn whose TurnStarted the core wrote
 // (Ready.Stream), for its stream; nil when none was built.
-func (x *Drain) TakeBuilt() *Built {
+func (x *Drain) takeBuilt() *Built {
 	b := x.next
 	x.next = nil
 	return b

@@ -46,9 +46,9 @@ func TestBuiltTurnIsTheCoresTurnBuilt(t *testing.T) {
 		in.Limits != (session.Limits{Window: 1000, Output: 100}) || in.MaxOutput != 50 || in.Estimate == 0 {
 		t.Fatalf("TurnBuilt %+v", in)
 	}
-	b := x.TakeBuilt()
+	b := x.takeBuilt()
 	if b == nil || b.Prov != prov || b.Started.AssistantMessageID != in.Started.AssistantMessageID || b.Started.Snapshot != "" ||
-		len(b.Turn.History) != 1 || b.Req.Controls.MaxOutputTokens != 50 || x.TakeBuilt() != nil {
+		len(b.Turn.History) != 1 || b.Req.Controls.MaxOutputTokens != 50 || x.takeBuilt() != nil {
 		t.Fatalf("built %+v, want the turn once", b)
 	}
 	if in, ok := x.TurnBuilt("").(session.Abort); !ok || in.Outcome.Kind != session.Internal {

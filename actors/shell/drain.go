@@ -1,8 +1,6 @@
 package shell
 
 import (
-	"context"
-
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/sessionrt/sessionrt/actors/effect"
@@ -11,7 +9,6 @@ import (
 	"github.com/sessionrt/sessionrt/render"
 	"github.com/sessionrt/sessionrt/session"
 	"github.com/sessionrt/sessionrt/telemetry"
-	"github.com/sessionrt/sessionrt/toolactors/permission"
 )
 
 // drain is the process-local span that promotes input and runs provider turns
@@ -27,19 +24,9 @@ type drain struct {
 	busy         bool         // an executor's result (effect.Result) is outstanding; a stream is the turn's
 	// fx is what the drain's executors keep between the core's effects
 	// (its Location's registries, its agent as of the last boundary, the
-	// catalog, the turn built, the compaction), and its token.
-	fx   effect.Drain
-	turn *turn
-}
-
-// turn is one provider turn in flight.
-type turn struct {
-	token       uint64
-	assistantID string
-	agent       string
-	rules       []permission.Rule // the agent's rules when the turn started
-	model       messages.ModelRef
-	cancel      context.CancelFunc
+	// catalog, the turn built and the turn in flight, the compaction), and
+	// its token.
+	fx effect.Drain
 }
 
 // onDrainMessage takes the results the effect executors (actors/effect)
@@ -57,12 +44,12 @@ func (a *sessionActor) onDrainMessage(ctx actor.Context, msg any) {
 		a.snapshotFailed(m.Err)
 		a.execute(a.core.Step(m.In())) // dropped if its turn was abandoned
 	case *effect.StreamPart:
-		if d == nil || d.turn == nil || m.Token != d.turn.token {
+		if d == nil || m.Token != d.fx.TurnToken() {
 			return
 		}
 		a.onPart(m.Part)
 	case *effect.StreamEnded:
-		if d == nil || d.turn == nil || m.Token != d.turn.token {
+		if d == nil || m.Token != d.fx.TurnToken() {
 			return
 		}
 		a.onStreamEnded(m)
@@ -99,7 +86,8 @@ func (a *sessionActor) startDrain(sd session.StartDrain, waiter *actor.PID) {
 		d.waiters = append(d.waiters, waiter)
 	}
 	rt, dir := a.rt, d.Location
-	d.fx = effect.Drain{Token: d.token, Post: a.post(), Config: func(agent string) (effect.Agent, error) { return rt.DrainAgent(dir, agent) },
+	d.fx = effect.Drain{Token: d.token, Session: a.id, Location: dir, Post: a.post(), ReplyTo: a.self,
+		Config:     func(agent string) (effect.Agent, error) { return rt.DrainAgent(dir, agent) },
 		Registries: effect.Registries{System: a.system, Timeout: rt.RequestTimeout, Metrics: rt.Metrics}}
 	a.setDrain(d)
 	d.busy = true
@@ -138,8 +126,8 @@ func (a *sessionActor) execute(rd session.Ready) {
 		a.appendFailed(d, rd, err)
 		return
 	}
-	if te := rd.TurnEnd; d != nil && d.turn != nil && te != nil && d.turn.assistantID == te.AssistantMessageID {
-		d.turn = nil // ended as the core says
+	if te := rd.TurnEnd; d != nil && te != nil {
+		d.fx.EndTurn(te.AssistantMessageID) // ended as the core says
 	}
 	a.obs.Ready(rd)
 	a.publishLive(rd.Live)
@@ -159,13 +147,9 @@ func (a *sessionActor) execute(rd session.Ready) {
 	}
 	if rd.Cancel {
 		// An interrupt is under way: the stream's end and the
-		// settlements (or the compaction's result) finish it.
-		if t := d.turn; t != nil {
-			t.cancel()
-			a.cancelTools()
-		} else {
-			d.fx.CancelCompaction() // its CompactionDone finishes the interrupt; nothing is stored
-		}
+		// settlements (or the compaction's CompactionDone, which stores
+		// nothing) finish it.
+		d.fx.Interrupt()
 	}
 	if rd.TurnOver {
 		a.finishTurn()
@@ -265,20 +249,16 @@ func (a *sessionActor) snapshotFailed(err error) {
 	}
 }
 
-// stream sends the built turn's request, once its TurnStarted is durable.
+// stream sends the built turn's request, once its TurnStarted is durable
+// (effect.Drain.Stream: the turn is in flight until the core ends it).
 func (a *sessionActor) stream() {
 	d := a.drain
-	b := d.fx.TakeBuilt()
-	t := &turn{token: nextToken(), assistantID: b.Started.AssistantMessageID, agent: b.Started.Agent, rules: b.Rules,
-		model: b.Started.Model}
 	if check := a.rt.CheckTurn; check != nil {
+		b := d.fx.Built()
 		check(a.id, a.seq, &a.core.State, b.Turn, b.Req)
 	}
-	a.obs.TurnStarted(t.assistantID, t.agent, t.model)
-	sctx, cancel := context.WithCancel(a.rt.Ctx)
-	t.cancel = cancel
-	d.turn = t
-	go effect.Stream(sctx, b.Prov, b.Req, t.token, a.post())
+	ts := d.fx.Stream(a.rt.Ctx, nextToken())
+	a.obs.TurnStarted(ts.AssistantMessageID, ts.Agent, ts.Model)
 }
 
 // onPart hands a part of the stream, as effect.Stream decoded it, to the
@@ -304,22 +284,31 @@ func (a *sessionActor) publishLive(live []messages.Delta) {
 }
 
 // startTool starts a call the journal recorded: the question tool is the
-// session's own, any other runs in the Location's tool registry.
+// session's own (the core journals the request, or fails the call: denied,
+// or input that is not a list of questions; the call counts as settled for
+// the turn), any other runs in the Location's tool registry, its one
+// settlement coming back to this actor (onToolSettled).
 func (a *sessionActor) startTool(ev messages.ToolCalled) {
-	t := a.drain.turn
+	d := a.drain
 	a.fault(FaultAfterToolCalled)
 	if ev.Tool == QuestionTool {
-		a.askQuestion(t, ev)
+		a.execute(a.core.Step(d.fx.Question(ev)))
 		return
 	}
-	a.executeTool(t, ev)
+	d.fx.StartTool(ev, a.obs.ToolStarted(ev.CallID, ev.Tool))
+	if a.rt.Faults != nil {
+		a.system.Root.Send(a.self, &midTool{token: d.fx.TurnToken()})
+	}
 }
+
+// midTool gives a chaos run its chance to kill the actor while a tool runs.
+type midTool struct{ token uint64 }
 
 // onStreamEnded hands the stream's end to the core with the error the
 // stream met, as its provider classified it: how the turn ends is the
 // core's, once every call settled (finishTurn).
 func (a *sessionActor) onStreamEnded(m *effect.StreamEnded) {
-	a.drain.turn.cancel()
+	a.drain.fx.EndStream()
 	a.obs.StreamEnded(m.Err)
 	a.execute(a.core.Step(m.In))
 }
@@ -379,12 +368,7 @@ func (a *sessionActor) closeDrain(out *Outcome, written bool) {
 		return
 	}
 	a.log.Debug("drain end", "session", a.id, "token", d.token, "outcome", out)
-	if t := d.turn; t != nil {
-		d.turn = nil
-		t.cancel()
-		a.cancelTools()
-	}
-	d.fx.CancelCompaction()
+	d.fx.Stop()
 	out.LastSeq = a.seq
 	a.setDrain(nil)
 	a.obs.DrainEnded(session.Outcome{Kind: out.Kind, Err: out.Err}, d.Drain.Turn)

@@ -42,8 +42,8 @@ func (a *sessionActor) inspection() *Inspection {
 	}
 	if d := a.drain; d != nil {
 		in.Drain = &DrainInspection{Token: d.token, Busy: d.busy, Carry: d.Carrying(), Interrupted: d.Interrupted, Waiters: len(d.waiters)}
-		if t := d.turn; t != nil {
-			ti := &TurnInspection{AssistantID: t.assistantID}
+		if id := d.fx.TurnID(); id != "" {
+			ti := &TurnInspection{AssistantID: id}
 			if d.Turn != nil {
 				ti.Streaming = d.Turn.Streaming
 				ti.Settled, ti.Unsettled = d.Turn.CallIDs()

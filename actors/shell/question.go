@@ -1,7 +1,6 @@
 package shell
 
 import (
-	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/session"
 	"github.com/sessionrt/sessionrt/toolactors/permission"
 )
@@ -11,18 +10,6 @@ const QuestionTool = session.QuestionTool
 
 // QuestionRejectedError is what the model sees of a dismissed question.
 const QuestionRejectedError = session.QuestionRejectedError
-
-// askQuestion hands a question call to the core instead of running a
-// tool, with a new request ID and whether the agent's rules let it ask:
-// the core journals the request, or fails the call (denied, or input that
-// is not a list of questions). The call counts as settled for the turn.
-func (a *sessionActor) askQuestion(t *turn, call messages.ToolCalled) {
-	a.execute(a.core.Step(session.QuestionAsked{
-		RequestID: messages.NewID("que"),
-		Call:      call,
-		Denied:    permission.Evaluate(t.rules, QuestionTool, "*").Effect == permission.Deny,
-	}))
-}
 
 // replyPermission hands a client's reply to a question or permission
 // request to the core, which takes it only for an open request, once

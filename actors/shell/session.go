@@ -179,7 +179,7 @@ func (a *sessionActor) handle(ctx actor.Context) {
 	case *RecoverSession:
 		a.respond(ctx, a.recoverAfterRestart(m.Policy, RestartNote))
 	case *midTool:
-		if d := a.drain; d != nil && d.turn != nil && d.turn.token == m.token && d.Turn != nil && d.Turn.Unsettled > 0 {
+		if d := a.drain; d != nil && d.fx.TurnToken() == m.token && d.Turn != nil && d.Turn.Unsettled > 0 {
 			a.fault(FaultMidTool)
 		}
 	default:

@@ -10,39 +10,6 @@ import (
 // toolSettled is the registry's settlement as the Session receives it.
 type toolSettled = toolactors.ToolSettled
 
-// executeTool starts a recorded call as a child actor of the Location's tool
-// registry; its one settlement comes back to this actor.
-func (a *sessionActor) executeTool(t *turn, c messages.ToolCalled) {
-	d := a.drain
-	headers := a.obs.ToolStarted(c.CallID, c.Tool)
-	effect.RunTool(a.system, d.fx.Tools, &toolactors.ExecuteTool{
-		SessionID:          a.id,
-		AssistantMessageID: t.assistantID,
-		CallID:             c.CallID,
-		Tool:               c.Tool,
-		Input:              c.Input,
-		Agent:              t.agent,
-		Dir:                d.Location,
-		Rules:              t.rules,
-		Asker:              effect.Asker(a.post(), t.token, t.assistantID, c.CallID),
-		ReplyTo:            a.self,
-	}, headers)
-	if a.rt.Faults != nil {
-		a.system.Root.Send(a.self, &midTool{token: t.token})
-	}
-}
-
-// midTool gives a chaos run its chance to kill the actor while a tool runs.
-type midTool struct{ token uint64 }
-
-// cancelTools kills every running call of this session; each settles as interrupted.
-func (a *sessionActor) cancelTools() {
-	if a.drain == nil || a.drain.fx.Tools == nil {
-		return
-	}
-	effect.CancelTools(a.system, a.drain.fx.Tools, a.id)
-}
-
 // onToolSettled steps a call's settlement (effect.SettleTool: after a
 // tool that changes files, once its file snapshot is taken off the
 // mailbox: onDrainMessage's ToolSnapshotted). A settlement of a turn
