@@ -3,11 +3,13 @@ package effect
 import (
 	"context"
 	"errors"
+	"log/slog"
 
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/sessionrt/sessionrt/compaction"
 	"github.com/sessionrt/sessionrt/contextsources"
+	"github.com/sessionrt/sessionrt/filesnap"
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/provider"
 	"github.com/sessionrt/sessionrt/render"
@@ -44,6 +46,11 @@ type Drain struct {
 	Post     Post
 	// ReplyTo is the session's actor, which its calls' settlements go to.
 	ReplyTo *actor.PID
+	// Snapshots returns the file snapshot store of a Location (nil: this
+	// server keeps none), for the snapshots of its turns and calls; nil
+	// takes none. Log tells why one could not be taken.
+	Snapshots func(dir string) (Snapshots, error)
+	Log       *slog.Logger
 	// Config reads the session's agent (its name, as the session has it
 	// now) from the Location's configuration: at the drain's start and at
 	// every boundary, a changed configuration taking effect there. It
@@ -217,13 +224,34 @@ type TurnSnapshotted struct {
 func (m *TurnSnapshotted) Of() uint64                  { return m.Token }
 func (m *TurnSnapshotted) take(x *Drain) session.Input { return x.TurnBuilt(m.Snap) }
 
-// SnapshotTurn takes the built turn's file snapshot on its own goroutine
-// (take blocks: a first snapshot of a large project reads every file) and
-// posts it (TurnSnapshotted), which Take makes the turn's TurnBuilt.
-func (x *Drain) SnapshotTurn(take func() string) {
+// SnapshotTurn takes the built turn's file snapshot (Snapshots must be
+// set) on its own goroutine (it blocks: a first snapshot of a large
+// project reads every file) and posts it (TurnSnapshotted), which Take
+// makes the turn's TurnBuilt.
+func (x *Drain) SnapshotTurn() {
 	token := x.Token
-	Go(x.Post, func() any { return &TurnSnapshotted{Token: token, Snap: take()} },
+	Go(x.Post, func() any { return &TurnSnapshotted{Token: token, Snap: x.snapshot()} },
 		func(err error) any { return &TurnSnapshotted{Token: token, Err: err} })
+}
+
+// snapshot takes the file snapshot of the drain's Location for a
+// TurnStarted or a call's settlement: "" when its store cannot be had or
+// the Location cannot be read (the turn goes on; only a revert to it
+// loses its files). It blocks, and reads only what the drain was started
+// with: it runs off the mailbox.
+func (x *Drain) snapshot() string {
+	st, err := x.Snapshots(x.Location)
+	id := ""
+	if err == nil && st != nil {
+		id, err = st.Take(x.Location)
+	}
+	switch {
+	case errors.Is(err, filesnap.ErrTooManyFiles):
+		x.Log.Debug("no file snapshot", "session", x.Session, "err", err) // not a project: expected, every turn
+	case err != nil:
+		x.Log.Warn("file snapshot failed", "session", x.Session, "dir", x.Location, "err", err)
+	}
+	return id
 }
 
 // TurnBuilt is the built turn as the core decides on it, with its file

@@ -1,16 +1,21 @@
 package effect
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
+	"strings"
 	"testing"
 
 	"github.com/sessionrt/sessionrt/compaction"
+	"github.com/sessionrt/sessionrt/filesnap"
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/provider"
 	"github.com/sessionrt/sessionrt/provider/scripted"
 	"github.com/sessionrt/sessionrt/render"
 	"github.com/sessionrt/sessionrt/session"
+	"github.com/sessionrt/sessionrt/toolactors"
 )
 
 // testAgent serves one model with prov and the given limits; any other
@@ -64,25 +69,81 @@ func TestBuiltTurnIsTheCoresTurnBuilt(t *testing.T) {
 	}
 }
 
-// TestTurnSnapshotIsTheTurnBuilts: the snapshot taken off the mailbox
-// comes back as the built turn's TurnBuilt with it; a snapshot that
-// panicked comes back with its error, and the turn goes on without one.
+// TestTurnSnapshotIsTheTurnBuilts: the snapshot of the drain's Location,
+// taken off the mailbox, comes back as the built turn's TurnBuilt with
+// it; a snapshot that panicked comes back with its error, and the turn
+// goes on without one.
 func TestTurnSnapshotIsTheTurnBuilts(t *testing.T) {
 	ch := make(posted, 1)
-	x := &Drain{Token: 4, Post: ch.post, Agent: testAgent(scriptedProvider(t), session.Limits{})}
+	st, loc := openStore(t), t.TempDir()
+	put(t, loc, map[string]string{"a.txt": "a"})
+	x := &Drain{Token: 4, Location: loc, Post: ch.post, Snapshots: func(string) (Snapshots, error) { return st, nil }, Log: slog.Default(),
+		Agent: testAgent(scriptedProvider(t), session.Limits{})}
 	model := messages.ModelRef{Provider: scripted.Kind, ID: "test"}
 	if out := x.BuildTurn("build", render.Turn{Model: model}, func() ([]messages.Message, error) { return nil, nil }); out != nil {
 		t.Fatalf("build failed: %+v", out)
 	}
-	x.SnapshotTurn(func() string { return "snap_2" })
+	x.SnapshotTurn()
 	m := ch.next(t).(*TurnSnapshotted)
-	if in, ok := x.Take(m).(session.TurnBuilt); !ok || m.Of() != 4 || m.Err != nil || in.Started.Snapshot != "snap_2" {
-		t.Fatalf("took %#v from %#v, want the TurnBuilt with snap_2", in, m)
+	if in, ok := x.Take(m).(session.TurnBuilt); !ok || m.Of() != 4 || m.Err != nil || m.Snap == "" || in.Started.Snapshot != m.Snap {
+		t.Fatalf("took %#v from %#v, want the TurnBuilt with the snapshot", in, m)
 	}
-	x.SnapshotTurn(func() string { panic("unreadable") })
+	if has, err := st.Has(m.Snap); !has || err != nil {
+		t.Fatalf("the store does not hold %s: %v", m.Snap, err)
+	}
+	x.Snapshots = func(string) (Snapshots, error) { return panicking{}, nil }
+	x.SnapshotTurn()
 	m = ch.next(t).(*TurnSnapshotted)
 	if in, ok := x.Take(m).(session.TurnBuilt); !ok || m.Err == nil || in.Started.Snapshot != "" {
 		t.Fatalf("took %#v from %#v, want the error and a TurnBuilt without a snapshot", in, m)
+	}
+}
+
+// panicking's Take panics, as a snapshot of an unreadable Location may.
+func (panicking) Take(string) (string, error)                                { panic("unreadable") }
+func (panicking) Has(string) (bool, error)                                   { return false, nil }
+func (panicking) Changed(string, string) ([]string, error)                   { return nil, nil }
+func (panicking) Diff(string, string, []string) ([]filesnap.FileDiff, error) { return nil, nil }
+func (panicking) Restore(string, string, []string) error                     { return nil }
+
+// TestASnapshotThatCannotBeTakenIsNone: a Location the store refuses (a
+// failure: a warning; too many files to be a project: a debug line, as it
+// is expected every turn) or has no store for gets no snapshot, and the
+// call settles without one; without Snapshots a call that changes files
+// settles at once.
+func TestASnapshotThatCannotBeTakenIsNone(t *testing.T) {
+	var log bytes.Buffer
+	ch := make(posted, 1)
+	loc := t.TempDir()
+	put(t, loc, map[string]string{"a.txt": "a", "b.txt": "b"})
+	small, err := filesnap.Open(filesnap.Config{Dir: t.TempDir(), MaxFiles: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := &Drain{Session: "ses_1", Location: loc, Post: ch.post, Log: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+	write := &toolactors.ToolSettled{AssistantMessageID: "msg_1", CallID: "call_1", Tool: "write", Output: &toolactors.ToolOutput{Text: "ok"}}
+	for _, tc := range []struct {
+		name  string
+		store func(string) (Snapshots, error)
+		log   string
+	}{
+		{"failing", func(string) (Snapshots, error) { return nil, errors.New("disk gone") }, `level=WARN msg="file snapshot failed" session=ses_1 dir=` + loc + ` err="disk gone"`},
+		{"too many files", func(string) (Snapshots, error) { return storeOf{small}, nil }, `level=DEBUG msg="no file snapshot" session=ses_1 err=`},
+		{"no store", func(string) (Snapshots, error) { return nil, nil }, ""},
+	} {
+		log.Reset()
+		x.Snapshots = tc.store
+		if _, now := x.SettleTool(write); now {
+			t.Fatalf("%s: a write settled before its snapshot", tc.name)
+		}
+		m := ch.next(t).(*ToolSnapshotted)
+		if m.Err != nil || m.Snap != "" || !strings.Contains(log.String(), tc.log) || (tc.log == "" && log.Len() > 0) {
+			t.Fatalf("%s: posted %+v, logged %q, want no snapshot and %q", tc.name, m, log.String(), tc.log)
+		}
+	}
+	x.Snapshots = nil
+	if in, now := x.SettleTool(write); !now || in.Result.(messages.ToolSucceeded).Snapshot != "" {
+		t.Fatalf("settled %+v %v without snapshots, want it at once", in, now)
 	}
 }
 

@@ -131,6 +131,16 @@ func SettleTool(m *toolactors.ToolSettled, snapshot func() string, post Post) (i
 	return in, false
 }
 
+// SettleTool is SettleTool for a call of the drain, with its Location's
+// file snapshot when the drain takes them (Snapshots).
+func (x *Drain) SettleTool(m *toolactors.ToolSettled) (in session.ToolSettled, ok bool) {
+	var snapshot func() string
+	if x.Snapshots != nil {
+		snapshot = x.snapshot
+	}
+	return SettleTool(m, snapshot, x.Post)
+}
+
 // ToolSnapshotted is a call's settlement with the file snapshot taken
 // after it (SettleTool): Snap "" when none could be taken; Err: taking it
 // panicked (the call settles without one).

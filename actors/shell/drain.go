@@ -86,9 +86,12 @@ func (a *sessionActor) startDrain(sd session.StartDrain, waiter *actor.PID) {
 		d.waiters = append(d.waiters, waiter)
 	}
 	rt, dir := a.rt, d.Location
-	d.fx = effect.Drain{Token: d.token, Session: a.id, Location: dir, Post: a.post(), ReplyTo: a.self,
+	d.fx = effect.Drain{Token: d.token, Session: a.id, Location: dir, Post: a.post(), ReplyTo: a.self, Log: a.log,
 		Config:     func(agent string) (effect.Agent, error) { return rt.DrainAgent(dir, agent) },
 		Registries: effect.Registries{System: a.system, Timeout: rt.RequestTimeout, Metrics: rt.Metrics}}
+	if rt.TakesSnapshots {
+		d.fx.Snapshots = rt.Snapshots
+	}
 	a.setDrain(d)
 	d.busy = true
 	d.fx.Locate(func() (*actor.PID, *actor.PID, error) { return rt.ResolveLocation(dir) }, a.core.State.Row.Agent)
@@ -228,7 +231,7 @@ func (a *sessionActor) startTurn(tools []provider.Tool) {
 		a.endDrain(&Outcome{Err: out.Err, Kind: out.Kind})
 		return
 	}
-	if !a.rt.TakesSnapshots {
+	if d.fx.Snapshots == nil {
 		a.execute(a.core.Step(d.fx.TurnBuilt("")))
 		return
 	}
@@ -237,8 +240,7 @@ func (a *sessionActor) startTurn(tools []provider.Tool) {
 	// revert runs meanwhile (refused while a drain runs); an interrupt
 	// finishes when it comes back.
 	d.busy = true
-	dir := d.Location
-	d.fx.SnapshotTurn(func() string { return a.fileSnapshot(dir) })
+	d.fx.SnapshotTurn()
 }
 
 // snapshotFailed logs a snapshot that panicked (effect.Snapshot): the

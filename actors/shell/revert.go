@@ -162,22 +162,3 @@ func (a *sessionActor) restore(r messages.Restore) error {
 	}
 	return a.write(a.core.Step(session.RestoreDone{Tree: r.Tree}).Append)
 }
-
-// fileSnapshot snapshots dir for a TurnStarted or a tool's settlement: ""
-// when this server keeps none or the Location cannot be read (the turn
-// goes on; only a revert to it loses its files). It blocks: it runs off
-// the mailbox, and reads nothing of the actor's state.
-func (a *sessionActor) fileSnapshot(dir string) string {
-	st, err := a.rt.Snapshots(dir)
-	id := ""
-	if err == nil && st != nil {
-		id, err = st.Take(dir)
-	}
-	switch {
-	case errors.Is(err, filesnap.ErrTooManyFiles):
-		a.log.Debug("no file snapshot", "session", a.id, "err", err) // not a project: expected, every turn
-	case err != nil:
-		a.log.Warn("file snapshot failed", "session", a.id, "dir", dir, "err", err)
-	}
-	return id
-}

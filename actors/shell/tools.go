@@ -10,7 +10,7 @@ import (
 // toolSettled is the registry's settlement as the Session receives it.
 type toolSettled = toolactors.ToolSettled
 
-// onToolSettled steps a call's settlement (effect.SettleTool: after a
+// onToolSettled steps a call's settlement (effect.Drain.SettleTool: after a
 // tool that changes files, once its file snapshot is taken off the
 // mailbox: onDrainMessage's ToolSnapshotted). A settlement of a turn
 // abandoned meanwhile (already failed durably) is dropped.
@@ -18,12 +18,7 @@ func (a *sessionActor) onToolSettled(m *toolSettled) {
 	if !a.core.Running(m.AssistantMessageID, m.CallID) {
 		return
 	}
-	var snapshot func() string
-	if a.rt.TakesSnapshots {
-		dir := a.drain.Location
-		snapshot = func() string { return a.fileSnapshot(dir) }
-	}
-	if in, ok := effect.SettleTool(m, snapshot, a.post()); ok {
+	if in, ok := a.drain.fx.SettleTool(m); ok {
 		a.execute(a.core.Step(in))
 	}
 }
