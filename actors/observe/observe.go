@@ -13,16 +13,17 @@
 // (Ready). What ended and how is the core's (session.Ready.TurnEnd,
 // Ready.Settled, the drain's session.Outcome); the Observer only records
 // it. DrainEnded closes whatever is still open as the drain ended. It
-// also counts the session's title requests' answers (Titled), which no
-// drain waits for.
+// also counts and logs the session's title requests' answers (Titled),
+// which no drain waits for.
 //
-// It does no I/O beyond the tracer and the metrics it is given, and is
-// used from the actor's goroutine only.
+// It does no I/O beyond the tracer, the metrics and the logger it is
+// given, and is used from the actor's goroutine only.
 package observe
 
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -39,6 +40,7 @@ type Observer struct {
 	SessionID string
 	Tracer    *telemetry.Tracer // nil: no spans
 	Metrics   *metrics.Runtime  // nil: no counters
+	Log       *slog.Logger      // nil: no log lines
 	// Fail is the error a failure of kind code with message msg is
 	// recorded with (a span's status and error.type); nil: errors.New(msg).
 	Fail func(code, msg string) error
@@ -164,8 +166,10 @@ func (o *Observer) Ready(rd session.Ready) {
 // Titled counts a title request's answer (sessionrt_session_titles_total):
 // failed (err), else titled when the session was untitled as it came (the
 // title is written now, or with the drain's next append), else kept (a
-// client named it first). A drain's or not, the session's.
-func (o *Observer) Titled(err error, untitled bool) {
+// client named it first). A drain's or not, the session's. It logs the
+// answer of the model asked, which took took: a failure is a warning (the
+// session keeps its default title, and its drain never knew).
+func (o *Observer) Titled(model messages.ModelRef, took time.Duration, err error, untitled bool) {
 	m := o.Metrics
 	switch {
 	case m == nil:
@@ -176,6 +180,15 @@ func (o *Observer) Titled(err error, untitled bool) {
 	default:
 		m.SessionTitled("kept")
 	}
+	if o.Log == nil {
+		return
+	}
+	name := model.Provider + "/" + model.ID
+	if err != nil {
+		o.Log.Warn("session title request failed; the session keeps its default title", "session", o.SessionID, "model", name, "err", err)
+		return
+	}
+	o.Log.Debug("session titled", "session", o.SessionID, "model", name, "took", took)
 }
 
 // DrainEnded closes the drain's telemetry as it ended (out), whether its

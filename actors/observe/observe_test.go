@@ -1,10 +1,13 @@
 package observe
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -221,14 +224,32 @@ func TestTheZeroObserverRecordsNothingAndWorks(t *testing.T) {
 }
 
 // TestTitleAnswersAreCountedByResult: failed, titled (the session was
-// untitled), or kept (a client named it first); an Observer without
-// metrics counts nothing and still works.
+// untitled), or kept (a client named it first), each logged with the
+// model asked (a failure as a warning); an Observer without metrics or a
+// logger counts and logs nothing and still works.
 func TestTitleAnswersAreCountedByResult(t *testing.T) {
 	o := newObserved(t)
-	o.Titled(errors.New("provider down"), true)
-	o.Titled(nil, true)
-	o.Titled(nil, true)
-	o.Titled(nil, false)
+	var log bytes.Buffer
+	o.Log = slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	o.Titled(model, time.Second, errors.New("provider down"), true)
+	o.Titled(model, time.Second, nil, true)
+	o.Titled(model, time.Second, nil, true)
+	o.Titled(model, 2*time.Second, nil, false)
 	o.metrics(t, `sessionrt_session_titles_total{result="failed"} 1`, `sessionrt_session_titles_total{result="titled"} 2`, `sessionrt_session_titles_total{result="kept"} 1`)
-	(&Observer{}).Titled(nil, true)
+	lines := strings.Split(strings.TrimSpace(log.String()), "\n")
+	want := []string{
+		`level=WARN msg="session title request failed; the session keeps its default title" session=ses_1 model=scripted/test-model err="provider down"`,
+		`level=DEBUG msg="session titled" session=ses_1 model=scripted/test-model took=1s`,
+		`level=DEBUG msg="session titled" session=ses_1 model=scripted/test-model took=1s`,
+		`level=DEBUG msg="session titled" session=ses_1 model=scripted/test-model took=2s`,
+	}
+	if len(lines) != len(want) {
+		t.Fatalf("logged %q, want %q", lines, want)
+	}
+	for i, w := range want {
+		if !strings.HasSuffix(lines[i], w) {
+			t.Fatalf("line %d %q, want it to end with %q", i, lines[i], w)
+		}
+	}
+	(&Observer{}).Titled(model, 0, nil, true)
 }

@@ -91,5 +91,5 @@ var ErrNoTitles = errors.New("titles are off (agent.title.disable)")
 // New returns the Session actor of id.
 func New(id string, d *Deps) actor.Actor {
 	return &sessionActor{id: id, rt: d, log: d.Logger, idle: NewIdleTimer(d.IdleAfter), core: session.Core{State: session.NewState(id), Config: session.Config{Compaction: d.Compaction}},
-		obs: observe.Observer{SessionID: id, Tracer: d.Tracer, Metrics: d.Metrics, Fail: commandError}}
+		obs: observe.Observer{SessionID: id, Tracer: d.Tracer, Metrics: d.Metrics, Log: d.Logger, Fail: commandError}}
 }

@@ -34,12 +34,8 @@ func (a *sessionActor) onTitled(m *effect.Titled) {
 	if errors.Is(m.Err, ErrNoTitles) {
 		return
 	}
-	a.obs.Titled(m.Err, a.core.State.Row.Title == "")
-	model := m.Model.Provider + "/" + m.Model.ID
-	if m.Err != nil {
-		a.log.Warn("session title request failed; the session keeps its default title", "session", a.id, "model", model, "err", m.Err)
-		return
+	a.obs.Titled(m.Model, m.Took, m.Err, a.core.State.Row.Title == "")
+	if m.Err == nil {
+		a.execute(a.core.Step(session.TitleGenerated{Title: m.Title}))
 	}
-	a.log.Debug("session titled", "session", a.id, "model", model, "took", m.Took)
-	a.execute(a.core.Step(session.TitleGenerated{Title: m.Title}))
 }
