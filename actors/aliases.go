@@ -3,119 +3,120 @@ package actors
 import (
 	"time"
 
+	"github.com/sessionrt/sessionrt/actors/protocol"
 	"github.com/sessionrt/sessionrt/actors/shell"
 )
 
-// The Session actor is actors/shell's; its commands, answers, errors,
-// fault points and live items keep their names here, so that callers of
-// the facade name them as before.
+// The Session actor is actors/shell's and its protocol actors/protocol's;
+// its commands, answers, errors, fault points and live items keep their
+// names here, so that callers of the facade name them as before.
 
-// Commands (shell/commands.go).
+// Commands (protocol/commands.go).
 type (
-	Create          = shell.Create
-	Rename          = shell.Rename
-	Delete          = shell.Delete
-	Prompt          = shell.Prompt
-	Run             = shell.Run
-	Wake            = shell.Wake
-	Interrupt       = shell.Interrupt
-	Move            = shell.Move
-	SwitchAgent     = shell.SwitchAgent
-	SwitchModel     = shell.SwitchModel
-	ReplyPermission = shell.ReplyPermission
-	WaitIdle        = shell.WaitIdle
-	Compact         = shell.Compact
-	Revert          = shell.Revert
+	Create          = protocol.Create
+	Rename          = protocol.Rename
+	Delete          = protocol.Delete
+	Prompt          = protocol.Prompt
+	Run             = protocol.Run
+	Wake            = protocol.Wake
+	Interrupt       = protocol.Interrupt
+	Move            = protocol.Move
+	SwitchAgent     = protocol.SwitchAgent
+	SwitchModel     = protocol.SwitchModel
+	ReplyPermission = protocol.ReplyPermission
+	WaitIdle        = protocol.WaitIdle
+	Compact         = protocol.Compact
+	Revert          = protocol.Revert
 )
 
 // Answers.
 type (
-	Info       = shell.Info
-	Receipt    = shell.Receipt
-	Outcome    = shell.Outcome
-	Done       = shell.Done
-	RevertInfo = shell.RevertInfo
+	Info       = protocol.Info
+	Receipt    = protocol.Receipt
+	Outcome    = protocol.Outcome
+	Done       = protocol.Done
+	RevertInfo = protocol.RevertInfo
 )
 
 // Revert operations (Revert.Op).
 const (
-	RevertStage  = shell.RevertStage
-	RevertCommit = shell.RevertCommit
-	RevertClear  = shell.RevertClear
-	RevertShow   = shell.RevertShow
-	RevertDiff   = shell.RevertDiff
+	RevertStage  = protocol.RevertStage
+	RevertCommit = protocol.RevertCommit
+	RevertClear  = protocol.RevertClear
+	RevertShow   = protocol.RevertShow
+	RevertDiff   = protocol.RevertDiff
 )
 
-// Errors (shell/errors.go).
-type CommandError = shell.CommandError
+// Errors (protocol/errors.go).
+type CommandError = protocol.CommandError
 
 const (
-	CodeInvalid  = shell.CodeInvalid
-	CodeNotFound = shell.CodeNotFound
-	CodeConflict = shell.CodeConflict
-	CodeBacklog  = shell.CodeBacklog
-	CodeFenced   = shell.CodeFenced
-	CodeBusy     = shell.CodeBusy
-	CodeJournal  = shell.CodeJournal
-	CodeInternal = shell.CodeInternal
+	CodeInvalid  = protocol.CodeInvalid
+	CodeNotFound = protocol.CodeNotFound
+	CodeConflict = protocol.CodeConflict
+	CodeBacklog  = protocol.CodeBacklog
+	CodeFenced   = protocol.CodeFenced
+	CodeBusy     = protocol.CodeBusy
+	CodeJournal  = protocol.CodeJournal
+	CodeInternal = protocol.CodeInternal
 )
 
 var (
-	ErrInvalid  = shell.ErrInvalid
-	ErrNotFound = shell.ErrNotFound
-	ErrConflict = shell.ErrConflict
-	ErrBacklog  = shell.ErrBacklog
-	ErrFenced   = shell.ErrFenced
-	ErrBusy     = shell.ErrBusy
-	ErrJournal  = shell.ErrJournal
+	ErrInvalid  = protocol.ErrInvalid
+	ErrNotFound = protocol.ErrNotFound
+	ErrConflict = protocol.ErrConflict
+	ErrBacklog  = protocol.ErrBacklog
+	ErrFenced   = protocol.ErrFenced
+	ErrBusy     = protocol.ErrBusy
+	ErrJournal  = protocol.ErrJournal
 )
 
-func errorCode(err error) string { return shell.ErrorCode(err) }
+func errorCode(err error) string { return protocol.ErrorCode(err) }
 
 func invalidf(msg string) error { return &CommandError{Code: CodeInvalid, Msg: msg} }
 
-// Fault points (shell/faults.go).
+// Fault points (protocol/faults.go).
 type (
-	FaultPoint    = shell.FaultPoint
-	InjectedFault = shell.InjectedFault
+	FaultPoint    = protocol.FaultPoint
+	InjectedFault = protocol.InjectedFault
 )
 
 const (
-	FaultAfterAdmission  = shell.FaultAfterAdmission
-	FaultAfterPromotion  = shell.FaultAfterPromotion
-	FaultMidStream       = shell.FaultMidStream
-	FaultAfterToolCalled = shell.FaultAfterToolCalled
-	FaultMidTool         = shell.FaultMidTool
-	FaultAfterSettlement = shell.FaultAfterSettlement
-	FaultBeforeTurnEnd   = shell.FaultBeforeTurnEnd
-	FaultRevertCommitted = shell.FaultRevertCommitted
-	FaultMidRestore      = shell.FaultMidRestore
+	FaultAfterAdmission  = protocol.FaultAfterAdmission
+	FaultAfterPromotion  = protocol.FaultAfterPromotion
+	FaultMidStream       = protocol.FaultMidStream
+	FaultAfterToolCalled = protocol.FaultAfterToolCalled
+	FaultMidTool         = protocol.FaultMidTool
+	FaultAfterSettlement = protocol.FaultAfterSettlement
+	FaultBeforeTurnEnd   = protocol.FaultBeforeTurnEnd
+	FaultRevertCommitted = protocol.FaultRevertCommitted
+	FaultMidRestore      = protocol.FaultMidRestore
 )
 
 // FaultPoints lists every fault point of a drain.
-var FaultPoints = shell.FaultPoints
+var FaultPoints = protocol.FaultPoints
 
-// Recovery (shell/recovery.go).
-type Recovery = shell.Recovery
+// Recovery (protocol/recovery.go).
+type Recovery = protocol.Recovery
 
 const (
-	RecoverResume          = shell.RecoverResume
-	RecoverInterrupt       = shell.RecoverInterrupt
-	InterruptedToolError   = shell.InterruptedToolError
-	RestartNote            = shell.RestartNote
-	JournalNote            = shell.JournalNote
-	LeftoverPermissionNote = shell.LeftoverPermissionNote
-	QuestionTool           = shell.QuestionTool
-	QuestionRejectedError  = shell.QuestionRejectedError
+	RecoverResume          = protocol.RecoverResume
+	RecoverInterrupt       = protocol.RecoverInterrupt
+	InterruptedToolError   = protocol.InterruptedToolError
+	RestartNote            = protocol.RestartNote
+	JournalNote            = protocol.JournalNote
+	LeftoverPermissionNote = protocol.LeftoverPermissionNote
+	QuestionTool           = protocol.QuestionTool
+	QuestionRejectedError  = protocol.QuestionRejectedError
 )
 
 // Live items, inspections, idle tracking.
 type (
-	Live            = shell.Live
-	SessionStatus   = shell.SessionStatus
-	Inspection      = shell.Inspection
-	DrainInspection = shell.DrainInspection
-	TurnInspection  = shell.TurnInspection
+	Live            = protocol.Live
+	SessionStatus   = protocol.SessionStatus
+	Inspection      = protocol.Inspection
+	DrainInspection = protocol.DrainInspection
+	TurnInspection  = protocol.TurnInspection
 	IdleTimer       = shell.IdleTimer
 	Idler           = shell.Idler
 )

@@ -3,7 +3,7 @@ package actors
 import (
 	"context"
 
-	"github.com/sessionrt/sessionrt/actors/shell"
+	"github.com/sessionrt/sessionrt/actors/protocol"
 )
 
 // Inspect reports what the activation of id on this process holds in
@@ -14,7 +14,7 @@ func (s *Sessions) Inspect(ctx context.Context, id string) (*Inspection, error) 
 		return nil, nil
 	}
 	defer s.rt.acts.release(id, pid)
-	res, err := s.rt.acts.await(ctx, pid, gone, &shell.Inspect{}, s.rt.cfg.RequestTimeout)
+	res, err := s.rt.acts.await(ctx, pid, gone, &protocol.Inspect{}, s.rt.cfg.RequestTimeout)
 	if err != nil {
 		return nil, err
 	}

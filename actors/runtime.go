@@ -14,6 +14,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/sessionrt/sessionrt/actors/effect"
+	"github.com/sessionrt/sessionrt/actors/protocol"
 	"github.com/sessionrt/sessionrt/actors/shell"
 	"github.com/sessionrt/sessionrt/compaction"
 	"github.com/sessionrt/sessionrt/contextsources"
@@ -436,7 +437,7 @@ func (rt *runtime) titleModel(loc string, model messages.ModelRef) (messages.Mod
 		return model, nil, err
 	}
 	if s.NoTitles {
-		return model, nil, shell.ErrNoTitles
+		return model, nil, protocol.ErrNoTitles
 	}
 	if small := s.TitleModel; small.ID != "" {
 		if p, err := rt.provider(s.Models, small); err == nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/sessionrt/sessionrt/actors/protocol"
 	"github.com/sessionrt/sessionrt/actors/shell"
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/persistence"
@@ -197,7 +198,7 @@ func (s *Sessions) Recover(ctx context.Context, progress func(done, total int)) 
 	// (owedWhileJournalFails); the others are reported.
 	var errs []error
 	for i, id := range ids {
-		if _, err := s.ask(ctx, id, &shell.RecoverSession{Policy: s.rt.cfg.Recovery}, s.rt.cfg.RequestTimeout); err != nil {
+		if _, err := s.ask(ctx, id, &protocol.RecoverSession{Policy: s.rt.cfg.Recovery}, s.rt.cfg.RequestTimeout); err != nil {
 			if ctx.Err() != nil {
 				return ids[:i], fmt.Errorf("recover session %s: %w", id, err)
 			}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/sessionrt/sessionrt/actors/protocol"
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/persistence"
 	"github.com/sessionrt/sessionrt/session"
@@ -13,12 +14,12 @@ import (
 )
 
 func (a *sessionActor) notFound() error {
-	return &CommandError{Code: CodeNotFound, Msg: fmt.Sprintf("session %s not found", a.id)}
+	return &protocol.CommandError{Code: protocol.CodeNotFound, Msg: fmt.Sprintf("session %s not found", a.id)}
 }
 
-func (a *sessionActor) create(m *Create) any {
+func (a *sessionActor) create(m *protocol.Create) any {
 	if a.core.State.Exists {
-		return &Info{Session: a.row()}
+		return &protocol.Info{Session: a.row()}
 	}
 	// What it starts with is the runtime's to resolve (its Location's
 	// configuration); the actor writes it.
@@ -29,7 +30,7 @@ func (a *sessionActor) create(m *Create) any {
 	sess, created, err := a.rt.Journal.CreateSession(a.rt.Ctx, a.id, a.ownership, ev)
 	if errors.Is(err, persistence.ErrDeleted) {
 		// The journal keeps a deleted session's events under its ID.
-		return &CommandError{Code: CodeConflict, Msg: fmt.Sprintf("session %s was deleted; its ID cannot be reused (create the session without an ID, or with another one)", a.id)}
+		return &protocol.CommandError{Code: protocol.CodeConflict, Msg: fmt.Sprintf("session %s was deleted; its ID cannot be reused (create the session without an ID, or with another one)", a.id)}
 	}
 	if err != nil {
 		return a.journalError(err)
@@ -40,7 +41,7 @@ func (a *sessionActor) create(m *Create) any {
 	} else if err := a.reload(); err != nil {
 		return err // another activation created it: read what it wrote
 	}
-	return &Info{Session: a.row(), Created: created}
+	return &protocol.Info{Session: a.row(), Created: created}
 }
 
 // created takes the state of the session this actor just created, as a
@@ -57,7 +58,7 @@ func (a *sessionActor) created(sess persistence.Session) {
 	}
 }
 
-func (a *sessionActor) prompt(m *Prompt) any {
+func (a *sessionActor) prompt(m *protocol.Prompt) any {
 	if m.MessageID == "" {
 		m.MessageID = messages.NewID("msg")
 	}
@@ -77,7 +78,7 @@ func (a *sessionActor) prompt(m *Prompt) any {
 		a.fold(rec.AdmittedSeq, ev)
 		a.publish(first, ev)
 	}
-	a.fault(FaultAfterAdmission)
+	a.fault(protocol.FaultAfterAdmission)
 	if m.Resume {
 		a.drainTrace = m.TraceParent
 		a.wake()
@@ -88,13 +89,13 @@ func (a *sessionActor) prompt(m *Prompt) any {
 
 // journalError maps a fencing failure to stopping this activation.
 func (a *sessionActor) journalError(err error) error {
-	if errorCode(err) == CodeFenced {
+	if protocol.ErrorCode(err) == protocol.CodeFenced {
 		a.stopFenced()
 	}
 	return err
 }
 
-func (a *sessionActor) move(m *Move) any {
+func (a *sessionActor) move(m *protocol.Move) any {
 	if !a.core.State.Exists {
 		return a.notFound()
 	}
@@ -107,7 +108,7 @@ func (a *sessionActor) move(m *Move) any {
 	return a.command(session.Move{To: to})
 }
 
-func (a *sessionActor) switchAgent(m *SwitchAgent) any {
+func (a *sessionActor) switchAgent(m *protocol.SwitchAgent) any {
 	if !a.core.State.Exists {
 		return a.notFound()
 	}
@@ -122,11 +123,11 @@ func (a *sessionActor) deleteSession() any {
 	return a.command(session.Delete{})
 }
 
-func (a *sessionActor) rename(m *Rename) any {
+func (a *sessionActor) rename(m *protocol.Rename) any {
 	return a.command(session.Rename{Title: m.Title})
 }
 
-func (a *sessionActor) switchModel(m *SwitchModel) any {
+func (a *sessionActor) switchModel(m *protocol.SwitchModel) any {
 	if !a.core.State.Exists {
 		return a.notFound()
 	}
@@ -148,18 +149,20 @@ func (a *sessionActor) command(in session.Input) any {
 	if err := a.write(rd.Append); err != nil {
 		return err
 	}
-	return &Info{Session: a.row()}
+	return &protocol.Info{Session: a.row()}
 }
 
 // refused is the client's error for a refusal of the core.
-func refused(r *session.Refusal) error { return &CommandError{Code: refusalCode[r.Kind], Msg: r.Err} }
+func refused(r *session.Refusal) error {
+	return &protocol.CommandError{Code: refusalCode[r.Kind], Msg: r.Err}
+}
 
 // refusalCode is the error code a client sees for each refusal.
 var refusalCode = [...]string{
-	session.RefusedNotFound: CodeNotFound,
-	session.RefusedInvalid:  CodeInvalid,
-	session.RefusedBusy:     CodeBusy,
-	session.RefusedConflict: CodeConflict,
+	session.RefusedNotFound: protocol.CodeNotFound,
+	session.RefusedInvalid:  protocol.CodeInvalid,
+	session.RefusedBusy:     protocol.CodeBusy,
+	session.RefusedConflict: protocol.CodeConflict,
 }
 
 func (a *sessionActor) run(ctx actor.Context) {
@@ -171,7 +174,7 @@ func (a *sessionActor) run(ctx actor.Context) {
 	// starts for it.
 	a.execute(a.core.Step(session.Run{}))
 	if a.drain == nil {
-		a.respond(ctx, &Outcome{LastSeq: a.seq})
+		a.respond(ctx, &protocol.Outcome{LastSeq: a.seq})
 		return
 	}
 	a.drain.waiters = append(a.drain.waiters, ctx.Sender())

@@ -1,14 +1,10 @@
 package shell
 
 import (
+	"github.com/sessionrt/sessionrt/actors/protocol"
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/session"
 )
-
-// Compact asks for a manual compaction; the reply is the Outcome of the
-// drain that runs it. Input admitted meanwhile waits, and is released by
-// the follow-up drain whether the compaction succeeded or not.
-type Compact struct{}
 
 // compactionFacts hands the core what the compaction it decided is planned
 // from (Ready.Compact): the history loaded, and the model's limits, an ID
@@ -17,7 +13,7 @@ type Compact struct{}
 // what its failure means.
 func (a *sessionActor) compactionFacts() {
 	if _, err := a.history(); err != nil {
-		a.endDrain(&Outcome{Err: err.Error(), Kind: session.Internal})
+		a.endDrain(&protocol.Outcome{Err: err.Error(), Kind: session.Internal})
 		return
 	}
 	a.execute(a.core.Step(a.drain.fx.CompactionFacts(a.core.State.Row.Model)))
@@ -32,11 +28,11 @@ func (a *sessionActor) summarize(sm *session.Summarize) {
 	publish, sid := a.rt.Publish, a.id
 	err := d.fx.Summarize(a.rt.Ctx, sm, func(delta string) {
 		if publish != nil {
-			publish(Live{SessionID: sid, Delta: &messages.Delta{SessionID: sid, Kind: messages.CompactionDelta, Text: delta}})
+			publish(protocol.Live{SessionID: sid, Delta: &messages.Delta{SessionID: sid, Kind: messages.CompactionDelta, Text: delta}})
 		}
 	})
 	if err != nil {
-		a.endDrain(&Outcome{Err: err.Error(), Kind: session.Internal})
+		a.endDrain(&protocol.Outcome{Err: err.Error(), Kind: session.Internal})
 		return
 	}
 	d.busy = true

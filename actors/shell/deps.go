@@ -2,7 +2,6 @@ package shell
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"sync/atomic"
 	"time"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/sessionrt/sessionrt/actors/effect"
 	"github.com/sessionrt/sessionrt/actors/observe"
+	"github.com/sessionrt/sessionrt/actors/protocol"
 	"github.com/sessionrt/sessionrt/compaction"
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/persistence"
@@ -31,17 +31,17 @@ type Deps struct {
 	Owner   string // this process in journal ownership records
 	Logger  *slog.Logger
 	// Publish hands an item to the live bus; nil publishes nothing.
-	Publish func(Live)
-	Metrics *metrics.Runtime              // nil records nothing
-	Tracer  *telemetry.Tracer             // nil records nothing
-	Faults  func(FaultPoint, string) bool // chaos runs only
+	Publish func(protocol.Live)
+	Metrics *metrics.Runtime                       // nil records nothing
+	Tracer  *telemetry.Tracer                      // nil records nothing
+	Faults  func(protocol.FaultPoint, string) bool // chaos runs only
 	// Compaction, IdleAfter, InboxLimit, RequestTimeout, Recovery and
 	// Titles are the runtime's configuration (actors.Config).
 	Compaction     compaction.Config
 	IdleAfter      time.Duration
 	InboxLimit     int
 	RequestTimeout time.Duration
-	Recovery       Recovery
+	Recovery       protocol.Recovery
 	Titles         bool
 	// TakesSnapshots: the process keeps file snapshots; Snapshots returns
 	// the store of a Location's (nil when none).
@@ -71,7 +71,7 @@ type Deps struct {
 	// tool registries; DrainAgent a drain's agent; TitleModel the model
 	// that names a session. The last three block: call them off the
 	// mailbox.
-	Creation        func(*Create) (messages.SessionCreated, error)
+	Creation        func(*protocol.Create) (messages.SessionCreated, error)
 	AgentSwitch     func(location, agent string) (session.SwitchAgent, error)
 	ModelSwitch     func(location string, model messages.ModelRef) (session.SwitchModel, error)
 	ResolveLocation func(dir string) (context, tools *actor.PID, err error)
@@ -83,10 +83,6 @@ type Deps struct {
 	// and what it was built from.
 	CheckTurn func(id string, seq int64, st *session.State, tr render.Turn, req *provider.Request)
 }
-
-// ErrNoTitles: the Location's configuration turns titles off
-// (Deps.TitleModel answers it).
-var ErrNoTitles = errors.New("titles are off (agent.title.disable)")
 
 // New returns the Session actor of id.
 func New(id string, d *Deps) actor.Actor {

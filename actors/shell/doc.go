@@ -35,6 +35,7 @@
 // the activation registry, the journal waits, the Location's configuration
 // and registries, the runtime's settings and counters) is in Deps, which
 // the facade (package actors) fills in: this package never imports the
-// facade, and the facade keeps the names of the commands, answers and
-// errors defined here (aliases.go), so its callers do not change.
+// facade. What the actor is asked and answers (its commands, answers,
+// errors, live items, fault points) is actors/protocol's, which the facade
+// re-exports under the same names (aliases.go).
 package shell

@@ -4,6 +4,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/sessionrt/sessionrt/actors/effect"
+	"github.com/sessionrt/sessionrt/actors/protocol"
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/provider"
 	"github.com/sessionrt/sessionrt/render"
@@ -166,7 +167,7 @@ func (a *sessionActor) execute(rd session.Ready) {
 	case rd.Outcome != nil:
 		// Its last events (Idle, after DrainFailed or Interrupted) are
 		// written.
-		a.closeDrain(&Outcome{Err: rd.Outcome.Err, Kind: rd.Outcome.Kind}, true)
+		a.closeDrain(&protocol.Outcome{Err: rd.Outcome.Err, Kind: rd.Outcome.Kind}, true)
 	case rd.Stream:
 		a.stream()
 	case rd.Compact != nil:
@@ -209,7 +210,7 @@ func (a *sessionActor) appendFailed(d *drain, rd session.Ready, err error) {
 	}
 	if out := rd.Outcome; out != nil {
 		if out.Err != "" {
-			a.closeDrain(&Outcome{Err: out.Err, Kind: out.Kind}, true)
+			a.closeDrain(&protocol.Outcome{Err: out.Err, Kind: out.Kind}, true)
 		} else {
 			a.closeDrain(failed(err), true)
 		}
@@ -228,7 +229,7 @@ func (a *sessionActor) startTurn(tools []provider.Tool) {
 	d, st := a.drain, &a.core.State
 	tr := render.Turn{Model: st.Row.Model, Baseline: st.Epoch.Baseline, Tools: tools, LastTurn: d.LastTurn}
 	if out := d.fx.BuildTurn(st.Row.Agent, tr, a.historyAhead); out != nil {
-		a.endDrain(&Outcome{Err: out.Err, Kind: out.Kind})
+		a.endDrain(&protocol.Outcome{Err: out.Err, Kind: out.Kind})
 		return
 	}
 	if d.fx.Snapshots == nil {
@@ -267,7 +268,7 @@ func (a *sessionActor) stream() {
 // core: what is published live, what the turn accumulates and which calls
 // are recorded and started is the core's (StreamPart).
 func (a *sessionActor) onPart(p session.StreamPart) {
-	a.fault(FaultMidStream)
+	a.fault(protocol.FaultMidStream)
 	if p.Kind == 0 {
 		return // nothing the core uses (effect.Decode)
 	}
@@ -281,7 +282,7 @@ func (a *sessionActor) publishLive(live []messages.Delta) {
 		return
 	}
 	for i := range live {
-		a.rt.Publish(Live{SessionID: a.id, Delta: &live[i]})
+		a.rt.Publish(protocol.Live{SessionID: a.id, Delta: &live[i]})
 	}
 }
 
@@ -292,8 +293,8 @@ func (a *sessionActor) publishLive(live []messages.Delta) {
 // settlement coming back to this actor (onToolSettled).
 func (a *sessionActor) startTool(ev messages.ToolCalled) {
 	d := a.drain
-	a.fault(FaultAfterToolCalled)
-	if ev.Tool == QuestionTool {
+	a.fault(protocol.FaultAfterToolCalled)
+	if ev.Tool == protocol.QuestionTool {
 		a.execute(a.core.Step(d.fx.Question(ev)))
 		return
 	}
@@ -321,7 +322,7 @@ func (a *sessionActor) onStreamEnded(m *effect.StreamEnded) {
 // once that is written (execute: obs.Ready).
 func (a *sessionActor) finishTurn() {
 	if !a.drain.Interrupted {
-		a.fault(FaultBeforeTurnEnd)
+		a.fault(protocol.FaultBeforeTurnEnd)
 	}
 	a.execute(a.core.Step(session.CloseTurn{}))
 }
@@ -329,7 +330,7 @@ func (a *sessionActor) finishTurn() {
 // endDrain ends the drain with an outcome the shell met (no provider for
 // the model, a history it could not read): the core writes its end as any
 // other (Abort), and closeDrain follows.
-func (a *sessionActor) endDrain(out *Outcome) {
+func (a *sessionActor) endDrain(out *protocol.Outcome) {
 	if a.drain == nil {
 		// A fenced append already abandoned the drain and stopped this
 		// activation (stopFenced): nothing is left to end.
@@ -346,7 +347,7 @@ func (a *sessionActor) endDrain(out *Outcome) {
 func (a *sessionActor) interrupt(ctx actor.Context) {
 	d := a.drain
 	if d == nil {
-		a.respond(ctx, &Done{LastSeq: a.seq})
+		a.respond(ctx, &protocol.Done{LastSeq: a.seq})
 		return
 	}
 	if ctx.Sender() != nil {
@@ -364,7 +365,7 @@ func (a *sessionActor) interrupt(ctx actor.Context) {
 // interrupters are answered with out. A written end then steps
 // DrainEnded: a wake that arrived meanwhile starts at most one follow-up
 // drain (an interrupt suppressed those that came before it).
-func (a *sessionActor) closeDrain(out *Outcome, written bool) {
+func (a *sessionActor) closeDrain(out *protocol.Outcome, written bool) {
 	d := a.drain
 	if d == nil {
 		return
@@ -379,7 +380,7 @@ func (a *sessionActor) closeDrain(out *Outcome, written bool) {
 		a.system.Root.Send(w, out)
 	}
 	for _, w := range d.interrupters {
-		a.system.Root.Send(w, &Done{LastSeq: a.seq})
+		a.system.Root.Send(w, &protocol.Done{LastSeq: a.seq})
 	}
 	d.waiters, d.interrupters = nil, nil
 	if !written {
@@ -399,5 +400,5 @@ func (a *sessionActor) closeDrain(out *Outcome, written bool) {
 // failed).
 func (a *sessionActor) abandon(why string, kind session.OutcomeKind) {
 	a.core.Abandon()
-	a.closeDrain(&Outcome{Err: why, Kind: kind}, false)
+	a.closeDrain(&protocol.Outcome{Err: why, Kind: kind}, false)
 }

@@ -4,45 +4,9 @@ import (
 	"context"
 	"errors"
 
+	"github.com/sessionrt/sessionrt/actors/protocol"
 	"github.com/sessionrt/sessionrt/persistence"
-)
-
-// Error codes callers (the HTTP API, the CLI) branch on.
-const (
-	CodeInvalid  = "invalid"   // malformed command
-	CodeNotFound = "not_found" // no such session or request
-	CodeConflict = "conflict"  // an ID reused with other content
-	CodeBacklog  = "backlog"   // the inbox is full
-	CodeFenced   = "fenced"    // the activation lost ownership; retry
-	CodeBusy     = "busy"      // the session is running and the command needs it idle
-	CodeJournal  = "journal"   // the journal refused a write (full disk, lost database); retry later
-	CodeInternal = "internal"
-)
-
-// CommandError is how a Session actor refuses a command. It is a value so
-// that it crosses the mailbox (and later the cluster) intact.
-type CommandError struct {
-	Code string
-	Msg  string
-}
-
-func (e *CommandError) Error() string { return e.Msg }
-
-// Is lets callers match with the sentinels below.
-func (e *CommandError) Is(target error) bool {
-	t, ok := target.(*CommandError)
-	return ok && t.Msg == "" && t.Code == e.Code
-}
-
-// Sentinels for errors.Is.
-var (
-	ErrInvalid  = &CommandError{Code: CodeInvalid}
-	ErrNotFound = &CommandError{Code: CodeNotFound}
-	ErrConflict = &CommandError{Code: CodeConflict}
-	ErrBacklog  = &CommandError{Code: CodeBacklog}
-	ErrFenced   = &CommandError{Code: CodeFenced}
-	ErrBusy     = &CommandError{Code: CodeBusy}
-	ErrJournal  = &CommandError{Code: CodeJournal}
+	"github.com/sessionrt/sessionrt/session"
 )
 
 // journalFailed reports an append error that is the journal's own failure
@@ -61,27 +25,11 @@ func journalFailed(err error) bool {
 }
 
 // commandError is how a failure of kind code is recorded (observe.Observer.Fail).
-func commandError(code, msg string) error { return &CommandError{Code: code, Msg: msg} }
+func commandError(code, msg string) error { return &protocol.CommandError{Code: code, Msg: msg} }
 
-func invalidf(msg string) error { return &CommandError{Code: CodeInvalid, Msg: msg} }
+func invalidf(msg string) error { return &protocol.CommandError{Code: protocol.CodeInvalid, Msg: msg} }
 
-func errorCode(err error) string {
-	var ce *CommandError
-	switch {
-	case errors.As(err, &ce):
-		return ce.Code
-	case errors.Is(err, persistence.ErrNotFound):
-		return CodeNotFound
-	case errors.Is(err, persistence.ErrPromptConflict):
-		return CodeConflict
-	case errors.Is(err, persistence.ErrBacklogFull):
-		return CodeBacklog
-	case errors.Is(err, errFenced), errors.Is(err, persistence.ErrFenced), errors.Is(err, persistence.ErrConflict):
-		return CodeFenced
-	}
-	return CodeInternal
+// failed is the Outcome of a drain that ends with err.
+func failed(err error) *protocol.Outcome {
+	return &protocol.Outcome{Err: err.Error(), Kind: session.OutcomeKind(protocol.ErrorCode(err))}
 }
-
-// ErrorCode is the code of err callers branch on (CodeInternal when it
-// is none of the others).
-func ErrorCode(err error) string { return errorCode(err) }

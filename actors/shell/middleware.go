@@ -3,6 +3,7 @@ package shell
 import (
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/sessionrt/sessionrt/actors/protocol"
 	"github.com/sessionrt/sessionrt/telemetry/metrics"
 )
 
@@ -101,7 +102,7 @@ func TrackIdle(next actor.ReceiverFunc) actor.ReceiverFunc {
 				t.touch(c.ActorSystem(), c.Self())
 			}
 			return
-		case *Inspect:
+		case *protocol.Inspect:
 		case *actor.Stopping, *actor.Restarting, *actor.Stopped:
 			t.stop()
 		default:

@@ -1,15 +1,10 @@
 package shell
 
 import (
+	"github.com/sessionrt/sessionrt/actors/protocol"
 	"github.com/sessionrt/sessionrt/session"
 	"github.com/sessionrt/sessionrt/toolactors/permission"
 )
-
-// QuestionTool is the tool the session answers itself (session.QuestionTool).
-const QuestionTool = session.QuestionTool
-
-// QuestionRejectedError is what the model sees of a dismissed question.
-const QuestionRejectedError = session.QuestionRejectedError
 
 // replyPermission hands a client's reply to a question or permission
 // request to the core, which takes it only for an open request, once
@@ -19,7 +14,7 @@ const QuestionRejectedError = session.QuestionRejectedError
 // a permission's Answer is handed to the call waiting for it once the
 // reply is durable. A reply the journal did not take is answered with
 // the append's error.
-func (a *sessionActor) replyPermission(m *ReplyPermission) any {
+func (a *sessionActor) replyPermission(m *protocol.ReplyPermission) any {
 	d := a.drain
 	rd := a.core.Step(session.Reply{RequestID: m.RequestID, Reply: m.Reply, Answers: m.Answers, Feedback: m.Feedback})
 	if r := rd.Refused; r != nil {
@@ -34,5 +29,5 @@ func (a *sessionActor) replyPermission(m *ReplyPermission) any {
 	if r := rd.Answer; r != nil {
 		a.perms.Answer(r.RequestID, permission.Reply{Answer: permission.Answer(r.Reply), Feedback: r.Feedback})
 	}
-	return &Done{LastSeq: a.seq}
+	return &protocol.Done{LastSeq: a.seq}
 }

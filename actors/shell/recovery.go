@@ -1,42 +1,10 @@
 package shell
 
 import (
+	"github.com/sessionrt/sessionrt/actors/protocol"
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/session"
 	"github.com/sessionrt/sessionrt/toolactors"
-)
-
-// InterruptedToolError is what a tool left running by an interruption or a
-// dead process settles with (session.InterruptedToolError).
-const InterruptedToolError = session.InterruptedToolError
-
-// RestartNote is the model-visible note added when a session mid-drain is
-// resumed after its process died.
-const RestartNote = "The server restarted while you were working. Tool calls that were still running were stopped and failed with \"" + InterruptedToolError + "\"; their side effects may be partial. Continue from the conversation above."
-
-// JournalNote is the model-visible note added when a drain that a journal
-// write failure stopped is resumed.
-const JournalNote = "The journal could not store your work for a while (a write failed, e.g. on a full disk), so your work stopped until it accepted writes again. Tool calls that were still running were stopped and failed with \"" + InterruptedToolError + "\"; their side effects may be partial. Continue from the conversation above."
-
-// LeftoverPermissionNote is the feedback of the reject that closes a
-// permission request whose tool call a dead drain left running
-// (session.LeftoverPermissionNote: the core writes it, Leftovers).
-const LeftoverPermissionNote = session.LeftoverPermissionNote
-
-// RecoverSession asks an activation to apply the restart policy; the reply is
-// an *Outcome when resumed (after the drain) or *Done when marked interrupted.
-type RecoverSession struct{ Policy Recovery }
-
-// Recovery says what happens to a session found mid-drain after a restart.
-type Recovery string
-
-const (
-	// RecoverResume runs the session once more, telling the model the server restarted.
-	RecoverResume Recovery = "resume"
-	// RecoverInterrupt marks the session interrupted; its inbox stays,
-	// held, for the client's next fresh wake, prompt or run (no restart,
-	// takeover or journal resume runs it).
-	RecoverInterrupt Recovery = "interrupt"
 )
 
 // failLeftovers settles, durably, whatever a dead owner left open, before
@@ -62,17 +30,17 @@ func (a *sessionActor) failLeftovers(why string) error {
 // receipt and the drain's start) starts its drain as a wake would: the
 // policy is about drains that were running, and this input was never
 // acted on.
-func (a *sessionActor) recoverAfterRestart(policy Recovery, note string) any {
+func (a *sessionActor) recoverAfterRestart(policy protocol.Recovery, note string) any {
 	// The core decides (session.Recover): resume once, mark interrupted
 	// (the pending input is then held: only a client's fresh wake, prompt
 	// or run runs it), or, not mid-drain, an owed wake.
-	rd := a.core.Step(session.Recover{Interrupt: policy == RecoverInterrupt, NoteID: messages.NewID("ctx"), Note: note})
+	rd := a.core.Step(session.Recover{Interrupt: policy == protocol.RecoverInterrupt, NoteID: messages.NewID("ctx"), Note: note})
 	if err := a.write(rd.Append); err != nil {
 		return err
 	}
 	rd.Append = nil
 	a.execute(rd)
-	return &Done{LastSeq: a.seq}
+	return &protocol.Done{LastSeq: a.seq}
 }
 
 // owedWhileJournalFails hands a session to the journal waits when the
@@ -83,11 +51,11 @@ func (a *sessionActor) recoverAfterRestart(policy Recovery, note string) any {
 // activation then.
 func (a *sessionActor) owedWhileJournalFails(msg any, err error) {
 	switch msg.(type) {
-	case *Wake, *RecoverSession:
+	case *protocol.Wake, *protocol.RecoverSession:
 	default:
 		return
 	}
-	if errorCode(err) == CodeJournal {
+	if protocol.ErrorCode(err) == protocol.CodeJournal {
 		a.log.Error("session owes work but the journal refused its activation; it resumes once the journal accepts writes again", "session", a.id, "err", err)
 		a.rt.WaitJournal(a.id, err, false)
 	}

@@ -5,52 +5,12 @@ import (
 	"fmt"
 
 	"github.com/sessionrt/sessionrt/actors/effect"
+	"github.com/sessionrt/sessionrt/actors/protocol"
 	"github.com/sessionrt/sessionrt/filesnap"
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/persistence"
 	"github.com/sessionrt/sessionrt/session"
 )
-
-// Revert operations (Revert.Op).
-const (
-	// RevertStage stages (or moves) a revert to just before MessageID and
-	// answers with the files it would change. Nothing changes yet.
-	RevertStage = "stage"
-	// RevertCommit restores the staged revert's files and hides its
-	// messages from the history and the next model request.
-	RevertCommit = "commit"
-	// RevertClear drops a staged revert or undoes a committed one.
-	RevertClear = "clear"
-	// RevertShow answers with the open revert, changing nothing.
-	RevertShow = "show"
-	// RevertDiff answers with the files the session changed (those of the
-	// turns that answered MessageID when it is set), from its snapshots.
-	RevertDiff = "diff"
-)
-
-// Fault points of a revert (tests): not in FaultPoints, which are a
-// drain's, in the order a turn passes them.
-const (
-	FaultRevertCommitted FaultPoint = "revert-committed" // the commit is durable, no file restored
-	FaultMidRestore      FaultPoint = "mid-restore"      // the first file of an owed restore is restored, the others not
-)
-
-// Revert is one revert command. Each is idempotent: a retried stage of the
-// same message, commit of a committed revert or clear with nothing open
-// answers the state as it is and writes nothing.
-type Revert struct {
-	Op        string
-	MessageID string
-}
-
-// RevertInfo answers Revert: the open revert (nil when none) and the files
-// (stage: what a commit would change, current → reverted; diff: what the
-// session changed).
-type RevertInfo struct {
-	Session persistence.Session
-	Open    *messages.Revert
-	Files   []filesnap.FileDiff
-}
 
 // maxRevertSteps bounds the steps of one revert command: the longest (a
 // stage that moves a committed revert over a restore a crash left owed)
@@ -63,9 +23,9 @@ const maxRevertSteps = 8
 // executors of actors/effect revert.go). They run on the mailbox: the
 // command holds the session (a drain cannot start meanwhile) until it
 // answers.
-func (a *sessionActor) revert(m *Revert) any {
+func (a *sessionActor) revert(m *protocol.Revert) any {
 	in := session.RevertCommand{Op: session.RevertOp(m.Op), MessageID: m.MessageID}
-	if m.MessageID != "" && (m.Op == RevertStage || m.Op == RevertDiff) {
+	if m.MessageID != "" && (m.Op == protocol.RevertStage || m.Op == protocol.RevertDiff) {
 		seq, idx, role, err := a.rt.Journal.MessagePosition(a.rt.Ctx, a.id, m.MessageID)
 		if err == nil {
 			in.Message = &session.MessageAt{Seq: seq, Index: idx, Role: role}
@@ -85,7 +45,7 @@ func (a *sessionActor) revert(m *Revert) any {
 		}
 		for _, ev := range rd.Append {
 			if _, ok := ev.(messages.RevertCommitted); ok {
-				a.fault(FaultRevertCommitted)
+				a.fault(protocol.FaultRevertCommitted)
 			}
 		}
 		switch n := rd.Revert; {
@@ -109,7 +69,7 @@ func (a *sessionActor) revert(m *Revert) any {
 			in.Facts = &f
 		}
 	}
-	return &CommandError{Code: CodeInternal, Msg: fmt.Sprintf("session %s: revert %s did not answer in %d steps", a.id, m.Op, maxRevertSteps)}
+	return &protocol.CommandError{Code: protocol.CodeInternal, Msg: fmt.Sprintf("session %s: revert %s did not answer in %d steps", a.id, m.Op, maxRevertSteps)}
 }
 
 func (a *sessionActor) events(after int64, limit int) ([]messages.Envelope, error) {
@@ -118,8 +78,8 @@ func (a *sessionActor) events(after int64, limit int) ([]messages.Envelope, erro
 
 // revertInfo answers a revert command with the open revert and the files
 // the core named.
-func (a *sessionActor) revertInfo(files session.RevertFiles, diff []filesnap.FileDiff) *RevertInfo {
-	info := &RevertInfo{Session: a.row()}
+func (a *sessionActor) revertInfo(files session.RevertFiles, diff []filesnap.FileDiff) *protocol.RevertInfo {
+	info := &protocol.RevertInfo{Session: a.row()}
 	o := a.core.State.Reverts.Open
 	if o != nil {
 		c := *o
@@ -155,7 +115,7 @@ func (a *sessionActor) restore(r messages.Restore) error {
 	loc := a.core.State.Row.Location
 	st, err := a.rt.Snapshots(loc)
 	if err == nil {
-		err = effect.Restore(st, loc, r, func() { a.fault(FaultMidRestore) })
+		err = effect.Restore(st, loc, r, func() { a.fault(protocol.FaultMidRestore) })
 	}
 	if err != nil {
 		return fmt.Errorf("session %s: %w", a.id, err)

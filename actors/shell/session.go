@@ -12,6 +12,7 @@ import (
 
 	"github.com/sessionrt/sessionrt/actors/effect"
 	"github.com/sessionrt/sessionrt/actors/observe"
+	"github.com/sessionrt/sessionrt/actors/protocol"
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/persistence"
 	"github.com/sessionrt/sessionrt/session"
@@ -55,15 +56,11 @@ type sessionActor struct {
 	// joins that trace.
 	drainTrace string
 	// lastOutcome is how the last drain of this activation ended.
-	lastOutcome *Outcome
+	lastOutcome *protocol.Outcome
 	idle        IdleTimer
 	perms       effect.PermissionWaits // the running calls' permission asks waiting for a reply
 	stopping    bool                   // the actor is stopping: no fault injection
 }
-
-// errFenced stops an activation that lost ownership: another activation (a
-// cluster member, or a newer incarnation here) appended since.
-var errFenced = errors.New("session ownership moved to another activation")
 
 // Receive handles one message. Panic recovery, the active-session gauge
 // and idle tracking wrap it as receiver middleware (middleware.go).
@@ -100,7 +97,7 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 	case *actor.Stopped:
 		a.rt.Stopped(a.id, a.self)
 		return
-	case *Inspect:
+	case *protocol.Inspect:
 		// Read-only: it neither activates nor counts as activity.
 		ctx.Respond(a.inspection())
 		return
@@ -124,34 +121,34 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 
 func (a *sessionActor) handle(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
-	case *Create:
+	case *protocol.Create:
 		a.respond(ctx, a.create(m))
-	case *Prompt:
+	case *protocol.Prompt:
 		a.respond(ctx, a.prompt(m))
-	case *Run:
+	case *protocol.Run:
 		a.run(ctx)
-	case *Wake:
+	case *protocol.Wake:
 		a.execute(a.core.Step(session.Wake{Owed: m.Owed}))
-		a.respond(ctx, &Done{LastSeq: a.seq})
-	case *Interrupt:
+		a.respond(ctx, &protocol.Done{LastSeq: a.seq})
+	case *protocol.Interrupt:
 		a.interrupt(ctx)
-	case *Move:
+	case *protocol.Move:
 		a.respond(ctx, a.move(m))
-	case *SwitchAgent:
+	case *protocol.SwitchAgent:
 		a.respond(ctx, a.switchAgent(m))
-	case *SwitchModel:
+	case *protocol.SwitchModel:
 		a.respond(ctx, a.switchModel(m))
-	case *Rename:
+	case *protocol.Rename:
 		a.respond(ctx, a.rename(m))
-	case *Delete:
+	case *protocol.Delete:
 		a.respond(ctx, a.deleteSession())
-	case *ReplyPermission:
+	case *protocol.ReplyPermission:
 		a.respond(ctx, a.replyPermission(m))
-	case *Revert:
+	case *protocol.Revert:
 		a.respond(ctx, a.revert(m))
-	case *WaitIdle:
+	case *protocol.WaitIdle:
 		if a.drain == nil {
-			out := Outcome{LastSeq: a.seq}
+			out := protocol.Outcome{LastSeq: a.seq}
 			if a.lastOutcome == nil {
 				a.lastOutcome = a.journaledOutcome()
 			}
@@ -163,12 +160,12 @@ func (a *sessionActor) handle(ctx actor.Context) {
 			return
 		}
 		a.drain.waiters = append(a.drain.waiters, ctx.Sender())
-	case *Compact:
+	case *protocol.Compact:
 		// A drain of its own (the core's StartDrain, Manual), which the
 		// client waits for; its Append finalizes an open revert.
 		rd := a.core.Step(session.CompactCommand{})
 		if r := rd.Refused; r != nil {
-			a.respond(ctx, &CommandError{Code: refusalCode[r.Kind], Msg: r.Err})
+			a.respond(ctx, &protocol.CommandError{Code: refusalCode[r.Kind], Msg: r.Err})
 		} else if err := a.write(rd.Append); err != nil {
 			a.respond(ctx, err)
 		} else {
@@ -176,11 +173,11 @@ func (a *sessionActor) handle(ctx actor.Context) {
 		}
 	case *effect.Titled:
 		a.onTitled(m)
-	case *RecoverSession:
-		a.respond(ctx, a.recoverAfterRestart(m.Policy, RestartNote))
+	case *protocol.RecoverSession:
+		a.respond(ctx, a.recoverAfterRestart(m.Policy, protocol.RestartNote))
 	case *midTool:
 		if d := a.drain; d != nil && d.fx.TurnToken() == m.token && d.Turn != nil && d.Turn.Unsettled > 0 {
-			a.fault(FaultMidTool)
+			a.fault(protocol.FaultMidTool)
 		}
 	default:
 		a.onDrainMessage(ctx, m)
@@ -193,7 +190,7 @@ func (a *sessionActor) respond(ctx actor.Context, res any) {
 		return
 	}
 	if err, ok := res.(error); ok && err != nil {
-		ctx.Respond(&CommandError{Msg: err.Error(), Code: errorCode(err)})
+		ctx.Respond(&protocol.CommandError{Msg: err.Error(), Code: protocol.ErrorCode(err)})
 		return
 	}
 	ctx.Respond(res)
@@ -206,11 +203,11 @@ func (a *sessionActor) answerPanic(c actor.ReceiverContext, env *actor.MessageEn
 	a.log.Error("session actor panicked", "session", a.id, "panic", r, "stack", string(debug.Stack()))
 	root := c.ActorSystem().Root
 	if env.Sender != nil {
-		root.Send(env.Sender, &CommandError{Msg: fmt.Sprintf("session %s: internal error: %v", a.id, r), Code: CodeInternal})
+		root.Send(env.Sender, &protocol.CommandError{Msg: fmt.Sprintf("session %s: internal error: %v", a.id, r), Code: protocol.CodeInternal})
 	}
 	if a.drain != nil {
 		for _, w := range a.drain.waiters {
-			root.Send(w, &Outcome{Err: fmt.Sprintf("internal error: %v", r), Kind: "internal", LastSeq: a.seq})
+			root.Send(w, &protocol.Outcome{Err: fmt.Sprintf("internal error: %v", r), Kind: "internal", LastSeq: a.seq})
 		}
 		a.drain.waiters = nil
 	}
@@ -223,7 +220,7 @@ func (a *sessionActor) activate(ctx actor.Context) error {
 	own, sess, found, err := a.rt.Journal.AcquireSession(a.rt.Ctx, a.id, a.rt.Owner)
 	if err != nil {
 		if journalFailed(err) && a.rt.Ctx.Err() == nil {
-			return &CommandError{Code: CodeJournal, Msg: fmt.Sprintf("session %s: acquire: %v", a.id, err)}
+			return &protocol.CommandError{Code: protocol.CodeJournal, Msg: fmt.Sprintf("session %s: acquire: %v", a.id, err)}
 		}
 		return fmt.Errorf("session %s: acquire: %w", a.id, err)
 	}
@@ -235,14 +232,14 @@ func (a *sessionActor) activate(ctx actor.Context) error {
 	if a.core.State.Exists {
 		// A previous incarnation may have died mid-turn: settle what it
 		// left before anything else can call a provider.
-		why, policy, note := "session restarted", a.rt.Recovery, RestartNote
+		why, policy, note := "session restarted", a.rt.Recovery, protocol.RestartNote
 		if a.rt.DrainStopped(a.id) {
 			// A journal failure stopped its drain here: it resumes
 			// whatever the restart policy, which is about restarts. (A
 			// session whose activation the journal refused at start-up
 			// or a takeover waits too, but its owner died: the policy
 			// applies.)
-			why, policy, note = "the journal refused a write", RecoverResume, JournalNote
+			why, policy, note = "the journal refused a write", protocol.RecoverResume, protocol.JournalNote
 		}
 		if err := a.failLeftovers(why); err != nil {
 			return err
@@ -320,11 +317,11 @@ func (a *sessionActor) write(events []messages.Event) error {
 		if errors.Is(err, persistence.ErrFenced) || errors.Is(err, persistence.ErrConflict) {
 			a.log.Warn("session activation fenced; stopping", "session", a.id, "err", err)
 			a.stopFenced()
-			return fmt.Errorf("session %s: %w: %v", a.id, errFenced, err)
+			return fmt.Errorf("session %s: %w: %v", a.id, protocol.ErrOwnershipMoved, err)
 		}
 		if journalFailed(err) && a.rt.Ctx.Err() == nil {
 			a.stopJournalFailed(err)
-			return &CommandError{Code: CodeJournal, Msg: fmt.Sprintf("session %s: append: %v", a.id, err)}
+			return &protocol.CommandError{Code: protocol.CodeJournal, Msg: fmt.Sprintf("session %s: append: %v", a.id, err)}
 		}
 		return fmt.Errorf("session %s: append: %w", a.id, err)
 	}
@@ -345,10 +342,10 @@ func (a *sessionActor) write(events []messages.Event) error {
 	}
 	// Chaos faults fire once the fact is durable, whatever it was batched with.
 	if promoted {
-		a.fault(FaultAfterPromotion)
+		a.fault(protocol.FaultAfterPromotion)
 	}
 	if settled && a.drain != nil {
-		a.fault(FaultAfterSettlement)
+		a.fault(protocol.FaultAfterSettlement)
 	}
 	return nil
 }
@@ -379,7 +376,7 @@ func (a *sessionActor) publish(seq int64, ev messages.Event) {
 	if a.rt.Publish == nil {
 		return
 	}
-	a.rt.Publish(Live{SessionID: a.id, Event: &messages.Envelope{SessionID: a.id, Seq: seq, Type: ev.EventType(), Event: ev}})
+	a.rt.Publish(protocol.Live{SessionID: a.id, Event: &messages.Envelope{SessionID: a.id, Seq: seq, Type: ev.EventType(), Event: ev}})
 }
 
 func (a *sessionActor) IdleTimer() *IdleTimer { return &a.idle }
@@ -441,12 +438,12 @@ func (a *sessionActor) stopFenced() {
 // says (effect.Ended), for a WaitIdle on an activation that ran no drain
 // itself (after a restart or a passivation); nil when it ended normally
 // or cannot be read.
-func (a *sessionActor) journaledOutcome() *Outcome {
+func (a *sessionActor) journaledOutcome() *protocol.Outcome {
 	if !a.core.State.Exists {
 		return nil
 	}
 	if msg, kind, ok := effect.Ended(a.rt.Ctx, a.rt.Journal, a.id, a.seq); ok {
-		return &Outcome{Err: msg, Kind: kind, LastSeq: a.seq}
+		return &protocol.Outcome{Err: msg, Kind: kind, LastSeq: a.seq}
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/sessionrt/sessionrt/actors/effect"
+	"github.com/sessionrt/sessionrt/actors/protocol"
 	"github.com/sessionrt/sessionrt/messages"
 	"github.com/sessionrt/sessionrt/provider"
 	"github.com/sessionrt/sessionrt/session"
@@ -31,7 +32,7 @@ func (a *sessionActor) askTitle(t *session.Title) {
 // client did meanwhile. A failed request changes nothing: the session
 // keeps its default title, and its drain never knew.
 func (a *sessionActor) onTitled(m *effect.Titled) {
-	if errors.Is(m.Err, ErrNoTitles) {
+	if errors.Is(m.Err, protocol.ErrNoTitles) {
 		return
 	}
 	a.obs.Titled(m.Model, m.Took, m.Err, a.core.State.Row.Title == "")

@@ -1,4 +1,4 @@
-package shell
+package protocol
 
 import (
 	"github.com/sessionrt/sessionrt/messages"
@@ -63,6 +63,11 @@ type Wake struct {
 // Interrupt stops the active drain and answers once cleanup is done.
 type Interrupt struct{ ID string }
 
+// Compact asks for a manual compaction; the reply is the Outcome of the
+// drain that runs it. Input admitted meanwhile waits, and is released by
+// the follow-up drain whether the compaction succeeded or not.
+type Compact struct{}
+
 // Move changes the session's Location; the epoch is cleared.
 type Move struct {
 	To string
@@ -109,11 +114,6 @@ type Outcome struct {
 	Kind session.OutcomeKind
 	// LastSeq is the stream's last seq when the drain ended.
 	LastSeq int64
-}
-
-// failed is the Outcome of a drain that ends with err.
-func failed(err error) *Outcome {
-	return &Outcome{Err: err.Error(), Kind: session.OutcomeKind(errorCode(err))}
 }
 
 // Done answers commands that have nothing else to say (Wake, Interrupt, ReplyPermission).

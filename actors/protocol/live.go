@@ -1,4 +1,4 @@
-package shell
+package protocol
 
 import (
 	"time"
