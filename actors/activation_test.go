@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/sessionrt/sessionrt/actors/middleware"
 )
 
 // counter answers each request with how many it has seen in this incarnation
@@ -17,7 +19,7 @@ type counter struct {
 	id    string
 	acts  *activations
 	seen  int
-	idle  IdleTimer
+	idle  middleware.IdleTimer
 	stops *atomic.Int64
 }
 
@@ -35,7 +37,7 @@ func (c *counter) Receive(ctx actor.Context) {
 
 // The counter is an Idler behind TrackIdle, which arms its timer at every
 // message and tells it when the timer fired with nothing received since.
-func (c *counter) IdleTimer() *IdleTimer { return &c.idle }
+func (c *counter) IdleTimer() *middleware.IdleTimer { return &c.idle }
 
 func (c *counter) IdleFor(ctx actor.ReceiverContext) bool {
 	if c.acts.tryPassivate(c.id, ctx.Self()) {
@@ -53,8 +55,8 @@ func newCounterActivations(t *testing.T) (*activations, *atomic.Int64) {
 	var acts *activations
 	acts = newActivations(system, "counter", func(id string) *actor.Props {
 		return actor.PropsFromProducer(func() actor.Actor {
-			return &counter{id: id, acts: acts, stops: &stops, idle: NewIdleTimer(time.Millisecond)}
-		}, actor.WithReceiverMiddleware(TrackIdle))
+			return &counter{id: id, acts: acts, stops: &stops, idle: middleware.NewIdleTimer(time.Millisecond)}
+		}, actor.WithReceiverMiddleware(middleware.TrackIdle))
 	})
 	t.Cleanup(acts.stopAll)
 	return acts, &stops

@@ -1,10 +1,7 @@
 package actors
 
 import (
-	"time"
-
 	"github.com/sessionrt/sessionrt/actors/protocol"
-	"github.com/sessionrt/sessionrt/actors/shell"
 )
 
 // The Session actor is actors/shell's and its protocol actors/protocol's;
@@ -110,19 +107,11 @@ const (
 	QuestionRejectedError  = protocol.QuestionRejectedError
 )
 
-// Live items, inspections, idle tracking.
+// Live items, inspections.
 type (
 	Live            = protocol.Live
 	SessionStatus   = protocol.SessionStatus
 	Inspection      = protocol.Inspection
 	DrainInspection = protocol.DrainInspection
 	TurnInspection  = protocol.TurnInspection
-	IdleTimer       = shell.IdleTimer
-	Idler           = shell.Idler
 )
-
-// NewIdleTimer reports a silence of after; zero or less never fires.
-func NewIdleTimer(after time.Duration) IdleTimer { return shell.NewIdleTimer(after) }
-
-// TrackIdle arms an Idler's idle timer at every message (shell.TrackIdle).
-var TrackIdle = shell.TrackIdle

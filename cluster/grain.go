@@ -9,7 +9,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	pcluster "github.com/asynkron/protoactor-go/cluster"
 
-	"github.com/sessionrt/sessionrt/actors"
+	"github.com/sessionrt/sessionrt/actors/middleware"
 )
 
 // SessionKind is the grain kind of Session actors; its identity is the
@@ -28,7 +28,7 @@ type Kind struct {
 	// IdleAfter stops a grain that received nothing for this long (zero:
 	// never): protoactor's cluster passivates nothing itself, and the next
 	// call activates the grain again. The shell does it with the Session
-	// actor's idle middleware (actors.TrackIdle), not protoactor's
+	// actor's idle middleware (middleware.TrackIdle), not protoactor's
 	// SetReceiveTimeout, whose timer writes the actor context from its own
 	// goroutine (a data race).
 	IdleAfter time.Duration
@@ -52,10 +52,10 @@ func (k Kind) props(reg *Registry, log *slog.Logger, active *grainCounts) (*acto
 	opts := append(wireProps(reg, log), k.Options...)
 	if idle > 0 {
 		// After the wire's decoding: any message, decoded or not, is activity.
-		opts = append(opts, actor.WithReceiverMiddleware(actors.TrackIdle))
+		opts = append(opts, actor.WithReceiverMiddleware(middleware.TrackIdle))
 	}
 	return actor.PropsFromProducer(func() actor.Actor {
-		return &grainShell{produce: produce, log: log, active: active, idle: actors.NewIdleTimer(idle)}
+		return &grainShell{produce: produce, log: log, active: active, idle: middleware.NewIdleTimer(idle)}
 	}, opts...), nil
 }
 
@@ -68,10 +68,10 @@ type grainShell struct {
 	log     *slog.Logger
 	active  *grainCounts // activations of the kind on this member (metrics)
 	counted bool
-	idle    actors.IdleTimer // armed by actors.TrackIdle when the kind has IdleAfter
+	idle    middleware.IdleTimer // armed by middleware.TrackIdle when the kind has IdleAfter
 }
 
-func (g *grainShell) IdleTimer() *actors.IdleTimer { return &g.idle }
+func (g *grainShell) IdleTimer() *middleware.IdleTimer { return &g.idle }
 
 // IdleFor stops the grain: what it runs off its mailbox (a Run waiting for
 // its drain) answers its caller without it.

@@ -33,3 +33,7 @@ type TurnInspection struct {
 
 // Inspect asks a live activation for its Inspection.
 type Inspect struct{}
+
+// Passive: an inspection is not activity (middleware.TrackIdle): it does
+// not keep a session from passivating.
+func (*Inspect) Passive() {}

@@ -9,6 +9,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/sessionrt/sessionrt/actors/effect"
+	"github.com/sessionrt/sessionrt/actors/middleware"
 	"github.com/sessionrt/sessionrt/actors/observe"
 	"github.com/sessionrt/sessionrt/actors/protocol"
 	"github.com/sessionrt/sessionrt/compaction"
@@ -86,6 +87,18 @@ type Deps struct {
 
 // New returns the Session actor of id.
 func New(id string, d *Deps) actor.Actor {
-	return &sessionActor{id: id, rt: d, log: d.Logger, idle: NewIdleTimer(d.IdleAfter), core: session.Core{State: session.NewState(id), Config: session.Config{Compaction: d.Compaction}},
+	return &sessionActor{id: id, rt: d, log: d.Logger, idle: middleware.NewIdleTimer(d.IdleAfter), core: session.Core{State: session.NewState(id), Config: session.Config{Compaction: d.Compaction}},
 		obs: observe.Observer{SessionID: id, Tracer: d.Tracer, Metrics: d.Metrics, Log: d.Logger, Fail: commandError}}
+}
+
+// Middleware is the Session actor's receiver middleware (actors/middleware),
+// outermost first: panic recovery (AnswerPanic), the active-session gauge
+// (m nil: none), idle tracking (IdleFor). Its Receive is left with what a
+// session does.
+func Middleware(m *metrics.Runtime) []actor.ReceiverMiddleware {
+	mw := []actor.ReceiverMiddleware{middleware.RecoverPanics}
+	if m != nil {
+		mw = append(mw, middleware.CountActive(m.SessionsActive))
+	}
+	return append(mw, middleware.TrackIdle)
 }

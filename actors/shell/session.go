@@ -11,6 +11,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/sessionrt/sessionrt/actors/effect"
+	"github.com/sessionrt/sessionrt/actors/middleware"
 	"github.com/sessionrt/sessionrt/actors/observe"
 	"github.com/sessionrt/sessionrt/actors/protocol"
 	"github.com/sessionrt/sessionrt/messages"
@@ -57,7 +58,7 @@ type sessionActor struct {
 	drainTrace string
 	// lastOutcome is how the last drain of this activation ended.
 	lastOutcome *protocol.Outcome
-	idle        IdleTimer
+	idle        middleware.IdleTimer
 	perms       effect.PermissionWaits // the running calls' permission asks waiting for a reply
 	stopping    bool                   // the actor is stopping: no fault injection
 }
@@ -196,10 +197,10 @@ func (a *sessionActor) respond(ctx actor.Context, res any) {
 	ctx.Respond(res)
 }
 
-// answerPanic answers the sender of the message a handler panicked on and
+// AnswerPanic answers the sender of the message a handler panicked on and
 // the drain's waiters with the error (recoverPanics, which then lets the
 // supervisor restart the actor).
-func (a *sessionActor) answerPanic(c actor.ReceiverContext, env *actor.MessageEnvelope, r any) {
+func (a *sessionActor) AnswerPanic(c actor.ReceiverContext, env *actor.MessageEnvelope, r any) {
 	a.log.Error("session actor panicked", "session", a.id, "panic", r, "stack", string(debug.Stack()))
 	root := c.ActorSystem().Root
 	if env.Sender != nil {
@@ -379,7 +380,7 @@ func (a *sessionActor) publish(seq int64, ev messages.Event) {
 	a.rt.Publish(protocol.Live{SessionID: a.id, Event: &messages.Envelope{SessionID: a.id, Seq: seq, Type: ev.EventType(), Event: ev}})
 }
 
-func (a *sessionActor) IdleTimer() *IdleTimer { return &a.idle }
+func (a *sessionActor) IdleTimer() *middleware.IdleTimer { return &a.idle }
 
 // IdleFor passivates the session when nothing runs and nothing is asked of
 // it: a drain or a permission request waits for messages, which re-arm the
@@ -389,7 +390,7 @@ func (a *sessionActor) IdleFor(c actor.ReceiverContext) (rearm bool) {
 		return false
 	}
 	if a.rt.TryPassivate(a.id, c.Self()) {
-		a.idle.stop()
+		a.idle.Stop()
 		c.ActorSystem().Root.Stop(c.Self())
 		return false
 	}
@@ -414,7 +415,7 @@ func (a *sessionActor) stopJournalFailed(err error) {
 	a.loaded = false
 	a.abandon("journal: "+err.Error(), session.Journal)
 	a.rt.Forget(a.id, a.self)
-	a.idle.stop()
+	a.idle.Stop()
 	a.system.Root.Stop(a.self)
 	if owed {
 		// Without a drain, the write that failed was this activation's
@@ -430,7 +431,7 @@ func (a *sessionActor) stopFenced() {
 	a.loaded = false
 	a.abandon("fenced", session.Fenced)
 	a.rt.Forget(a.id, a.self)
-	a.idle.stop()
+	a.idle.Stop()
 	a.system.Root.Stop(a.self)
 }
 

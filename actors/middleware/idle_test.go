@@ -1,4 +1,4 @@
-package shell
+package middleware
 
 import (
 	"testing"
@@ -54,7 +54,7 @@ func TestIdleTimerReportsTheActivityItWasArmedWith(t *testing.T) {
 	current(5)
 	it.touch(system, pid)
 	current(6)
-	it.stop()
+	it.Stop()
 	quiet := time.After(20 * time.Millisecond) // a bound on a negative, not synchronization
 	for {
 		select {
@@ -72,7 +72,7 @@ func TestIdleTimerReportsTheActivityItWasArmedWith(t *testing.T) {
 func TestIdleTouchReusesTheTimer(t *testing.T) {
 	system, pid, _ := idleProbe(t)
 	it := NewIdleTimer(time.Hour)
-	defer it.stop()
+	defer it.Stop()
 	it.touch(system, pid)
 	if n := testing.AllocsPerRun(100, func() { it.touch(system, pid) }); n != 0 {
 		t.Fatalf("touch allocates %v times", n)
@@ -82,7 +82,7 @@ func TestIdleTouchReusesTheTimer(t *testing.T) {
 func BenchmarkIdleTouch(b *testing.B) {
 	system, pid, _ := idleProbe(b)
 	it := NewIdleTimer(time.Hour)
-	defer it.stop()
+	defer it.Stop()
 	b.ReportAllocs()
 	for b.Loop() {
 		it.touch(system, pid)

@@ -1,53 +1,38 @@
-package shell
+package middleware
 
 import (
 	"github.com/asynkron/protoactor-go/actor"
 
-	"github.com/sessionrt/sessionrt/actors/protocol"
 	"github.com/sessionrt/sessionrt/telemetry/metrics"
 )
 
-// The Session actor runs behind receiver middleware composed at its props
-// (Middleware), outermost first: panic recovery, the active-session
-// gauge, idle tracking. Its Receive is left with what a session does.
-//
-// Every message passes through them, so each costs one type switch and an
+// Every message passes the middleware, so each costs one type switch and an
 // interface assertion on the actor, and allocates nothing
-// (TestSessionMiddlewareAllocatesNothing; BenchmarkSessionMiddleware: the
-// three cost about 100 ns a message more than the idle timer's re-arm,
-// which Receive paid before too). protoactor itself, once props have
-// receiver middleware, wraps a message sent without an envelope (no sender,
-// no header: stream parts, tool results, the actor's async results) in one
+// (TestMiddlewareAllocatesNothing; BenchmarkMiddleware: the three cost about
+// 100 ns a message more than the idle timer's re-arm, which an actor would
+// pay without them too). protoactor itself, once props have receiver
+// middleware, wraps a message sent without an envelope (no sender, no
+// header: stream parts, tool results, an actor's async results) in one
 // (actorContext.processMessage, WrapEnvelope): one small allocation beside
 // the message's own, which no middleware can avoid.
 
-// Middleware is the Session actor's receiver middleware; m may be
-// nil (no metrics).
-func Middleware(m *metrics.Runtime) []actor.ReceiverMiddleware {
-	mw := []actor.ReceiverMiddleware{recoverPanics}
-	if m != nil {
-		mw = append(mw, countActive(m.SessionsActive))
-	}
-	return append(mw, TrackIdle)
-}
-
-// panicAnswerer is an actor that answers whoever waits on it when one of
+// PanicAnswerer is an actor that answers whoever waits on it when one of
 // its handlers panics.
-type panicAnswerer interface {
-	answerPanic(c actor.ReceiverContext, env *actor.MessageEnvelope, r any)
+type PanicAnswerer interface {
+	AnswerPanic(c actor.ReceiverContext, env *actor.MessageEnvelope, r any)
 }
 
-// recoverPanics turns a handler's panic into error replies (the caller of
+// RecoverPanics turns a handler's panic into error replies (the caller of
 // the message, and whoever the actor says waits: no one waits for a
 // timeout), then panics again so the supervisor restarts the actor, whose
 // state is rebuilt from the journal, the only truth. The supervisor's
 // restart never takes the process down.
-func recoverPanics(next actor.ReceiverFunc) actor.ReceiverFunc {
+func RecoverPanics(next actor.ReceiverFunc) actor.ReceiverFunc {
 	return func(c actor.ReceiverContext, env *actor.MessageEnvelope) {
 		defer func() {
 			if r := recover(); r != nil {
-				if a, ok := c.Actor().(panicAnswerer); ok {
-					a.answerPanic(c, env, r)
+				if a, ok := c.Actor().(PanicAnswerer); ok {
+					a.AnswerPanic(c, env, r)
 				}
 				panic(r)
 			}
@@ -56,10 +41,10 @@ func recoverPanics(next actor.ReceiverFunc) actor.ReceiverFunc {
 	}
 }
 
-// countActive keeps g at the number of live incarnations: a restart
+// CountActive keeps g at the number of live incarnations: a restart
 // (Restarting, then Started on the new one) leaves it as it was, a stop
 // takes one off.
-func countActive(g *metrics.Gauge) actor.ReceiverMiddleware {
+func CountActive(g *metrics.Gauge) actor.ReceiverMiddleware {
 	return func(next actor.ReceiverFunc) actor.ReceiverFunc {
 		return func(c actor.ReceiverContext, env *actor.MessageEnvelope) {
 			switch env.Message.(type) {
@@ -84,10 +69,14 @@ type Idler interface {
 	IdleFor(c actor.ReceiverContext) (rearm bool)
 }
 
-// TrackIdle arms the actor's idle timer at every message (a read-only
-// inspect is not activity), stops it when the actor stops, and turns its
-// current tick into IdleFor; the actor never sees an idleTick. An actor
-// that is no Idler passes through.
+// Passive is a message that is not activity (a read-only inspection):
+// TrackIdle lets it through without arming the timer.
+type Passive interface{ Passive() }
+
+// TrackIdle arms the actor's idle timer at every message but a Passive
+// one, stops it when the actor stops, and turns its current tick into
+// IdleFor; the actor never sees an idleTick. An actor that is no Idler
+// passes through.
 func TrackIdle(next actor.ReceiverFunc) actor.ReceiverFunc {
 	return func(c actor.ReceiverContext, env *actor.MessageEnvelope) {
 		a, ok := c.Actor().(Idler)
@@ -102,9 +91,9 @@ func TrackIdle(next actor.ReceiverFunc) actor.ReceiverFunc {
 				t.touch(c.ActorSystem(), c.Self())
 			}
 			return
-		case *protocol.Inspect:
+		case Passive:
 		case *actor.Stopping, *actor.Restarting, *actor.Stopped:
-			t.stop()
+			t.Stop()
 		default:
 			t.touch(c.ActorSystem(), c.Self())
 		}

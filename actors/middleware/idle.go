@@ -1,4 +1,4 @@
-package shell
+package middleware
 
 import (
 	"sync/atomic"
@@ -57,7 +57,9 @@ func (t *IdleTimer) touch(system *actor.ActorSystem, self *actor.PID) {
 // fired reports whether tick is current: nothing happened since it was armed.
 func (t *IdleTimer) fired(tick idleTick) bool { return tick.activity == t.activity }
 
-func (t *IdleTimer) stop() {
+// Stop stops the timer: an actor that leaves (fenced, passivated) is never
+// told it is idle.
+func (t *IdleTimer) Stop() {
 	if t.arm != nil {
 		t.arm.timer.Stop()
 	}
