@@ -143,10 +143,14 @@ func (x *Drain) TurnTools(withTools bool) (tools []provider.Tool, ok bool) {
 }
 
 // CompactionFacts are what the compaction the core decided (Ready.Compact)
-// is planned from besides the history (the caller loads it): the model's
-// limits and an ID, or the error of looking up the summary's provider,
-// which is kept for Summarize.
-func (x *Drain) CompactionFacts(model messages.ModelRef) session.CompactionFacts {
+// is planned from besides the history, which the core plans from its own
+// copy of (history makes sure it is loaded: an Abort when it cannot be
+// read): the model's limits and an ID, or the error of looking up the
+// summary's provider, which is kept for Summarize.
+func (x *Drain) CompactionFacts(model messages.ModelRef, history func() ([]messages.Message, error)) session.Input {
+	if _, err := history(); err != nil {
+		return session.Abort{Outcome: session.Outcome{Kind: session.Internal, Err: err.Error()}}
+	}
 	in := session.CompactionFacts{Limits: x.Agent.Limits(model)}
 	prov, err := x.Agent.Provider(model)
 	if err != nil {

@@ -167,13 +167,15 @@ func TestTurnToolsComeFromTheCatalogListedAhead(t *testing.T) {
 // TestCompactionSummarizesWithTheProviderItsFactsFound: the facts carry
 // the model's limits and an ID, and the summary runs with the provider
 // looked up for them and comes back as the core's CompactionDone; without
-// a provider the facts carry its error, and a summary nobody planned
-// fails without a request.
+// a provider the facts carry its error, a summary nobody planned fails
+// without a request, and a history that cannot be read is the drain's
+// end.
 func TestCompactionSummarizesWithTheProviderItsFactsFound(t *testing.T) {
 	prov := scriptedProvider(t, scripted.Turn{Text: "summary"})
 	ch := make(posted, 1)
 	x := &Drain{Token: 8, Post: ch.post, Agent: testAgent(prov, session.Limits{Window: 500})}
-	facts := x.CompactionFacts(messages.ModelRef{ID: "test"})
+	loaded := func() ([]messages.Message, error) { return nil, nil }
+	facts := x.CompactionFacts(messages.ModelRef{ID: "test"}, loaded).(session.CompactionFacts)
 	if facts.Err != "" || facts.ID == "" || facts.Limits.Window != 500 {
 		t.Fatalf("facts %+v", facts)
 	}
@@ -188,7 +190,12 @@ func TestCompactionSummarizesWithTheProviderItsFactsFound(t *testing.T) {
 	if err := x.Summarize(context.Background(), &session.Summarize{ID: "cmp_x", Plan: plan}, nil); err == nil {
 		t.Fatal("a compaction nobody planned ran")
 	}
-	if facts := x.CompactionFacts(messages.ModelRef{ID: "gone"}); facts.Err == "" || facts.ID != "" {
+	if facts := x.CompactionFacts(messages.ModelRef{ID: "gone"}, loaded).(session.CompactionFacts); facts.Err == "" || facts.ID != "" {
 		t.Fatalf("facts %+v, want the provider's error", facts)
+	}
+	unreadable := func() ([]messages.Message, error) { return nil, errors.New("journal down") }
+	if in, ok := x.CompactionFacts(messages.ModelRef{ID: "test"}, unreadable).(session.Abort); !ok ||
+		in.Outcome != (session.Outcome{Kind: session.Internal, Err: "journal down"}) {
+		t.Fatalf("%#v, want the drain's end with the history's error", in)
 	}
 }

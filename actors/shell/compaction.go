@@ -6,19 +6,6 @@ import (
 	"github.com/sessionrt/sessionrt/session"
 )
 
-// compactionFacts hands the core what the compaction it decided is planned
-// from (Ready.Compact): the history loaded, and the model's limits, an ID
-// and the summary's provider (effect.Drain.CompactionFacts); the core
-// plans it and writes its CompactionStarted (Ready.Summarize), or decides
-// what its failure means.
-func (a *sessionActor) compactionFacts() {
-	if _, err := a.history(); err != nil {
-		a.endDrain(&protocol.Outcome{Err: err.Error(), Kind: session.Internal})
-		return
-	}
-	a.execute(a.core.Step(a.drain.fx.CompactionFacts(a.core.State.Row.Model)))
-}
-
 // summarize runs the summary request of the compaction whose
 // CompactionStarted the core just wrote, off the mailbox
 // (effect.Drain.Summarize), its text published live as it streams; its

@@ -171,7 +171,9 @@ func (a *sessionActor) execute(rd session.Ready) {
 	case rd.Stream:
 		a.stream()
 	case rd.Compact != nil:
-		a.compactionFacts()
+		// The core plans it and writes its CompactionStarted
+		// (Ready.Summarize), or decides what its failure means.
+		a.execute(a.core.Step(d.fx.CompactionFacts(a.core.State.Row.Model, a.history)))
 	case rd.Summarize != nil:
 		a.summarize(rd.Summarize)
 	case rd.StartTurn != nil:
