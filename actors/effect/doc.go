@@ -17,7 +17,8 @@
 // glue from a result to the core's input: a result (Located, Observed,
 // Catalog, TurnSnapshotted, Summarized) is a Result, and Drain.Take keeps
 // what it brings for the effects that follow and returns the input the
-// actor steps. A turn's request is built on the actor's goroutine
+// actor steps (none for another drain's); while one is outstanding, the
+// drain is Busy. A turn's request is built on the actor's goroutine
 // (BuildTurn: the history it renders is the actor's memory), not off it.
 // The turn in flight is the Drain's too (turn.go): Stream sends its
 // request, StartTool runs its calls under the rules it was built with,

@@ -3,6 +3,7 @@ package effect
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -61,6 +62,7 @@ type Drain struct {
 	Registries
 	Agent Agent
 
+	busy       bool               // a Result is outstanding (Busy)
 	catalog    *Catalog           // listed for the turn the core is about to start
 	next       *Built             // the turn built for the core's decision (TurnBuilt)
 	turn       *flight            // the turn in flight (Stream), nil: none
@@ -76,8 +78,20 @@ type Result interface {
 
 // Take keeps what r brings for the effects that follow (the Location's
 // registries, the agent, the catalog) and returns the core's input it
-// makes.
-func (x *Drain) Take(r Result) session.Input { return r.take(x) }
+// makes; nil when r is another drain's (stale: it changes nothing).
+func (x *Drain) Take(r Result) session.Input {
+	if r.Of() != x.Token {
+		return nil
+	}
+	x.busy = false
+	return r.take(x)
+}
+
+// Busy reports that the drain waits for an executor's Result (the
+// Location, an observation, a catalog, a turn's snapshot, a summary),
+// which an interrupt waits for too (session.Interrupt.Waiting). A stream
+// is its turn's: it is not one.
+func (x *Drain) Busy() bool { return x.busy }
 
 func (m *Located) Of() uint64    { return m.Token }
 func (m *Observed) Of() uint64   { return m.Token }
@@ -172,6 +186,7 @@ func (x *Drain) Summarize(ctx context.Context, sm *session.Summarize, onDelta fu
 		return errors.New("compaction " + sm.ID + " was not planned")
 	}
 	ctx, x.compacting = context.WithCancel(ctx)
+	x.busy = true
 	Summarize(ctx, prov, sm.Plan, x.Token, sm.ID, onDelta, x.Post)
 	return nil
 }
@@ -218,11 +233,10 @@ func (x *Drain) BuildTurn(agent string, tr render.Turn, history func() ([]messag
 
 // TurnSnapshotted is the file snapshot of the turn built (its
 // TurnStarted's), taken by SnapshotTurn: Snap "" when none could be
-// taken; Err: taking it panicked.
+// taken.
 type TurnSnapshotted struct {
 	Token uint64
 	Snap  string
-	Err   error
 }
 
 func (m *TurnSnapshotted) Of() uint64                  { return m.Token }
@@ -234,18 +248,24 @@ func (m *TurnSnapshotted) take(x *Drain) session.Input { return x.TurnBuilt(m.Sn
 // makes the turn's TurnBuilt.
 func (x *Drain) SnapshotTurn() {
 	token := x.Token
+	x.busy = true
 	Go(x.Post, func() any { return &TurnSnapshotted{Token: token, Snap: x.snapshot()} },
-		func(err error) any { return &TurnSnapshotted{Token: token, Err: err} })
+		func(error) any { return &TurnSnapshotted{Token: token} }) // snapshot recovers
 }
 
 // snapshot takes the file snapshot of the drain's Location for a
 // TurnStarted or a call's settlement: "" when its store cannot be had or
-// the Location cannot be read (the turn goes on; only a revert to it
-// loses its files). It blocks, and reads only what the drain was started
-// with: it runs off the mailbox.
-func (x *Drain) snapshot() string {
+// the Location cannot be read, or taking it panicked (the turn goes on;
+// only a revert to it loses its files). It blocks, and reads only what
+// the drain was started with: it runs off the mailbox.
+func (x *Drain) snapshot() (id string) {
+	defer func() {
+		if r := recover(); r != nil {
+			id = ""
+			x.Log.Warn("file snapshot failed", "session", x.Session, "err", fmt.Errorf("panic: %v", r))
+		}
+	}()
 	st, err := x.Snapshots(x.Location)
-	id := ""
 	if err == nil && st != nil {
 		id, err = st.Take(x.Location)
 	}

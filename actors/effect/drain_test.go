@@ -70,22 +70,30 @@ func TestBuiltTurnIsTheCoresTurnBuilt(t *testing.T) {
 }
 
 // TestTurnSnapshotIsTheTurnBuilts: the snapshot of the drain's Location,
-// taken off the mailbox, comes back as the built turn's TurnBuilt with
-// it; a snapshot that panicked comes back with its error, and the turn
-// goes on without one.
+// taken off the mailbox, comes back as the built turn's TurnBuilt with it
+// (the drain waits for it meanwhile; another drain's result changes
+// nothing); a snapshot that panicked is logged, and the turn goes on
+// without one.
 func TestTurnSnapshotIsTheTurnBuilts(t *testing.T) {
+	var log bytes.Buffer
 	ch := make(posted, 1)
 	st, loc := openStore(t), t.TempDir()
 	put(t, loc, map[string]string{"a.txt": "a"})
-	x := &Drain{Token: 4, Location: loc, Post: ch.post, Snapshots: func(string) (Snapshots, error) { return st, nil }, Log: slog.Default(),
-		Agent: testAgent(scriptedProvider(t), session.Limits{})}
+	x := &Drain{Token: 4, Session: "ses_1", Location: loc, Post: ch.post, Snapshots: func(string) (Snapshots, error) { return st, nil },
+		Log: slog.New(slog.NewTextHandler(&log, nil)), Agent: testAgent(scriptedProvider(t), session.Limits{})}
 	model := messages.ModelRef{Provider: scripted.Kind, ID: "test"}
 	if out := x.BuildTurn("build", render.Turn{Model: model}, func() ([]messages.Message, error) { return nil, nil }); out != nil {
 		t.Fatalf("build failed: %+v", out)
 	}
 	x.SnapshotTurn()
+	if !x.Busy() {
+		t.Fatal("the drain does not wait for its turn's snapshot")
+	}
 	m := ch.next(t).(*TurnSnapshotted)
-	if in, ok := x.Take(m).(session.TurnBuilt); !ok || m.Of() != 4 || m.Err != nil || m.Snap == "" || in.Started.Snapshot != m.Snap {
+	if in := x.Take(&TurnSnapshotted{Token: 3, Snap: "snap_old"}); in != nil || !x.Busy() {
+		t.Fatalf("another drain's snapshot made %#v", in)
+	}
+	if in, ok := x.Take(m).(session.TurnBuilt); !ok || m.Of() != 4 || m.Snap == "" || in.Started.Snapshot != m.Snap || x.Busy() {
 		t.Fatalf("took %#v from %#v, want the TurnBuilt with the snapshot", in, m)
 	}
 	if has, err := st.Has(m.Snap); !has || err != nil {
@@ -94,8 +102,9 @@ func TestTurnSnapshotIsTheTurnBuilts(t *testing.T) {
 	x.Snapshots = func(string) (Snapshots, error) { return panicking{}, nil }
 	x.SnapshotTurn()
 	m = ch.next(t).(*TurnSnapshotted)
-	if in, ok := x.Take(m).(session.TurnBuilt); !ok || m.Err == nil || in.Started.Snapshot != "" {
-		t.Fatalf("took %#v from %#v, want the error and a TurnBuilt without a snapshot", in, m)
+	if in, ok := x.Take(m).(session.TurnBuilt); !ok || in.Started.Snapshot != "" ||
+		!strings.Contains(log.String(), `level=WARN msg="file snapshot failed" session=ses_1 err="panic: unreadable"`) {
+		t.Fatalf("took %#v from %#v, logged %q: want a TurnBuilt without a snapshot, and the panic logged", in, m, log.String())
 	}
 }
 
@@ -107,8 +116,9 @@ func (panicking) Diff(string, string, []string) ([]filesnap.FileDiff, error) { r
 func (panicking) Restore(string, string, []string) error                     { return nil }
 
 // TestASnapshotThatCannotBeTakenIsNone: a Location the store refuses (a
-// failure: a warning; too many files to be a project: a debug line, as it
-// is expected every turn) or has no store for gets no snapshot, and the
+// failure or a panic: a warning; too many files to be a project: a debug
+// line, as it is expected every turn) or has no store for gets no
+// snapshot, and the
 // call settles without one; without Snapshots a call that changes files
 // settles at once.
 func TestASnapshotThatCannotBeTakenIsNone(t *testing.T) {
@@ -130,6 +140,7 @@ func TestASnapshotThatCannotBeTakenIsNone(t *testing.T) {
 		{"failing", func(string) (Snapshots, error) { return nil, errors.New("disk gone") }, `level=WARN msg="file snapshot failed" session=ses_1 dir=` + loc + ` err="disk gone"`},
 		{"too many files", func(string) (Snapshots, error) { return storeOf{small}, nil }, `level=DEBUG msg="no file snapshot" session=ses_1 err=`},
 		{"no store", func(string) (Snapshots, error) { return nil, nil }, ""},
+		{"panicking", func(string) (Snapshots, error) { return panicking{}, nil }, `level=WARN msg="file snapshot failed" session=ses_1 err="panic: unreadable"`},
 	} {
 		log.Reset()
 		x.Snapshots = tc.store

@@ -20,6 +20,7 @@ type Located struct {
 // every drain.
 func (x *Drain) Locate(resolve func() (context, tools *actor.PID, err error), agent string) {
 	token, config := x.Token, x.Config
+	x.busy = true
 	Go(x.Post, func() any {
 		m := &Located{Token: token}
 		m.Context, m.Tools, m.Err = resolve()

@@ -57,6 +57,7 @@ type Catalog struct {
 // changed source's ContextUpdated gets In.UpdateID.
 func (x *Drain) Observe(init, withCatalog bool, agent string) {
 	reg, token, config := x.Registries, x.Token, x.Config
+	x.busy = true
 	Go(x.Post, func() any {
 		m := &Observed{Token: token, In: session.ContextObserved{Init: init}}
 		ag, err := config(agent)
@@ -94,6 +95,7 @@ func (x *Drain) Observe(init, withCatalog bool, agent string) {
 // goroutine.
 func (x *Drain) ListCatalog() {
 	reg, token, rules := x.Registries, x.Token, x.Agent.Rules
+	x.busy = true
 	Go(x.Post, func() any {
 		tools, err := cataloged(reg.requestCatalog(rules))
 		return &Catalog{Token: token, Tools: tools, Err: err}

@@ -20,11 +20,14 @@ func TestObserveWithoutItsAgentAsksNothing(t *testing.T) {
 		return Agent{}, errors.New("unknown agent " + name)
 	}}
 	x.Observe(true, true, "plan")
+	if !x.Busy() {
+		t.Fatal("the drain does not wait for its observation")
+	}
 	m, ok := ch.next(t).(*Observed)
 	if !ok || m.Of() != 3 || !m.In.Init || m.In.ConfigErr != "unknown agent plan" || m.In.Err != "" || m.Catalog != nil || m.In.Catalog {
 		t.Fatalf("%#v, want ConfigErr only", m)
 	}
-	if in, ok := x.Take(m).(session.ContextObserved); !ok || in.ConfigErr == "" || x.Agent.TurnLimit != 7 {
+	if in, ok := x.Take(m).(session.ContextObserved); !ok || in.ConfigErr == "" || x.Agent.TurnLimit != 7 || x.Busy() {
 		t.Fatalf("took %#v with agent %+v, want the ConfigErr and the drain's agent kept", in, x.Agent)
 	}
 	x.Token, x.Config = 4, func(string) (Agent, error) { panic("bad config") }

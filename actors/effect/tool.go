@@ -143,7 +143,8 @@ func (x *Drain) SettleTool(m *toolactors.ToolSettled) (in session.ToolSettled, o
 
 // ToolSnapshotted is a call's settlement with the file snapshot taken
 // after it (SettleTool): Snap "" when none could be taken; Err: taking it
-// panicked (the call settles without one).
+// panicked (the call settles without one; Drain.SettleTool's snapshots
+// recover and log their panics themselves).
 type ToolSnapshotted struct {
 	Settled *toolactors.ToolSettled
 	Snap    string

@@ -163,6 +163,22 @@ func (o *Observer) Ready(rd session.Ready) {
 	o.endChat(*te, err)
 }
 
+// Boundary logs a boundary of the drain whose token is token that
+// observes the context: the first, which initializes the epoch (init), or
+// one whose carried events end with a promotion (what it makes
+// model-visible).
+func (o *Observer) Boundary(token uint64, init bool, carry []messages.Event) {
+	switch n := len(carry); {
+	case o.Log == nil:
+	case init:
+		o.Log.Debug("boundary", "session", o.SessionID, "token", token, "observe", "init")
+	case n > 0:
+		if p, ok := carry[n-1].(messages.PromptPromoted); ok {
+			o.Log.Debug("boundary", "session", o.SessionID, "token", token, "promote", p.MessageIDs)
+		}
+	}
+}
+
 // Titled counts a title request's answer (sessionrt_session_titles_total):
 // failed (err), else titled when the session was untitled as it came (the
 // title is written now, or with the drain's next append), else kept (a

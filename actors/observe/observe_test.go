@@ -223,6 +223,24 @@ func TestTheZeroObserverRecordsNothingAndWorks(t *testing.T) {
 	}
 }
 
+// TestBoundariesThatObserveAreLogged: the first observation, and one
+// that makes prompts model-visible, are logged with the drain's token;
+// other boundaries, and an Observer without a logger, log nothing.
+func TestBoundariesThatObserveAreLogged(t *testing.T) {
+	var log bytes.Buffer
+	o := &Observer{SessionID: "ses_1", Log: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+	o.Boundary(7, true, nil)
+	o.Boundary(7, false, []messages.Event{messages.ContextUpdated{}})
+	o.Boundary(7, false, nil)
+	o.Boundary(7, false, []messages.Event{messages.ContextUpdated{}, messages.PromptPromoted{MessageIDs: []string{"msg_1", "msg_2"}}})
+	lines := strings.Split(strings.TrimSpace(log.String()), "\n")
+	want := []string{`level=DEBUG msg=boundary session=ses_1 token=7 observe=init`, `level=DEBUG msg=boundary session=ses_1 token=7 promote="[msg_1 msg_2]"`}
+	if len(lines) != len(want) || !strings.HasSuffix(lines[0], want[0]) || !strings.HasSuffix(lines[1], want[1]) {
+		t.Fatalf("logged %q, want %q", lines, want)
+	}
+	(&Observer{}).Boundary(7, true, nil)
+}
+
 // TestTitleAnswersAreCountedByResult: failed, titled (the session was
 // untitled), or kept (a client named it first), each logged with the
 // model asked (a failure as a warning); an Observer without metrics or a

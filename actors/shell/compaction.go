@@ -20,7 +20,5 @@ func (a *sessionActor) summarize(sm *session.Summarize) {
 	})
 	if err != nil {
 		a.endDrain(&protocol.Outcome{Err: err.Error(), Kind: session.Internal})
-		return
 	}
-	d.busy = true
 }

@@ -19,14 +19,12 @@ import (
 // the shell needs to carry out the core's decisions.
 type drain struct {
 	session.Drain
-	token        uint64
 	waiters      []*actor.PID // Run and WaitIdle callers
 	interrupters []*actor.PID // Interrupt callers waiting for cleanup
-	busy         bool         // an executor's result (effect.Result) is outstanding; a stream is the turn's
 	// fx is what the drain's executors keep between the core's effects
 	// (its Location's registries, its agent as of the last boundary, the
-	// catalog, the turn built and the turn in flight, the compaction), and
-	// its token.
+	// catalog, the turn built and the turn in flight, the compaction, the
+	// result it waits for), and its token.
 	fx effect.Drain
 }
 
@@ -36,13 +34,17 @@ type drain struct {
 func (a *sessionActor) onDrainMessage(ctx actor.Context, msg any) {
 	d := a.drain
 	switch m := msg.(type) {
-	case *effect.TurnSnapshotted:
-		a.snapshotFailed(m.Err)
-		a.onResult(m)
 	case effect.Result:
-		a.onResult(m)
+		// The input it makes for the drain that asked for it
+		// (effect.Drain.Take: the Location resolved, the context observed,
+		// the catalog listed, the turn's snapshot taken, the summary done).
+		if d == nil {
+			return
+		}
+		if in := d.fx.Take(m); in != nil {
+			a.execute(a.core.Step(in))
+		}
 	case *effect.ToolSnapshotted:
-		a.snapshotFailed(m.Err)
 		a.execute(a.core.Step(m.In())) // dropped if its turn was abandoned
 	case *effect.StreamPart:
 		if d == nil || m.Token != d.fx.TurnToken() {
@@ -61,40 +63,23 @@ func (a *sessionActor) onDrainMessage(ctx actor.Context, msg any) {
 	}
 }
 
-// onResult steps the core with the input an executor's result makes
-// (effect.Drain.Take: the Location resolved, the context observed, the
-// catalog listed, the turn's snapshot taken, the summary done) for the
-// drain that asked for it.
-func (a *sessionActor) onResult(m effect.Result) {
-	d := a.drain
-	if d == nil || m.Of() != d.token {
-		return
-	}
-	d.busy = false
-	a.execute(a.core.Step(d.fx.Take(m)))
-}
-
-// post hands an effect's result to this actor's mailbox.
-func (a *sessionActor) post() effect.Post { return effect.To(a.system, a.self) }
-
 // startDrain starts the drain the core decided (waiter: the client that
 // waits for its end, if any).
 func (a *sessionActor) startDrain(sd session.StartDrain, waiter *actor.PID) {
-	d := &drain{token: nextToken(), Drain: session.Drain{Location: a.core.State.Row.Location, RunOwed: sd.Run, Continuation: sd.Continue, Manual: sd.Manual}}
-	a.log.Debug("drain start", "session", a.id, "token", d.token, "run", sd.Run, "manual", sd.Manual, "pending", len(a.core.State.Pending))
-	a.obs.DrainStarted(telemetry.WithTraceParent(a.rt.Ctx, a.drainTrace), a.core.State.Row.Agent, a.core.State.Row.Model)
-	if waiter != nil {
-		d.waiters = append(d.waiters, waiter)
-	}
+	d := &drain{Drain: session.Drain{Location: a.core.State.Row.Location, RunOwed: sd.Run, Continuation: sd.Continue, Manual: sd.Manual}}
 	rt, dir := a.rt, d.Location
-	d.fx = effect.Drain{Token: d.token, Session: a.id, Location: dir, Post: a.post(), ReplyTo: a.self, Log: a.log,
+	d.fx = effect.Drain{Token: nextToken(), Session: a.id, Location: dir, Post: effect.To(a.system, a.self), ReplyTo: a.self, Log: a.log,
 		Config:     func(agent string) (effect.Agent, error) { return rt.DrainAgent(dir, agent) },
 		Registries: effect.Registries{System: a.system, Timeout: rt.RequestTimeout, Metrics: rt.Metrics}}
 	if rt.TakesSnapshots {
 		d.fx.Snapshots = rt.Snapshots
 	}
+	a.log.Debug("drain start", "session", a.id, "token", d.fx.Token, "run", sd.Run, "manual", sd.Manual, "pending", len(a.core.State.Pending))
+	a.obs.DrainStarted(telemetry.WithTraceParent(a.rt.Ctx, a.drainTrace), a.core.State.Row.Agent, a.core.State.Row.Model)
+	if waiter != nil {
+		d.waiters = append(d.waiters, waiter)
+	}
 	a.setDrain(d)
-	d.busy = true
 	d.fx.Locate(func() (*actor.PID, *actor.PID, error) { return rt.ResolveLocation(dir) }, a.core.State.Row.Agent)
 }
 
@@ -107,12 +92,6 @@ func (a *sessionActor) setDrain(d *drain) {
 		return
 	}
 	a.core.Drain = &d.Drain
-}
-
-// boundary is the safe provider-turn boundary: every started tool has
-// settled. The core decides (session.Core.Step); the actor executes.
-func (a *sessionActor) boundary() {
-	a.execute(a.core.Step(session.AtBoundary{}))
 }
 
 // execute carries out a Ready, in the order its durability rule asks: its
@@ -181,23 +160,13 @@ func (a *sessionActor) execute(rd session.Ready) {
 		// observation did not bring the catalog waits for it (Catalog).
 		if tools, ok := d.fx.TurnTools(rd.StartTurn.Tools); ok {
 			a.startTurn(tools)
-		} else {
-			d.busy = true
 		}
-	case rd.Observe != nil && rd.Observe.Init:
-		// The first complete observation initializes the epoch before any
-		// input becomes model-visible: blocked context leaves it pending.
-		a.log.Debug("boundary", "session", a.id, "token", d.token, "observe", "init")
-		d.busy = true
-		d.fx.Observe(true, false, a.core.State.Row.Agent)
 	case rd.Observe != nil:
-		if n := len(a.core.Carry); n > 0 {
-			if p, ok := a.core.Carry[n-1].(messages.PromptPromoted); ok {
-				a.log.Debug("boundary", "session", a.id, "token", d.token, "promote", p.MessageIDs)
-			}
-		}
-		d.busy = true
-		d.fx.Observe(false, rd.Observe.WithCatalog, a.core.State.Row.Agent)
+		// The first complete observation (Init) initializes the epoch
+		// before any input becomes model-visible: blocked context leaves
+		// it pending.
+		a.obs.Boundary(d.fx.Token, rd.Observe.Init, a.core.Carry)
+		d.fx.Observe(rd.Observe.Init, rd.Observe.WithCatalog, a.core.State.Row.Agent)
 	}
 }
 
@@ -242,16 +211,7 @@ func (a *sessionActor) startTurn(tools []provider.Tool) {
 	// mailbox: a first snapshot of a large project reads every file. No
 	// revert runs meanwhile (refused while a drain runs); an interrupt
 	// finishes when it comes back.
-	d.busy = true
 	d.fx.SnapshotTurn()
-}
-
-// snapshotFailed logs a snapshot that panicked (effect.Snapshot): the
-// turn or the call goes on without one.
-func (a *sessionActor) snapshotFailed(err error) {
-	if err != nil {
-		a.log.Warn("file snapshot failed", "session", a.id, "err", err)
-	}
 }
 
 // stream sends the built turn's request, once its TurnStarted is durable
@@ -356,7 +316,7 @@ func (a *sessionActor) interrupt(ctx actor.Context) {
 		d.interrupters = append(d.interrupters, ctx.Sender())
 	}
 	if !d.Interrupted {
-		a.execute(a.core.Step(session.Interrupt{Waiting: d.busy}))
+		a.execute(a.core.Step(session.Interrupt{Waiting: d.fx.Busy()}))
 	}
 }
 
@@ -372,7 +332,7 @@ func (a *sessionActor) closeDrain(out *protocol.Outcome, written bool) {
 	if d == nil {
 		return
 	}
-	a.log.Debug("drain end", "session", a.id, "token", d.token, "outcome", out)
+	a.log.Debug("drain end", "session", a.id, "token", d.fx.Token, "outcome", out)
 	d.fx.Stop()
 	out.LastSeq = a.seq
 	a.setDrain(nil)

@@ -9,7 +9,7 @@ func (a *sessionActor) inspection() *protocol.Inspection {
 		in.Staged = append(in.Staged, ev.EventType().Name)
 	}
 	if d := a.drain; d != nil {
-		in.Drain = &protocol.DrainInspection{Token: d.token, Busy: d.busy, Carry: d.Carrying(), Interrupted: d.Interrupted, Waiters: len(d.waiters)}
+		in.Drain = &protocol.DrainInspection{Token: d.fx.Token, Busy: d.fx.Busy(), Carry: d.Carrying(), Interrupted: d.Interrupted, Waiters: len(d.waiters)}
 		if id := d.fx.TurnID(); id != "" {
 			ti := &protocol.TurnInspection{AssistantID: id}
 			if d.Turn != nil {
