@@ -8,6 +8,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/sessionrt/sessionrt/actors/protocol"
 	"github.com/sessionrt/sessionrt/compaction"
 	"github.com/sessionrt/sessionrt/contextsources"
 	"github.com/sessionrt/sessionrt/filesnap"
@@ -52,6 +53,9 @@ type Drain struct {
 	// takes none. Log tells why one could not be taken.
 	Snapshots func(dir string) (Snapshots, error)
 	Log       *slog.Logger
+	// Publish hands a live item to the session's subscribers (nil: none
+	// listen): a compaction's summary as it streams.
+	Publish func(protocol.Live)
 	// Config reads the session's agent (its name, as the session has it
 	// now) from the Location's configuration: at the drain's start and at
 	// every boundary, a changed configuration taking effect there. It
@@ -177,13 +181,20 @@ func (x *Drain) CompactionFacts(model messages.ModelRef, history func() ([]messa
 
 // Summarize runs the summary request of the compaction whose
 // CompactionStarted the core wrote (Summarize), with the provider
-// CompactionFacts looked up; its Summarized follows. It fails when the
-// compaction was not planned here.
-func (x *Drain) Summarize(ctx context.Context, sm *session.Summarize, onDelta func(string)) error {
+// CompactionFacts looked up, its text published live as it streams
+// (Publish); its Summarized follows. It fails when the compaction was not
+// planned here.
+func (x *Drain) Summarize(ctx context.Context, sm *session.Summarize) error {
 	prov := x.summarizer
 	x.summarizer = nil
 	if prov == nil || sm.Plan == nil {
 		return errors.New("compaction " + sm.ID + " was not planned")
+	}
+	var onDelta func(string)
+	if publish, id := x.Publish, x.Session; publish != nil {
+		onDelta = func(text string) {
+			publish(protocol.Live{SessionID: id, Delta: &messages.Delta{SessionID: id, Kind: messages.CompactionDelta, Text: text}})
+		}
 	}
 	ctx, x.compacting = context.WithCancel(ctx)
 	x.busy = true

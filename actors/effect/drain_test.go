@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sessionrt/sessionrt/actors/protocol"
 	"github.com/sessionrt/sessionrt/compaction"
 	"github.com/sessionrt/sessionrt/filesnap"
 	"github.com/sessionrt/sessionrt/messages"
@@ -177,28 +178,36 @@ func TestTurnToolsComeFromTheCatalogListedAhead(t *testing.T) {
 
 // TestCompactionSummarizesWithTheProviderItsFactsFound: the facts carry
 // the model's limits and an ID, and the summary runs with the provider
-// looked up for them and comes back as the core's CompactionDone; without
+// looked up for them, its text published live as it streams, and comes
+// back as the core's CompactionDone; without
 // a provider the facts carry its error, a summary nobody planned fails
 // without a request, and a history that cannot be read is the drain's
 // end.
 func TestCompactionSummarizesWithTheProviderItsFactsFound(t *testing.T) {
 	prov := scriptedProvider(t, scripted.Turn{Text: "summary"})
-	ch := make(posted, 1)
-	x := &Drain{Token: 8, Post: ch.post, Agent: testAgent(prov, session.Limits{Window: 500})}
+	ch, live := make(posted, 1), make(posted, 4)
+	x := &Drain{Token: 8, Session: "ses_1", Post: ch.post, Publish: func(l protocol.Live) { live <- l }, Agent: testAgent(prov, session.Limits{Window: 500})}
 	loaded := func() ([]messages.Message, error) { return nil, nil }
 	facts := x.CompactionFacts(messages.ModelRef{ID: "test"}, loaded).(session.CompactionFacts)
 	if facts.Err != "" || facts.ID == "" || facts.Limits.Window != 500 {
 		t.Fatalf("facts %+v", facts)
 	}
 	plan := &compaction.Plan{Request: testRequest(), RecentContext: "<recent>"}
-	if err := x.Summarize(context.Background(), &session.Summarize{ID: facts.ID, Plan: plan}, nil); err != nil {
+	if err := x.Summarize(context.Background(), &session.Summarize{ID: facts.ID, Plan: plan}); err != nil {
 		t.Fatal(err)
+	}
+	if !x.Busy() {
+		t.Fatal("the drain does not wait for its summary")
+	}
+	if l := live.next(t).(protocol.Live); l.SessionID != "ses_1" || l.Event != nil ||
+		*l.Delta != (messages.Delta{SessionID: "ses_1", Kind: messages.CompactionDelta, Text: "summary"}) {
+		t.Fatalf("published %+v, want the summary's text live", l)
 	}
 	m := ch.next(t).(*Summarized)
 	if in := x.Take(m).(session.CompactionDone); in.ID != facts.ID || in.Summary != "summary" || in.RecentContext != "<recent>" || in.Err != "" || x.compacting != nil {
 		t.Fatalf("took %+v, want the summary (cancel released)", in)
 	}
-	if err := x.Summarize(context.Background(), &session.Summarize{ID: "cmp_x", Plan: plan}, nil); err == nil {
+	if err := x.Summarize(context.Background(), &session.Summarize{ID: "cmp_x", Plan: plan}); err == nil {
 		t.Fatal("a compaction nobody planned ran")
 	}
 	if facts := x.CompactionFacts(messages.ModelRef{ID: "gone"}, loaded).(session.CompactionFacts); facts.Err == "" || facts.ID != "" {

@@ -148,7 +148,7 @@ func TestInterruptCancelsTheTurnElseTheCompaction(t *testing.T) {
 
 	x.Agent = testAgent(scriptedProvider(t, scripted.Turn{Text: "half a summ", Hang: true}), session.Limits{})
 	facts := x.CompactionFacts(messages.ModelRef{ID: "test"}, func() ([]messages.Message, error) { return nil, nil }).(session.CompactionFacts)
-	if err := x.Summarize(context.Background(), &session.Summarize{ID: facts.ID, Plan: &compaction.Plan{Request: testRequest()}}, nil); err != nil {
+	if err := x.Summarize(context.Background(), &session.Summarize{ID: facts.ID, Plan: &compaction.Plan{Request: testRequest()}}); err != nil {
 		t.Fatal(err)
 	}
 	x.Interrupt()

@@ -23,13 +23,16 @@
 // does its I/O off the mailbox with the dependencies it is given and posts
 // its result back, tagged with the drain's or turn's token; it knows
 // nothing of the actor. What a drain's executors keep between effects
-// (the Location's registries, the agent, the catalog, the turn built, the
-// compaction in flight) is effect.Drain's, which also turns each result
+// (the Location's registries, the agent, the catalog, the turn built and
+// the turn in flight with its stream, the compaction in flight, the
+// result it waits for) is effect.Drain's, which also turns each result
 // into the core's input (Take), so most results take one generic path
-// (onResult). The drains' spans and metrics are an observe.Observer's
-// (actors/observe), fed what the actor knows (a drain or turn started
-// and ended, the Ready's settled calls and turn end); the permission
-// asks of running calls wait in an effect.PermissionWaits.
+// (onDrainMessage), and checks a stream's token (TurnToken). The drains'
+// spans, metrics and log lines are an observe.Observer's (actors/observe),
+// fed what the actor knows (a drain or turn started and ended, the Ready's
+// settled calls and turn end); the permission asks of running calls wait
+// in an effect.PermissionWaits. The shell keeps the Step calls, and the
+// chaos fault points, which are panics on the actor's goroutine.
 //
 // Everything the actor uses of its process (the journal, the live bus,
 // the activation registry, the journal waits, the Location's configuration

@@ -68,7 +68,7 @@ func (a *sessionActor) onDrainMessage(ctx actor.Context, msg any) {
 func (a *sessionActor) startDrain(sd session.StartDrain, waiter *actor.PID) {
 	d := &drain{Drain: session.Drain{Location: a.core.State.Row.Location, RunOwed: sd.Run, Continuation: sd.Continue, Manual: sd.Manual}}
 	rt, dir := a.rt, d.Location
-	d.fx = effect.Drain{Token: nextToken(), Session: a.id, Location: dir, Post: effect.To(a.system, a.self), ReplyTo: a.self, Log: a.log,
+	d.fx = effect.Drain{Token: nextToken(), Session: a.id, Location: dir, Post: effect.To(a.system, a.self), ReplyTo: a.self, Log: a.log, Publish: rt.Publish,
 		Config:     func(agent string) (effect.Agent, error) { return rt.DrainAgent(dir, agent) },
 		Registries: effect.Registries{System: a.system, Timeout: rt.RequestTimeout, Metrics: rt.Metrics}}
 	if rt.TakesSnapshots {
@@ -154,7 +154,11 @@ func (a *sessionActor) execute(rd session.Ready) {
 		// (Ready.Summarize), or decides what its failure means.
 		a.execute(a.core.Step(d.fx.CompactionFacts(a.core.State.Row.Model, a.history)))
 	case rd.Summarize != nil:
-		a.summarize(rd.Summarize)
+		// Off the mailbox, its text published live as it streams; its
+		// CompactionDone comes back through the mailbox.
+		if err := d.fx.Summarize(a.rt.Ctx, rd.Summarize); err != nil {
+			a.endDrain(&protocol.Outcome{Err: err.Error(), Kind: session.Internal})
+		}
 	case rd.StartTurn != nil:
 		// The last allowed turn is sent without tools; a turn whose
 		// observation did not bring the catalog waits for it (Catalog).
