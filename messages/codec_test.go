@@ -37,6 +37,9 @@ func fill(v reflect.Value, r *rand.Rand, p float64) {
 		for i := range n {
 			fill(v.Index(i), r, 1)
 		}
+	case reflect.Pointer:
+		v.Set(reflect.New(v.Type().Elem()))
+		fill(v.Elem(), r, p)
 	default:
 		panic("fill: no case for " + v.Type().String())
 	}

@@ -2,6 +2,7 @@ package messages
 
 import (
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"time"
@@ -41,4 +42,24 @@ func NewID(prefix string) string {
 	}
 	_, _ = rand.Read(b[6:]) // crypto/rand.Read never fails on supported platforms
 	return prefix + "_" + hex.EncodeToString(b[:])
+}
+
+// NewIDs returns fresh identifiers, one per prefix, that sort in the order
+// given, as NewID's of one millisecond do not (their random bits decide):
+// messages copied in one go keep their order under clients that sort by ID.
+func NewIDs(prefixes ...string) []string {
+	var b [14]byte
+	ms := uint64(time.Now().UnixMilli())
+	for i := 0; i < 6; i++ {
+		b[i] = byte(ms >> (8 * (5 - i)))
+	}
+	_, _ = rand.Read(b[6:])
+	b[6] &= 0x7f // room to count up without carrying into the time
+	tail := binary.BigEndian.Uint64(b[6:])
+	out := make([]string, len(prefixes))
+	for i, p := range prefixes {
+		binary.BigEndian.PutUint64(b[6:], tail+uint64(i))
+		out[i] = p + "_" + hex.EncodeToString(b[:])
+	}
+	return out
 }

@@ -1,5 +1,7 @@
 package messages
 
+import "fmt"
+
 // The model-visible history of a session: the messages the journal's
 // projector builds from the events and a provider request is made of. They
 // live here, next to the events, so that code planning requests
@@ -86,4 +88,59 @@ type ToolPart struct {
 	Error          string    `msgpack:"e,omitempty"`
 	CallMetadata   []byte    `msgpack:"cm,omitempty"` // provider metadata of the call side
 	ResultMetadata []byte    `msgpack:"rm,omitempty"` // provider metadata of the settlement
+}
+
+// Check says whether h can be written: a compaction message only first
+// (a boundary starts its event), and no turn or tool call left open (a
+// copy is history, never work in progress).
+func (h HistoryCopied) Check() error {
+	for i, m := range h.Messages {
+		switch {
+		case m.ID == "":
+			return fmt.Errorf("copied message %d has no ID", i)
+		case m.Role == RoleCompaction && i > 0:
+			return fmt.Errorf("copied compaction %s is not the first message of its event", m.ID)
+		case m.Role == RoleAssistant && !m.Body.Finished:
+			return fmt.Errorf("copied assistant message %s is not finished", m.ID)
+		}
+		for _, p := range m.Body.Parts {
+			if p.Tool != nil && p.Tool.State != ToolStateCompleted && p.Tool.State != ToolStateFailed {
+				return fmt.Errorf("copied tool call %s of %s is %s, not settled", p.Tool.CallID, m.ID, p.Tool.State)
+			}
+		}
+	}
+	return nil
+}
+
+// Boundary says whether h starts with a compaction: its seq is then the
+// history boundary.
+func (h HistoryCopied) Boundary() bool {
+	return len(h.Messages) > 0 && h.Messages[0].Role == RoleCompaction
+}
+
+// At returns h's messages as the history holds them once h is at seq: at
+// (seq, index), their parts at seq. They share nothing with h.
+func (h HistoryCopied) At(seq int64) []Message {
+	out := make([]Message, len(h.Messages))
+	for i, c := range h.Messages {
+		m := c.Body
+		m.ID, m.Seq, m.Index, m.Role = c.ID, seq, i, c.Role
+		if m.Prompt != nil {
+			p := *m.Prompt
+			p.Attachments = append([]Attachment(nil), p.Attachments...)
+			m.Prompt = &p
+		}
+		if len(m.Parts) > 0 {
+			m.Parts = append([]Part(nil), m.Parts...)
+			for j := range m.Parts {
+				m.Parts[j].Seq = seq
+				if t := m.Parts[j].Tool; t != nil {
+					tc := *t
+					m.Parts[j].Tool = &tc
+				}
+			}
+		}
+		out[i] = m
+	}
+	return out
 }

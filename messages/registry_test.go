@@ -49,6 +49,11 @@ func samples() []Event {
 		RevertCleared{},
 		RevertRestored{Snapshot: "ab12"},
 		RevertFinalized{},
+		HistoryCopied{From: "ses_1", MessageID: "msg_3", Messages: []CopiedMessage{
+			{ID: "msg_a", Role: RoleUser, Body: Message{Prompt: &Prompt{Text: "hi"}, Delivery: Steer}},
+			{ID: "msg_b", Role: RoleAssistant, Body: Message{Agent: "build", Model: m, Finished: true, FinishReason: "stop",
+				Parts: []Part{{Kind: PartText, Text: "hello"}, {Kind: PartTool, Tool: &ToolPart{CallID: "c1", Tool: "bash", Agent: "build", Input: []byte(`{}`), State: ToolStateCompleted, Output: "ok"}}}}},
+		}},
 	}
 }
 

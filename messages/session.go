@@ -382,6 +382,30 @@ type RevertRestored struct {
 // longer be cleared), a staged one is dropped.
 type RevertFinalized struct{}
 
+// HistoryCopied puts messages copied from another session's history into
+// this one: a fork (OpenCode's session.fork). It is written only in the
+// append that creates the session, right after its SessionCreated, so the
+// copy is the session's own history from its first seq: later reverts or
+// compactions of either session never touch the other.
+//
+// The messages keep their order and content under fresh IDs; their parts
+// take this event's seq. A compaction message can only be the first of
+// its event, and is then the history boundary as a CompactionEnded is (a
+// fork of a compacted history writes one HistoryCopied per compaction).
+type HistoryCopied struct {
+	From      string          `msgpack:"f"`             // the session they were copied from
+	MessageID string          `msgpack:"mid,omitempty"` // the fork point: the source's messages before it ("": all)
+	Messages  []CopiedMessage `msgpack:"ms"`
+}
+
+// CopiedMessage is one message of a HistoryCopied: Body is the message as
+// the history holds it (its ID, seq and role are not part of a body).
+type CopiedMessage struct {
+	ID   string  `msgpack:"id"`
+	Role Role    `msgpack:"r"`
+	Body Message `msgpack:"b"`
+}
+
 // Idle is appended by the runner when a drain ends; a session whose last
 // drain event is not followed by Idle or Interrupted was mid-drain.
 type Idle struct{}
@@ -430,6 +454,7 @@ func (RevertCommitted) EventType() EventType   { return EventType{"session.rever
 func (RevertCleared) EventType() EventType     { return EventType{"session.revert.cleared", 1} }
 func (RevertRestored) EventType() EventType    { return EventType{"session.revert.restored", 1} }
 func (RevertFinalized) EventType() EventType   { return EventType{"session.revert.finalized", 1} }
+func (HistoryCopied) EventType() EventType     { return EventType{"session.history.copied", 1} }
 
 // SessionEvents returns one zero value of every session event type.
 func SessionEvents() []Event {
@@ -442,6 +467,7 @@ func SessionEvents() []Event {
 		PermissionAsked{}, PermissionReplied{}, QuestionAsked{}, QuestionReplied{}, QuestionRejected{},
 		CompactionStarted{}, CompactionEnded{}, Interrupted{}, DrainFailed{}, Idle{},
 		RevertStaged{}, RevertCommitted{}, RevertCleared{}, RevertRestored{}, RevertFinalized{},
+		HistoryCopied{},
 	}
 }
 
