@@ -14,7 +14,7 @@ import (
 )
 
 // CreateSession appends SessionCreated as seq 1 unless the session already
-// exists. It returns the session row and whether this call created it; a
+// exists, and with it the history copied into it (a fork), from seq 2. It returns the session row and whether this call created it; a
 // reused ID returns the existing session (its content is not compared), and
 // of two racing creates exactly one creates. The existence check runs in the
 // append's transaction, so it sees what that transaction would conflict with.
@@ -22,7 +22,7 @@ import (
 // A new ID is the common case: the append is tried first without that
 // check (a session exists exactly when its stream is past seq 0, so the
 // stream advance refuses a reused ID), and only a refusal looks.
-func (j *Journal) CreateSession(ctx context.Context, sessionID string, ownerEpoch int64, c messages.SessionCreated) (Session, bool, error) {
+func (j *Journal) CreateSession(ctx context.Context, sessionID string, ownerEpoch int64, c messages.SessionCreated, copied ...messages.HistoryCopied) (Session, bool, error) {
 	var existing Session
 	pre := func(tx *sql.Tx) (bool, error) {
 		if row, err := j.sessionRow(ctx, tx, sessionID, true); err == nil && row.Deleted {
@@ -36,6 +36,9 @@ func (j *Journal) CreateSession(ctx context.Context, sessionID string, ownerEpoc
 		return true, err
 	}
 	evs := []messages.Event{c}
+	for _, h := range copied {
+		evs = append(evs, h)
+	}
 	_, _, err := j.appendTx(ctx, sessionID, 0, ownerEpoch, evs, nil)
 	for attempt := 0; ; attempt++ {
 		switch {
@@ -43,7 +46,7 @@ func (j *Journal) CreateSession(ctx context.Context, sessionID string, ownerEpoc
 			return existing, false, nil
 		case err == nil:
 			// The row this append wrote (in the cache unless evicted at once).
-			if s, head, ok := j.cache.session(sessionID); ok && head == 1 {
+			if s, head, ok := j.cache.session(sessionID); ok && head == int64(len(evs)) {
 				s.LastSeq = head
 				return s, true, nil
 			}

@@ -51,6 +51,10 @@ type projector struct {
 	// reverts is the session_reverts row as this batch leaves it, once read.
 	reverts      *messages.Reverts
 	revertsFound bool
+	// creation is the seq of the last event this projector applied when
+	// it was the SessionCreated or a HistoryCopied (0 otherwise): a copy
+	// must follow one of them directly.
+	creation int64
 }
 
 // toolRow is a cached tool_calls row; flush writes new and changed ones.
@@ -135,11 +139,14 @@ func (p *projector) apply(seq int64, ev messages.Event) error {
 		}
 		return p.refuse(seq, ev, "the session already exists")
 	}
+	follows := p.creation == seq-1
+	p.creation = 0
 	switch e := ev.(type) {
 	case messages.SessionCreated:
 		if e.Location == "" {
 			return p.refuse(seq, ev, "empty location")
 		}
+		p.creation = seq
 		_, err := p.exec(qInsertSession, p.sid, e.Location, e.Agent, e.Model.Provider, e.Model.ID, e.Model.Variant, e.Title, string(StatusIdle), seq)
 		p.known = StatusIdle
 		p.sess, p.sessOwned = &Session{ID: p.sid, Location: e.Location, Agent: e.Agent, Model: e.Model, Title: e.Title, CreatedSeq: seq}, true
@@ -447,6 +454,29 @@ func (p *projector) apply(seq int64, ev messages.Event) error {
 			s.HistorySeq = seq
 		}
 		return p.newMessage(seq, ev, messages.Message{ID: id, Seq: seq, Role: messages.RoleCompaction, Text: e.Summary, RecentContext: e.RecentContext})
+
+	case messages.HistoryCopied:
+		if !follows {
+			return p.refuse(seq, ev, "history is copied only in the append that creates the session, right after its creation")
+		}
+		if err := e.Check(); err != nil {
+			return p.refuse(seq, ev, "%v", err)
+		}
+		p.creation = seq
+		if e.Boundary() {
+			if _, err := p.exec(qSetHistorySeq, seq, p.sid); err != nil {
+				return err
+			}
+			if s := p.editSession(); s != nil {
+				s.HistorySeq = seq
+			}
+		}
+		for _, m := range e.At(seq) {
+			if err := p.newMessage(seq, ev, m); err != nil {
+				return err
+			}
+		}
+		return nil
 
 	case messages.Interrupted:
 		// An interrupt keeps the unpromoted input for a later fresh wake

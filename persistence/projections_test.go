@@ -414,3 +414,55 @@ func TestDeletedSessionIsNotFoundButKept(t *testing.T) {
 		}
 	})
 }
+
+// A fork's copied history (messages.HistoryCopied) is projected as the
+// session's own messages, from its creation's append only: a copy
+// starting with a compaction is the history boundary, and a copy that is
+// not history yet (an open turn, an unsettled call) or comes later is
+// refused. Verify replays it.
+func TestCopiedHistoryIsTheNewSessionsOwn(t *testing.T) {
+	eachBackend(t, func(t *testing.T, j *persistence.Journal) {
+		ctx := testCtx(t)
+		user := func(id, text string) messages.CopiedMessage {
+			return messages.CopiedMessage{ID: id, Role: messages.RoleUser, Body: messages.Message{Prompt: &messages.Prompt{Text: text}}}
+		}
+		answer := messages.CopiedMessage{ID: "a1", Role: messages.RoleAssistant, Body: messages.Message{Agent: "build", Finished: true,
+			Parts: []messages.Part{{Kind: messages.PartText, Seq: 9, Text: "hi"}}}}
+		s, made, err := j.CreateSession(ctx, "s1", 0, created("/p"),
+			messages.HistoryCopied{From: "s0", Messages: []messages.CopiedMessage{user("u1", "one"), answer}},
+			messages.HistoryCopied{From: "s0", Messages: []messages.CopiedMessage{{ID: "c1", Role: messages.RoleCompaction, Body: messages.Message{Text: "sum"}}, user("u2", "two")}})
+		if err != nil || !made || s.LastSeq != 3 || s.HistorySeq != 3 {
+			t.Fatalf("create with a copy: %+v %v %v, want seq 3 the boundary", s, made, err)
+		}
+		page, _ := j.Messages(ctx, "s1", persistence.Cursor{}, 10)
+		if roles(page.Messages) != "UACU" || page.Messages[1].Seq != 2 || page.Messages[1].Index != 1 || page.Messages[1].Parts[0].Seq != 2 {
+			t.Fatalf("messages %+v, want the copies at (2, i) with their parts at 2", page.Messages)
+		}
+		if h, _ := j.ModelHistory(ctx, "s1"); roles(h) != "CU" || h[1].Prompt.Text != "two" {
+			t.Fatalf("model history %+v, want from the copied compaction on", h)
+		}
+		for _, bad := range []struct {
+			what string
+			evs  []messages.Event
+		}{
+			{"an open turn", []messages.Event{created("/p"), messages.HistoryCopied{Messages: []messages.CopiedMessage{{ID: "a", Role: messages.RoleAssistant}}}}},
+			{"a running call", []messages.Event{created("/p"), messages.HistoryCopied{Messages: []messages.CopiedMessage{{ID: "a", Role: messages.RoleAssistant,
+				Body: messages.Message{Finished: true, Parts: []messages.Part{{Kind: messages.PartTool, Tool: &messages.ToolPart{CallID: "c", State: messages.ToolStateRunning}}}}}}}}},
+			{"a compaction inside", []messages.Event{created("/p"), messages.HistoryCopied{Messages: []messages.CopiedMessage{user("x", "x"), {ID: "c", Role: messages.RoleCompaction}}}}},
+			{"a copy after the creation's append", []messages.Event{messages.HistoryCopied{Messages: []messages.CopiedMessage{user("y", "y")}}}},
+			{"a copy after another event", []messages.Event{messages.Idle{}, messages.HistoryCopied{Messages: []messages.CopiedMessage{user("z", "z")}}}},
+		} {
+			sid, expected := "s2", int64(0)
+			if _, ok := bad.evs[0].(messages.SessionCreated); !ok {
+				sid, expected = "s1", 3
+			}
+			if _, err := j.Append(ctx, sid, expected, 0, bad.evs...); !errors.Is(err, persistence.ErrProjection) {
+				t.Fatalf("%s: %v, want refused", bad.what, err)
+			}
+		}
+		rep, err := j.Verify(ctx)
+		if err != nil || !rep.Clean() {
+			t.Fatalf("verify: %+v %v", rep, err)
+		}
+	})
+}

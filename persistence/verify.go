@@ -91,6 +91,7 @@ func (j *Journal) rebuild(ctx context.Context, sn *names, sid string) (int, []st
 		return 0, nil, fmt.Errorf("session %s stream head: %w", sid, err)
 	}
 	cursor, count := int64(0), 0
+	var creation int64 // carried from batch to batch, as one append's projector keeps it
 	for {
 		batch, err := j.ReadEvents(ctx, sid, cursor, verifyBatch)
 		if err != nil {
@@ -104,6 +105,7 @@ func (j *Journal) rebuild(ctx context.Context, sn *names, sid string) (int, []st
 			return count, diffs, err
 		}
 		p := newProjector(ctx, tx, sn, sid)
+		p.creation = creation
 		refused := false
 		for _, e := range batch {
 			if e.Seq != cursor+1 {
@@ -117,6 +119,7 @@ func (j *Journal) rebuild(ctx context.Context, sn *names, sid string) (int, []st
 				break
 			}
 		}
+		creation = p.creation
 		if !refused {
 			if err := p.flush(); err != nil {
 				tx.Rollback()

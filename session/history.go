@@ -108,6 +108,12 @@ func (h *History) apply(s *State, seq int64, ev messages.Event) {
 		clear(h.Msgs)
 		h.Superseded = nil
 		h.Msgs = append(h.Msgs[:0], messages.Message{ID: id, Seq: seq, Role: messages.RoleCompaction, Text: e.Summary, RecentContext: e.RecentContext})
+	case messages.HistoryCopied:
+		if e.Boundary() {
+			clear(h.Msgs)
+			h.Msgs, h.Superseded = h.Msgs[:0], nil
+		}
+		h.Msgs = append(h.Msgs, e.At(seq)...)
 	case messages.TurnStarted:
 		h.Msgs = append(h.Msgs, messages.Message{ID: e.AssistantMessageID, Seq: seq, Role: messages.RoleAssistant, Agent: e.Agent, Model: e.Model})
 	case messages.TurnEnded:

@@ -195,6 +195,14 @@ func (s *State) Apply(seq int64, ev messages.Event) error {
 	case messages.CompactionEnded:
 		s.Row.HistorySeq = seq
 		s.Turns = nil // behind the boundary, as in ModelHistory
+	case messages.HistoryCopied:
+		if err := e.Check(); err != nil {
+			return s.refuse(seq, ev, err.Error())
+		}
+		if e.Boundary() {
+			s.Row.HistorySeq = seq
+			s.Turns = nil
+		}
 	case messages.TurnStarted:
 		s.Row.Status = StatusBusy
 		s.Turns = append(s.Turns, e.AssistantMessageID)
