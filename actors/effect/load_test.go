@@ -292,3 +292,37 @@ func TestEndedReadsHowTheLastDrainEnded(t *testing.T) {
 		t.Fatalf("no Idle yet: %s", got)
 	}
 }
+
+// TestLoadReadsAForkAsItsEventsFold: a session created with a copied
+// history (a fork of a compacted session: one HistoryCopied before the
+// compaction, one from it on) loads as the fold of its events, and so
+// does its history once a drain makes Load read it.
+func TestLoadReadsAForkAsItsEventsFold(t *testing.T) {
+	s := &stream{t: t, j: journaltest.Embedded(t), id: "ses_fork"}
+	model := messages.ModelRef{Provider: "scripted", ID: "m1"}
+	call := func(id string) messages.Part {
+		return messages.Part{Kind: messages.PartTool, Tool: &messages.ToolPart{CallID: id, Tool: "bash", Agent: "build", Input: []byte(`{}`), State: messages.ToolStateCompleted, Output: "ok"}}
+	}
+	user := func(id, text string) messages.CopiedMessage {
+		return messages.CopiedMessage{ID: id, Role: messages.RoleUser, Body: messages.Message{Prompt: &messages.Prompt{Text: text}, Delivery: messages.Steer}}
+	}
+	s.add(messages.SessionCreated{Location: "/work/p", Agent: "build", Model: model, Title: "t (fork #1)"},
+		messages.HistoryCopied{From: "ses_src", Messages: []messages.CopiedMessage{user("msg_a", "one"),
+			{ID: "msg_b", Role: messages.RoleAssistant, Body: messages.Message{Agent: "build", Model: model, Finished: true, FinishReason: "tool_calls",
+				Parts: []messages.Part{call("c1"), call("c2"), {Kind: messages.PartText, Text: "done"}}}}}},
+		messages.HistoryCopied{From: "ses_src", Messages: []messages.CopiedMessage{
+			{ID: "cmp_c", Role: messages.RoleCompaction, Body: messages.Message{Text: "sum", RecentContext: "recent"}}, user("msg_d", "two")}})
+	if st := s.check("forked"); st.Row.HistorySeq != 3 || st.Row.Status != session.StatusIdle {
+		t.Fatalf("row %+v, want idle with the compaction's copy (seq 3) the boundary", st.Row)
+	}
+	s.add(messages.PromptAdmitted{MessageID: "m1", Prompt: messages.Prompt{Text: "three"}, Delivery: messages.Steer},
+		messages.PromptPromoted{MessageIDs: []string{"m1"}}, messages.TurnStarted{AssistantMessageID: "am1", Agent: "build", Model: model})
+	st := s.check("a drain of the fork")
+	var ids []string
+	for _, m := range st.History.Msgs {
+		ids = append(ids, m.ID)
+	}
+	if want := []string{"cmp_c", "msg_d", "m1", "am1"}; !slices.Equal(ids, want) {
+		t.Fatalf("history %v, want %v", ids, want)
+	}
+}

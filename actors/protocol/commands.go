@@ -21,6 +21,9 @@ type Create struct {
 	Agent    string
 	Model    messages.ModelRef
 	Title    string // the client's title; "" for none
+	// Copied is the history a fork starts with (Sessions.Fork), written
+	// with the creation: nothing when the session exists already.
+	Copied []messages.HistoryCopied
 }
 
 // Rename gives the session a title (durable: session.renamed).

@@ -27,7 +27,7 @@ func (a *sessionActor) create(m *protocol.Create) any {
 	if err != nil {
 		return err
 	}
-	sess, created, err := a.rt.Journal.CreateSession(a.rt.Ctx, a.id, a.ownership, ev)
+	sess, created, err := a.rt.Journal.CreateSession(a.rt.Ctx, a.id, a.ownership, ev, m.Copied...)
 	if errors.Is(err, persistence.ErrDeleted) {
 		// The journal keeps a deleted session's events under its ID.
 		return &protocol.CommandError{Code: protocol.CodeConflict, Msg: fmt.Sprintf("session %s was deleted; its ID cannot be reused (create the session without an ID, or with another one)", a.id)}
@@ -36,8 +36,11 @@ func (a *sessionActor) create(m *protocol.Create) any {
 		return a.journalError(err)
 	}
 	if created {
-		a.created(sess)
+		a.created(sess, ev, m.Copied)
 		a.publish(1, ev)
+		for i, h := range m.Copied {
+			a.publish(int64(2+i), h)
+		}
 	} else if err := a.reload(); err != nil {
 		return err // another activation created it: read what it wrote
 	}
@@ -46,13 +49,16 @@ func (a *sessionActor) create(m *protocol.Create) any {
 
 // created takes the state of the session this actor just created, as a
 // reload would find it, without reading it: sess is the row CreateSession
-// wrote, SessionCreated is the only event, and only later events admit
-// prompts or start a Context Epoch.
-func (a *sessionActor) created(sess persistence.Session) {
-	// The fold of the one event gives the row CreateSession wrote, and a
-	// complete (empty) history.
+// wrote, ev and the copied history (a fork's) the only events, and only
+// later events admit prompts or start a Context Epoch.
+func (a *sessionActor) created(sess persistence.Session, ev messages.SessionCreated, copied []messages.HistoryCopied) {
+	// The fold of its events gives the row CreateSession wrote, and a
+	// complete history.
 	a.core.State = session.NewState(a.id)
-	_ = a.core.State.Apply(sess.LastSeq, messages.SessionCreated{Location: sess.Location, Agent: sess.Agent, Model: sess.Model, Title: sess.Title})
+	_ = a.core.State.Apply(1, ev)
+	for i, h := range copied {
+		_ = a.core.State.Apply(int64(2+i), h)
+	}
 	if sess.LastSeq > a.seq {
 		a.seq = sess.LastSeq
 	}
