@@ -418,6 +418,12 @@ func eventData(d fields, ev messages.Event) fields {
 		return append(d, field{"error", sessionError(e)}, field{"kind", e.Kind})
 	case messages.Idle:
 		return d
+	case messages.HistoryCopied:
+		ids := make([]string, len(e.Messages))
+		for i, m := range e.Messages {
+			ids[i] = m.ID
+		}
+		return append(d, field{"from", e.From}, field{"messageID", e.MessageID}, field{"messageIDs", ids})
 	}
 	// A type this server does not know yet: its payload as JSON.
 	b, err := json.Marshal(ev)

@@ -71,13 +71,14 @@
 //	GET  /session/{id}/todo                           [] (no todo tool)
 //	GET  /session/{id}/diff?messageID                 [SnapshotFileDiff] from the file snapshots
 //	POST /session/{id}/revert {messageID} | /unrevert the session with its revert: stage + commit | clear
+//	POST /session/{id}/fork {messageID?}             a new session holding the messages before messageID (all without), fresh IDs (actors.ForkOf)
 //	GET  /permission | POST /permission/{requestID}/reply | POST /session/{id}/permissions/{requestID}
 //	GET  /question | POST /question/{requestID}/reply|reject   pending questions of the directory | true
 //	GET  /event?directory                             SSE: V1 bus (message.updated, message.part.updated/delta, session.status, …)
 //	GET  /global/event                                SSE: the same, each wrapped {directory, payload}
 //	GET  /path | /project/current | /config | /config/providers | /provider | /agent | /command   from Config.Catalog
 //	GET  /lsp | /mcp | /formatter | /vcs | /experimental/… | /provider/auth   honest empty answers
-//	PATCH|DELETE /session/{id}, …/fork|share|shell   501 naming what sessionrt does not do
+//	PATCH|DELETE /session/{id}, …/share|shell   501 naming what sessionrt does not do
 //
 // Every route needs "Authorization: Bearer <Config.Token>", or HTTP Basic
 // with the token as password (OpenCode's clients; any user name) (Insecure

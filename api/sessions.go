@@ -75,14 +75,10 @@ func (s *Server) info(ctx context.Context, sess persistence.Session) wire.Sessio
 // names it (OpenCode shows sessions by title).
 func (s *Server) title(ctx context.Context, id string) string {
 	page, err := s.cfg.Journal.Messages(ctx, id, persistence.Cursor{}, 1)
-	if err != nil || len(page.Messages) == 0 || page.Messages[0].Prompt == nil {
+	if err != nil {
 		return ""
 	}
-	t := strings.Join(strings.Fields(page.Messages[0].Prompt.Text), " ")
-	if r := []rune(t); len(r) > 80 {
-		t = string(r[:79]) + "…"
-	}
-	return t
+	return actors.DefaultTitle(page.Messages)
 }
 
 // fresh re-reads the session after a command (the command's answer may

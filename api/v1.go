@@ -43,7 +43,7 @@ func (s *Server) v1Routes() {
 	m.HandleFunc("GET /session/{sessionID}/todo", s.v1EmptyListOfSession)
 	m.HandleFunc("GET /session/{sessionID}/diff", s.v1Diff)
 	m.HandleFunc("POST /session/{sessionID}/permissions/{requestID}", s.v1ReplySessionPermission)
-	m.HandleFunc("POST /session/{sessionID}/fork", s.v1Refused("forking is not supported by sessionrt: a session's history cannot be copied into a new session; create a new session instead"))
+	m.HandleFunc("POST /session/{sessionID}/fork", s.v1Fork)
 	m.HandleFunc("POST /session/{sessionID}/share", s.v1Refused("sessionrt has no share service: sessions cannot be shared by link"))
 	m.HandleFunc("DELETE /session/{sessionID}/share", s.v1Refused("sessionrt has no share service: no session is shared"))
 	m.HandleFunc("POST /session/{sessionID}/revert", s.v1RevertSession)

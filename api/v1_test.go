@@ -528,7 +528,6 @@ func TestV1CatalogAndPanelRoutesAnswerTheirShapes(t *testing.T) {
 	v1(t, rt, "POST", "/session", `{}`, &sess)
 	for _, r := range []struct{ method, path, body, want string }{
 		{"PATCH", "/session/" + sess.ID, `{"time":{"archived":1}}`, "archiving a session"},
-		{"POST", "/session/" + sess.ID + "/fork", "", "forking is not supported by sessionrt"},
 		{"POST", "/session/" + sess.ID + "/share", "", "sessionrt has no share service"},
 		{"DELETE", "/session/" + sess.ID + "/share", "", "sessionrt has no share service"},
 	} {

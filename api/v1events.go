@@ -234,7 +234,7 @@ func (t *v1Translator) durable(id string, s *v1Sess, ev messages.Event, ms int64
 	case messages.SessionCreated:
 		s.directory, s.agent, s.model = e.Location, e.Agent, e.Model
 		info := v1Session{ID: id, Slug: v1Slug(id), ProjectID: projectID(e.Location), Directory: e.Location, Version: v1Version, Agent: e.Agent,
-			Time: v1SessionTime{Created: ms, Updated: ms}}
+			Title: e.Title, Time: v1SessionTime{Created: ms, Updated: ms}}
 		if e.Model.ID != "" {
 			info.Model = &v1SessionRef{ID: e.Model.ID, ProviderID: e.Model.Provider}
 		}

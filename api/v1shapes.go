@@ -364,7 +364,8 @@ func (p *v1Projection) assistant(m messages.Message) v1MessageWithParts {
 	info := p.assistantInfo(m.ID, p.at(m.Seq), m.Agent, m.Model)
 	last := created
 	parts := []v1Part{{ID: v1PartID(m.ID, v1PartStep), SessionID: p.sessionID, MessageID: m.ID, Type: "step-start"}}
-	var texts, reasonings int
+	var texts, reasonings, tools int
+	var lastToolSeq int64
 	for _, pt := range m.Parts {
 		t := max(v1Millis(p.at(pt.Seq)), created)
 		last = max(last, t)
@@ -379,7 +380,14 @@ func (p *v1Projection) assistant(m messages.Message) v1MessageWithParts {
 			reasonings++
 		case messages.PartTool:
 			if pt.Tool != nil {
-				parts = append(parts, v1ToolPart(p.sessionID, m.ID, pt.Seq, pt.Tool, t, t))
+				tp := v1ToolPart(p.sessionID, m.ID, pt.Seq, pt.Tool, t, t)
+				if pt.Seq == lastToolSeq {
+					// The calls of a copied message share one seq (a fork's).
+					tools++
+					tp.ID += fmt.Sprintf("_%03d", tools)
+				}
+				lastToolSeq = pt.Seq
+				parts = append(parts, tp)
 			}
 		}
 	}
