@@ -52,3 +52,23 @@ func TestSessionRevertStagesCommitsAndClears(t *testing.T) {
 		t.Fatalf("revert of an unknown message: exit %d %q", code, errs)
 	}
 }
+
+func TestSessionForkCopiesTheHistory(t *testing.T) {
+	c := newCLIRun(t, apitest.Options{})
+	id := strings.TrimSpace(c.ok("session", "create", "--dir", c.rt.Loc))
+	c.ok("session", "prompt", id, "one")
+	var pr struct{ Receipt struct{ ID string } }
+	if err := json.Unmarshal([]byte(c.ok("session", "prompt", id, "two", "--json")), &pr); err != nil || pr.Receipt.ID == "" {
+		t.Fatalf("prompt --json: %+v %v", pr, err)
+	}
+	fork := strings.TrimSpace(c.ok("session", "fork", id, pr.Receipt.ID))
+	if out := c.ok("session", "messages", fork); fork == id || !strings.Contains(out, "one") || strings.Contains(out, "two") {
+		t.Fatalf("fork %s of %s before the second prompt: messages %q", fork, id, out)
+	}
+	if out := c.ok("session", "messages", strings.TrimSpace(c.ok("session", "fork", id))); !strings.Contains(out, "two") {
+		t.Fatalf("fork of the whole history: messages %q", out)
+	}
+	if code, _, errs := c.do("session", "fork", id, "msg_nope"); code != exitNotFound {
+		t.Fatalf("fork before an unknown message: exit %d %q", code, errs)
+	}
+}

@@ -30,6 +30,7 @@ type SessionCmd struct {
 	Compact   SessionCompactCmd   `cmd:"" help:"Compact an idle session's history now (summary + recent context)."`
 	Move      SessionMoveCmd      `cmd:"" help:"Move a session to another directory."`
 	Revert    SessionRevertCmd    `cmd:"" help:"Undo a session's file changes and messages back to a message (stage; --commit applies, --clear undoes)."`
+	Fork      SessionForkCmd      `cmd:"" help:"Create a session holding a session's history before a message (all of it without one)."`
 	Diff      SessionDiffCmd      `cmd:"" help:"Print the files a session changed, from its snapshots."`
 	Messages  SessionMessagesCmd  `cmd:"" help:"Print a session's messages."`
 	Events    SessionEventsCmd    `cmd:"" help:"Print a session's durable events (--follow to keep tailing)."`
@@ -626,6 +627,28 @@ func (c *SessionRevertCmd) Run(g *Globals, s *SessionCmd) error {
 		return printJSON(g.out(), map[string]any{"revert": st, "committed": c.Commit})
 	}
 	return printFileDiffs(g.out(), st.Files, c.Patch, map[bool]string{true: "reverted", false: "staged (apply with --commit)"}[c.Commit])
+}
+
+// SessionForkCmd forks a session.
+type SessionForkCmd struct {
+	sessionRef
+	Message string `arg:"" optional:"" help:"The first message the fork leaves out (default: none, the whole history)."`
+}
+
+func (c *SessionForkCmd) Run(g *Globals, s *SessionCmd) error {
+	cl, err := s.client(g)
+	if err != nil {
+		return err
+	}
+	info, err := cl.Fork(context.Background(), c.Session, c.Message)
+	if err != nil {
+		return failed("session fork", err)
+	}
+	if s.JSON {
+		return printJSON(g.out(), info)
+	}
+	_, err = fmt.Fprintln(g.out(), info.ID)
+	return err
 }
 
 func printFileDiffs(w io.Writer, files []wire.FileDiff, patch bool, what string) error {

@@ -344,6 +344,22 @@ func (c *Client) Move(ctx context.Context, id, directory string) (wire.Session, 
 	return out.Data, err
 }
 
+// Fork creates a session holding session id's history before messageID
+// (all of it when empty) and returns it. OpenCode has the route in its V1
+// API only (POST /session/{id}/fork); the answer is read back as V2.
+func (c *Client) Fork(ctx context.Context, id, messageID string) (wire.Session, error) {
+	var out struct {
+		ID string `json:"id"`
+	}
+	body := struct {
+		MessageID string `json:"messageID,omitempty"`
+	}{messageID}
+	if err := c.do(ctx, http.MethodPost, "/session"+path(id, "fork"), nil, body, &out); err != nil {
+		return wire.Session{}, err
+	}
+	return c.Session(ctx, out.ID)
+}
+
 // RevertStage stages (or moves) a revert to just before messageID and
 // returns the files a commit would change.
 func (c *Client) RevertStage(ctx context.Context, id, messageID string) (wire.RevertState, error) {
