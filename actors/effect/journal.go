@@ -167,13 +167,14 @@ func (p *Journal) Append(events ...messages.Event) (first int64, err error) {
 	return first, nil
 }
 
-// Create writes the session's SessionCreated (persistence's
-// CreateSession: of two racing creates one creates) and returns its state
-// as a reload would find it: the fold of that one event when this call
-// created it (nothing is read), else read, as another activation created
-// it. A deleted session's ID is refused as JournalDuplicate.
-func (p *Journal) Create(ev messages.SessionCreated) (st session.State, created bool, err error) {
-	row, created, err := p.J.CreateSession(p.Ctx, p.ID, p.epoch, ev)
+// Create writes the session's SessionCreated, and with it the history a
+// fork copies (persistence's CreateSession: of two racing creates one
+// creates) and returns its state as a reload would find it: the fold of
+// those events when this call created it (nothing is read), else read, as
+// another activation created it. A deleted session's ID is refused as
+// JournalDuplicate.
+func (p *Journal) Create(ev messages.SessionCreated, copied ...messages.HistoryCopied) (st session.State, created bool, err error) {
+	row, created, err := p.J.CreateSession(p.Ctx, p.ID, p.epoch, ev, copied...)
 	if errors.Is(err, persistence.ErrDeleted) {
 		// The journal keeps a deleted session's events under its ID.
 		return st, false, &JournalError{Fault: JournalDuplicate, Err: fmt.Errorf("session %s was deleted; its ID cannot be reused (create the session without an ID, or with another one)", p.ID)}
@@ -185,10 +186,13 @@ func (p *Journal) Create(ev messages.SessionCreated) (st session.State, created 
 		st, err = p.Reload()
 		return st, false, err
 	}
-	// The fold of the one event gives the row CreateSession wrote, and a
-	// complete (empty) history.
+	// The fold of its events gives the row CreateSession wrote, and a
+	// complete history.
 	st = session.NewState(p.ID)
-	_ = st.Apply(row.LastSeq, messages.SessionCreated{Location: row.Location, Agent: row.Agent, Model: row.Model, Title: row.Title})
+	_ = st.Apply(1, ev)
+	for i, h := range copied {
+		_ = st.Apply(int64(2+i), h)
+	}
 	p.seq = max(p.seq, row.LastSeq)
 	return st, true, nil
 }

@@ -104,6 +104,28 @@ func reloaded(t *testing.T, j *persistence.Journal, id string) loadedState {
 	return s
 }
 
+// A fork's activation creates the session with its copied history: in
+// memory as the fold of those events, as a reload finds it.
+func TestCreatedForkStateIsTheReloadedState(t *testing.T) {
+	j := journaltest.Embedded(t)
+	p, _ := port(t, j, "s-fork")
+	if _, err := p.Acquire(); err != nil {
+		t.Fatal(err)
+	}
+	copied := messages.HistoryCopied{From: "s0", Messages: []messages.CopiedMessage{
+		{ID: "u1", Role: messages.RoleUser, Body: messages.Message{Prompt: &messages.Prompt{Text: "one"}}}}}
+	st, ok, err := p.Create(created, copied)
+	if err != nil || !ok {
+		t.Fatalf("create: created %v, %v", ok, err)
+	}
+	got, want := stateOf(p, &st), reloaded(t, j, p.ID)
+	want.Hist = true
+	hist, _ := j.ModelHistory(context.Background(), p.ID)
+	if !reflect.DeepEqual(got, want) || want.Seq != 2 || len(hist) != 1 || !reflect.DeepEqual(st.History.Msgs, hist) {
+		t.Fatalf("after create\n got %+v %+v\nwant %+v %+v", got, st.History.Msgs, want, hist)
+	}
+}
+
 // A session an activation creates is in memory exactly as a reload would
 // find it, though Create does not read it back; the next admission is
 // written after it.
