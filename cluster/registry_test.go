@@ -62,6 +62,9 @@ func TestSessionCommandsAndRepliesRoundTripThroughEnvelope(t *testing.T) {
 	model := messages.ModelRef{Provider: "openai", ID: "gpt-x"}
 	cases := []any{
 		&actors.Create{Location: "/srv/proj", Agent: "build", Model: model},
+		&actors.Create{Location: "/srv/proj", Agent: "build", Model: model, Title: "t (fork #1)", Copied: []messages.HistoryCopied{{From: "ses_0", MessageID: "msg_9",
+			Messages: []messages.CopiedMessage{{ID: "msg_1", Role: messages.RoleUser, Body: messages.Message{Prompt: &messages.Prompt{Text: "hi"}, Delivery: messages.Steer}},
+				{ID: "msg_2", Role: messages.RoleAssistant, Body: messages.Message{Agent: "build", Model: model, Finished: true, Parts: []messages.Part{{Kind: messages.PartText, Text: "hello"}}}}}}}},
 		&actors.Prompt{MessageID: "msg_1", Prompt: messages.Prompt{Text: "hello ✓", Attachments: []messages.Attachment{
 			{Kind: "file", Name: "a.go", MediaType: "text/x-go", URI: "file:///a.go", Data: []byte{0, 1, 2, 255}},
 		}}, Delivery: messages.Steer, Resume: true},
