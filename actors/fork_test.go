@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sessionrt/sessionrt/messages"
+	"github.com/sessionrt/sessionrt/persistence"
 	"github.com/sessionrt/sessionrt/provider"
 	"github.com/sessionrt/sessionrt/provider/scripted"
 )
@@ -193,6 +194,65 @@ func TestForkOfARunningSession(t *testing.T) {
 	}
 	if got := requestRoles(reqs.turn(1)); got[0] != "user:one" || got[len(got)-1] != "user:two" {
 		t.Fatalf("the child's request %q: want the copied prompt first and its own last", got)
+	}
+	h.checkReplay()
+}
+
+// A fork's history is its own: a revert of the child to a copied message
+// cuts the child's history there and leaves the source's whole, and a
+// compaction of the source leaves the child's.
+func TestForkRevertsAndCompactionsStayInTheirSession(t *testing.T) {
+	s := &summarizer{}
+	h := newHarness(t, s.turn, smallWindow(0, compactCfg(1000, 200)), withSnapshots(t, t.TempDir()))
+	src := h.create("")
+	for _, p := range []string{"one", "two", "three", "four"} {
+		h.prompt(src, "msg_"+p, p, messages.Queue, true)
+		if out := h.waitIdle(src); out.Err != "" {
+			t.Fatal(out.Err)
+		}
+	}
+	before := h.history(src)
+	f, err := h.sessions.Fork(h.ctx(), src, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := f.Session.ID
+	copied, _ := h.journal.ModelHistory(h.ctx(), child)
+	for _, op := range []string{RevertStage, RevertCommit} {
+		if _, err := h.sessions.Revert(h.ctx(), child, Revert{Op: op, MessageID: copied[2].ID}); err != nil {
+			t.Fatalf("revert %s of the child to its copy of msg_two: %v", op, err)
+		}
+	}
+	if got := h.history(child); !reflect.DeepEqual(got, before[:2]) {
+		t.Fatalf("child after its revert: %q, want %q", got, before[:2])
+	}
+	if got := h.history(src); !reflect.DeepEqual(got, before) {
+		t.Fatalf("source after the child's revert: %q, want %q", got, before)
+	}
+	if out, err := h.sessions.Compact(h.ctx(), src); err != nil || out.Err != "" || s.count() != 1 {
+		t.Fatalf("compact the source: %+v %v", out, err)
+	}
+	if got := h.history(child); !reflect.DeepEqual(got, before[:2]) {
+		t.Fatalf("child after the source's compaction: %q, want %q", got, before[:2])
+	}
+	if got := h.history(src); len(got) == 0 || got[0][:2] != "C:" {
+		t.Fatalf("source after its compaction: %q, want its summary first", got)
+	}
+	// A fork of the compacted source starts at its summary: the model
+	// sees what it sees (the messages before it stay in the message list).
+	g, err := h.sessions.Fork(h.ctx(), src, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := h.history(g.Session.ID), h.history(src); !reflect.DeepEqual(got, want) {
+		t.Fatalf("fork of the compacted source: %q, want %q", got, want)
+	}
+	if page, _ := h.journal.Messages(h.ctx(), g.Session.ID, persistence.Cursor{}, 100); len(page.Messages) <= len(h.history(src)) {
+		t.Fatalf("fork of the compacted source lists %d messages, want those before the summary too", len(page.Messages))
+	}
+	h.prompt(g.Session.ID, "", "five", messages.Queue, true)
+	if out := h.waitIdle(g.Session.ID); out.Err != "" {
+		t.Fatal(out.Err)
 	}
 	h.checkReplay()
 }
