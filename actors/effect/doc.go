@@ -19,7 +19,7 @@
 // what it brings for the effects that follow and returns the input the
 // actor steps (none for another drain's); while one is outstanding, the
 // drain is Busy. A turn's request is built on the actor's goroutine
-// (BuildTurn: the history it renders is the actor's memory), not off it.
+// (StartTurn: the history it renders is the actor's memory), not off it.
 // The turn in flight is the Drain's too (turn.go): Stream sends its
 // request, StartTool runs its calls under the rules it was built with,
 // Interrupt and Stop cancel it, and the actor drops a stream's part or end

@@ -221,14 +221,33 @@ type Built struct {
 	Prov    provider.Provider
 }
 
-// BuildTurn builds the request of the turn a StartTurn asks for (agent,
-// and tr less its history and settings) with the drain's agent: its
+// StartTurn builds the request of the turn a StartTurn asks for (agent,
+// and tr less its history and settings) and returns the core's input for
+// it: the drain's end (Abort) when it cannot be built, else its TurnBuilt
+// with the drain's file snapshot (the TurnStarted's), which the core
+// opens (Ready.Stream), compacts first, or finishes an interrupt with.
+// The snapshot is taken off the mailbox (a first snapshot of a large
+// project reads every file): StartTurn returns nil, and its
+// TurnSnapshotted follows, which Take makes the TurnBuilt. Without
+// snapshots (Snapshots nil) it is the TurnBuilt at once.
+func (x *Drain) StartTurn(agent string, tr render.Turn, history func() ([]messages.Message, error)) session.Input {
+	if out := x.buildTurn(agent, tr, history); out != nil {
+		return session.Abort{Outcome: *out}
+	}
+	if x.Snapshots == nil {
+		return x.turnBuilt("")
+	}
+	x.snapshotTurn()
+	return nil
+}
+
+// buildTurn builds the turn's request with the drain's agent: its
 // provider, its request settings, and the history history gives (called
 // once the provider is found). It runs on the caller's goroutine: the
 // history is the actor's own memory, and the request is built from it
-// before anything else can change it. The turn waits for TurnBuilt; out
-// is how the drain ends when it cannot be built.
-func (x *Drain) BuildTurn(agent string, tr render.Turn, history func() ([]messages.Message, error)) (out *session.Outcome) {
+// before anything else can change it. out is how the drain ends when it
+// cannot be built.
+func (x *Drain) buildTurn(agent string, tr render.Turn, history func() ([]messages.Message, error)) (out *session.Outcome) {
 	prov, err := x.Agent.Provider(tr.Model)
 	if err != nil {
 		return &session.Outcome{Kind: session.Model, Err: err.Error()}
@@ -243,21 +262,18 @@ func (x *Drain) BuildTurn(agent string, tr render.Turn, history func() ([]messag
 }
 
 // TurnSnapshotted is the file snapshot of the turn built (its
-// TurnStarted's), taken by SnapshotTurn: Snap "" when none could be
-// taken.
+// TurnStarted's), taken by StartTurn: Snap "" when none could be taken.
 type TurnSnapshotted struct {
 	Token uint64
 	Snap  string
 }
 
 func (m *TurnSnapshotted) Of() uint64                  { return m.Token }
-func (m *TurnSnapshotted) take(x *Drain) session.Input { return x.TurnBuilt(m.Snap) }
+func (m *TurnSnapshotted) take(x *Drain) session.Input { return x.turnBuilt(m.Snap) }
 
-// SnapshotTurn takes the built turn's file snapshot (Snapshots must be
-// set) on its own goroutine (it blocks: a first snapshot of a large
-// project reads every file) and posts it (TurnSnapshotted), which Take
-// makes the turn's TurnBuilt.
-func (x *Drain) SnapshotTurn() {
+// snapshotTurn takes the built turn's file snapshot on its own goroutine
+// and posts it (TurnSnapshotted).
+func (x *Drain) snapshotTurn() {
 	token := x.Token
 	x.busy = true
 	Go(x.Post, func() any { return &TurnSnapshotted{Token: token, Snap: x.snapshot()} },
@@ -289,10 +305,10 @@ func (x *Drain) snapshot() (id string) {
 	return id
 }
 
-// TurnBuilt is the built turn as the core decides on it, with its file
+// turnBuilt is the built turn as the core decides on it, with its file
 // snapshot (snap): its TurnStarted, its model's limits, the request's
 // estimated size and output cap.
-func (x *Drain) TurnBuilt(snap string) session.Input {
+func (x *Drain) turnBuilt(snap string) session.Input {
 	b := x.next
 	if b == nil {
 		return session.Abort{Outcome: session.Outcome{Kind: session.Internal, Err: "no turn was built"}}

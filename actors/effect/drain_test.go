@@ -34,21 +34,19 @@ func testAgent(prov provider.Provider, lim session.Limits) Agent {
 }
 
 // TestBuiltTurnIsTheCoresTurnBuilt: a turn built with the drain's agent
-// is handed to the core with its snapshot, its model's limits and its
-// request's size, then to the stream once; a model without a provider
-// builds nothing and asks for no history; no turn built is an internal
-// error, not a panic.
+// is handed to the core (at once, without snapshots) with its model's
+// limits and its request's size, then to the stream once; a model without
+// a provider builds nothing and asks for no history, and a history that
+// cannot be read builds nothing either: the drain ends; no turn built is
+// an internal error, not a panic.
 func TestBuiltTurnIsTheCoresTurnBuilt(t *testing.T) {
 	prov := scriptedProvider(t)
 	x := &Drain{Agent: testAgent(prov, session.Limits{Window: 1000, Output: 100})}
 	x.Agent.Request.Controls.MaxOutputTokens = 50
 	model := messages.ModelRef{Provider: scripted.Kind, ID: "test"}
 	history := []messages.Message{{ID: "m1", Role: messages.RoleUser, Text: "hi"}}
-	if out := x.BuildTurn("build", render.Turn{Model: model, Baseline: "<ctx>"}, func() ([]messages.Message, error) { return history, nil }); out != nil {
-		t.Fatalf("build failed: %+v", out)
-	}
-	in, ok := x.TurnBuilt("snap_1").(session.TurnBuilt)
-	if !ok || in.Started.AssistantMessageID == "" || in.Started.Agent != "build" || in.Started.Model != model || in.Started.Snapshot != "snap_1" ||
+	in, ok := x.StartTurn("build", render.Turn{Model: model, Baseline: "<ctx>"}, func() ([]messages.Message, error) { return history, nil }).(session.TurnBuilt)
+	if !ok || in.Started.AssistantMessageID == "" || in.Started.Agent != "build" || in.Started.Model != model || in.Started.Snapshot != "" ||
 		in.Limits != (session.Limits{Window: 1000, Output: 100}) || in.MaxOutput != 50 || in.Estimate == 0 {
 		t.Fatalf("TurnBuilt %+v", in)
 	}
@@ -57,16 +55,20 @@ func TestBuiltTurnIsTheCoresTurnBuilt(t *testing.T) {
 		len(b.Turn.History) != 1 || b.Req.Controls.MaxOutputTokens != 50 || x.takeBuilt() != nil {
 		t.Fatalf("built %+v, want the turn once", b)
 	}
-	if in, ok := x.TurnBuilt("").(session.Abort); !ok || in.Outcome.Kind != session.Internal {
+	if in, ok := x.turnBuilt("").(session.Abort); !ok || in.Outcome.Kind != session.Internal {
 		t.Fatalf("%#v, want an internal error without a built turn", in)
 	}
 
-	out := x.BuildTurn("build", render.Turn{Model: messages.ModelRef{ID: "gone"}}, func() ([]messages.Message, error) {
+	in2 := x.StartTurn("build", render.Turn{Model: messages.ModelRef{ID: "gone"}}, func() ([]messages.Message, error) {
 		t.Fatal("history read for a model without a provider")
 		return nil, nil
 	})
-	if out == nil || out.Kind != session.Model {
-		t.Fatalf("%+v, want the model's error", out)
+	if out, ok := in2.(session.Abort); !ok || out.Outcome.Kind != session.Model || x.Built() != nil {
+		t.Fatalf("%#v, want the drain's end with the model's error", in2)
+	}
+	in2 = x.StartTurn("build", render.Turn{Model: model}, func() ([]messages.Message, error) { return nil, errors.New("journal down") })
+	if out, ok := in2.(session.Abort); !ok || out.Outcome != (session.Outcome{Kind: session.Internal, Err: "load history: journal down"}) || x.Built() != nil {
+		t.Fatalf("%#v, want the drain's end with the history's error", in2)
 	}
 }
 
@@ -83,10 +85,9 @@ func TestTurnSnapshotIsTheTurnBuilts(t *testing.T) {
 	x := &Drain{Token: 4, Session: "ses_1", Location: loc, Post: ch.post, Snapshots: func(string) (Snapshots, error) { return st, nil },
 		Log: slog.New(slog.NewTextHandler(&log, nil)), Agent: testAgent(scriptedProvider(t), session.Limits{})}
 	model := messages.ModelRef{Provider: scripted.Kind, ID: "test"}
-	if out := x.BuildTurn("build", render.Turn{Model: model}, func() ([]messages.Message, error) { return nil, nil }); out != nil {
-		t.Fatalf("build failed: %+v", out)
+	if in := x.StartTurn("build", render.Turn{Model: model}, func() ([]messages.Message, error) { return nil, nil }); in != nil {
+		t.Fatalf("started %#v, want its snapshot taken first", in)
 	}
-	x.SnapshotTurn()
 	if !x.Busy() {
 		t.Fatal("the drain does not wait for its turn's snapshot")
 	}
@@ -101,7 +102,7 @@ func TestTurnSnapshotIsTheTurnBuilts(t *testing.T) {
 		t.Fatalf("the store does not hold %s: %v", m.Snap, err)
 	}
 	x.Snapshots = func(string) (Snapshots, error) { return panicking{}, nil }
-	x.SnapshotTurn()
+	x.snapshotTurn()
 	m = ch.next(t).(*TurnSnapshotted)
 	if in, ok := x.Take(m).(session.TurnBuilt); !ok || in.Started.Snapshot != "" ||
 		!strings.Contains(log.String(), `level=WARN msg="file snapshot failed" session=ses_1 err="panic: unreadable"`) {

@@ -39,8 +39,8 @@ func inFlight(t *testing.T, prov provider.Provider, rules []permission.Rule, pos
 		Registries: Registries{System: system, Tools: tools}, Agent: testAgent(prov, session.Limits{})}
 	x.Agent.Rules = rules
 	model := messages.ModelRef{Provider: scripted.Kind, ID: "test"}
-	if out := x.BuildTurn("plan", render.Turn{Model: model}, func() ([]messages.Message, error) { return nil, nil }); out != nil {
-		t.Fatalf("build failed: %+v", out)
+	if in, ok := x.StartTurn("plan", render.Turn{Model: model}, func() ([]messages.Message, error) { return nil, nil }).(session.TurnBuilt); !ok {
+		t.Fatalf("started %#v, want the TurnBuilt", in)
 	}
 	if x.Built() == nil || x.TurnToken() != 0 || x.TurnID() != "" {
 		t.Fatal("a built turn is in flight before its stream")

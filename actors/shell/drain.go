@@ -194,28 +194,20 @@ func (a *sessionActor) appendFailed(d *drain, rd session.Ready, err error) {
 	a.endDrain(failed(err))
 }
 
-// startTurn builds the turn's request (effect.Drain.BuildTurn) from the
+// startTurn builds the turn's request (effect.Drain.StartTurn) from the
 // history as it is once what is carried is written (the very next append,
 // TurnStarted, CompactionStarted or Idle, writes it) and hands it to the
 // core with its file snapshot (TurnBuilt): it opens the turn (Ready.Stream:
 // its TurnStarted is written with what was carried), compacts first when
 // the request is over budget, or finishes an interrupt that came meanwhile.
+// The snapshot is taken off the mailbox: no revert runs meanwhile (refused
+// while a drain runs), and an interrupt finishes when it comes back.
 func (a *sessionActor) startTurn(tools []provider.Tool) {
 	d, st := a.drain, &a.core.State
 	tr := render.Turn{Model: st.Row.Model, Baseline: st.Epoch.Baseline, Tools: tools, LastTurn: d.LastTurn}
-	if out := d.fx.BuildTurn(st.Row.Agent, tr, a.historyAhead); out != nil {
-		a.endDrain(&protocol.Outcome{Err: out.Err, Kind: out.Kind})
-		return
+	if in := d.fx.StartTurn(st.Row.Agent, tr, a.historyAhead); in != nil {
+		a.execute(a.core.Step(in))
 	}
-	if d.fx.Snapshots == nil {
-		a.execute(a.core.Step(d.fx.TurnBuilt("")))
-		return
-	}
-	// The Location's file snapshot (the TurnStarted's) is taken off the
-	// mailbox: a first snapshot of a large project reads every file. No
-	// revert runs meanwhile (refused while a drain runs); an interrupt
-	// finishes when it comes back.
-	d.fx.SnapshotTurn()
 }
 
 // stream sends the built turn's request, once its TurnStarted is durable
