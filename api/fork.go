@@ -39,6 +39,10 @@ func (s *Server) v1Fork(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, info.Session.ID, err)
 		return
 	}
-	s.v1Watchers.notify(sess)
+	// The open streams follow the fork from its start: its creation and
+	// copied messages, as OpenCode publishes them.
+	from := sess
+	from.LastSeq = 0
+	s.v1Watchers.notify(from)
 	writeJSON(w, http.StatusOK, s.v1Info(r.Context(), sess))
 }

@@ -48,10 +48,25 @@ func TestV1ForkCopiesTheMessagesBeforeOne(t *testing.T) {
 		t.Fatalf("source messages: %d, want 6 (two prompts, each with a turn of calls and its answer)", len(before))
 	}
 
+	events := v1Subscribe(t, rt, "/event?directory="+rt.Loc)
 	var fork map[string]any
 	if code := v1(t, rt, "POST", "/session/"+src.ID+"/fork", `{"messageID":"`+before[3].Info.ID+`"}`, &fork); code != 200 {
 		t.Fatalf("fork: %d", code)
 	}
+	// Attached clients are told of the copied messages, as OpenCode tells them.
+	var told []string
+	v1Until(t, events, func(ev v1Ev) bool {
+		var p struct {
+			SessionID string `json:"sessionID"`
+			Info      struct {
+				ID string `json:"id"`
+			} `json:"info"`
+		}
+		if ev.Type == "message.updated" && json.Unmarshal(ev.Properties, &p) == nil && p.SessionID == fork["id"] {
+			told = append(told, p.Info.ID)
+		}
+		return len(told) == 3
+	})
 	if _, child := fork["parentID"]; child || fork["title"] != "Release notes (fork #1)" || fork["directory"] != src.Directory {
 		t.Fatalf("fork %v: want no parentID, the title %q and the source's directory", fork, "Release notes (fork #1)")
 	}
@@ -60,6 +75,11 @@ func TestV1ForkCopiesTheMessagesBeforeOne(t *testing.T) {
 	v1(t, rt, "GET", "/session/"+id+"/message", "", &got)
 	if len(got) != 3 {
 		t.Fatalf("fork messages: %d, want the 3 before the second prompt", len(got))
+	}
+	for i, m := range got {
+		if told[i] != m.Info.ID {
+			t.Fatalf("message.updated told %v, want the fork's messages %+v", told, got)
+		}
 	}
 	partIDs := map[string]bool{}
 	for i, m := range got {

@@ -358,6 +358,17 @@ func (t *v1Translator) durable(id string, s *v1Sess, ev messages.Event, ms int64
 				out = append(out, newV1Event("session.updated", v1SessionInfoProps{SessionID: id, Info: info}))
 			}
 		}
+	case messages.HistoryCopied:
+		// A fork's messages, as OpenCode publishes those it copies.
+		p := t.proj(id, s)
+		p.at = func(int64) time.Time { return time.UnixMilli(ms) }
+		for _, m := range p.render(e.At(s.lastSeq)) {
+			out = append(out, t.message(id, m.Info))
+			for _, pt := range m.Parts {
+				out = append(out, t.part(id, pt, ms))
+			}
+		}
+		s.parent = p.parent
 	case messages.CompactionEnded:
 		out = append(out, newV1Event("session.compacted", v1SessionProps{SessionID: id}))
 	case messages.QuestionAsked:
