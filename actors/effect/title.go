@@ -22,6 +22,12 @@ type Titled struct {
 // It may block on the configuration: Title calls it off the mailbox.
 type TitleModel func() (messages.ModelRef, provider.Provider, error)
 
+// TitleTimeout is how long the session's title request may take (Title's
+// timeout): a title that takes longer is not worth waiting for (the
+// session keeps its default), and the request must not outlive a provider
+// that stopped answering.
+const TitleTimeout = 2 * time.Minute
+
 // Title asks a title model to name the session whose first prompt is
 // prompt, on its own goroutine (the turn streams meanwhile and nothing
 // waits for it), and posts the answer (Titled). A request that takes

@@ -45,6 +45,12 @@ type PermissionAsk struct {
 	Reply       chan permission.Reply
 }
 
+// In is the core's input the ask makes, with a new request ID.
+func (m *PermissionAsk) In() session.PermissionAsked {
+	return session.PermissionAsked{Asked: messages.PermissionAsked{RequestID: messages.NewID("per"), AssistantMessageID: m.AssistantID,
+		CallID: m.CallID, Action: m.Req.Action, Resources: m.Req.Resources}}
+}
+
 // Asker is the permission.Asker a call of the turn (token, assistantID)
 // uses: it posts the ask (PermissionAsk) and waits for the reply, or for
 // the call's end.

@@ -34,7 +34,8 @@ func TestRunToolCarriesTheTraceInItsHeaders(t *testing.T) {
 }
 
 // TestAskerPostsTheAskAndWaitsForItsReply: a call's ask is posted with
-// its turn and call; the call gets the reply, an error when the session
+// its turn and call (the core's input it makes has a new request ID each
+// time); the call gets the reply, an error when the session
 // closes the ask without one, and its context's error when it ends first.
 func TestAskerPostsTheAskAndWaitsForItsReply(t *testing.T) {
 	asks := make(posted, 1)
@@ -52,6 +53,11 @@ func TestAskerPostsTheAskAndWaitsForItsReply(t *testing.T) {
 	m := asks.next(t).(*PermissionAsk)
 	if m.Token != 9 || m.AssistantID != "msg_1" || m.CallID != "call_1" || m.Req.Action != "bash" {
 		t.Fatalf("posted %+v", m)
+	}
+	in := m.In()
+	if id := in.Asked.RequestID; id == "" || id == m.In().Asked.RequestID ||
+		!reflect.DeepEqual(in.Asked, messages.PermissionAsked{RequestID: id, AssistantMessageID: "msg_1", CallID: "call_1", Action: "bash", Resources: []string{"ls"}}) {
+		t.Fatalf("the core's input %+v, want the ask with a new request ID", in)
 	}
 	m.Reply <- permission.Reply{Answer: permission.Once}
 	if a := <-answers; a.err != nil || a.r.Answer != permission.Once {

@@ -2,7 +2,6 @@ package shell
 
 import (
 	"errors"
-	"time"
 
 	"github.com/sessionrt/sessionrt/actors/effect"
 	"github.com/sessionrt/sessionrt/actors/protocol"
@@ -10,11 +9,6 @@ import (
 	"github.com/sessionrt/sessionrt/provider"
 	"github.com/sessionrt/sessionrt/session"
 )
-
-// titleTimeout bounds a title request: a title that takes longer is not
-// worth waiting for (the session keeps its default), and the request must
-// not outlive a provider that stopped answering.
-const titleTimeout = 2 * time.Minute
 
 // askTitle runs the title request the core asked for (session.Title) off
 // the mailbox (effect.Title): the turn streams meanwhile and nothing waits
@@ -25,7 +19,7 @@ func (a *sessionActor) askTitle(t *session.Title) {
 	}
 	rt, loc, model := a.rt, a.core.State.Row.Location, a.core.State.Row.Model
 	effect.Title(rt.Ctx, func() (messages.ModelRef, provider.Provider, error) { return rt.TitleModel(loc, model) },
-		t.Prompt, titleTimeout, effect.To(a.system, a.self))
+		t.Prompt, effect.TitleTimeout, effect.To(a.system, a.self))
 }
 
 // onTitled hands a title to the core, which names the session unless a

@@ -2,8 +2,6 @@ package shell
 
 import (
 	"github.com/sessionrt/sessionrt/actors/effect"
-	"github.com/sessionrt/sessionrt/messages"
-	"github.com/sessionrt/sessionrt/session"
 	"github.com/sessionrt/sessionrt/toolactors"
 )
 
@@ -23,14 +21,18 @@ func (a *sessionActor) onToolSettled(m *toolSettled) {
 	}
 }
 
+// onPermissionAsk journals a running call's permission ask (the core
+// takes it only from a running call of the turn in flight) and keeps its
+// reply channel until a client answers (replyPermission); a closed one
+// tells the call that nobody will.
 func (a *sessionActor) onPermissionAsk(m *effect.PermissionAsk) {
 	d := a.drain
 	if d == nil {
 		close(m.Reply)
 		return
 	}
-	id := messages.NewID("per")
-	rd := a.core.Step(session.PermissionAsked{Asked: messages.PermissionAsked{RequestID: id, AssistantMessageID: m.AssistantID, CallID: m.CallID, Action: m.Req.Action, Resources: m.Req.Resources}})
+	in := m.In()
+	rd := a.core.Step(in)
 	if len(rd.Append) == 0 {
 		close(m.Reply) // not a running call of the turn in flight
 		return
@@ -40,5 +42,5 @@ func (a *sessionActor) onPermissionAsk(m *effect.PermissionAsk) {
 		close(m.Reply) // the append failed: the drain ended
 		return
 	}
-	a.perms.Add(id, m.Reply)
+	a.perms.Add(in.Asked.RequestID, m.Reply)
 }
