@@ -27,6 +27,7 @@ type sim struct {
 	last    int64
 	loc     string
 	created bool
+	fork    bool // created with a copied history (a fork)
 	epoch   bool
 	rev     int64
 	pending []string
@@ -43,7 +44,9 @@ type sim struct {
 func New(seed uint64, sessions int, prefix string) *Workload {
 	w := &Workload{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
 	for i := 0; i < sessions; i++ {
-		w.sessions = append(w.sessions, &sim{id: fmt.Sprintf("%s%04d", prefix, i), loc: "/work/p0"})
+		// Every third session is a fork (decided without the random
+		// source, so the other sessions' workloads stay as they were).
+		w.sessions = append(w.sessions, &sim{id: fmt.Sprintf("%s%04d", prefix, i), loc: "/work/p0", fork: i%3 == 2})
 	}
 	return w
 }
@@ -87,7 +90,14 @@ func (w *Workload) step(s *sim) []messages.Event {
 	r := w.rng
 	if !s.created {
 		s.created = true
-		return []messages.Event{messages.SessionCreated{Location: s.loc, Agent: "build", Model: w.model()}}
+		out := []messages.Event{messages.SessionCreated{Location: s.loc, Agent: "build", Model: w.model()}}
+		if s.fork {
+			out = append(out, messages.HistoryCopied{From: "ses_source", Messages: []messages.CopiedMessage{
+				{ID: s.next("cu"), Role: messages.RoleUser, Body: messages.Message{Prompt: &messages.Prompt{Text: "copied"}, Delivery: messages.Steer}},
+				{ID: s.next("ca"), Role: messages.RoleAssistant, Body: messages.Message{Agent: "build", Finished: true, FinishReason: "stop",
+					Parts: []messages.Part{{Kind: messages.PartText, Text: "copied answer"}}}}}})
+		}
+		return out
 	}
 	var out []messages.Event
 	for len(out) == 0 || (len(out) < 4 && r.IntN(2) == 0) {
