@@ -63,13 +63,22 @@ const (
 	JournalFull
 )
 
-// JournalError is a failed journal call with its fault.
+// JournalError is a failed journal call with its fault. Err is the
+// journal's error; the message says it as the activation's client hears
+// it (Err's own when empty).
 type JournalError struct {
 	Fault JournalFault
 	Err   error
+	msg   string
 }
 
-func (e *JournalError) Error() string { return e.Err.Error() }
+func (e *JournalError) Error() string {
+	if e.msg != "" {
+		return e.msg
+	}
+	return e.Err.Error()
+}
+
 func (e *JournalError) Unwrap() error { return e.Err }
 
 // fault classifies a write's error; a call cancelled because the process
@@ -97,7 +106,7 @@ func (p *Journal) Acquire() (session.State, error) {
 	// The sessions row comes with the ownership, read in its transaction.
 	own, row, found, err := p.J.AcquireSession(p.Ctx, p.ID, p.Owner)
 	if err != nil {
-		return session.State{}, &JournalError{Fault: p.fault(err), Err: fmt.Errorf("session %s: acquire: %w", p.ID, err)}
+		return session.State{}, &JournalError{Fault: p.fault(err), Err: err, msg: fmt.Sprintf("session %s: acquire: %v", p.ID, err)}
 	}
 	p.epoch, p.seq = own.Epoch, own.LastSeq
 	return p.load(row, found)
@@ -156,11 +165,11 @@ func (p *Journal) Append(events ...messages.Event) (first int64, err error) {
 		}
 	}
 	if err != nil {
-		f := p.fault(err)
-		if f == JournalStale {
-			return 0, &JournalError{Fault: f, Err: fmt.Errorf("session %s: session ownership moved to another activation: %w", p.ID, err)}
+		e := &JournalError{Fault: p.fault(err), Err: err, msg: fmt.Sprintf("session %s: append: %v", p.ID, err)}
+		if e.Fault == JournalStale {
+			e.msg = fmt.Sprintf("session %s: session ownership moved to another activation: %v", p.ID, err)
 		}
-		return 0, &JournalError{Fault: f, Err: fmt.Errorf("session %s: append: %w", p.ID, err)}
+		return 0, e
 	}
 	count(p.Appends)
 	first, p.seq = p.seq+1, last
@@ -177,7 +186,8 @@ func (p *Journal) Create(ev messages.SessionCreated, copied ...messages.HistoryC
 	row, created, err := p.J.CreateSession(p.Ctx, p.ID, p.epoch, ev, copied...)
 	if errors.Is(err, persistence.ErrDeleted) {
 		// The journal keeps a deleted session's events under its ID.
-		return st, false, &JournalError{Fault: JournalDuplicate, Err: fmt.Errorf("session %s was deleted; its ID cannot be reused (create the session without an ID, or with another one)", p.ID)}
+		return st, false, &JournalError{Fault: JournalDuplicate, Err: err,
+			msg: fmt.Sprintf("session %s was deleted; its ID cannot be reused (create the session without an ID, or with another one)", p.ID)}
 	}
 	if err != nil {
 		return st, false, &JournalError{Fault: p.fault(err), Err: err}

@@ -254,7 +254,7 @@ func TestAppendsAreFencedByTheOwnership(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = a.Append(messages.SessionRenamed{Title: "fenced"})
-	if f := fault(t, err); f != JournalStale || !errors.Is(err, persistence.ErrFenced) || a.Seq() != 3 || a.Appends.Load() != 1 {
+	if f := fault(t, err); f != JournalStale || !errors.Is(err, persistence.ErrFenced) || !strings.Contains(err.Error(), "ownership moved to another activation") || a.Seq() != 3 || a.Appends.Load() != 1 {
 		t.Fatalf("a fenced append: fault %d seq %d appends %d, %v", f, a.Seq(), a.Appends.Load(), err)
 	}
 	if m := metricsText(t, reg); !strings.Contains(m, metrics.NameJournalFenced+" 1") || !strings.Contains(m, metrics.NameJournalAppend+"_count 2") {
@@ -322,7 +322,7 @@ func TestCreateOfADeletedSessionIsRefused(t *testing.T) {
 		t.Fatalf("a deleted session's activation: exists %v, %v", st.Exists, err)
 	}
 	_, ok, err := q.Create(created)
-	if fault(t, err) != JournalDuplicate || ok || !strings.Contains(err.Error(), "cannot be reused") {
+	if fault(t, err) != JournalDuplicate || ok || !errors.Is(err, persistence.ErrDeleted) || !strings.Contains(err.Error(), "cannot be reused") {
 		t.Fatalf("create of a deleted session: created %v, %v", ok, err)
 	}
 }
