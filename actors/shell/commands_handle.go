@@ -1,14 +1,12 @@
 package shell
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/sessionrt/sessionrt/actors/protocol"
 	"github.com/sessionrt/sessionrt/messages"
-	"github.com/sessionrt/sessionrt/persistence"
 	"github.com/sessionrt/sessionrt/session"
 	"github.com/sessionrt/sessionrt/supervisor"
 )
@@ -27,41 +25,23 @@ func (a *sessionActor) create(m *protocol.Create) any {
 	if err != nil {
 		return err
 	}
-	sess, created, err := a.rt.Journal.CreateSession(a.rt.Ctx, a.id, a.ownership, ev, m.Copied...)
-	if errors.Is(err, persistence.ErrDeleted) {
-		// The journal keeps a deleted session's events under its ID.
-		return &protocol.CommandError{Code: protocol.CodeConflict, Msg: fmt.Sprintf("session %s was deleted; its ID cannot be reused (create the session without an ID, or with another one)", a.id)}
-	}
+	st, created, err := a.journal.Create(ev, m.Copied...)
 	if err != nil {
-		return a.journalError(err)
+		if stale(err) {
+			a.stop(err, false)
+		}
+		return err
 	}
+	// Created here: the state is the fold of its one event, as a reload
+	// would find it; else another activation created it and it was read.
+	a.core.State = st
 	if created {
-		a.created(sess, ev, m.Copied)
 		a.publish(1, ev)
 		for i, h := range m.Copied {
 			a.publish(int64(2+i), h)
 		}
-	} else if err := a.reload(); err != nil {
-		return err // another activation created it: read what it wrote
 	}
 	return &protocol.Info{Session: a.row(), Created: created}
-}
-
-// created takes the state of the session this actor just created, as a
-// reload would find it, without reading it: sess is the row CreateSession
-// wrote, ev and the copied history (a fork's) the only events, and only
-// later events admit prompts or start a Context Epoch.
-func (a *sessionActor) created(sess persistence.Session, ev messages.SessionCreated, copied []messages.HistoryCopied) {
-	// The fold of its events gives the row CreateSession wrote, and a
-	// complete history.
-	a.core.State = session.NewState(a.id)
-	_ = a.core.State.Apply(1, ev)
-	for i, h := range copied {
-		_ = a.core.State.Apply(int64(2+i), h)
-	}
-	if sess.LastSeq > a.seq {
-		a.seq = sess.LastSeq
-	}
 }
 
 func (a *sessionActor) prompt(m *protocol.Prompt) any {
@@ -74,15 +54,16 @@ func (a *sessionActor) prompt(m *protocol.Prompt) any {
 	if r != nil {
 		return refused(r)
 	}
-	rec, err := a.rt.Journal.AdmitPrompt(a.rt.Ctx, a.id, a.seq, a.ownership, ev, limit)
+	rec, err := a.journal.AdmitPrompt(ev, limit)
 	if err != nil {
-		return a.journalError(err)
+		if stale(err) {
+			a.stop(err, false)
+		}
+		return err
 	}
 	if !rec.Duplicate {
-		first := a.seq + 1
-		a.seq = rec.LastSeq
 		a.fold(rec.AdmittedSeq, ev)
-		a.publish(first, ev)
+		a.publish(rec.AdmittedSeq, ev)
 	}
 	a.fault(protocol.FaultAfterAdmission)
 	if m.Resume {
@@ -91,14 +72,6 @@ func (a *sessionActor) prompt(m *protocol.Prompt) any {
 		a.drainTrace = ""
 	}
 	return &rec
-}
-
-// journalError maps a fencing failure to stopping this activation.
-func (a *sessionActor) journalError(err error) error {
-	if protocol.ErrorCode(err) == protocol.CodeFenced {
-		a.stopFenced()
-	}
-	return err
 }
 
 func (a *sessionActor) move(m *protocol.Move) any {
@@ -180,7 +153,7 @@ func (a *sessionActor) run(ctx actor.Context) {
 	// starts for it.
 	a.execute(a.core.Step(session.Run{}))
 	if a.drain == nil {
-		a.respond(ctx, &protocol.Outcome{LastSeq: a.seq})
+		a.respond(ctx, &protocol.Outcome{LastSeq: a.journal.Seq()})
 		return
 	}
 	a.drain.waiters = append(a.drain.waiters, ctx.Sender())

@@ -87,7 +87,9 @@ type Deps struct {
 
 // New returns the Session actor of id.
 func New(id string, d *Deps) actor.Actor {
-	return &sessionActor{id: id, rt: d, log: d.Logger, idle: middleware.NewIdleTimer(d.IdleAfter), core: session.Core{State: session.NewState(id), Config: session.Config{Compaction: d.Compaction}},
+	return &sessionActor{id: id, rt: d, log: d.Logger,
+		journal: effect.Journal{Ctx: d.Ctx, J: d.Journal, ID: id, Owner: d.Owner, Metrics: d.Metrics, Appends: d.Appends, HistoryLoads: d.HistoryLoads},
+		idle:    middleware.NewIdleTimer(d.IdleAfter), core: session.Core{State: session.NewState(id), Config: session.Config{Compaction: d.Compaction}},
 		obs: observe.Observer{SessionID: id, Tracer: d.Tracer, Metrics: d.Metrics, Log: d.Logger, Fail: commandError}}
 }
 

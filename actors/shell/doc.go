@@ -33,6 +33,12 @@
 // settled calls and turn end); the permission asks of running calls wait
 // in an effect.PermissionWaits. The shell keeps the Step calls, and the
 // chaos fault points, which are panics on the actor's goroutine.
+// The session's journal as this activation owns it (the ownership epoch
+// that fences every write, the last seq, what a failed call means) is an
+// effect.Journal: the actor folds what it wrote into the core's state,
+// publishes it and fires the chaos faults it stands for, and when the
+// journal stops the activation (stale, or failed) it stops (stop), in one
+// place.
 //
 // Everything the actor uses of its process (the journal, the live bus,
 // the activation registry, the journal waits, the Location's configuration

@@ -216,7 +216,7 @@ func (a *sessionActor) stream() {
 	d := a.drain
 	if check := a.rt.CheckTurn; check != nil {
 		b := d.fx.Built()
-		check(a.id, a.seq, &a.core.State, b.Turn, b.Req)
+		check(a.id, a.journal.Seq(), &a.core.State, b.Turn, b.Req)
 	}
 	ts := d.fx.Stream(a.rt.Ctx, nextToken())
 	a.obs.TurnStarted(ts.AssistantMessageID, ts.Agent, ts.Model)
@@ -305,7 +305,7 @@ func (a *sessionActor) endDrain(out *protocol.Outcome) {
 func (a *sessionActor) interrupt(ctx actor.Context) {
 	d := a.drain
 	if d == nil {
-		a.respond(ctx, &protocol.Done{LastSeq: a.seq})
+		a.respond(ctx, &protocol.Done{LastSeq: a.journal.Seq()})
 		return
 	}
 	if ctx.Sender() != nil {
@@ -330,7 +330,7 @@ func (a *sessionActor) closeDrain(out *protocol.Outcome, written bool) {
 	}
 	a.log.Debug("drain end", "session", a.id, "token", d.fx.Token, "outcome", out)
 	d.fx.Stop()
-	out.LastSeq = a.seq
+	out.LastSeq = a.journal.Seq()
 	a.setDrain(nil)
 	a.obs.DrainEnded(session.Outcome{Kind: out.Kind, Err: out.Err}, d.Drain.Turn)
 	a.lastOutcome = out
@@ -338,7 +338,7 @@ func (a *sessionActor) closeDrain(out *protocol.Outcome, written bool) {
 		a.system.Root.Send(w, out)
 	}
 	for _, w := range d.interrupters {
-		a.system.Root.Send(w, &protocol.Done{LastSeq: a.seq})
+		a.system.Root.Send(w, &protocol.Done{LastSeq: a.journal.Seq()})
 	}
 	d.waiters, d.interrupters = nil, nil
 	if !written {

@@ -1,27 +1,35 @@
 package shell
 
 import (
-	"context"
 	"errors"
 
+	"github.com/sessionrt/sessionrt/actors/effect"
 	"github.com/sessionrt/sessionrt/actors/protocol"
-	"github.com/sessionrt/sessionrt/persistence"
 	"github.com/sessionrt/sessionrt/session"
 )
 
-// journalFailed reports an append error that is the journal's own failure
-// (the database refused or lost the write), as opposed to a refusal of
-// what was written (fenced, conflicting, an event a projection refuses,
-// one that does not encode), which would fail the same way again.
-func journalFailed(err error) bool {
-	switch {
-	case errors.Is(err, persistence.ErrFenced), errors.Is(err, persistence.ErrConflict),
-		errors.Is(err, persistence.ErrProjection), errors.Is(err, persistence.ErrInvalidEvent),
-		errors.Is(err, persistence.ErrPromptConflict), errors.Is(err, persistence.ErrBacklogFull),
-		errors.Is(err, context.Canceled):
-		return false
+// errorCode is the code a client hears for err: a journal call's by what
+// its failure means (effect.JournalError), any other's protocol.ErrorCode.
+func errorCode(err error) string {
+	if je, ok := errors.AsType[*effect.JournalError](err); ok {
+		return journalCode[je.Fault]
 	}
-	return true
+	return protocol.ErrorCode(err)
+}
+
+var journalCode = [...]string{
+	effect.JournalRefused:   protocol.CodeInternal,
+	effect.JournalStale:     protocol.CodeFenced,
+	effect.JournalFailed:    protocol.CodeJournal,
+	effect.JournalDuplicate: protocol.CodeConflict,
+	effect.JournalFull:      protocol.CodeBacklog,
+}
+
+// stale reports a journal call refused because another activation owns
+// the session.
+func stale(err error) bool {
+	je, ok := errors.AsType[*effect.JournalError](err)
+	return ok && je.Fault == effect.JournalStale
 }
 
 // commandError is how a failure of kind code is recorded (observe.Observer.Fail).
@@ -31,5 +39,5 @@ func invalidf(msg string) error { return &protocol.CommandError{Code: protocol.C
 
 // failed is the Outcome of a drain that ends with err.
 func failed(err error) *protocol.Outcome {
-	return &protocol.Outcome{Err: err.Error(), Kind: session.OutcomeKind(protocol.ErrorCode(err))}
+	return &protocol.Outcome{Err: err.Error(), Kind: session.OutcomeKind(errorCode(err))}
 }

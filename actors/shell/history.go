@@ -1,7 +1,6 @@
 package shell
 
 import (
-	"github.com/sessionrt/sessionrt/actors/effect"
 	"github.com/sessionrt/sessionrt/messages"
 )
 
@@ -20,11 +19,10 @@ import (
 // it on the actor goroutine only, and do not keep it.
 func (a *sessionActor) history() ([]messages.Message, error) {
 	if !a.core.State.History.Loaded {
-		h, err := effect.History(a.rt.Ctx, a.rt.Journal, a.id, a.seq)
+		h, err := a.journal.History()
 		if err != nil {
 			return nil, err
 		}
-		a.rt.HistoryLoads.Add(1)
 		a.core.State.History = h
 	}
 	return a.core.State.History.Msgs, nil

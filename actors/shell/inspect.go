@@ -3,7 +3,7 @@ package shell
 import "github.com/sessionrt/sessionrt/actors/protocol"
 
 func (a *sessionActor) inspection() *protocol.Inspection {
-	in := &protocol.Inspection{Seq: a.seq, Ownership: a.ownership, Pending: len(a.core.State.Pending),
+	in := &protocol.Inspection{Seq: a.journal.Seq(), Ownership: a.journal.Epoch(), Pending: len(a.core.State.Pending),
 		Perms: a.perms.Len(), WakeAgain: a.core.WakeAgain}
 	for _, ev := range a.core.Carry {
 		in.Staged = append(in.Staged, ev.EventType().Name)

@@ -29,5 +29,5 @@ func (a *sessionActor) replyPermission(m *protocol.ReplyPermission) any {
 	if r := rd.Answer; r != nil {
 		a.perms.Answer(r.RequestID, permission.Reply{Answer: permission.Answer(r.Reply), Feedback: r.Feedback})
 	}
-	return &protocol.Done{LastSeq: a.seq}
+	return &protocol.Done{LastSeq: a.journal.Seq()}
 }

@@ -40,23 +40,5 @@ func (a *sessionActor) recoverAfterRestart(policy protocol.Recovery, note string
 	}
 	rd.Append = nil
 	a.execute(rd)
-	return &protocol.Done{LastSeq: a.seq}
-}
-
-// owedWhileJournalFails hands a session to the journal waits when the
-// journal refused its activation (a full disk at start-up, a lost database
-// during a takeover) while it was asked to do owed work (a wake, start-up
-// recovery): nobody else would ask again, so the waits resume it once the
-// journal accepts writes. A wake to a session that owes nothing costs one
-// activation then.
-func (a *sessionActor) owedWhileJournalFails(msg any, err error) {
-	switch msg.(type) {
-	case *protocol.Wake, *protocol.RecoverSession:
-	default:
-		return
-	}
-	if protocol.ErrorCode(err) == protocol.CodeJournal {
-		a.log.Error("session owes work but the journal refused its activation; it resumes once the journal accepts writes again", "session", a.id, "err", err)
-		a.rt.WaitJournal(a.id, err, false)
-	}
+	return &protocol.Done{LastSeq: a.journal.Seq()}
 }

@@ -61,7 +61,7 @@ func (a *sessionActor) revert(m *protocol.Revert) any {
 			st, err := a.rt.Snapshots(loc)
 			var f session.SnapshotFacts
 			if err == nil {
-				f, diff, err = effect.ReadSnapshots(st, a.events, loc, a.seq, *n.Read)
+				f, diff, err = effect.ReadSnapshots(st, a.events, loc, a.journal.Seq(), *n.Read)
 			}
 			if err != nil {
 				return fmt.Errorf("session %s: revert: %w", a.id, err)

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"sync/atomic"
-	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 
@@ -37,9 +36,10 @@ type sessionActor struct {
 	system *actor.ActorSystem
 	log    *slog.Logger
 
-	loaded    bool
-	seq       int64 // the stream's last seq as this owner knows it
-	ownership int64 // journal ownership epoch: every append is fenced by it
+	loaded bool
+	// journal is the session's journal as this activation owns it: the
+	// ownership epoch that fences every write, the stream's last seq.
+	journal effect.Journal
 	// core is the session as a state machine: core.State is the session
 	// as its events left it (the row, the pending inbox, the Context
 	// Epoch, the model-visible history: history.go), advanced by the one
@@ -105,7 +105,12 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 	}
 	if !a.loaded {
 		if err := a.activate(ctx); err != nil {
-			a.owedWhileJournalFails(ctx.Message(), err)
+			switch ctx.Message().(type) {
+			case *protocol.Wake, *protocol.RecoverSession:
+				// Owed work (a wake, start-up recovery): nobody else
+				// would ask again.
+				a.stop(err, true)
+			}
 			a.respond(ctx, err)
 			return
 		}
@@ -130,7 +135,7 @@ func (a *sessionActor) handle(ctx actor.Context) {
 		a.run(ctx)
 	case *protocol.Wake:
 		a.execute(a.core.Step(session.Wake{Owed: m.Owed}))
-		a.respond(ctx, &protocol.Done{LastSeq: a.seq})
+		a.respond(ctx, &protocol.Done{LastSeq: a.journal.Seq()})
 	case *protocol.Interrupt:
 		a.interrupt(ctx)
 	case *protocol.Move:
@@ -149,13 +154,13 @@ func (a *sessionActor) handle(ctx actor.Context) {
 		a.respond(ctx, a.revert(m))
 	case *protocol.WaitIdle:
 		if a.drain == nil {
-			out := protocol.Outcome{LastSeq: a.seq}
+			out := protocol.Outcome{LastSeq: a.journal.Seq()}
 			if a.lastOutcome == nil {
 				a.lastOutcome = a.journaledOutcome()
 			}
 			if a.lastOutcome != nil {
 				out = *a.lastOutcome
-				out.LastSeq = a.seq
+				out.LastSeq = a.journal.Seq()
 			}
 			a.respond(ctx, &out)
 			return
@@ -191,7 +196,7 @@ func (a *sessionActor) respond(ctx actor.Context, res any) {
 		return
 	}
 	if err, ok := res.(error); ok && err != nil {
-		ctx.Respond(&protocol.CommandError{Msg: err.Error(), Code: protocol.ErrorCode(err)})
+		ctx.Respond(&protocol.CommandError{Msg: err.Error(), Code: errorCode(err)})
 		return
 	}
 	ctx.Respond(res)
@@ -208,7 +213,7 @@ func (a *sessionActor) AnswerPanic(c actor.ReceiverContext, env *actor.MessageEn
 	}
 	if a.drain != nil {
 		for _, w := range a.drain.waiters {
-			root.Send(w, &protocol.Outcome{Err: fmt.Sprintf("internal error: %v", r), Kind: "internal", LastSeq: a.seq})
+			root.Send(w, &protocol.Outcome{Err: fmt.Sprintf("internal error: %v", r), Kind: "internal", LastSeq: a.journal.Seq()})
 		}
 		a.drain.waiters = nil
 	}
@@ -216,19 +221,11 @@ func (a *sessionActor) AnswerPanic(c actor.ReceiverContext, env *actor.MessageEn
 
 // activate acquires journal ownership and loads the session's state.
 func (a *sessionActor) activate(ctx actor.Context) error {
-	// The sessions row comes with the ownership, read in its transaction
-	// (a new stream: none to read); the rest of the state is read below.
-	own, sess, found, err := a.rt.Journal.AcquireSession(a.rt.Ctx, a.id, a.rt.Owner)
+	st, err := a.journal.Acquire()
 	if err != nil {
-		if journalFailed(err) && a.rt.Ctx.Err() == nil {
-			return &protocol.CommandError{Code: protocol.CodeJournal, Msg: fmt.Sprintf("session %s: acquire: %v", a.id, err)}
-		}
-		return fmt.Errorf("session %s: acquire: %w", a.id, err)
-	}
-	a.ownership, a.seq = own.Epoch, own.LastSeq
-	if err := a.load(sess, found); err != nil {
 		return err
 	}
+	a.core.State = st
 	a.loaded = true
 	if a.core.State.Exists {
 		// A previous incarnation may have died mid-turn: settle what it
@@ -261,74 +258,32 @@ func (a *sessionActor) activate(ctx actor.Context) error {
 	return nil
 }
 
-// reload reads the projections this actor keeps in memory.
+// reload reads the state again, when this copy is in doubt.
 func (a *sessionActor) reload() error {
-	sess, found, err := effect.Row(a.rt.Ctx, a.rt.Journal, a.id)
-	if err != nil {
-		return fmt.Errorf("session %s: %w", a.id, err)
+	st, err := a.journal.Reload()
+	if err == nil {
+		a.core.State = st
 	}
-	return a.load(sess, found)
-}
-
-// load takes sess (found false: the session was never created) as the
-// sessions row and reads the rest of what this actor keeps in memory
-// (effect.Load).
-func (a *sessionActor) load(sess persistence.Session, found bool) error {
-	if !found {
-		a.core.State.Exists = false
-		return nil
-	}
-	if sess.LastSeq > a.seq {
-		a.seq = sess.LastSeq
-	}
-	st, err := effect.Load(a.rt.Ctx, a.rt.Journal, sess)
-	if err != nil {
-		return fmt.Errorf("session %s: %w", a.id, err)
-	}
-	a.core.State = st
-	if st.History.Loaded {
-		a.rt.HistoryLoads.Add(1)
-	}
-	return nil
+	return err
 }
 
 // write appends events (a Ready's Append, which begins with what the
 // core carried; what it Flushes or Leaves) in one transaction fenced by
-// this activation's ownership, and applies them to the in-memory state. On
-// a fence or conflict the activation is stale: it stops, and the next
-// command re-activates from the journal.
+// this activation's ownership (effect.Journal), folds them into the
+// state, publishes them and fires the chaos faults their facts stand for.
+// When the journal stops the activation (stale, or failed), it stops.
 func (a *sessionActor) write(events []messages.Event) error {
 	if len(events) == 0 {
 		return nil
 	}
-	start := time.Now()
-	last, err := a.rt.Journal.Append(a.rt.Ctx, a.id, a.seq, a.ownership, events...)
-	if m := a.rt.Metrics; m != nil {
-		m.JournalAppended(time.Since(start))
-		if err == nil {
-			m.JournalBatch(len(events))
-		} else if errors.Is(err, persistence.ErrFenced) {
-			m.JournalFenced()
-		}
-	}
+	first, err := a.journal.Append(events...)
 	if err != nil {
 		// Nothing was written (or, on an ambiguous failure, the next append
 		// conflicts): either way the in-memory history may be ahead.
 		a.core.State.History.Unload()
-		if errors.Is(err, persistence.ErrFenced) || errors.Is(err, persistence.ErrConflict) {
-			a.log.Warn("session activation fenced; stopping", "session", a.id, "err", err)
-			a.stopFenced()
-			return fmt.Errorf("session %s: %w: %v", a.id, protocol.ErrOwnershipMoved, err)
-		}
-		if journalFailed(err) && a.rt.Ctx.Err() == nil {
-			a.stopJournalFailed(err)
-			return &protocol.CommandError{Code: protocol.CodeJournal, Msg: fmt.Sprintf("session %s: append: %v", a.id, err)}
-		}
-		return fmt.Errorf("session %s: append: %w", a.id, err)
+		a.stop(err, false)
+		return err
 	}
-	a.rt.Appends.Add(1)
-	first := a.seq + 1
-	a.seq = last
 	promoted, settled := false, false
 	for i, ev := range events {
 		seq := first + int64(i)
@@ -397,42 +352,56 @@ func (a *sessionActor) IdleFor(c actor.ReceiverContext) (rearm bool) {
 	return true
 }
 
-// stopJournalFailed stops an activation whose append the journal refused
-// (a full disk, a lost database): it cannot know what the journal holds
-// (an ambiguous commit may even have written), so, like a fenced one, it
-// leaves the facade and stops without writing. A session that owes work —
-// its drain was running, or the journal shows it mid-drain — waits for the
-// journal (Deps.WaitJournal), which resumes it as after a restart once the
-// journal accepts writes again.
-func (a *sessionActor) stopJournalFailed(err error) {
-	drained := a.drain != nil
-	owed := drained || a.core.State.Row.Status == session.StatusBusy
-	if owed {
-		a.log.Error("session drain stopped: the journal refused a write; it resumes once the journal accepts writes again", "session", a.id, "err", err)
-	} else {
-		a.log.Warn("session append failed: the journal refused a write", "session", a.id, "err", err)
+// stop ends this activation when the journal stopped it (err's fault,
+// effect.JournalError; any other error stops nothing). Stale: another
+// activation owns the session. Failed: the journal refused a write (a
+// full disk, a lost database), so this one cannot know what it holds (an
+// ambiguous commit may even have written). Either way a loaded activation
+// abandons its drain, leaves the facade (the next command activates afresh
+// and takes ownership back) and stops without writing. A session that
+// owes work after a failure waits for the journal (Deps.WaitJournal),
+// which resumes it as after a restart once the journal accepts writes
+// again: its drain was running, the journal shows it mid-drain, or owed
+// says so (the message whose activation failed was owed work, which
+// nobody else would ask again).
+func (a *sessionActor) stop(err error, owed bool) {
+	je, ok := errors.AsType[*effect.JournalError](err)
+	if !ok || (je.Fault != effect.JournalStale && je.Fault != effect.JournalFailed) {
+		return
 	}
-	a.loaded = false
-	a.abandon("journal: "+err.Error(), session.Journal)
-	a.rt.Forget(a.id, a.self)
-	a.idle.Stop()
-	a.system.Root.Stop(a.self)
+	failed, drained := je.Fault == effect.JournalFailed, a.drain != nil
+	owed = failed && (owed || drained || a.core.State.Row.Status == session.StatusBusy)
+	why := error(je.Err) // a loaded activation hands on the journal's own words
+	switch {
+	case !a.loaded:
+		why = err
+		if owed {
+			a.log.Error("session owes work but the journal refused its activation; it resumes once the journal accepts writes again", "session", a.id, "err", err)
+		}
+	case !failed:
+		a.log.Warn("session activation fenced; stopping", "session", a.id, "err", je.Err)
+	case owed:
+		a.log.Error("session drain stopped: the journal refused a write; it resumes once the journal accepts writes again", "session", a.id, "err", je.Err)
+	default:
+		a.log.Warn("session append failed: the journal refused a write", "session", a.id, "err", je.Err)
+	}
+	if a.loaded {
+		a.loaded = false
+		if failed {
+			a.abandon("journal: "+je.Err.Error(), session.Journal)
+		} else {
+			a.abandon("fenced", session.Fenced)
+		}
+		a.rt.Forget(a.id, a.self)
+		a.idle.Stop()
+		a.system.Root.Stop(a.self)
+	}
 	if owed {
 		// Without a drain, the write that failed was this activation's
 		// settling of a dead owner's drain: the restart policy still
 		// applies when the journal comes back.
-		a.rt.WaitJournal(a.id, err, drained)
+		a.rt.WaitJournal(a.id, why, drained)
 	}
-}
-
-// stopFenced stops an activation that lost ownership. It leaves the facade
-// first, so the next command activates afresh and takes ownership back.
-func (a *sessionActor) stopFenced() {
-	a.loaded = false
-	a.abandon("fenced", session.Fenced)
-	a.rt.Forget(a.id, a.self)
-	a.idle.Stop()
-	a.system.Root.Stop(a.self)
 }
 
 // journaledOutcome is how the session's last drain ended as its journal
@@ -443,8 +412,8 @@ func (a *sessionActor) journaledOutcome() *protocol.Outcome {
 	if !a.core.State.Exists {
 		return nil
 	}
-	if msg, kind, ok := effect.Ended(a.rt.Ctx, a.rt.Journal, a.id, a.seq); ok {
-		return &protocol.Outcome{Err: msg, Kind: kind, LastSeq: a.seq}
+	if msg, kind, ok := effect.Ended(a.rt.Ctx, a.rt.Journal, a.id, a.journal.Seq()); ok {
+		return &protocol.Outcome{Err: msg, Kind: kind, LastSeq: a.journal.Seq()}
 	}
 	return nil
 }
