@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -90,7 +91,7 @@ func TestForkCopiesTheHistoryBeforeAMessage(t *testing.T) {
 			t.Fatalf("the fork reuses the source's message ID %s", m.ID)
 		}
 	}
-	if !slices.IsSortedFunc(childMsgs, func(a, b messages.Message) int { return cmpString(a.ID, b.ID) }) {
+	if !slices.IsSortedFunc(childMsgs, func(a, b messages.Message) int { return strings.Compare(a.ID, b.ID) }) {
 		t.Fatalf("the copied IDs do not sort in history order: %v", childMsgs)
 	}
 	grand, err := h.sessions.Fork(h.ctx(), child, "")
@@ -131,16 +132,6 @@ func TestForkCopiesTheHistoryBeforeAMessage(t *testing.T) {
 		t.Fatalf("child history %q, want %q", got, want)
 	}
 	h.checkReplay()
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // A running session can be forked: the fork reads what is durable, and

@@ -914,16 +914,6 @@ func (p *projector) duplicateMessage(fresh []*msgEntry) error {
 	return p.refuse(e.m.Seq, e.ev, "one of the %d new messages from %s on already exists", len(fresh), e.m.ID)
 }
 
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 // settleQuestion marks a pending question request replied or rejected.
 func (p *projector) settleQuestion(seq int64, ev messages.Event, id, state string, fill func(*QuestionRequest)) error {
 	var body []byte

@@ -233,7 +233,7 @@ func (p *projector) next(head int64) *cacheEntry {
 	for len(msgs) > cacheMsgs {
 		oldest := 0
 		for i := range msgs {
-			if cmpInt(msgs[i].seq, msgs[oldest].seq) < 0 {
+			if msgs[i].seq < msgs[oldest].seq {
 				oldest = i
 			}
 		}
