@@ -222,6 +222,30 @@ func (p *Journal) AdmitPrompt(ev messages.PromptAdmitted, limit int) (persistenc
 	return rec, nil
 }
 
+// Message is where message id sits in the session's stream (persistence's
+// MessagePosition); nil when the session has no such message.
+func (p *Journal) Message(id string) (*session.MessageAt, error) {
+	seq, idx, role, err := p.J.MessagePosition(p.Ctx, p.ID, id)
+	if errors.Is(err, persistence.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &session.MessageAt{Seq: seq, Index: idx, Role: role}, nil
+}
+
+// Events reads up to limit of the session's events after seq after.
+func (p *Journal) Events(after int64, limit int) ([]messages.Envelope, error) {
+	return p.J.ReadEvents(p.Ctx, p.ID, after, limit)
+}
+
+// Ended is how the session's last drain ended as its journal says at the
+// last seq (Ended).
+func (p *Journal) Ended() (msg string, kind session.OutcomeKind, ok bool) {
+	return Ended(p.Ctx, p.J, p.ID, p.seq)
+}
+
 func count(n *atomic.Int64) {
 	if n != nil {
 		n.Add(1)

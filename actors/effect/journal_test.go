@@ -362,3 +362,29 @@ func TestJournalFailuresAreClassifiedFailed(t *testing.T) {
 		t.Fatalf("append after the process stopped: %v", err)
 	}
 }
+
+// The activation's reads are its session's: a message's position (nil for
+// one the session lacks), its events, how its last drain ended.
+func TestReadsAreTheSessions(t *testing.T) {
+	j := journaltest.Embedded(t)
+	s := &stream{t: t, j: j, id: "s-reads"}
+	s.add(created, messages.PromptAdmitted{MessageID: "m1", Prompt: messages.Prompt{Text: "q"}, Delivery: messages.Steer},
+		messages.PromptPromoted{MessageIDs: []string{"m1"}}, messages.DrainFailed{Kind: "provider", Message: "boom"}, messages.Idle{})
+	p, _ := port(t, j, s.id)
+	if _, err := p.Acquire(); err != nil {
+		t.Fatal(err)
+	}
+	at, err := p.Message("m1")
+	if want := s.message("m1"); err != nil || at == nil || at.Seq != want.Seq || at.Index != want.Index || at.Role != messages.RoleUser {
+		t.Fatalf("m1 at %+v, %v", at, err)
+	}
+	if at, err := p.Message("nope"); at != nil || err != nil {
+		t.Fatalf("an unknown message at %+v, %v", at, err)
+	}
+	if evs, err := p.Events(1, 2); err != nil || len(evs) != 2 || evs[0].Seq != 2 {
+		t.Fatalf("events after 1: %+v, %v", evs, err)
+	}
+	if msg, kind, ok := p.Ended(); !ok || msg != "boom" || kind != "provider" {
+		t.Fatalf("ended: %q %q %v", msg, kind, ok)
+	}
+}

@@ -1,14 +1,12 @@
 package shell
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/sessionrt/sessionrt/actors/effect"
 	"github.com/sessionrt/sessionrt/actors/protocol"
 	"github.com/sessionrt/sessionrt/filesnap"
 	"github.com/sessionrt/sessionrt/messages"
-	"github.com/sessionrt/sessionrt/persistence"
 	"github.com/sessionrt/sessionrt/session"
 )
 
@@ -26,12 +24,11 @@ const maxRevertSteps = 8
 func (a *sessionActor) revert(m *protocol.Revert) any {
 	in := session.RevertCommand{Op: session.RevertOp(m.Op), MessageID: m.MessageID}
 	if m.MessageID != "" && (m.Op == protocol.RevertStage || m.Op == protocol.RevertDiff) {
-		seq, idx, role, err := a.rt.Journal.MessagePosition(a.rt.Ctx, a.id, m.MessageID)
-		if err == nil {
-			in.Message = &session.MessageAt{Seq: seq, Index: idx, Role: role}
-		} else if !errors.Is(err, persistence.ErrNotFound) {
+		at, err := a.journal.Message(m.MessageID)
+		if err != nil {
 			return err
 		}
+		in.Message = at
 	}
 	var diff []filesnap.FileDiff
 	for range maxRevertSteps {
@@ -61,7 +58,7 @@ func (a *sessionActor) revert(m *protocol.Revert) any {
 			st, err := a.rt.Snapshots(loc)
 			var f session.SnapshotFacts
 			if err == nil {
-				f, diff, err = effect.ReadSnapshots(st, a.events, loc, a.journal.Seq(), *n.Read)
+				f, diff, err = effect.ReadSnapshots(st, a.journal.Events, loc, a.journal.Seq(), *n.Read)
 			}
 			if err != nil {
 				return fmt.Errorf("session %s: revert: %w", a.id, err)
@@ -70,10 +67,6 @@ func (a *sessionActor) revert(m *protocol.Revert) any {
 		}
 	}
 	return &protocol.CommandError{Code: protocol.CodeInternal, Msg: fmt.Sprintf("session %s: revert %s did not answer in %d steps", a.id, m.Op, maxRevertSteps)}
-}
-
-func (a *sessionActor) events(after int64, limit int) ([]messages.Envelope, error) {
-	return a.rt.Journal.ReadEvents(a.rt.Ctx, a.id, after, limit)
 }
 
 // revertInfo answers a revert command with the open revert and the files
