@@ -170,7 +170,7 @@ func (a *sessionActor) handle(ctx actor.Context) {
 		// client waits for; its Append finalizes an open revert.
 		rd := a.core.Step(session.CompactCommand{})
 		if r := rd.Refused; r != nil {
-			a.respond(ctx, &protocol.CommandError{Code: refusalCode[r.Kind], Msg: r.Err})
+			a.respond(ctx, refused(r))
 		} else if err := a.write(rd.Append); err != nil {
 			a.respond(ctx, err)
 		} else {
