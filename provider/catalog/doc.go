@@ -15,4 +15,8 @@
 // reasoning model may think silently for many minutes; an interrupt ends a
 // stream). A provider entry's "idle_timeout" (a Go duration, e.g. "10m") opts
 // in to ending a stream that sent no byte for that long with a retryable error.
+//
+// SmallModel is OpenCode's choice of a provider's small model, the one that
+// names sessions when the configuration names none: a title request costs a
+// small model's price, not that of the session's model.
 package catalog
