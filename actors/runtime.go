@@ -84,11 +84,16 @@ type Setup struct {
 	// runtime's (Config.Providers, Config.ModelLimits).
 	Models *Models
 	// TitleModel names sessions (OpenCode's agent.title.model, else its
-	// small_model); zero, or a model Models do not serve: the session's
-	// own model, as OpenCode falls back. NoTitles: titles are off here
-	// (OpenCode's agent.title.disable).
+	// small_model); zero: SmallModels' model of the session's provider;
+	// neither, or a model Models do not serve: the session's own model,
+	// as OpenCode falls back. NoTitles: titles are off here (OpenCode's
+	// agent.title.disable).
 	TitleModel messages.ModelRef
 	NoTitles   bool
+	// SmallModels are, by provider ID, the small model OpenCode picks
+	// when none is configured (catalog.SmallModel): a title costs a
+	// small model's price, not the session's model's.
+	SmallModels map[string]messages.ModelRef
 }
 
 // agent returns the named agent, or an error naming the known ones.
@@ -429,8 +434,9 @@ func (rt *runtime) modelLimits(ms *Models, m messages.ModelRef) (window, outputL
 }
 
 // titleModel is the model that names a session of loc running on model:
-// the Location's title model when its providers serve it, else the
-// session's own (OpenCode falls back the same way).
+// the Location's title model, else (none configured) its provider's small
+// model, when the Location's providers serve it; else the session's own
+// (OpenCode falls back the same way).
 func (rt *runtime) titleModel(loc string, model messages.ModelRef) (messages.ModelRef, provider.Provider, error) {
 	s, err := rt.setup(loc)
 	if err != nil {
@@ -439,7 +445,11 @@ func (rt *runtime) titleModel(loc string, model messages.ModelRef) (messages.Mod
 	if s.NoTitles {
 		return model, nil, protocol.ErrNoTitles
 	}
-	if small := s.TitleModel; small.ID != "" {
+	small := s.TitleModel
+	if small.ID == "" {
+		small = s.SmallModels[model.Provider]
+	}
+	if small.ID != "" {
 		if p, err := rt.provider(s.Models, small); err == nil {
 			return small, p, nil
 		}

@@ -348,3 +348,36 @@ func TestTitleAgentModelWinsAndDisableTurnsTitlesOff(t *testing.T) {
 		t.Fatalf("with titles off in the project: %d title requests (want the other project's 1), %d turns, title %q", len(titles), len(turns), v1Title(t, rt, d.ID))
 	}
 }
+
+// Without small_model or a title agent's model, OpenCode asks its pick of
+// the session's provider's models (catalog.SmallModel): here gpt-5-nano,
+// its gpt-nano family before claude-haiku. Before, the session's own big
+// was asked.
+func TestProvidersSmallModelTitlesWhenNoneIsConfigured(t *testing.T) {
+	fake := newTitleChat("Login bug fix")
+	srv := httptest.NewServer(fake)
+	t.Cleanup(srv.Close)
+	cf := newConfigured(t)
+	cf.global(t, `{
+		"provider": {"local": {"npm": "@ai-sdk/openai-compatible", "options": {"baseURL": "`+srv.URL+`/v1"},
+			"models": {"big": {}, "claude-haiku-4-5": {}, "gpt-5-nano": {}}}},
+		"model": "local/big"
+	}`)
+	rt := cf.start(t, apitest.Options{ConfiguredProviders: true, Titles: true})
+	c := newClient(t, rt)
+	ctx := ctxT(t)
+	s, err := c.CreateSession(ctx, wire.CreateSessionRequest{Location: &wire.LocationRef{Directory: cf.project}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prompt(t, c, s.ID, "fix the login bug")
+	if m := fake.waitAsked(t); m != "gpt-5-nano" {
+		t.Fatalf("the title request went to %q, want the provider's small gpt-5-nano", m)
+	}
+	if out, err := c.WaitOutcome(ctx, s.ID); err != nil || out.Error != "" {
+		t.Fatalf("wait: %+v %v", out, err)
+	}
+	if _, turns := fake.seen(); len(turns) != 1 || turns[0].Model != "big" {
+		t.Fatalf("turns %+v: want one on the session's big", turns)
+	}
+}

@@ -72,6 +72,7 @@ func (c *configured) at(dir string) *located {
 	if l.err == nil && c.registries != nil {
 		if l.reg, l.err = c.registries.at(cfg.Info); l.err == nil {
 			l.setup.Models = registryModels(l.reg)
+			l.setup.SmallModels = smallModels(l.reg.Catalog())
 			if c.limitsGiven {
 				l.setup.Models.Limits = nil // the runtime's: Config.ModelLimits
 			}
@@ -132,7 +133,8 @@ func (c *configured) setupOf(cfg *config.Config, ags config.Agents) (actors.Setu
 	if p, m, err := config.ParseModel(cfg.Info.Model); err == nil {
 		s.DefaultModel = messages.ModelRef{Provider: p, ID: m}
 	}
-	// Sessions are named by OpenCode's title agent's model, else small_model.
+	// Sessions are named by OpenCode's title agent's model, else
+	// small_model, else (at) its pick of the session's provider's models.
 	title := cfg.Info.SmallModel
 	if t := cfg.Info.Agent["title"]; t != nil {
 		s.NoTitles = t.Disable
@@ -144,6 +146,18 @@ func (c *configured) setupOf(cfg *config.Config, ags config.Agents) (actors.Setu
 		s.TitleModel = messages.ModelRef{Provider: p, ID: m}
 	}
 	return s, nil
+}
+
+// smallModels are cat's providers' small models (catalog.SmallModel), by
+// provider ID: those that have one.
+func smallModels(cat *catalog.Catalog) map[string]messages.ModelRef {
+	out := map[string]messages.ModelRef{}
+	for id := range cat.Providers {
+		if m := cat.SmallModel(id); m != "" {
+			out[id] = messages.ModelRef{Provider: id, ID: m}
+		}
+	}
+	return out
 }
 
 // agentRequest is an agent's request settings: its options partitioned as

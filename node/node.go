@@ -79,9 +79,9 @@ type Config struct {
 	// ModelLimits overrides the catalog's context window and output limit.
 	ModelLimits func(messages.ModelRef) (window, outputLimit int)
 	// Titles names untitled sessions from their first prompt with the
-	// Location's small_model (else the session's model), as OpenCode does;
-	// sessionrt serve turns it on. Off (tests, benchmarks): no provider
-	// request but the sessions' own.
+	// Location's small_model (else its provider's small model, else the
+	// session's model), as OpenCode does; sessionrt serve turns it on.
+	// Off (tests, benchmarks): no provider request but the sessions' own.
 	Titles bool
 }
 
