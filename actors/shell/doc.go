@@ -33,6 +33,7 @@
 // settled calls and turn end); the permission asks of running calls wait
 // in an effect.PermissionWaits. The shell keeps the Step calls, and the
 // chaos fault points, which are panics on the actor's goroutine.
+//
 // The session's journal as this activation owns it (the ownership epoch
 // that fences every write, the last seq, what a failed call means) is an
 // effect.Journal: the actor folds what it wrote into the core's state,
@@ -46,5 +47,7 @@
 // the facade (package actors) fills in: this package never imports the
 // facade. What the actor is asked and answers (its commands, answers,
 // errors, live items, fault points) is actors/protocol's, which the facade
-// re-exports under the same names (aliases.go).
+// re-exports under the same names (aliases.go). Panic recovery, the
+// live-incarnation gauge and idle tracking wrap the actor as receiver
+// middleware (actors/middleware, composed by Middleware).
 package shell
