@@ -176,11 +176,7 @@ func launch(cfg Config, mc MemberConfig, i int, logName string, ready chan<- err
 			// The log goes with the test's temporary directory: its end
 			// travels in the error (the member writes it directly, so
 			// what it wrote before closing stdout is there).
-			tail, _ := os.ReadFile(logf.Name())
-			if len(tail) > 2000 {
-				tail = tail[len(tail)-2000:]
-			}
-			ready <- fmt.Errorf("member %d exited before READY (see %s); its log ends:\n%s", i, logf.Name(), tail)
+			ready <- fmt.Errorf("member %d exited before READY (see %s); its log ends:\n%s", i, logf.Name(), logTail(logf.Name(), 2000))
 		}
 		_, _ = io.Copy(io.Discard, stdout)
 	}()
@@ -238,8 +234,12 @@ func freePort() (int, error) {
 
 // WaitTopology waits until every member sees all of ms (progress: the
 // members they see, summed).
+//
+// A wait that fails carries the end of every member's log: what a member
+// saw of the others (its topology updates, the health checks it failed)
+// is the cause, and the logs go with the test's temporary directory.
 func WaitTopology(ctx context.Context, ms []*Proc) error {
-	return WaitProgress(ctx, ProgressStall, func() (int, error) {
+	err := WaitProgress(ctx, ProgressStall, func() (int, error) {
 		seen, short := 0, ""
 		for _, m := range ms {
 			var n int
@@ -256,6 +256,24 @@ func WaitTopology(ctx context.Context, ms []*Proc) error {
 		}
 		return seen, nil
 	})
+	if err != nil {
+		var b strings.Builder
+		for _, m := range ms {
+			fmt.Fprintf(&b, "\n--- member %d (%s) log ends:\n%s", m.I, filepath.Base(m.Log), logTail(m.Log, 1500))
+		}
+		return fmt.Errorf("%w%s", err, b.String())
+	}
+	return nil
+}
+
+// logTail is the last max bytes of a member's log ("" when it cannot be
+// read).
+func logTail(path string, max int) []byte {
+	b, _ := os.ReadFile(path)
+	if len(b) > max {
+		b = b[len(b)-max:]
+	}
+	return b
 }
 
 // ProgressStall is how long a wait on members may see no progress (tools
